@@ -1,0 +1,198 @@
+"""The contract between the core and every namespace server.
+
+A namespace declares its tools as data (`ToolSpec`) and builds a service object from its
+own config section; it never sees transports, policy, audit or approvals. Handlers raise
+`ToolFailure` for anything the model should read and act on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+ErrorKind = Literal[
+    "invalid_arguments",
+    "not_found",
+    "conflict",
+    "too_large",
+    "denied_by_policy",
+    "approval_required",
+    "declined_by_user",
+    "not_configured",
+    "upstream_error",
+    "timeout",
+    "unknown_tool",
+    "internal_error",
+]
+
+
+class Risk(enum.IntEnum):
+    """Ordered so that `max()` picks the stricter level."""
+
+    LOW = 1
+    MEDIUM = 2
+    HIGH = 3
+    DENY = 4
+
+    @classmethod
+    def parse(cls, value: str | Risk) -> Risk:
+        if isinstance(value, Risk):
+            return value
+        try:
+            return cls[value.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown risk {value!r}; expected one of low, medium, high, deny") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class ToolFailure(Exception):
+    """A failure the model can act on; becomes an `isError` result, never a traceback."""
+
+    def __init__(self, kind: ErrorKind, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.hint = hint
+
+    def as_dict(self) -> dict[str, str]:
+        error = {"kind": self.kind, "message": self.message}
+        if self.hint:
+            error["hint"] = self.hint
+        return error
+
+
+class NotConfigured(Exception):
+    """Raised by a namespace's `create` when it cannot run; the message says what to set."""
+
+
+class Arguments(BaseModel):
+    """Base for tool input models: unknown arguments are errors, so typos are not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Output(BaseModel):
+    """Base for tool output models."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class CallContext:
+    """What a handler may use of the call in progress besides its arguments."""
+
+    def __init__(
+        self,
+        *,
+        principal: str = "local",
+        transport: str = "local",
+        progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
+    ) -> None:
+        self.principal = principal
+        self.transport = transport
+        self._progress = progress
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        if self._progress is not None:
+            await self._progress(progress, total, message)
+
+
+InputT = TypeVar("InputT", bound=BaseModel)
+OutputT = TypeVar("OutputT", bound=BaseModel)
+ServiceT = TypeVar("ServiceT")
+
+
+@dataclass(frozen=True)
+class ToolSpec(Generic[ServiceT, InputT, OutputT]):
+    """One tool, declared as data.
+
+    `risk` is the base level; `dynamic_risk` may raise it from the arguments and the
+    service's state (an overwrite, a recipient outside the domain). `describe` is the one
+    line a person reads before confirming a high-risk call.
+    """
+
+    name: str
+    description: str
+    input_model: type[InputT]
+    output_model: type[OutputT]
+    handler: Callable[[ServiceT, InputT, CallContext], Awaitable[OutputT]]
+    risk: Risk
+    describe: Callable[[InputT], str]
+    title: str | None = None
+    read_only: bool = False
+    open_world: bool = False
+    idempotent: bool = False
+    dynamic_risk: Callable[[ServiceT, InputT], Awaitable[Risk]] | None = None
+    render_text: Callable[[OutputT], str] | None = None
+
+    @property
+    def namespace(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def method(self) -> str:
+        return self.name.split(".", 1)[1]
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a namespace may keep things; given to `Namespace.create`."""
+
+    data_dir: Path
+    state_dir: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def namespace_state_dir(self, namespace: str) -> Path:
+        path = self.state_dir / namespace
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+@dataclass(frozen=True)
+class HttpRoute:
+    """An extra HTTP endpoint a namespace serves beside MCP (behind the same bearer auth)."""
+
+    path: str
+    methods: tuple[str, ...]
+    endpoint: Callable[[Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class CliCommand(Generic[ServiceT]):
+    """A namespace's own CLI command, served as `mcp-tools NAMESPACE NAME`."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[ServiceT, argparse.Namespace], Awaitable[int]]
+
+
+@dataclass(frozen=True)
+class Namespace(Generic[ServiceT]):
+    """A namespace server: its tools, its config model, and how to build its service.
+
+    `create` must be cheap (start-up time matters); slow work belongs in `lifespan`, which
+    runs for as long as the server serves. `create` raises `NotConfigured` with what to set
+    when the namespace cannot run.
+    """
+
+    name: str
+    description: str
+    config_model: type[BaseModel]
+    create: Callable[[Any, Environment], ServiceT]
+    tools: Sequence[ToolSpec[ServiceT, Any, Any]]
+    needs_account: bool = False
+    lifespan: Callable[[ServiceT], AbstractAsyncContextManager[None]] | None = None
+    http_routes: Callable[[ServiceT], Sequence[HttpRoute]] | None = None
+    commands: Sequence[CliCommand[ServiceT]] = ()
+    instructions: str | None = None
+
