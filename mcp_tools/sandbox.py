@@ -37,7 +37,11 @@ Public API
     - ``write_bytes(key, data, *, create_parents=False) -> None``: atomic replace: a
       temporary file in the same folder, ``fsync``, then ``os.replace`` relative to the
       folder's descriptor, so a symlink at the target is replaced, never followed.
+    - ``open_file(key) -> BinaryIO`` (context manager): the same checks as ``read_bytes``,
+      for streaming or windowed reads.
     - ``stat(key) -> os.stat_result | None`` (``lstat`` semantics), ``exists(key)``.
+    - Reads and writes follow an in-root symlink at the key to its target; ``stat``,
+      ``unlink``, ``rmdir``, ``rmtree``, ``mkdir`` and ``rename`` act on the link itself.
     - ``unlink(key)``, ``rmdir(key)``, ``rmtree(key)``, ``mkdir(key, *, parents=False)``,
       ``rename(src, dst, *, overwrite=False)``: same descriptor-relative walking.
 
@@ -59,7 +63,7 @@ import stat as stat_module
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from mcp_tools.tooling import ToolFailure
 
@@ -138,13 +142,10 @@ def _inside(root: str, path: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def read_nofollow(dir_fd: int, name: str, max_bytes: int | None = None, *, key: str | None = None) -> bytes:
-    """Read the regular file `name` in `dir_fd` without following a symlink at it."""
-    shown = key or name
+def _open_regular(dir_fd: int, name: str, shown: str) -> int:
+    """Open `name` for reading without following a symlink; only regular files pass."""
     try:
         fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | _NONBLOCK, dir_fd=dir_fd)
-    except FileNotFoundError:
-        raise ToolFailure("not_found", f"{shown} does not exist") from None
     except OSError as error:
         raise _os_failure(error, shown) from None
     try:
@@ -153,6 +154,19 @@ def read_nofollow(dir_fd: int, name: str, max_bytes: int | None = None, *, key: 
             raise ToolFailure("conflict", f"{shown} is a folder, not a file", "list it instead")
         if not stat_module.S_ISREG(info.st_mode):
             raise ToolFailure("invalid_arguments", f"{shown} is not a regular file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_nofollow(dir_fd: int, name: str, max_bytes: int | None = None, *, key: str | None = None) -> bytes:
+    """Read the regular file `name` in `dir_fd` without following a symlink at it."""
+    shown = key or name
+    fd = _open_regular(dir_fd, name, shown)
+    try:
+        info = os.fstat(fd)
         if max_bytes is not None and info.st_size > max_bytes:
             raise ToolFailure(
                 "too_large", f"{shown} is {info.st_size} bytes; the read limit is {max_bytes} bytes"
@@ -320,11 +334,23 @@ class Sandbox:
             yield fd
 
     @contextlib.contextmanager
-    def _parent(self, key: str, field: str, *, create: bool = False) -> Iterator[tuple[int, str]]:
-        segments = self._real_segments(key, field)
-        if not segments:
-            raise _invalid(field, "names the root itself, which is a folder")
-        *parents, name = segments
+    def _parent(
+        self, key: str, field: str, *, create: bool = False, follow_last: bool = True
+    ) -> Iterator[tuple[int, str]]:
+        """The containing folder's descriptor and the final name.
+
+        With ``follow_last`` an in-root symlink at the key is resolved (reads and writes reach
+        its target); without it the final name is taken as is (stat, delete and move act on the
+        link itself).
+        """
+        if follow_last:
+            segments = self._real_segments(key, field)
+            if not segments:
+                raise _invalid(field, "names the root itself, which is a folder")
+            *parents, name = segments
+        else:
+            *given_parents, name = self.check(key, field=field)
+            parents = list(self._real_segments("/".join(given_parents), field, allow_empty=True))
         with self._walk(tuple(parents), "/".join(parents) or "the root", create=create) as fd:
             yield fd, name
 
@@ -348,27 +374,33 @@ class Sandbox:
             raise
 
     def stat(self, key: str, *, field: str = "path") -> os.stat_result | None:
-        """``lstat`` of the key, or None when it does not exist (root included for '')."""
-        segments = self._real_segments(key, field, allow_empty=True)
-        if not segments:
+        """``lstat`` of the key, or None when it does not exist (the root for '')."""
+        if key == "":
             return os.stat(self.root)
-        *parents, name = segments
         try:
-            with self._walk(tuple(parents), key) as fd:
+            with self._parent(key, field, follow_last=False) as (fd, name):
                 return os.stat(name, dir_fd=fd, follow_symlinks=False)
         except ToolFailure as failure:
             if failure.kind in ("not_found", "conflict"):
                 return None
             raise
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
+
+    @contextlib.contextmanager
+    def open_file(self, key: str, *, field: str = "path") -> Iterator[BinaryIO]:
+        """A regular file opened for reading with O_NOFOLLOW (FIFOs and devices refused)."""
+        with self._parent(key, field) as (fd, name):
+            file_fd = _open_regular(fd, name, key)
+        with os.fdopen(file_fd, "rb") as file:
+            yield file
 
     def exists(self, key: str, *, field: str = "path") -> bool:
         return self.stat(key, field=field) is not None
 
     def mkdir(self, key: str, *, parents: bool = False, field: str = "path") -> bool:
         """Make a folder; returns False when it already existed."""
-        with self._parent(key, field, create=parents) as (fd, name):
+        with self._parent(key, field, create=parents, follow_last=False) as (fd, name):
             try:
                 os.mkdir(name, 0o755, dir_fd=fd)
                 return True
@@ -381,14 +413,14 @@ class Sandbox:
                 raise _os_failure(error, key) from None
 
     def unlink(self, key: str, *, field: str = "path") -> None:
-        with self._parent(key, field) as (fd, name):
+        with self._parent(key, field, follow_last=False) as (fd, name):
             try:
                 os.unlink(name, dir_fd=fd)
             except OSError as error:
                 raise _os_failure(error, key) from None
 
     def rmdir(self, key: str, *, field: str = "path") -> None:
-        with self._parent(key, field) as (fd, name):
+        with self._parent(key, field, follow_last=False) as (fd, name):
             try:
                 os.rmdir(name, dir_fd=fd)
             except OSError as error:
@@ -396,7 +428,7 @@ class Sandbox:
 
     def rmtree(self, key: str, *, field: str = "path") -> None:
         """Remove a folder and everything in it; symlinks inside are removed, never followed."""
-        with self._parent(key, field) as (fd, name):
+        with self._parent(key, field, follow_last=False) as (fd, name):
             try:
                 info = os.stat(name, dir_fd=fd, follow_symlinks=False)
                 if not stat_module.S_ISDIR(info.st_mode):
@@ -408,8 +440,8 @@ class Sandbox:
     def rename(self, source: str, destination: str, *, overwrite: bool = False) -> None:
         """Move `source` to `destination` (whose folder must exist); no symlink is followed."""
         with (
-            self._parent(source, "source") as (source_fd, source_name),
-            self._parent(destination, "destination") as (destination_fd, destination_name),
+            self._parent(source, "source", follow_last=False) as (source_fd, source_name),
+            self._parent(destination, "destination", follow_last=False) as (destination_fd, destination_name),
         ):
             try:
                 os.stat(source_name, dir_fd=source_fd, follow_symlinks=False)
