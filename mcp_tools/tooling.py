@@ -58,16 +58,20 @@ class Risk(enum.IntEnum):
 class ToolFailure(Exception):
     """A failure the model can act on; becomes an `isError` result, never a traceback."""
 
-    def __init__(self, kind: ErrorKind, message: str, hint: str | None = None) -> None:
+    def __init__(
+        self, kind: ErrorKind, message: str, hint: str | None = None, details: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
         self.hint = hint
+        self.details = details or {}
 
-    def as_dict(self) -> dict[str, str]:
-        error = {"kind": self.kind, "message": self.message}
+    def as_dict(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"kind": self.kind, "message": self.message}
         if self.hint:
             error["hint"] = self.hint
+        error.update(self.details)
         return error
 
 
@@ -101,7 +105,9 @@ class CallContext:
         self.transport = transport
         self._progress = progress
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         if self._progress is not None:
             await self._progress(progress, total, message)
 
@@ -195,4 +201,3 @@ class Namespace(Generic[ServiceT]):
     http_routes: Callable[[ServiceT], Sequence[HttpRoute]] | None = None
     commands: Sequence[CliCommand[ServiceT]] = ()
     instructions: str | None = None
-

@@ -1,0 +1,192 @@
+"""Configuration: one TOML file, validated with pydantic, secrets also from the environment.
+
+Core sections are `[server]`, `[policy]` and `[http]`; every other top-level table must
+name a namespace from the catalog and is validated by that namespace's own model, so this
+module knows nothing about any service.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from mcp_tools.servers import CATALOG
+
+APP_NAME = "mcp-tools"
+CONFIG_ENV = "MCP_TOOLS_CONFIG"
+TOKEN_ENV = "MCP_TOOLS_HTTP_TOKEN"
+TOKEN_ENV_PREFIX = "MCP_TOOLS_HTTP_TOKEN_"
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+class ConfigError(Exception):
+    """A config problem, worded for the person who edits the file."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ServerSettings(_Section):
+    servers: list[str] | None = Field(
+        default=None, description="Namespaces to serve; unset serves every namespace that is configured."
+    )
+    wire_separator: Literal["_", "."] = "_"
+    state_dir: Path | None = None
+    data_dir: Path | None = None
+    log_level: Literal["debug", "info", "warning", "error"] = "warning"
+
+    @field_validator("servers")
+    @classmethod
+    def _known_servers(cls, value: list[str] | None) -> list[str] | None:
+        for name in value or []:
+            if name not in CATALOG:
+                raise ValueError(f"unknown namespace {name!r}; expected some of {sorted(CATALOG)}")
+        return value
+
+
+class PolicyRule(_Section):
+    match: str = Field(description="Glob over canonical tool names, e.g. 'files.*' or '*.delete'.")
+    risk: Literal["low", "medium", "high", "deny"]
+
+
+class PolicySettings(_Section):
+    rules: list[PolicyRule] = Field(default_factory=list)
+    disabled: list[str] = Field(default_factory=list)
+    read_only: bool = False
+    on_no_elicitation: Literal["approve_out_of_band", "deny"] = "approve_out_of_band"
+    approval_ttl_seconds: int = Field(default=600, ge=10, le=7 * 24 * 3600)
+    elicitation_timeout_seconds: float = Field(default=300.0, gt=0, le=3600)
+    audit_max_chars: int = Field(default=200, ge=16, le=100_000)
+
+
+class HttpSettings(_Section):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    tokens: dict[str, SecretStr] = Field(default_factory=dict)
+    allowed_hosts: list[str] = Field(default_factory=list)
+    allowed_origins: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class Config:
+    """The whole configuration, core sections validated, namespace sections still raw."""
+
+    server: ServerSettings = field(default_factory=ServerSettings)
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    http: HttpSettings = field(default_factory=HttpSettings)
+    sections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    source: Path | None = None
+    environ: Mapping[str, str] = field(default_factory=dict)
+
+    def state_dir(self) -> Path:
+        return _pick_dir(self.server.state_dir, self.environ.get("MCP_TOOLS_STATE_DIR"), "state")
+
+    def data_dir(self) -> Path:
+        return _pick_dir(self.server.data_dir, self.environ.get("MCP_TOOLS_DATA_DIR"), "data")
+
+    def http_tokens(self) -> dict[str, str]:
+        """Named bearer tokens: `[http.tokens]`, `MCP_TOOLS_HTTP_TOKEN` and `MCP_TOOLS_HTTP_TOKEN_<NAME>`."""
+        tokens = {name: secret.get_secret_value() for name, secret in self.http.tokens.items()}
+        for key, value in self.environ.items():
+            if key == TOKEN_ENV and value:
+                tokens["env"] = value
+            elif key.startswith(TOKEN_ENV_PREFIX) and value:
+                tokens[key[len(TOKEN_ENV_PREFIX) :].lower()] = value
+        return tokens
+
+
+def _pick_dir(configured: Path | None, from_env: str | None, kind: str) -> Path:
+    if configured is not None:
+        return configured.expanduser()
+    if from_env:
+        return Path(from_env).expanduser()
+    import platformdirs
+
+    if kind == "state":
+        return Path(platformdirs.user_state_dir(APP_NAME, appauthor=False))
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def default_config_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False)) / "config.toml"
+
+
+def locate_config(explicit: str | Path | None, environ: Mapping[str, str]) -> tuple[Path | None, bool]:
+    """Which file to read, and whether the person asked for it (then it must exist)."""
+    if explicit:
+        return Path(explicit).expanduser(), True
+    if environ.get(CONFIG_ENV):
+        return Path(environ[CONFIG_ENV]).expanduser(), True
+    path = default_config_path()
+    return (path, False) if path.is_file() else (None, False)
+
+
+def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Read and validate the config; with no file at all, the embedded defaults."""
+    environ = dict(os.environ if environ is None else environ)
+    path, required = locate_config(explicit, environ)
+    if path is None:
+        return Config(environ=environ)
+    if not path.is_file():
+        if required:
+            raise ConfigError(f"config file {path} does not exist (run `mcp-tools config init` to write one)")
+        return Config(environ=environ)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    config = parse_config(raw, environ)
+    config.source = path
+    return config
+
+
+def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Config:
+    """Validate a config mapping (as read from TOML); errors name the key and what it expects."""
+    environ = dict(os.environ if environ is None else environ)
+    sections: dict[str, dict[str, Any]] = {}
+    for key, value in raw.items():
+        if key in ("server", "policy", "http"):
+            continue
+        if key not in CATALOG:
+            expected = ", ".join(["server", "policy", "http", *sorted(CATALOG)])
+            raise ConfigError(f"unknown section [{key}]; expected one of: {expected}")
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"[{key}] must be a table of settings")
+        sections[key] = dict(value)
+    return Config(
+        server=validate_section("server", ServerSettings, raw.get("server", {})),
+        policy=validate_section("policy", PolicySettings, raw.get("policy", {})),
+        http=validate_section("http", HttpSettings, raw.get("http", {})),
+        sections=sections,
+        environ=environ,
+    )
+
+
+def validate_section(section: str, model: type[ModelT], data: Any) -> ModelT:
+    """Validate one section; the error names `section.key` and the expected value."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(describe_config_errors(section, exc)) from None
+
+
+def describe_config_errors(section: str, exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors(include_url=False):
+        key = ".".join([section, *(str(part) for part in error["loc"])])
+        if error["type"] == "extra_forbidden":
+            lines.append(f"{key}: unknown setting")
+        else:
+            got = error.get("input")
+            shown = "" if isinstance(got, Mapping) or "secret" in key or "token" in key else f" (got {got!r})"
+            lines.append(f"{key}: {error['msg']}{shown}")
+    return "invalid config: " + "; ".join(lines)

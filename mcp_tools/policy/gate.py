@@ -1,0 +1,346 @@
+"""The policy gate: every tool call passes here between the MCP server and the namespace handler.
+
+low runs; medium runs and says so; high runs only after the person confirmed it (through the
+client, or out of band with `mcp-tools approvals approve`); deny never runs. Every call, run
+or not, leaves one audit row.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from mcp_tools.config import PolicySettings
+from mcp_tools.policy.redact import redact
+from mcp_tools.policy.rules import RulePolicy, effective_risk
+from mcp_tools.policy.store import Approval, AuditRow, PolicyStore
+from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+
+logger = logging.getLogger("mcp_tools.policy")
+
+
+class Answer(enum.Enum):
+    ACCEPT = "accept"
+    DECLINE = "decline"
+    CANCEL = "cancel"
+    TIMEOUT = "timeout"
+
+
+@dataclass(frozen=True)
+class ConfirmationRequest:
+    """What the person is asked: the exact tool, its risk and key arguments, and one line of effect."""
+
+    tool: str
+    risk: Risk
+    summary: str
+    arguments: dict[str, Any]
+    args_sha256: str
+
+    def message(self) -> str:
+        shown = json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)
+        if len(shown) > 600:
+            shown = shown[:600] + "…"
+        return (
+            f"{self.summary}\n\nTool: {self.tool} ({self.risk.label} risk)\nArguments: {shown}\n\nAllow this?"
+        )
+
+
+@dataclass(frozen=True)
+class AskLater:
+    """The transport will ask in its own round trip (2026-07-28 input-required results)."""
+
+    payload: Any
+
+
+class Asker(Protocol):
+    """A way to ask the person during the call; absent when the client cannot ask."""
+
+    async def ask(self, request: ConfirmationRequest) -> Answer | AskLater: ...
+
+
+@dataclass
+class Caller:
+    """Who is calling and through what; built by the transport adapter."""
+
+    transport: str = "local"
+    principal: str = "local"
+    asker: Asker | None = None
+    progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
+
+
+@dataclass
+class BoundTool:
+    """A tool together with its service, its wire name and its configured risk."""
+
+    spec: ToolSpec[Any, Any, Any]
+    service: Any
+    wire_name: str
+    configured_risk: Risk
+
+
+@dataclass
+class CallOutcome:
+    """The result in transport-neutral form."""
+
+    text: str
+    structured: dict[str, Any] | None = None
+    is_error: bool = False
+    notice: str | None = None
+    ask_later: AskLater | None = None
+    decision: str = "ran"
+    extra_text: list[str] = field(default_factory=list)
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        return self.structured.get("error") if self.is_error and self.structured else None
+
+
+def canonical_arguments(args: BaseModel) -> dict[str, Any]:
+    return args.model_dump(mode="json", by_alias=True)
+
+
+def arguments_digest(tool: str, arguments: dict[str, Any]) -> str:
+    """sha256 over the tool name and its canonical JSON arguments: what an approval covers."""
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(f"{tool}\n{canonical}".encode()).hexdigest()
+
+
+def failure_outcome(failure: ToolFailure, decision: str = "ran") -> CallOutcome:
+    error = failure.as_dict()
+    text = f"Error ({failure.kind}): {failure.message}"
+    if failure.hint:
+        text += f"\nHint: {failure.hint}"
+    return CallOutcome(text=text, structured={"error": error}, is_error=True, decision=decision)
+
+
+def describe_validation_error(tool: ToolSpec, exc: ValidationError) -> str:
+    """Argument errors in words a model can act on: `files.edit needs edits[0].old_string`."""
+    parts: list[str] = []
+    for error in exc.errors(include_url=False):
+        loc = _format_loc(error["loc"])
+        kind = error["type"]
+        if kind == "missing":
+            parts.append(f"{tool.name} needs {loc}")
+        elif kind == "extra_forbidden":
+            parts.append(f"{tool.name} does not take {loc}")
+        elif loc:
+            parts.append(f"{loc}: {error['msg']}")
+        else:
+            parts.append(error["msg"])
+    return "; ".join(parts[:8]) + ("" if len(parts) <= 8 else f"; and {len(parts) - 8} more problems")
+
+
+def _format_loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+class PolicyGate:
+    """Decides, asks, runs and records; one instance serves every transport."""
+
+    def __init__(self, settings: PolicySettings, rules: RulePolicy, store: PolicyStore) -> None:
+        self.settings = settings
+        self.rules = rules
+        self.store = store
+
+    async def call(self, tool: BoundTool | None, name: str, raw_args: Any, caller: Caller) -> CallOutcome:
+        started = time.perf_counter()
+        state = _CallRecord(
+            tool=tool.spec.name if tool else name, args=raw_args if isinstance(raw_args, dict) else {}
+        )
+        try:
+            outcome = await self._call(tool, name, raw_args, caller, state)
+        except ToolFailure as failure:
+            outcome = failure_outcome(failure, state.decision)
+        except Exception:
+            logger.exception("policy checks for %s failed unexpectedly", state.tool)
+            outcome = failure_outcome(_internal_error(state.tool), state.decision)
+        if outcome.ask_later is None:
+            self._audit(caller, state, outcome, started)
+        return outcome
+
+    async def _call(
+        self, tool: BoundTool | None, name: str, raw_args: Any, caller: Caller, state: _CallRecord
+    ) -> CallOutcome:
+        if tool is None:
+            state.decision = "denied"
+            raise ToolFailure(
+                "unknown_tool", f"there is no tool named {name!r}", "call tools/list for the names"
+            )
+        spec = tool.spec
+        hidden = self.rules.hidden_reason(spec)
+        if hidden:
+            state.decision = "denied"
+            raise ToolFailure("denied_by_policy", hidden)
+        if not isinstance(raw_args, dict):
+            state.decision = "denied"
+            raise ToolFailure("invalid_arguments", f"{spec.name} takes a JSON object of arguments")
+        try:
+            args = spec.input_model.model_validate(raw_args)
+        except ValidationError as exc:
+            state.decision = "denied"
+            raise ToolFailure("invalid_arguments", describe_validation_error(spec, exc)) from None
+        arguments = canonical_arguments(args)
+        state.args = arguments
+        risk = tool.configured_risk
+        if spec.dynamic_risk is not None and risk < Risk.HIGH:
+            risk = effective_risk(risk, await spec.dynamic_risk(tool.service, args))
+        state.risk = risk
+        if risk is Risk.DENY:
+            state.decision = "denied"
+            raise ToolFailure("denied_by_policy", f"{spec.name} is denied by the policy config")
+        if risk is Risk.HIGH:
+            verdict = await self._confirm(tool, args, arguments, risk, caller, state)
+            if verdict is not None:
+                return verdict
+        context = CallContext(
+            principal=caller.principal, transport=caller.transport, progress=caller.progress
+        )
+        outcome = await self._run(tool, args, context)
+        outcome.decision = state.decision
+        if risk is Risk.MEDIUM and not outcome.is_error:
+            outcome.notice = f"Action performed: {spec.describe(args)} ({spec.name}, medium risk). Tell the user what was done."
+        return outcome
+
+    async def _confirm(
+        self,
+        tool: BoundTool,
+        args: BaseModel,
+        arguments: dict[str, Any],
+        risk: Risk,
+        caller: Caller,
+        state: _CallRecord,
+    ) -> CallOutcome | None:
+        """None means: go ahead. Anything else is the answer to give instead of running."""
+        spec = tool.spec
+        digest = arguments_digest(spec.name, arguments)
+        shown = redact(arguments, self.settings.audit_max_chars)
+        consumed = self.store.consume_approval(spec.name, digest)
+        if consumed is not None:
+            state.decision, state.approval_id = "approved_out_of_band", consumed.id
+            return None
+        request = ConfirmationRequest(spec.name, risk, spec.describe(args), shown, digest)
+        if caller.asker is not None:
+            answer = await caller.asker.ask(request)
+            if isinstance(answer, AskLater):
+                return CallOutcome(text="", ask_later=answer, decision="confirmation_requested")
+            if answer is Answer.ACCEPT:
+                state.decision = "confirmed"
+                return None
+            state.decision = "declined"
+            reason = {
+                Answer.DECLINE: "the person declined it",
+                Answer.CANCEL: "the person dismissed the confirmation",
+                Answer.TIMEOUT: "the confirmation timed out without an answer",
+            }[answer]
+            raise ToolFailure(
+                "declined_by_user",
+                f"{spec.name} was not run: {reason}.",
+                "Do not retry on your own; ask the person what they want instead.",
+            )
+        denial = self.store.recent_denial(spec.name, digest)
+        if denial is not None:
+            state.decision, state.approval_id = "declined", denial.id
+            raise ToolFailure(
+                "declined_by_user",
+                f"{spec.name} was not run: the person denied approval {denial.id} for these arguments.",
+                "Do not retry; ask the person what they want instead.",
+            )
+        if self.settings.on_no_elicitation == "deny":
+            state.decision = "denied"
+            raise ToolFailure(
+                "denied_by_policy",
+                f"{spec.name} needs the person's confirmation and this client cannot ask for it.",
+                "Use a client that supports elicitation, or set policy.on_no_elicitation = "
+                '"approve_out_of_band" to allow approvals with `mcp-tools approvals approve`.',
+            )
+        approval = self.store.request_approval(
+            tool=spec.name,
+            args_sha256=digest,
+            args_display=shown,
+            summary=request.summary,
+            risk=risk.label,
+            principal=caller.principal,
+            ttl_seconds=self.settings.approval_ttl_seconds,
+        )
+        state.decision, state.approval_id = "approval_required", approval.id
+        raise approval_required(approval, tool.wire_name)
+
+    async def _run(self, tool: BoundTool, args: BaseModel, context: CallContext) -> CallOutcome:
+        spec = tool.spec
+        try:
+            output = await spec.handler(tool.service, args, context)
+        except ToolFailure as failure:
+            return failure_outcome(failure)
+        except Exception:
+            logger.exception("tool %s failed unexpectedly", spec.name)
+            return failure_outcome(_internal_error(spec.name))
+        if not isinstance(output, spec.output_model):
+            output = spec.output_model.model_validate(output)
+        structured = output.model_dump(mode="json", by_alias=True)
+        text = spec.render_text(output) if spec.render_text else json.dumps(structured, ensure_ascii=False)
+        return CallOutcome(text=text, structured=structured)
+
+    def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
+        error = outcome.error
+        try:
+            self.store.record(
+                AuditRow(
+                    ts=time.time(),
+                    transport=caller.transport,
+                    principal=caller.principal,
+                    tool=state.tool,
+                    args=redact(state.args, self.settings.audit_max_chars),
+                    risk=state.risk.label if state.risk else None,
+                    decision=state.decision,
+                    approval_id=state.approval_id,
+                    duration_ms=(time.perf_counter() - started) * 1000,
+                    outcome=error["kind"] if error else "ok",
+                )
+            )
+        except Exception:  # the audit log must never turn a finished call into a crash
+            logger.exception("could not write the audit row for %s", state.tool)
+
+
+def _internal_error(tool: str) -> ToolFailure:
+    return ToolFailure(
+        "internal_error",
+        f"{tool} failed unexpectedly; the details are in the server log.",
+        "Tell the person; retrying the same call is unlikely to help.",
+    )
+
+
+def approval_required(approval: Approval, wire_name: str) -> ToolFailure:
+    minutes = max(1, round((approval.expires - approval.created) / 60))
+    return ToolFailure(
+        "approval_required",
+        f"{approval.tool} needs the person's approval before it runs ({approval.summary}). "
+        f"Approval id: {approval.id}.",
+        f"Ask the person to run `mcp-tools approvals approve {approval.id}` (it expires in about {minutes} "
+        f"minutes), then call {wire_name} again with exactly the same arguments.",
+        details={"approval_id": approval.id, "expires": approval.as_dict(approval.created)["expires"]},
+    )
+
+
+@dataclass
+class _CallRecord:
+    """What the audit row will say about the call, filled in as the gate learns it."""
+
+    tool: str
+    args: dict[str, Any]
+    risk: Risk | None = None
+    decision: str = "ran"
+    approval_id: str | None = None

@@ -1,0 +1,31 @@
+"""Redaction for anything shown or stored outside the tool call: audit rows, approvals, logs."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+SECRET_KEY = re.compile(
+    r"pass(word|wd|phrase)?|secret|token|api[_-]?key|authori[sz]ation|cookie|credential|private[_-]?key",
+    re.IGNORECASE,
+)
+REDACTED = "[redacted]"
+MAX_ITEMS = 50
+
+
+def redact(value: Any, max_chars: int = 200, _key: str = "") -> Any:
+    """Copy of `value` with secret-looking keys masked and long strings cut."""
+    if _key and SECRET_KEY.search(_key):
+        return REDACTED
+    if isinstance(value, dict):
+        return {str(k): redact(v, max_chars, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [redact(v, max_chars) for v in list(value)[:MAX_ITEMS]]
+        if len(value) > MAX_ITEMS:
+            items.append(f"[+{len(value) - MAX_ITEMS} more items]")
+        return items
+    if isinstance(value, str) and len(value) > max_chars:
+        return f"{value[:max_chars]}… [cut, {len(value)} chars]"
+    if isinstance(value, bytes):
+        return f"[{len(value)} bytes]"
+    return value

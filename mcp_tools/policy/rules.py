@@ -1,0 +1,72 @@
+"""Risk rules: ordered globs over canonical names, the user's before the shipped defaults."""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from mcp_tools.config import PolicySettings, validate_section
+from mcp_tools.tooling import Risk, ToolSpec
+
+
+@dataclass(frozen=True)
+class RiskRule:
+    pattern: str
+    risk: Risk
+    origin: str  # "config" or "shipped", shown by `mcp-tools tools`
+
+    def matches(self, canonical_name: str) -> bool:
+        return fnmatch.fnmatchcase(canonical_name, self.pattern)
+
+
+def shipped_policy_path() -> Path:
+    """`configs/policy.toml`, whether installed as a wheel or run from a checkout."""
+    packaged = resources.files("mcp_tools").joinpath("_configs/policy.toml")
+    if packaged.is_file():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "configs" / "policy.toml"
+
+
+def load_shipped_rules() -> list[RiskRule]:
+    data = tomllib.loads(shipped_policy_path().read_text(encoding="utf-8"))
+    settings = validate_section("shipped policy", PolicySettings, data)
+    return [RiskRule(rule.match, Risk.parse(rule.risk), "shipped") for rule in settings.rules]
+
+
+class RulePolicy:
+    """Answers the static questions: what risk does a tool carry, and may it be seen at all."""
+
+    def __init__(self, settings: PolicySettings, shipped: Sequence[RiskRule] | None = None) -> None:
+        self.settings = settings
+        user_rules = [RiskRule(rule.match, Risk.parse(rule.risk), "config") for rule in settings.rules]
+        self.rules: list[RiskRule] = [*user_rules, *(load_shipped_rules() if shipped is None else shipped)]
+
+    def configured_risk(self, tool: ToolSpec) -> Risk:
+        """First matching rule wins; with none, the tool's own base risk."""
+        for rule in self.rules:
+            if rule.matches(tool.name):
+                return rule.risk
+        return tool.risk
+
+    def matching_rule(self, tool: ToolSpec) -> RiskRule | None:
+        return next((rule for rule in self.rules if rule.matches(tool.name)), None)
+
+    def hidden_reason(self, tool: ToolSpec) -> str | None:
+        """Why a tool is neither listed nor callable, or None when it is visible."""
+        for pattern in self.settings.disabled:
+            if fnmatch.fnmatchcase(tool.name, pattern):
+                return f"{tool.name} is disabled by the policy config (disabled = {pattern!r})"
+        if self.settings.read_only and not tool.read_only:
+            return f"{tool.name} changes data and the policy config sets read_only = true"
+        if self.configured_risk(tool) is Risk.DENY:
+            return f"{tool.name} is denied by the policy config"
+        return None
+
+
+def effective_risk(configured: Risk, dynamic: Risk | None) -> Risk:
+    """A tool may escalate from its arguments or state, never go below the configured level."""
+    return configured if dynamic is None else max(configured, dynamic)

@@ -1,0 +1,320 @@
+"""The policy's SQLite state: pending approvals and the audit log, one file in the state dir.
+
+Several processes share it (a server, and `mcp-tools approvals approve` run by the person),
+so every change is one short transaction and WAL keeps readers off the writers' backs.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+ApprovalStatus = Literal["pending", "approved", "denied", "consumed", "expired"]
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS approvals (
+    id TEXT PRIMARY KEY,
+    tool TEXT NOT NULL,
+    args_sha256 TEXT NOT NULL,
+    args_display TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    risk TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    created REAL NOT NULL,
+    expires REAL NOT NULL,
+    status TEXT NOT NULL,
+    decided REAL,
+    consumed REAL
+);
+CREATE INDEX IF NOT EXISTS approvals_lookup ON approvals (tool, args_sha256, status);
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    transport TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args TEXT NOT NULL,
+    risk TEXT,
+    decision TEXT NOT NULL,
+    approval_id TEXT,
+    duration_ms REAL NOT NULL,
+    outcome TEXT NOT NULL
+);
+"""
+APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+
+
+@dataclass(frozen=True)
+class Approval:
+    id: str
+    tool: str
+    args_sha256: str
+    args_display: dict[str, Any]
+    summary: str
+    risk: str
+    principal: str
+    created: float
+    expires: float
+    status: ApprovalStatus
+    decided: float | None
+    consumed: float | None
+
+    def effective_status(self, now: float) -> ApprovalStatus:
+        if self.status in ("pending", "approved") and now >= self.expires:
+            return "expired"
+        return self.status
+
+    def as_dict(self, now: float) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tool": self.tool,
+            "summary": self.summary,
+            "arguments": self.args_display,
+            "risk": self.risk,
+            "principal": self.principal,
+            "created": _iso(self.created),
+            "expires": _iso(self.expires),
+            "status": self.effective_status(now),
+        }
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    ts: float
+    transport: str
+    principal: str
+    tool: str
+    args: dict[str, Any]
+    risk: str | None
+    decision: str
+    approval_id: str | None
+    duration_ms: float
+    outcome: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "time": _iso(self.ts),
+            "transport": self.transport,
+            "principal": self.principal,
+            "tool": self.tool,
+            "arguments": self.args,
+            "risk": self.risk,
+            "decision": self.decision,
+            "approval_id": self.approval_id,
+            "duration_ms": round(self.duration_ms, 2),
+            "outcome": self.outcome,
+        }
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def new_approval_id() -> str:
+    return "apr-" + "".join(secrets.choice(APPROVAL_ID_ALPHABET) for _ in range(10))
+
+
+class PolicyStore:
+    """Approvals and audit rows; safe to share between threads and processes."""
+
+    def __init__(self, path: Path, clock: Any = time.time) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+        try:
+            path.chmod(0o600)
+        except OSError:  # pragma: no cover - not all file systems keep modes
+            pass
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- approvals -------------------------------------------------------------------------
+
+    def request_approval(
+        self,
+        *,
+        tool: str,
+        args_sha256: str,
+        args_display: dict[str, Any],
+        summary: str,
+        risk: str,
+        principal: str,
+        ttl_seconds: float,
+    ) -> Approval:
+        """A pending approval for exactly this call; an unexpired pending one is reused."""
+        now = self.clock()
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND status='pending' AND expires>? "
+                "ORDER BY created DESC LIMIT 1",
+                (tool, args_sha256, now),
+            ).fetchone()
+            if row is not None:
+                return _approval(row)
+            approval_id = new_approval_id()
+            db.execute(
+                "INSERT INTO approvals VALUES (?,?,?,?,?,?,?,?,?,'pending',NULL,NULL)",
+                (
+                    approval_id,
+                    tool,
+                    args_sha256,
+                    json.dumps(args_display, ensure_ascii=False),
+                    summary,
+                    risk,
+                    principal,
+                    now,
+                    now + ttl_seconds,
+                ),
+            )
+        approval = self.get_approval(approval_id)
+        assert approval is not None
+        return approval
+
+    def consume_approval(self, tool: str, args_sha256: str) -> Approval | None:
+        """Atomically mark one approved, unexpired approval for this exact call as used."""
+        now = self.clock()
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT id FROM approvals WHERE tool=? AND args_sha256=? AND status='approved' AND expires>? "
+                "ORDER BY created LIMIT 1",
+                (tool, args_sha256, now),
+            ).fetchone()
+            if row is None:
+                return None
+            updated = db.execute(
+                "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved'",
+                (now, row[0]),
+            ).rowcount
+            if updated != 1:  # pragma: no cover - guarded by BEGIN IMMEDIATE
+                return None
+        return self.get_approval(row[0])
+
+    def recent_denial(self, tool: str, args_sha256: str) -> Approval | None:
+        """A denial the person made for this exact call that has not expired yet."""
+        now = self.clock()
+        with self._lock:
+            row = self._db.execute(
+                "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND status='denied' AND expires>? "
+                "ORDER BY decided DESC LIMIT 1",
+                (tool, args_sha256, now),
+            ).fetchone()
+        return None if row is None else _approval(row)
+
+    def decide_approval(self, approval_id: str, approve: bool, ttl_seconds: float) -> Approval:
+        """The person's answer; only a pending, unexpired approval can be decided."""
+        now = self.clock()
+        with self._transaction() as db:
+            row = db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
+            if row is None:
+                raise LookupError(f"no approval with id {approval_id}")
+            current = _approval(row)
+            status = current.effective_status(now)
+            if status != "pending":
+                raise ValueError(
+                    f"approval {approval_id} is {status}; only a pending approval can be decided"
+                )
+            db.execute(
+                "UPDATE approvals SET status=?, decided=?, expires=? WHERE id=?",
+                (
+                    "approved" if approve else "denied",
+                    now,
+                    max(current.expires, now + ttl_seconds),
+                    approval_id,
+                ),
+            )
+        decided = self.get_approval(approval_id)
+        assert decided is not None
+        return decided
+
+    def get_approval(self, approval_id: str) -> Approval | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
+        return None if row is None else _approval(row)
+
+    def list_approvals(self, include_done: bool = False, limit: int = 50) -> list[Approval]:
+        now = self.clock()
+        with self._lock:
+            if include_done:
+                rows = self._db.execute("SELECT * FROM approvals ORDER BY created DESC LIMIT ?", (limit,))
+            else:
+                rows = self._db.execute(
+                    "SELECT * FROM approvals WHERE status IN ('pending','approved') AND expires>? "
+                    "ORDER BY created DESC LIMIT ?",
+                    (now, limit),
+                )
+            return [_approval(row) for row in rows.fetchall()]
+
+    # -- audit -----------------------------------------------------------------------------
+
+    def record(self, row: AuditRow) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO audit (ts, transport, principal, tool, args, risk, decision, approval_id, "
+                "duration_ms, outcome) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    row.ts,
+                    row.transport,
+                    row.principal,
+                    row.tool,
+                    json.dumps(row.args, ensure_ascii=False),
+                    row.risk,
+                    row.decision,
+                    row.approval_id,
+                    row.duration_ms,
+                    row.outcome,
+                ),
+            )
+
+    def tail(self, limit: int = 20) -> list[AuditRow]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome "
+                "FROM audit ORDER BY id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [
+            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9])
+            for r in reversed(rows)
+        ]
+
+
+def _approval(row: tuple[Any, ...]) -> Approval:
+    return Approval(
+        id=row[0],
+        tool=row[1],
+        args_sha256=row[2],
+        args_display=json.loads(row[3]),
+        summary=row[4],
+        risk=row[5],
+        principal=row[6],
+        created=row[7],
+        expires=row[8],
+        status=row[9],
+        decided=row[10],
+        consumed=row[11],
+    )
