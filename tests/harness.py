@@ -58,11 +58,11 @@ async def connect(
     """A real MCP client over an in-process server, with the policy layer in front of the tools."""
     app = app or build_app(make_config(tmp_path, settings))
     server = build_server(app, transport="test")
-    async with app.running():
-        async with Client(
-            server, mode=mode, elicitation_callback=elicitation_handler(elicit, seen)
-        ) as client:
-            yield client
+    async with (
+        app.running(),
+        Client(server, mode=mode, elicitation_callback=elicitation_handler(elicit, seen)) as client,
+    ):
+        yield client
 
 
 def ok(result: types.CallToolResult) -> dict[str, Any]:

@@ -212,7 +212,10 @@ class PolicyGate:
         outcome = await self._run(tool, args, context)
         outcome.decision = state.decision
         if risk is Risk.MEDIUM and not outcome.is_error:
-            outcome.notice = f"Action performed: {spec.describe(args)} ({spec.name}, medium risk). Tell the user what was done."
+            outcome.notice = (
+                f"Action performed: {spec.describe(args)} ({spec.name}, medium risk). "
+                "Tell the user what was done."
+            )
         return outcome
 
     async def _confirm(

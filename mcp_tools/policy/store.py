@@ -6,6 +6,7 @@ so every change is one short transaction and WAL keeps readers off the writers' 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import secrets
 import sqlite3
@@ -49,6 +50,7 @@ CREATE TABLE IF NOT EXISTS audit (
     outcome TEXT NOT NULL
 );
 """
+AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome"
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 
 
@@ -134,10 +136,8 @@ class PolicyStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
-        try:
+        with contextlib.suppress(OSError):  # not every file system keeps modes
             path.chmod(0o600)
-        except OSError:  # pragma: no cover - not all file systems keep modes
-            pass
 
     def close(self) -> None:
         self._db.close()
@@ -274,8 +274,7 @@ class PolicyStore:
     def record(self, row: AuditRow) -> None:
         with self._lock:
             self._db.execute(
-                "INSERT INTO audit (ts, transport, principal, tool, args, risk, decision, approval_id, "
-                "duration_ms, outcome) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     row.ts,
                     row.transport,
@@ -293,8 +292,7 @@ class PolicyStore:
     def tail(self, limit: int = 20) -> list[AuditRow]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome "
-                "FROM audit ORDER BY id DESC LIMIT ?",
+                f"SELECT {AUDIT_COLUMNS} FROM audit ORDER BY id DESC LIMIT ?",
                 (limit,),
             ).fetchall()
         return [
