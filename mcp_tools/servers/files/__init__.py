@@ -1,0 +1,64 @@
+"""The files namespace: a sandboxed file store (a local folder or an S3 bucket) with exact edits."""
+
+from __future__ import annotations
+
+from mcp_tools.servers.files.models import FilesConfig
+from mcp_tools.servers.files.tools import TOOLS, FilesService
+from mcp_tools.tooling import Environment, Namespace, NotConfigured
+
+S3_KEY_ID_ENV = "MCP_TOOLS_S3_ACCESS_KEY_ID"
+S3_SECRET_ENV = "MCP_TOOLS_S3_SECRET_ACCESS_KEY"
+
+
+def create(config: FilesConfig | None, env: Environment) -> FilesService:
+    """Cheap: a local root is created and resolved; an S3 client is built on first use."""
+    config = config or FilesConfig()
+    if config.backend == "s3":
+        from mcp_tools.servers.files.s3 import S3Settings, S3Store
+
+        if not config.bucket:
+            raise NotConfigured(
+                'set [files] bucket = "..." (and endpoint_url for R2 or MinIO) for backend = "s3"'
+            )
+        key_id = config.access_key_id or env.env.get(S3_KEY_ID_ENV) or env.env.get("AWS_ACCESS_KEY_ID")
+        secret = (
+            config.secret_access_key.get_secret_value()
+            if config.secret_access_key
+            else env.env.get(S3_SECRET_ENV) or env.env.get("AWS_SECRET_ACCESS_KEY")
+        )
+        if bool(key_id) != bool(secret):
+            raise NotConfigured(
+                "set both [files] access_key_id and secret_access_key"
+                f" (or {S3_KEY_ID_ENV} and {S3_SECRET_ENV})"
+            )
+        settings = S3Settings(
+            bucket=config.bucket,
+            prefix=config.prefix,
+            endpoint_url=config.endpoint_url,
+            region=config.region or env.env.get("AWS_REGION") or env.env.get("AWS_DEFAULT_REGION"),
+            access_key_id=key_id,
+            secret_access_key=secret,
+            session_token=env.env.get("AWS_SESSION_TOKEN")
+            if key_id == env.env.get("AWS_ACCESS_KEY_ID")
+            else None,
+        )
+        return FilesService(S3Store(settings), config)
+    from mcp_tools.servers.files.local import LocalStore
+
+    root = (config.root or env.data_dir / "files").expanduser()
+    return FilesService(LocalStore(root), config)
+
+
+NAMESPACE: Namespace[FilesService] = Namespace(
+    name="files",
+    description="A sandboxed file store: list, read, write, edit, move and delete files under one root.",
+    config_model=FilesConfig,
+    create=create,
+    tools=TOOLS,
+    needs_account=False,
+    instructions=(
+        "Paths are relative to the store root and use only letters, digits, '_', '-', '.' and '/'. "
+        "Read before you edit; pass the sha256 you read as expected_sha256 "
+        "so a newer change is never overwritten."
+    ),
+)

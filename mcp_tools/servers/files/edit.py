@@ -1,0 +1,123 @@
+"""Exact search-and-replace edits: unique matches, literal text, line endings preserved."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mcp_tools.tooling import ToolFailure
+
+MAX_DIFF_CHARS = 64 * 1024
+MAX_LOCATIONS_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    old_string: str
+    new_string: str
+    replace_all: bool = False
+
+
+def _to_crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def _line_numbers(text: str, needle: str) -> list[int]:
+    """1-based line numbers where `needle` starts (non-overlapping, like str.replace)."""
+    lines: list[int] = []
+    start = 0
+    line = 1
+    scanned = 0
+    while len(lines) < MAX_LOCATIONS_SHOWN:
+        found = text.find(needle, start)
+        if found < 0:
+            break
+        line += text.count("\n", scanned, found)
+        scanned = found
+        lines.append(line)
+        start = found + max(len(needle), 1)
+    return lines
+
+
+def _lines_phrase(lines: list[int], total: int) -> str:
+    shown = ", ".join(str(number) for number in lines)
+    more = f" and {total - len(lines)} more" if total > len(lines) else ""
+    return f"line{'s' if total > 1 else ''} {shown}{more}"
+
+
+def _match_for_file(text: str, old: str, new: str) -> tuple[str, str]:
+    """Adapt LF-written strings to a CRLF file, so a model never has to type '\\r'."""
+    if old in text or "\r\n" not in text or "\n" not in old:
+        return old, new
+    crlf_old = _to_crlf(old)
+    if crlf_old in text:
+        return crlf_old, _to_crlf(new)
+    return old, new
+
+
+def _not_found_hint(text: str, old: str) -> str:
+    stripped = old.strip()
+    if stripped and stripped != old and stripped in text:
+        line = _line_numbers(text, stripped)[0]
+        return (
+            f"the text appears at line {line} with different leading/trailing whitespace; read the file again"
+        )
+    first_line = next((part.strip() for part in old.splitlines() if part.strip()), "")
+    if first_line and first_line in text:
+        line = _line_numbers(text, first_line)[0]
+        return f"its first line appears at line {line}, but the rest differs; read again and copy exactly"
+    return "read the file again and copy the text exactly, including indentation"
+
+
+def apply_edits(text: str, edits: Sequence[EditRequest]) -> tuple[str, int]:
+    """Apply edits in order; returns the new text and the number of replacements.
+
+    Every failure names the edit (`edits[i].old_string`) and, for several matches, where.
+    Replacement is literal: `$1`, `\\1` and backslashes are inserted as written.
+    """
+    replacements = 0
+    for index, edit in enumerate(edits):
+        field = f"edits[{index}]"
+        if edit.old_string == "":
+            raise ToolFailure(
+                "invalid_arguments",
+                f"{field}.old_string must not be empty",
+                "to create or replace a whole file, use files.write",
+            )
+        if edit.old_string == edit.new_string:
+            raise ToolFailure("invalid_arguments", f"{field}: old_string and new_string are identical")
+        old, new = _match_for_file(text, edit.old_string, edit.new_string)
+        count = text.count(old)
+        if count == 0:
+            earlier = " (after the earlier edits were applied)" if index else ""
+            raise ToolFailure(
+                "not_found",
+                f"{field}.old_string was not found in the file{earlier}",
+                _not_found_hint(text, old),
+            )
+        if count > 1 and not edit.replace_all:
+            where = _lines_phrase(_line_numbers(text, old), count)
+            raise ToolFailure(
+                "invalid_arguments",
+                f"{field}.old_string matches {count} times ({where}); it must match exactly once",
+                f"add surrounding lines to {field}.old_string to make it unique,"
+                f" or set {field}.replace_all: true",
+            )
+        text = text.replace(old, new)
+        replacements += count
+    return text, replacements
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    """A unified diff for people and models: line endings shown as plain newlines, size capped."""
+    old_lines = [line.rstrip("\r\n") + "\n" for line in before.splitlines(keepends=True)]
+    new_lines = [line.rstrip("\r\n") + "\n" for line in after.splitlines(keepends=True)]
+    if before and not before.endswith(("\n", "\r")):
+        old_lines[-1] += "\\ No newline at end of file\n"
+    if after and not after.endswith(("\n", "\r")):
+        new_lines[-1] += "\\ No newline at end of file\n"
+    diff = "".join(difflib.unified_diff(old_lines, new_lines, f"a/{path}", f"b/{path}", n=3))
+    if len(diff) > MAX_DIFF_CHARS:
+        diff = diff[:MAX_DIFF_CHARS] + f"\n... diff truncated at {MAX_DIFF_CHARS} characters\n"
+    return diff

@@ -1,0 +1,168 @@
+"""The local-folder backend: every path goes through `mcp_tools.sandbox`."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as stat_module
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox
+from mcp_tools.servers.files.store import (
+    MAX_LISTED,
+    StoredEntry,
+    StoredType,
+    Window,
+    check_expected,
+    join_key,
+)
+from mcp_tools.tooling import ToolFailure
+
+CHUNK = 1 << 20
+
+
+def _type_of(mode: int) -> StoredType:
+    if stat_module.S_ISREG(mode):
+        return "file"
+    if stat_module.S_ISDIR(mode):
+        return "folder"
+    if stat_module.S_ISLNK(mode):
+        return "link"
+    return "other"
+
+
+def _entry(key: str, info: os.stat_result) -> StoredEntry:
+    kind = _type_of(info.st_mode)
+    return StoredEntry(key, kind, info.st_size if kind == "file" else None, info.st_mtime)
+
+
+def _is_temp(name: str) -> bool:
+    return name.startswith(".") and name.endswith(TEMP_SUFFIX)
+
+
+class LocalStore:
+    """Files under one root folder; symlinks that lead out are refused, inside ones are listed as links."""
+
+    blocking = False
+
+    def __init__(self, root: Path) -> None:
+        self.sandbox = Sandbox(root, policy="strict", create=True)
+        self._lock = threading.Lock()
+
+    def stat(self, key: str) -> StoredEntry | None:
+        info = self.sandbox.stat(key)
+        return None if info is None else _entry(key, info)
+
+    def read_window(self, key: str, offset: int, limit: int) -> Window:
+        digest = hashlib.sha256()
+        window = bytearray()
+        position = 0
+        with self.sandbox.open_file(key) as file:
+            size = os.fstat(file.fileno()).st_size
+            while chunk := file.read(CHUNK):
+                digest.update(chunk)
+                start = max(offset - position, 0)
+                end = min(offset + limit - position, len(chunk))
+                if start < end:
+                    window += chunk[start:end]
+                position += len(chunk)
+        return Window(max(size, position), digest.hexdigest(), bytes(window))
+
+    def read_all(self, key: str, max_bytes: int) -> bytes:
+        return self.sandbox.read_bytes(key, max_bytes=max_bytes)
+
+    def _current_sha256(self, key: str) -> str | None:
+        try:
+            with self.sandbox.open_file(key) as file:
+                return hashlib.file_digest(file, "sha256").hexdigest()
+        except ToolFailure as failure:
+            if failure.kind == "not_found":
+                return None
+            raise
+
+    def write(self, key: str, data: bytes, *, create_parents: bool, expected_sha256: str | None) -> bool:
+        with self._lock:
+            if expected_sha256 is not None:
+                check_expected(key, self._current_sha256(key), expected_sha256)
+            existed = self.sandbox.stat(key) is not None
+            self.sandbox.write_bytes(key, data, create_parents=create_parents)
+            return not existed
+
+    def entries(self, folder: str, *, recursive: bool, after: str | None) -> Iterator[StoredEntry]:
+        found: list[StoredEntry] = []
+        with self.sandbox.open_dir(folder) as dir_fd:
+            if not recursive:
+                with os.scandir(dir_fd) as scan:
+                    for item in scan:
+                        if not _is_temp(item.name):
+                            found.append(
+                                _entry(join_key(folder, item.name), item.stat(follow_symlinks=False))
+                            )
+            else:
+                for relative, folders, files, walk_fd in os.fwalk(dir_fd=dir_fd, follow_symlinks=False):
+                    base = folder if relative == "." else join_key(folder, relative.removeprefix("./"))
+                    for name in folders + files:
+                        if _is_temp(name):
+                            continue
+                        try:
+                            info = os.stat(name, dir_fd=walk_fd, follow_symlinks=False)
+                        except FileNotFoundError:
+                            continue
+                        found.append(_entry(join_key(base, name), info))
+                    if len(found) > MAX_LISTED:
+                        raise ToolFailure(
+                            "too_large",
+                            f"{folder or 'the root'} holds more than {MAX_LISTED} entries",
+                            "list a smaller folder, or without recursive",
+                        )
+        found.sort(key=lambda entry: entry.key)
+        return iter([entry for entry in found if after is None or entry.key > after])
+
+    def mkdir(self, key: str, *, parents: bool) -> bool:
+        return self.sandbox.mkdir(key, parents=parents)
+
+    def move(self, source: str, destination: str, *, overwrite: bool, create_parents: bool) -> bool:
+        with self._lock:
+            if self.sandbox.stat(source) is None:
+                raise ToolFailure("not_found", f"{source} does not exist")
+            target = self.sandbox.stat(destination)
+            if target is not None and stat_module.S_ISDIR(target.st_mode):
+                raise ToolFailure(
+                    "conflict",
+                    f"{destination} is a folder",
+                    "give the full new path, e.g. destination: 'folder/name.txt'",
+                )
+            parent = destination.rpartition("/")[0]
+            if create_parents and parent:
+                self.sandbox.mkdir(parent, parents=True)
+            self.sandbox.rename(source, destination, overwrite=overwrite)
+            return target is not None
+
+    def count_below(self, key: str, cap: int) -> int:
+        count = 0
+        with self.sandbox.open_dir(key) as dir_fd:
+            for _, folders, files, _ in os.fwalk(dir_fd=dir_fd, follow_symlinks=False):
+                count += len(folders) + len(files)
+                if count >= cap:
+                    return cap
+        return count
+
+    def delete(self, key: str, *, recursive: bool) -> int:
+        with self._lock:
+            info = self.sandbox.stat(key)
+            if info is None:
+                raise ToolFailure("not_found", f"{key} does not exist")
+            if not stat_module.S_ISDIR(info.st_mode):
+                self.sandbox.unlink(key)
+                return 1
+            if not recursive:
+                raise ToolFailure(
+                    "invalid_arguments",
+                    f"{key} is a folder",
+                    "pass recursive: true to delete it and everything in it",
+                )
+            removed = self.count_below(key, MAX_LISTED) + 1
+            self.sandbox.rmtree(key)
+            return removed

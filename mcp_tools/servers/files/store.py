@@ -1,0 +1,156 @@
+"""What a files backend provides, plus the pure helpers both backends share."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import fnmatch
+import functools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal, Protocol
+
+from mcp_tools.tooling import ToolFailure
+
+StoredType = Literal["file", "folder", "link", "other"]
+MAX_LISTED = 100_000
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    key: str
+    type: StoredType
+    size: int | None = None
+    mtime: float | None = None
+
+    @property
+    def modified(self) -> str | None:
+        if self.mtime is None:
+            return None
+        return datetime.fromtimestamp(self.mtime, UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Window:
+    size: int
+    sha256: str
+    data: bytes
+
+
+class Store(Protocol):
+    """A backend: synchronous, called from a worker thread when `blocking` is true."""
+
+    blocking: bool
+
+    def stat(self, key: str) -> StoredEntry | None: ...
+
+    def read_window(self, key: str, offset: int, limit: int) -> Window: ...
+
+    def read_all(self, key: str, max_bytes: int) -> bytes: ...
+
+    def write(self, key: str, data: bytes, *, create_parents: bool, expected_sha256: str | None) -> bool:
+        """Write atomically; returns True when the file was created. Checks expected_sha256 first."""
+        ...
+
+    def entries(self, folder: str, *, recursive: bool, after: str | None) -> Iterator[StoredEntry]:
+        """Entries below `folder` in key order, keys greater than `after` only."""
+        ...
+
+    def mkdir(self, key: str, *, parents: bool) -> bool: ...
+
+    def move(self, source: str, destination: str, *, overwrite: bool, create_parents: bool) -> bool: ...
+
+    def delete(self, key: str, *, recursive: bool) -> int: ...
+
+    def count_below(self, key: str, cap: int) -> int: ...
+
+
+def check_expected(key: str, current_sha256: str | None, expected_sha256: str | None) -> None:
+    """The optimistic-concurrency rule shared by write and edit."""
+    if expected_sha256 is None:
+        return
+    if current_sha256 is None:
+        raise ToolFailure(
+            "conflict",
+            f"{key} does not exist, so it cannot match expected_sha256",
+            "omit expected_sha256 to create it",
+        )
+    if current_sha256.lower() != expected_sha256.lower():
+        raise ToolFailure(
+            "conflict",
+            f"{key} changed since you read it (sha256 is {current_sha256}); nothing was written",
+            "read it again and redo your change",
+        )
+
+
+def encode_cursor(key: str) -> str:
+    return base64.urlsafe_b64encode(key.encode("utf-8")).decode("ascii")
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        return base64.urlsafe_b64decode(cursor.encode("ascii")).decode("utf-8")
+    except (binascii.Error, UnicodeError, ValueError):
+        raise ToolFailure(
+            "invalid_arguments",
+            "cursor is not one this tool returned",
+            "pass next_cursor unchanged, or omit it",
+        ) from None
+
+
+@functools.lru_cache(maxsize=64)
+def compile_glob(pattern: str) -> re.Pattern[str]:
+    """'*' and '?' stay inside a segment, '**/' spans folders; without '/', match the name only."""
+    if "/" not in pattern:
+        return re.compile(r"(?:.*/)?" + fnmatch.translate(pattern).replace(".*", "[^/]*"))
+    parts: list[str] = []
+    index = 0
+    while index < len(pattern):
+        if pattern.startswith("**/", index):
+            parts.append("(?:.*/)?")
+            index += 3
+        elif pattern.startswith("**", index):
+            parts.append(".*")
+            index += 2
+        elif pattern[index] == "*":
+            parts.append("[^/]*")
+            index += 1
+        elif pattern[index] == "?":
+            parts.append("[^/]")
+            index += 1
+        elif pattern[index] == "[":
+            end = pattern.find("]", index + 1)
+            if end < 0:
+                parts.append(re.escape("["))
+                index += 1
+            else:
+                body = pattern[index + 1 : end].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                parts.append(f"[{body}]")
+                index = end + 1
+        else:
+            parts.append(re.escape(pattern[index]))
+            index += 1
+    return re.compile("".join(parts) + r"\Z")
+
+
+def matches(pattern: re.Pattern[str] | None, relative_key: str) -> bool:
+    return pattern is None or pattern.match(relative_key) is not None
+
+
+def join_key(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def human_size(size: int | None) -> str:
+    if size is None:
+        return "unknown size"
+    value = float(size)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024:
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"

@@ -1,0 +1,472 @@
+"""The files tools: handlers, risk escalation and the lines a person reads before confirming."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import mimetypes
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio.to_thread
+
+from mcp_tools.sandbox import check_key
+from mcp_tools.servers.files.edit import EditRequest, apply_edits, unified_diff
+from mcp_tools.servers.files.models import (
+    DeleteArgs,
+    DeleteResult,
+    EditArgs,
+    EditResult,
+    Entry,
+    FilesConfig,
+    ListArgs,
+    ListResult,
+    MkdirArgs,
+    MkdirResult,
+    MoveArgs,
+    MoveResult,
+    ReadArgs,
+    ReadResult,
+    WriteArgs,
+    WriteResult,
+)
+from mcp_tools.servers.files.store import (
+    MAX_LISTED,
+    Store,
+    StoredEntry,
+    check_expected,
+    compile_glob,
+    decode_cursor,
+    encode_cursor,
+    human_size,
+    matches,
+)
+from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+
+ResultT = TypeVar("ResultT")
+TEXT_SNIFF_BYTES = 8192
+
+
+class FilesService:
+    """A store plus the limits from config; runs blocking backends in a worker thread."""
+
+    def __init__(self, store: Store, config: FilesConfig) -> None:
+        self.store = store
+        self.max_read_bytes = config.max_read_bytes
+        self.max_write_bytes = config.max_write_bytes
+
+    async def run(self, function: Callable[..., ResultT], *args: Any, **kwargs: Any) -> ResultT:
+        if not self.store.blocking:
+            return function(*args, **kwargs)
+        return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs))
+
+
+def _key(value: str, field: str = "path", *, allow_empty: bool = False) -> str:
+    check_key(value, "strict", field=field, allow_empty=allow_empty)
+    return value
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _as_entry(stored: StoredEntry) -> Entry:
+    return Entry(path=stored.key, type=stored.type, size=stored.size, modified=stored.modified)
+
+
+# -- files.list -----------------------------------------------------------------------------
+
+
+async def list_files(service: FilesService, args: ListArgs, ctx: CallContext) -> ListResult:
+    folder = _key(args.path, allow_empty=True)
+    if folder:
+        target = await service.run(service.store.stat, folder)
+        if target is None:
+            raise ToolFailure("not_found", f"folder {folder} does not exist")
+        if target.type == "file":
+            raise ToolFailure("conflict", f"{folder} is a file, not a folder", "read it with files.read")
+    pattern = compile_glob(args.pattern) if args.pattern else None
+    after = decode_cursor(args.cursor) if args.cursor else None
+
+    def collect() -> tuple[list[StoredEntry], bool]:
+        page: list[StoredEntry] = []
+        for examined, stored in enumerate(
+            service.store.entries(folder, recursive=args.recursive, after=after), start=1
+        ):
+            relative = stored.key[len(folder) + 1 :] if folder else stored.key
+            if matches(pattern, relative):
+                if len(page) == args.limit:
+                    return page, True
+                page.append(stored)
+            if examined > MAX_LISTED:
+                raise ToolFailure(
+                    "too_large", f"more than {MAX_LISTED} entries examined", "narrow the listing"
+                )
+        return page, False
+
+    page, more = await service.run(collect)
+    next_cursor = encode_cursor(page[-1].key) if more and page else None
+    return ListResult(path=folder, entries=[_as_entry(item) for item in page], next_cursor=next_cursor)
+
+
+def _render_list(result: ListResult) -> str:
+    lines = [f"{result.path or '(root)'}: {len(result.entries)} entries"]
+    for entry in result.entries:
+        suffix = "/" if entry.type == "folder" else ""
+        size = f"  {entry.size} B" if entry.size is not None else ""
+        lines.append(f"{entry.path}{suffix}{size}")
+    if result.next_cursor:
+        lines.append(f"more: cursor={result.next_cursor}")
+    return "\n".join(lines)
+
+
+# -- files.read -----------------------------------------------------------------------------
+
+
+def _decode_text(window: bytes, truncated: bool) -> str | None:
+    """UTF-8 text, or None for binary; a window may end inside a character when truncated."""
+    if b"\x00" in window[:TEXT_SNIFF_BYTES]:
+        return None
+    for trim in range(4 if truncated else 1):
+        try:
+            return window[: len(window) - trim].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return None
+
+
+def _mime_type(key: str, is_text: bool) -> str:
+    guessed = mimetypes.guess_type(key, strict=False)[0]
+    if guessed:
+        return guessed
+    return "text/plain" if is_text else "application/octet-stream"
+
+
+async def read_file(service: FilesService, args: ReadArgs, ctx: CallContext) -> ReadResult:
+    key = _key(args.path)
+    limit = min(args.limit or service.max_read_bytes, service.max_read_bytes)
+    window = await service.run(service.store.read_window, key, args.offset, limit)
+    if args.offset > window.size:
+        raise ToolFailure(
+            "invalid_arguments", f"offset {args.offset} is past the end of {key} ({window.size} bytes)"
+        )
+    truncated = args.offset + len(window.data) < window.size
+    text = _decode_text(window.data, truncated)
+    if text is not None:
+        consumed = len(text.encode("utf-8"))
+        content, encoding = text, "text"
+    else:
+        consumed = len(window.data)
+        content, encoding = base64.b64encode(window.data).decode("ascii"), "base64"
+    end = args.offset + consumed
+    more = end < window.size
+    return ReadResult(
+        path=key,
+        size=window.size,
+        sha256=window.sha256,
+        mime_type=_mime_type(key, text is not None),
+        encoding=encoding,
+        content=content,
+        offset=args.offset,
+        truncated=more,
+        next_offset=end if more else None,
+    )
+
+
+def _render_read(result: ReadResult) -> str:
+    header = f"{result.path} ({result.size} bytes, sha256 {result.sha256}, {result.mime_type}"
+    if result.encoding == "base64":
+        header += ", base64"
+    if result.truncated:
+        header += (
+            f", bytes {result.offset}-{result.next_offset} shown; continue at offset {result.next_offset}"
+        )
+    return f"{header})\n{result.content}"
+
+
+# -- files.write ----------------------------------------------------------------------------
+
+
+def _content_bytes(args: WriteArgs) -> bytes:
+    if args.encoding == "text":
+        return args.content.encode("utf-8")
+    try:
+        return base64.b64decode(args.content, validate=True)
+    except (binascii.Error, ValueError):
+        raise ToolFailure(
+            "invalid_arguments", "content is not valid base64", "use encoding: 'text' for plain text"
+        ) from None
+
+
+async def write_file(service: FilesService, args: WriteArgs, ctx: CallContext) -> WriteResult:
+    key = _key(args.path)
+    data = _content_bytes(args)
+    if len(data) > service.max_write_bytes:
+        raise ToolFailure(
+            "too_large", f"content is {len(data)} bytes; the write limit is {service.max_write_bytes} bytes"
+        )
+    created = await service.run(
+        service.store.write,
+        key,
+        data,
+        create_parents=args.create_parents,
+        expected_sha256=args.expected_sha256,
+    )
+    return WriteResult(path=key, size=len(data), sha256=_sha256(data), created=created)
+
+
+async def write_risk(service: FilesService, args: WriteArgs) -> Risk:
+    try:
+        existing = await service.run(service.store.stat, _key(args.path))
+    except ToolFailure:
+        return Risk.MEDIUM  # the handler refuses the call with the reason
+    args._existing_known = True
+    args._existing_size = None if existing is None else (existing.size or 0)
+    if existing is not None and args.expected_sha256 is None:
+        return Risk.HIGH
+    return Risk.MEDIUM
+
+
+def _approx_content_size(args: WriteArgs) -> int:
+    if args.encoding == "text":
+        return len(args.content.encode("utf-8", "replace"))
+    return len(args.content) * 3 // 4
+
+
+def describe_write(args: WriteArgs) -> str:
+    kind = "text" if args.encoding == "text" else "binary data"
+    size = human_size(_approx_content_size(args))
+    if not args._existing_known:
+        return f"Write {size} of {kind} to {args.path}, replacing it if it exists"
+    if args._existing_size is None:
+        return f"Create {args.path} with {size} of {kind}"
+    checked = " (only if unchanged since it was read)" if args.expected_sha256 else ""
+    return f"Replace {args.path} ({human_size(args._existing_size)}) with {size} of new {kind}{checked}"
+
+
+# -- files.edit -----------------------------------------------------------------------------
+
+
+async def edit_file(service: FilesService, args: EditArgs, ctx: CallContext) -> EditResult:
+    key = _key(args.path)
+    data = await service.run(service.store.read_all, key, service.max_write_bytes)
+    current_sha256 = _sha256(data)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolFailure(
+            "invalid_arguments", f"{key} is not UTF-8 text", "replace it with files.write"
+        ) from None
+    check_expected(key, current_sha256, args.expected_sha256)
+    requests = [EditRequest(edit.old_string, edit.new_string, edit.replace_all) for edit in args.edits]
+    new_text, replacements = apply_edits(text, requests)
+    new_data = new_text.encode("utf-8")
+    if len(new_data) > service.max_write_bytes:
+        raise ToolFailure(
+            "too_large",
+            f"the edited file would be {len(new_data)} bytes; the limit is {service.max_write_bytes}",
+        )
+    diff = unified_diff(text, new_text, key)
+    if not args.dry_run:
+        await service.run(
+            service.store.write, key, new_data, create_parents=False, expected_sha256=current_sha256
+        )
+    return EditResult(
+        path=key,
+        sha256=current_sha256 if args.dry_run else _sha256(new_data),
+        size=len(data) if args.dry_run else len(new_data),
+        replacements=replacements,
+        diff=diff,
+        dry_run=args.dry_run,
+    )
+
+
+def describe_edit(args: EditArgs) -> str:
+    count = len(args.edits)
+    verb = "Preview" if args.dry_run else "Apply"
+    return f"{verb} {count} exact text replacement{'s' if count > 1 else ''} in {args.path}"
+
+
+def _render_edit(result: EditResult) -> str:
+    state = "Would change" if result.dry_run else "Changed"
+    return (
+        f"{state} {result.path}: {result.replacements} replacement(s), sha256 {result.sha256}\n{result.diff}"
+    )
+
+
+# -- files.mkdir, files.move, files.delete --------------------------------------------------
+
+
+async def make_folder(service: FilesService, args: MkdirArgs, ctx: CallContext) -> MkdirResult:
+    key = _key(args.path)
+    created = await service.run(service.store.mkdir, key, parents=args.parents)
+    return MkdirResult(path=key, created=created)
+
+
+async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext) -> MoveResult:
+    source = _key(args.source, "source")
+    destination = _key(args.destination, "destination")
+    if source == destination:
+        raise ToolFailure("invalid_arguments", "source and destination are the same path")
+    if destination.startswith(source + "/"):
+        raise ToolFailure("invalid_arguments", "cannot move a folder into itself")
+    replaced = await service.run(
+        service.store.move,
+        source,
+        destination,
+        overwrite=args.overwrite,
+        create_parents=args.create_parents,
+    )
+    return MoveResult(source=source, destination=destination, replaced=replaced)
+
+
+async def move_risk(service: FilesService, args: MoveArgs) -> Risk:
+    if not args.overwrite:
+        return Risk.MEDIUM
+    try:
+        existing = await service.run(service.store.stat, _key(args.destination, "destination"))
+    except ToolFailure:
+        return Risk.HIGH
+    args._destination_size = None if existing is None else (existing.size or 0)
+    return Risk.HIGH
+
+
+def describe_move(args: MoveArgs) -> str:
+    line = f"Move {args.source} to {args.destination}"
+    if args.overwrite:
+        if args._destination_size is not None:
+            return f"{line}, replacing the existing {args.destination} ({human_size(args._destination_size)})"
+        return f"{line}, replacing {args.destination} if it exists"
+    return line
+
+
+async def delete_file(service: FilesService, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
+    key = _key(args.path)
+    target = await service.run(service.store.stat, key)
+    if target is None:
+        raise ToolFailure("not_found", f"{key} does not exist")
+    if target.type == "folder" and args.recursive:
+        await ctx.report_progress(0, None, f"deleting {key}")
+    removed = await service.run(service.store.delete, key, recursive=args.recursive)
+    if target.type == "folder" and args.recursive:
+        await ctx.report_progress(removed, removed, f"deleted {removed} entries")
+    return DeleteResult(path=key, type=target.type, removed=removed)
+
+
+async def delete_risk(service: FilesService, args: DeleteArgs) -> Risk:
+    try:
+        key = _key(args.path)
+        target = await service.run(service.store.stat, key)
+        args._target = None if target is None else _as_entry(target)
+        if target is not None and target.type == "folder":
+            args._file_count = await service.run(service.store.count_below, key, 10_000)
+    except ToolFailure:
+        pass
+    return Risk.HIGH
+
+
+def describe_delete(args: DeleteArgs) -> str:
+    target = args._target
+    if target is None:
+        extra = " and everything in it" if args.recursive else ""
+        return f"Delete {args.path}{extra}"
+    if target.type == "folder":
+        count = args._file_count
+        inside = "" if count is None else f" and the {count}{'+' if count >= 10_000 else ''} entries in it"
+        return f"Delete folder {args.path}{inside}"
+    if target.type == "file":
+        return f"Delete file {args.path} ({human_size(target.size)})"
+    return f"Delete {target.type} {args.path}"
+
+
+TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
+    ToolSpec(
+        name="files.list",
+        title="List files",
+        description="List a folder's files and folders (type, size, modified), optionally recursive and "
+        "filtered by a glob; paginated.",
+        input_model=ListArgs,
+        output_model=ListResult,
+        handler=list_files,
+        risk=Risk.LOW,
+        describe=lambda args: (
+            f"List {args.path or 'the root folder'}{' recursively' if args.recursive else ''}"
+        ),
+        read_only=True,
+        idempotent=True,
+        render_text=_render_list,
+    ),
+    ToolSpec(
+        name="files.read",
+        title="Read a file",
+        description="Read a file: UTF-8 text as is, anything else as base64 with its mime type. Returns size "
+        "and sha256; large files are read in windows (offset, next_offset).",
+        input_model=ReadArgs,
+        output_model=ReadResult,
+        handler=read_file,
+        risk=Risk.LOW,
+        describe=lambda args: f"Read {args.path}",
+        read_only=True,
+        idempotent=True,
+        render_text=_render_read,
+    ),
+    ToolSpec(
+        name="files.write",
+        title="Write a file",
+        description="Create or replace a file atomically. Pass expected_sha256 from your last read to avoid "
+        "overwriting someone else's change.",
+        input_model=WriteArgs,
+        output_model=WriteResult,
+        handler=write_file,
+        risk=Risk.MEDIUM,
+        describe=describe_write,
+        dynamic_risk=write_risk,
+    ),
+    ToolSpec(
+        name="files.edit",
+        title="Edit a file",
+        description="Replace exact text in a file. Each old_string must match exactly once (or set "
+        "replace_all); edits apply in order; line endings are kept. Returns a diff and the new sha256.",
+        input_model=EditArgs,
+        output_model=EditResult,
+        handler=edit_file,
+        risk=Risk.MEDIUM,
+        describe=describe_edit,
+        render_text=_render_edit,
+    ),
+    ToolSpec(
+        name="files.mkdir",
+        title="Create a folder",
+        description="Create a folder (and its parents); succeeds if it already exists.",
+        input_model=MkdirArgs,
+        output_model=MkdirResult,
+        handler=make_folder,
+        risk=Risk.MEDIUM,
+        describe=lambda args: f"Create folder {args.path}",
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="files.move",
+        title="Move or rename",
+        description="Move or rename a file or folder; refuses to replace an existing destination unless "
+        "overwrite is true.",
+        input_model=MoveArgs,
+        output_model=MoveResult,
+        handler=move_file,
+        risk=Risk.MEDIUM,
+        describe=describe_move,
+        dynamic_risk=move_risk,
+    ),
+    ToolSpec(
+        name="files.delete",
+        title="Delete",
+        description="Delete a file, or a folder with everything in it when recursive is true.",
+        input_model=DeleteArgs,
+        output_model=DeleteResult,
+        handler=delete_file,
+        risk=Risk.HIGH,
+        describe=describe_delete,
+        dynamic_risk=delete_risk,
+    ),
+]
