@@ -1,0 +1,406 @@
+"""Turn raw MIME bytes into what the inbox stores, never failing on bad mail.
+
+Mail arrives from anywhere: unknown charsets, broken headers, truncated bodies. Every
+step falls back to what can still be read and records a warning instead of raising, so a
+message is stored with a parse warning rather than dropped.
+"""
+
+from __future__ import annotations
+
+import codecs
+import email.header
+import email.utils
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email import policy
+from email.message import Message
+from email.parser import BytesParser
+from html.parser import HTMLParser
+
+MAX_FORWARD_DEPTH = 8
+MAX_PARTS = 500
+_BLOCK_TAGS = frozenset(
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "br",
+        "dd",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "li",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    ]
+)
+_SKIP_TAGS = frozenset({"script", "style", "head", "title", "template", "noscript"})
+
+
+@dataclass
+class ParsedAttachment:
+    filename: str
+    content_type: str
+    data: bytes
+    charset: str | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+@dataclass
+class ParsedMessage:
+    message_id: str | None
+    sender: str
+    sender_address: str
+    recipients: list[str]
+    subject: str
+    date: datetime | None
+    body: str
+    body_format: str
+    attachments: list[ParsedAttachment] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def dedupe_key(self, raw: bytes) -> str:
+        """The same Message-ID is one message; without one, identical bytes are."""
+        if self.message_id:
+            return "mid:" + self.message_id
+        return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+class _TextExtractor(HTMLParser):
+    """Readable text from HTML: blocks become lines, links keep their target."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self._chunks: list[str] = []
+        self._skip_depth = 0
+        self._href: str | None = None
+        self._link_text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip_depth += 1
+        elif tag in _BLOCK_TAGS:
+            self._chunks.append("\n")
+        if tag == "li":
+            self._chunks.append("- ")
+        if tag == "a":
+            self._href = dict(attrs).get("href")
+            self._link_text = []
+        if tag == "img":
+            alt = (dict(attrs).get("alt") or "").strip()
+            if alt:
+                self._chunks.append(f"[{alt}]")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip_depth = max(0, self._skip_depth - 1)
+        elif tag in _BLOCK_TAGS:
+            self._chunks.append("\n")
+        if tag == "a" and self._href:
+            text = "".join(self._link_text).strip()
+            href = self._href.strip()
+            if href.startswith(("http://", "https://", "mailto:")) and href != text:
+                self._chunks.append(f" ({href})")
+            self._href = None
+
+    def handle_data(self, data: str) -> None:
+        if self._skip_depth:
+            return
+        self._chunks.append(data)
+        if self._href is not None:
+            self._link_text.append(data)
+
+    def text(self) -> str:
+        return normalise_whitespace("".join(self._chunks))
+
+
+def normalise_whitespace(text: str) -> str:
+    lines = [re.sub(r"[ \t\r\f\v\u00a0]+", " ", line).strip() for line in text.split("\n")]
+    collapsed = "\n".join(lines)
+    return re.sub(r"\n{3,}", "\n\n", collapsed).strip()
+
+
+def html_to_text(html: str) -> str:
+    extractor = _TextExtractor()
+    try:
+        extractor.feed(html)
+        extractor.close()
+    except Exception:  # html.parser is lenient, but never let markup drop a message
+        return normalise_whitespace(re.sub(r"<[^>]*>", " ", html))
+    return extractor.text()
+
+
+def _known_codec(charset: str | None) -> str | None:
+    if not charset:
+        return None
+    try:
+        return codecs.lookup(charset).name
+    except (LookupError, ValueError):
+        return None
+
+
+def decode_bytes(data: bytes, charset: str | None, warnings: list[str], where: str) -> str:
+    """Decode with the declared charset; fall back to UTF-8, then Windows-1252, never raise."""
+    codec = _known_codec(charset)
+    if charset and codec is None:
+        warnings.append(f"{where}: unknown charset {charset[:40]!r}; decoded as UTF-8 with replacements")
+    if codec is not None:
+        text = data.decode(codec, errors="replace")
+        if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
+            warnings.append(f"{where}: bytes invalid in {charset} were replaced")
+        return text
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        if charset:
+            return data.decode("utf-8", errors="replace")
+        return data.decode("cp1252", errors="replace")
+
+
+def _payload_bytes(part: Message) -> bytes:
+    try:
+        payload = part.get_payload(decode=True)
+    except Exception:
+        payload = None
+    if isinstance(payload, bytes):
+        return payload
+    raw = part.get_payload()
+    if isinstance(raw, str):
+        return raw.encode("utf-8", errors="surrogateescape")
+    return b""
+
+
+def _header(msg: Message, name: str, warnings: list[str]) -> str:
+    """A header as readable text; a header the strict parser rejects is decoded by hand."""
+    try:
+        value = msg.get(name)
+        return "" if value is None else str(value).strip()
+    except Exception:
+        pass
+    warnings.append(f"header {name} is malformed; kept as raw text")
+    for key, raw_value in msg.raw_items():
+        if key.lower() == name.lower():
+            try:
+                return str(email.header.make_header(email.header.decode_header(raw_value))).strip()
+            except Exception:
+                return str(raw_value).strip()
+    return ""
+
+
+def _addresses(value: str) -> list[tuple[str, str]]:
+    try:
+        return [(name, addr) for name, addr in email.utils.getaddresses([value]) if addr or name]
+    except Exception:
+        return []
+
+
+def _format_address(name: str, addr: str) -> str:
+    if name and addr:
+        return f"{name} <{addr}>"
+    return name or addr
+
+
+def _parse_date(msg: Message, warnings: list[str]) -> datetime | None:
+    raw = _header(msg, "Date", warnings)
+    if not raw:
+        return None
+    try:
+        parsed = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        warnings.append(f"unreadable Date header {raw[:60]!r}")
+        return None
+    if parsed is None:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _message_id(msg: Message, warnings: list[str]) -> str | None:
+    raw = _header(msg, "Message-ID", warnings)
+    match = re.search(r"<([^<>\s]+)>", raw)
+    value = match.group(1) if match else raw.strip().strip("<>").strip()
+    return value[:998] or None
+
+
+def _filename(part: Message) -> str | None:
+    try:
+        name = part.get_filename()
+    except Exception:
+        name = None
+    if not name:
+        return None
+    name = str(name).replace("\\", "/").rsplit("/", 1)[-1]
+    name = "".join(ch for ch in name if ch.isprintable()).strip()
+    return name[:255] or None
+
+
+def _is_attachment(part: Message) -> bool:
+    try:
+        disposition = part.get_content_disposition()
+    except Exception:
+        disposition = None
+    return disposition == "attachment" or (_filename(part) is not None and disposition != "inline")
+
+
+@dataclass
+class _Walk:
+    texts: list[str] = field(default_factory=list)
+    formats: set[str] = field(default_factory=set)
+    attachments: list[ParsedAttachment] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    parts_seen: int = 0
+
+
+def _text_of(part: Message, walk: _Walk) -> tuple[str, str]:
+    """The readable text of one text/plain or text/html part and its format."""
+    data = _payload_bytes(part)
+    text = decode_bytes(data, part.get_content_charset(), walk.warnings, f"part {part.get_content_type()}")
+    if part.get_content_subtype() == "html":
+        return html_to_text(text), "html"
+    return normalise_whitespace(text), "plain"
+
+
+def _alternative_choice(parts: list[Message]) -> Message | None:
+    for wanted in ("text/plain", "text/html"):
+        for part in parts:
+            if part.get_content_type() == wanted and not _is_attachment(part):
+                return part
+    return next((part for part in reversed(parts) if part.is_multipart()), None)
+
+
+def _walk(part: Message, walk: _Walk, depth: int) -> None:
+    walk.parts_seen += 1
+    if walk.parts_seen > MAX_PARTS:
+        if walk.parts_seen == MAX_PARTS + 1:
+            walk.warnings.append(f"more than {MAX_PARTS} MIME parts; the rest were skipped")
+        return
+    walk.warnings.extend(_defects(part))
+    content_type = part.get_content_type()
+    if content_type == "message/rfc822" or (part.is_multipart() and content_type.startswith("message/")):
+        _walk_forwarded(part, walk, depth)
+        return
+    if part.is_multipart():
+        children = [child for child in part.get_payload() if isinstance(child, Message)]
+        if part.get_content_subtype() == "alternative":
+            chosen = _alternative_choice(children)
+            others = [child for child in children if child is not chosen and _is_attachment(child)]
+            for child in ([chosen] if chosen is not None else []) + others:
+                _walk(child, walk, depth)
+            return
+        for child in children:
+            _walk(child, walk, depth)
+        return
+    if part.get_content_maintype() == "multipart":  # no boundary: the payload is one plain string
+        text = decode_bytes(_payload_bytes(part), part.get_content_charset(), walk.warnings, "multipart body")
+        if text.strip():
+            walk.texts.append(normalise_whitespace(text))
+            walk.formats.add("plain")
+        return
+    is_text_body = part.get_content_maintype() == "text" and part.get_content_subtype() in ("plain", "html")
+    if is_text_body and not _is_attachment(part):
+        text, fmt = _text_of(part, walk)
+        if text:
+            walk.texts.append(text)
+            walk.formats.add(fmt)
+        return
+    data = _payload_bytes(part)
+    name = _filename(part) or f"part-{len(walk.attachments) + 1}"
+    walk.attachments.append(ParsedAttachment(name, content_type, data, part.get_content_charset()))
+
+
+def _walk_forwarded(part: Message, walk: _Walk, depth: int) -> None:
+    payload = part.get_payload()
+    inner = payload[0] if isinstance(payload, list) and payload else None
+    if not isinstance(inner, Message):
+        walk.warnings.append("a forwarded message part is empty or unreadable")
+        return
+    if depth >= MAX_FORWARD_DEPTH:
+        walk.warnings.append(f"forwarded messages nested deeper than {MAX_FORWARD_DEPTH}; inner ones skipped")
+        return
+    inner_walk = _Walk(warnings=walk.warnings, attachments=walk.attachments, parts_seen=walk.parts_seen)
+    header_lines = ["---------- Forwarded message ----------"]
+    for name in ("From", "Date", "Subject", "To"):
+        value = _header(inner, name, walk.warnings)
+        if value:
+            header_lines.append(f"{name}: {value}")
+    _walk(inner, inner_walk, depth + 1)
+    walk.parts_seen = inner_walk.parts_seen
+    walk.formats.update(inner_walk.formats)
+    walk.texts.append("\n".join(header_lines) + "\n\n" + "\n\n".join(inner_walk.texts))
+
+
+def _defects(part: Message) -> list[str]:
+    defects = getattr(part, "defects", None) or []
+    return [f"MIME defect: {type(defect).__name__}" for defect in defects]
+
+
+def parse_message(raw: bytes) -> ParsedMessage:
+    """Parse raw MIME; whatever goes wrong is recorded in `warnings`, never raised."""
+    warnings: list[str] = []
+    try:
+        msg: Message = BytesParser(policy=policy.default).parsebytes(raw)
+    except Exception as error:  # the parser is lenient; this is the last line of defence
+        text = decode_bytes(raw, None, warnings, "message")
+        warnings.append(f"could not parse as MIME ({type(error).__name__}); stored as plain text")
+        return ParsedMessage(None, "", "", [], "", None, normalise_whitespace(text), "plain", [], warnings)
+    if not list(msg.keys()):
+        warnings.append("no mail headers found")
+    sender_header = _header(msg, "From", warnings)
+    senders = _addresses(sender_header)
+    sender_name, sender_address = senders[0] if senders else ("", "")
+    sender = _format_address(sender_name, sender_address) or sender_header
+    recipients = [
+        _format_address(name, addr)
+        for header in ("To", "Cc")
+        for name, addr in _addresses(_header(msg, header, warnings))
+    ]
+    walk = _Walk(warnings=warnings)
+    try:
+        _walk(msg, walk, 0)
+    except Exception as error:  # a body we cannot walk still leaves headers worth keeping
+        warnings.append(f"body could not be fully read ({type(error).__name__})")
+    body_format = "plain" if "plain" in walk.formats else ("html" if walk.formats else "none")
+    return ParsedMessage(
+        message_id=_message_id(msg, warnings),
+        sender=sender,
+        sender_address=sender_address.lower(),
+        recipients=recipients,
+        subject=_header(msg, "Subject", warnings).replace("\n", " "),
+        date=_parse_date(msg, warnings),
+        body="\n\n".join(walk.texts),
+        body_format=body_format,
+        attachments=walk.attachments,
+        warnings=list(dict.fromkeys(warnings)),
+    )

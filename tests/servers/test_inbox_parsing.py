@@ -1,0 +1,156 @@
+"""Parsing the MIME corpus: every sample yields readable text, none raises."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from mcp_tools.servers.inbox.parsing import html_to_text, parse_message
+from tests.servers import inbox_fixtures as mail
+
+
+def test_multipart_alternative_prefers_plain_text() -> None:
+    parsed = parse_message(mail.multipart_alternative())
+    assert parsed.body_format == "plain"
+    assert "quarterly report is ready" in parsed.body
+    assert "HTML" not in parsed.body
+    assert parsed.sender == "Bob Builder <bob@example.com>"
+    assert parsed.sender_address == "bob@example.com"
+    assert parsed.recipients == ["inbox@assistant.example", "Carol <carol@example.com>"]
+    assert parsed.message_id == "alt-1@example.com"
+    assert parsed.date == datetime(2026, 11, 3, 13, 0, tzinfo=UTC)
+    assert parsed.warnings == []
+
+
+def test_html_only_becomes_text_without_scripts_or_styles() -> None:
+    parsed = parse_message(mail.html_only())
+    assert parsed.body_format == "html"
+    assert "Order #4711 shipped" in parsed.body
+    assert "Your parcel is on its way & arrives Thursday." in parsed.body
+    assert "- Blue kettle" in parsed.body
+    assert "Track parcel (https://shop.example/track/4711)" in parsed.body
+    for hidden in ("alert", "tracking", "color: red", "ignored title", "<p>"):
+        assert hidden not in parsed.body
+
+
+def test_html_to_text_ignores_javascript_links() -> None:
+    text = html_to_text('<a href="javascript:steal()">click</a><br>line two')
+    assert text == "click\nline two"
+
+
+def test_attachments_are_listed_with_names_types_and_sizes() -> None:
+    parsed = parse_message(mail.with_attachments())
+    assert parsed.body == "Invoice attached, plus the customer list."
+    names = [(item.filename, item.content_type, item.size) for item in parsed.attachments]
+    assert names[0] == ("invoice.pdf", "application/pdf", len(mail.PDF_BYTES))
+    assert names[1][0:2] == ("kunden übersicht.csv", "text/csv")
+    assert parsed.attachments[0].data == mail.PDF_BYTES
+    assert parsed.attachments[1].data.decode("utf-8") == "name;city\nZoë;Zürich\n"
+
+
+def test_attachment_names_lose_any_path() -> None:
+    parsed = parse_message(mail.with_attachments())
+    assert parsed.attachments[2].filename == "evil.sh"
+
+
+def test_latin1_body_and_encoded_headers() -> None:
+    parsed = parse_message(mail.latin1_body())
+    assert parsed.body == "Le café crème est prêt à Genève."
+    assert parsed.subject == "Réunion à Genève"
+    assert parsed.sender == "André <andre@example.fr>"
+
+
+def test_shift_jis_body_and_subject() -> None:
+    parsed = parse_message(mail.shift_jis_body())
+    assert parsed.body == "会議の議事録を送ります。確認してください。"
+    assert parsed.subject == "議事録"
+    assert parsed.sender == "山田 <yamada@example.jp>"
+    assert parsed.warnings == []
+
+
+def test_rfc2047_subject_with_mixed_encoded_words() -> None:
+    assert parse_message(mail.rfc2047_subject()).subject == "🎉 Party am Samstag für Jürgen"
+
+
+def test_nested_forwards_keep_every_level_and_inner_attachments() -> None:
+    parsed = parse_message(mail.nested_forward())
+    body = parsed.body
+    order = [
+        body.index("See the landlord's mail below."),
+        body.index("From: Partner <partner@home.example>"),
+        body.index("Can you deal with this?"),
+        body.index("From: Landlord <landlord@rent.example>"),
+        body.index("signed before December 1st"),
+    ]
+    assert order == sorted(order)
+    assert body.count("---------- Forwarded message ----------") == 2
+    assert [item.filename for item in parsed.attachments] == ["lease.txt"]
+    assert parsed.subject == "Fwd: Fwd: Lease renewal"
+
+
+def test_truncated_message_keeps_what_was_readable_and_warns() -> None:
+    parsed = parse_message(mail.truncated())
+    assert parsed.subject == "Invoice and data"
+    assert "Invoice attached" in parsed.body
+    assert any("Boundary" in warning for warning in parsed.warnings)
+
+
+def test_unknown_charset_is_decoded_with_a_warning() -> None:
+    parsed = parse_message(mail.unknown_charset())
+    assert parsed.body.startswith("Café and")
+    assert any("x-made-up-charset" in warning for warning in parsed.warnings)
+
+
+def test_malformed_headers_do_not_lose_the_message() -> None:
+    parsed = parse_message(mail.malformed_headers())
+    assert "body still here" in parsed.body
+    assert parsed.subject == "Broken but readable"
+    assert parsed.date is None
+    assert parsed.warnings
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"\x00\x01\x02binary junk \xff\xfe",
+        b"Subject: only a header",
+        b"Content-Type: multipart/mixed; boundary=X\r\n\r\n--X\r\nContent-Type: message/rfc822\r\n\r\n",
+        b"Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n@@@not base64",
+        b"Content-Type: text/html\r\n\r\n<div><p>unclosed <b>tags <script>x",
+    ],
+)
+def test_garbage_never_raises(raw: bytes) -> None:
+    parsed = parse_message(raw)
+    assert isinstance(parsed.body, str)
+
+
+def test_forwarding_loop_depth_is_bounded() -> None:
+    inner = mail.simple(subject="core", body="deepest text", message_id=None)
+    for level in range(20):
+        inner = (
+            (
+                f"Subject: level {level}\r\nContent-Type: multipart/mixed; boundary=B{level}\r\n\r\n"
+                f"--B{level}\r\nContent-Type: message/rfc822\r\n\r\n"
+            ).encode()
+            + inner
+            + f"\r\n--B{level}--\r\n".encode()
+        )
+    parsed = parse_message(inner)
+    assert any("nested deeper" in warning for warning in parsed.warnings)
+    assert "deepest text" not in parsed.body
+
+
+def test_dedupe_key_uses_message_id_or_raw_hash() -> None:
+    with_id = mail.simple(message_id="<same@x>")
+    assert parse_message(with_id).dedupe_key(with_id) == "mid:same@x"
+    without = mail.simple(message_id=None)
+    assert parse_message(without).dedupe_key(without).startswith("sha256:")
+    other = mail.simple(message_id=None, body="different")
+    assert parse_message(other).dedupe_key(other) != parse_message(without).dedupe_key(without)
+
+
+@pytest.mark.parametrize("name", sorted(mail.corpus()))
+def test_every_corpus_sample_parses(name: str) -> None:
+    parsed = parse_message(mail.corpus()[name])
+    assert parsed.body or parsed.subject
