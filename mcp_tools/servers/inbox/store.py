@@ -202,6 +202,15 @@ class MessageStore:
 
     def insert(self, message: NewMessage) -> tuple[str, bool]:
         """Store a message; returns (id, duplicate). A racing twin makes this a duplicate."""
+        try:
+            return self._insert(message)
+        except sqlite3.IntegrityError:
+            existing = self.find_by_key(message.dedupe_key)
+            if existing is None:
+                raise
+            return existing, True
+
+    def _insert(self, message: NewMessage) -> tuple[str, bool]:
         with self._connect() as db:
             existing = db.execute(
                 "SELECT id FROM messages WHERE dedupe_key = ?", (message.dedupe_key,)
