@@ -117,8 +117,8 @@ class LocalStore:
                             f"{folder or 'the root'} holds more than {MAX_LISTED} entries",
                             "list a smaller folder, or without recursive",
                         )
-        found.sort(key=lambda entry: entry.key)
-        return iter([entry for entry in found if after is None or entry.key > after])
+        found.sort(key=lambda entry: entry.sort_key)
+        return iter([entry for entry in found if after is None or entry.sort_key > after])
 
     def mkdir(self, key: str, *, parents: bool) -> bool:
         return self.sandbox.mkdir(key, parents=parents)

@@ -26,6 +26,11 @@ class StoredEntry:
     mtime: float | None = None
 
     @property
+    def sort_key(self) -> str:
+        """Listing order and cursors: a folder sorts as 'name/', as S3 lists it, on both backends."""
+        return self.key + "/" if self.type == "folder" else self.key
+
+    @property
     def modified(self) -> str | None:
         if self.mtime is None:
             return None
@@ -55,7 +60,7 @@ class Store(Protocol):
         ...
 
     def entries(self, folder: str, *, recursive: bool, after: str | None) -> Iterator[StoredEntry]:
-        """Entries below `folder` in key order, keys greater than `after` only."""
+        """Entries below `folder` ordered by `sort_key`, only those after the cursor `after`."""
         ...
 
     def mkdir(self, key: str, *, parents: bool) -> bool: ...

@@ -106,7 +106,7 @@ async def list_files(service: FilesService, args: ListArgs, ctx: CallContext) ->
         return page, False
 
     page, more = await service.run(collect)
-    next_cursor = encode_cursor(page[-1].key) if more and page else None
+    next_cursor = encode_cursor(page[-1].sort_key) if more and page else None
     return ListResult(path=folder, entries=[_as_entry(item) for item in page], next_cursor=next_cursor)
 
 
