@@ -80,10 +80,7 @@ class App:
             for name, ns in self.namespaces.items():
                 if ns.lifespan is not None:
                     await stack.enter_async_context(ns.lifespan(self.services[name]))
-            try:
-                yield self
-            finally:
-                self.store.close()
+            yield self
 
 
 def wire_name(canonical: str, separator: str) -> str:

@@ -1,0 +1,167 @@
+"""Streamable HTTP: `/mcp` for every enabled namespace, `/<namespace>/mcp` for each one alone.
+
+Every path but `/healthz` needs a bearer token (compared in constant time; its name becomes
+the audit principal) and passes Host/Origin validation against DNS rebinding.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcp_tools.app import App
+from mcp_tools.config import ConfigError
+from mcp_tools.mcp_server import PRINCIPAL_SCOPE_KEY, build_server
+
+logger = logging.getLogger("mcp_tools.http")
+LOOPBACK_NAMES = ("localhost",)
+PUBLIC_PATHS = ("/healthz",)
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_tokens(app: App, host: str) -> dict[str, str]:
+    """The configured tokens; on loopback with none, one kept in a private file in the state dir.
+
+    Off loopback with no token the server does not start: an open port would hand the
+    person's accounts to anyone who can reach it.
+    """
+    tokens = app.config.http_tokens()
+    if tokens:
+        return tokens
+    if not is_loopback(host):
+        raise ConfigError(
+            f'refusing to serve HTTP on {host} without a bearer token: set [http.tokens] NAME = "..." '
+            "or MCP_TOOLS_HTTP_TOKEN"
+        )
+    path = local_token_path(app)
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(32))
+    logger.warning("no HTTP token configured; clients must send the token stored in %s", path)
+    return {"local": path.read_text().strip()}
+
+
+def local_token_path(app: App) -> Path:
+    return app.environment.state_dir / "http-token"
+
+
+def security_settings(app: App, host: str) -> TransportSecuritySettings:
+    hosts = list(app.config.http.allowed_hosts)
+    origins = list(app.config.http.allowed_origins)
+    if is_loopback(host):
+        hosts += ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
+        origins += ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    elif not hosts:
+        hosts = [host, f"{host}:*"]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+class GuardMiddleware:
+    """Host/Origin validation, then bearer-token authentication, in front of everything."""
+
+    def __init__(self, app: ASGIApp, tokens: dict[str, str], settings: TransportSecuritySettings) -> None:
+        self.app = app
+        self.tokens = [(name, token.encode()) for name, token in tokens.items()]
+        self.origin_check = TransportSecurityMiddleware(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        refused = await self.origin_check.validate_request(request, is_post=False)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
+        principal = self.authenticate(request.headers.get("authorization", ""))
+        if principal is None:
+            await unauthorized()(scope, receive, send)
+            return
+        scope[PRINCIPAL_SCOPE_KEY] = principal
+        await self.app(scope, receive, send)
+
+    def authenticate(self, header: str) -> str | None:
+        scheme, _, presented = header.partition(" ")
+        if scheme.lower() != "bearer" or not presented:
+            return None
+        candidate = presented.strip().encode()
+        found = None
+        for name, token in self.tokens:  # every token is compared, so timing says nothing
+            if hmac.compare_digest(candidate, token):
+                found = name
+        return found
+
+
+def unauthorized() -> Response:
+    body = {"error": "unauthorized", "message": "send Authorization: Bearer <token>"}
+    return Response(
+        json.dumps(body),
+        status_code=401,
+        media_type="application/json",
+        headers={"WWW-Authenticate": 'Bearer realm="mcp-tools"'},
+    )
+
+
+async def healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+def build_http_app(app: App, host: str) -> Starlette:
+    """The ASGI app; its lifespan runs the namespaces' background work and the MCP sessions."""
+    tokens = resolve_tokens(app, host)
+    settings = security_settings(app, host)
+    managers: list[StreamableHTTPSessionManager] = []
+    routes: list[Route] = [Route("/healthz", healthz, methods=["GET"])]
+
+    def mount(path: str, namespace: str | None) -> None:
+        manager = StreamableHTTPSessionManager(
+            app=build_server(app, transport="http", namespace=namespace), security_settings=settings
+        )
+        managers.append(manager)
+        routes.append(Route(path, endpoint=StreamableHTTPASGIApp(manager)))
+
+    mount("/mcp", None)
+    for name, namespace in app.namespaces.items():
+        mount(f"/{name}/mcp", name)
+        if namespace.http_routes is not None:
+            for extra in namespace.http_routes(app.services[name]):
+                routes.append(Route(extra.path, extra.endpoint, methods=list(extra.methods)))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(app.running())
+            for manager in managers:
+                await stack.enter_async_context(manager.run())
+            yield
+
+    starlette = Starlette(routes=routes, lifespan=lifespan)
+    starlette.add_middleware(GuardMiddleware, tokens=tokens, settings=settings)
+    return starlette

@@ -1,0 +1,107 @@
+"""Real server processes for transport tests: `mcp-tools serve` over stdio and over HTTP."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import StdioServerParameters
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_ENTRY = str(ROOT / "tests" / "serve_demo.py")
+
+
+def write_config(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def demo_config(tmp_path: Path, extra: str = "", servers: str = '["demo"]') -> Path:
+    """A config serving the demo namespace with state under tmp_path."""
+    return write_config(
+        tmp_path / "config.toml",
+        f'[server]\nservers = {servers}\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
+        + extra,
+    )
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MCP_TOOLS_")}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def stdio_params(config: Path, *args: str, **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=[DEMO_ENTRY, "--config", str(config), "serve", *args],
+        env=child_env(**env),
+        cwd=str(ROOT),
+    )
+
+
+def run_cli(config: Path, *args: str, input_text: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        cwd=str(ROOT),
+        input=input_text,
+        timeout=60,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def http_server(config: Path, *args: str, **env: str) -> Iterator[str]:
+    """`mcp-tools serve --http` on a free loopback port; yields the base URL once healthy."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), "serve", "--http", "--port", str(port), *args],
+        env=child_env(**env),
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"server exited: {process.stderr.read().decode() if process.stderr else ''}"
+                )
+            try:
+                if httpx2.get(base + "/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx2.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError("HTTP server did not become healthy")
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def bearer(token: str, **headers: Any) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", **headers}
