@@ -1,0 +1,152 @@
+"""The `[calendar]` config section and how it becomes settings the service can trust."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from mcp_tools.servers.calendar.timeutil import WEEKDAY_NAMES, parse_working_hours
+from mcp_tools.tooling import NotConfigured
+
+PASSWORD_ENV = "MCP_TOOLS_CALDAV_PASSWORD"
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+class CalendarConfig(BaseModel):
+    """One dedicated CalDAV calendar; other calendars of the account stay closed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(None, description="CalDAV server or principal URL")
+    username: str | None = None
+    password: SecretStr | None = Field(None, description=f"or set {PASSWORD_ENV}")
+    calendar: str | None = Field(None, description="display name or URL of the one calendar to use")
+    timezone: str | None = Field(None, description="IANA zone; default the system's, else UTC")
+    working_hours: str = "09:00-17:00"
+    working_days: list[str] = Field(default_factory=lambda: list(WEEKDAY_NAMES[:5]))
+    include_location: bool = False
+    include_description: bool = False
+    timeout_seconds: float = Field(20.0, gt=0, le=300)
+    allow_insecure_http: bool = Field(False, description="allow http:// to hosts other than loopback")
+
+    @field_validator("working_hours")
+    @classmethod
+    def _check_hours(cls, value: str) -> str:
+        parse_working_hours(value)
+        return value
+
+    @field_validator("working_days")
+    @classmethod
+    def _check_days(cls, value: list[str]) -> list[str]:
+        days = [day.strip().lower()[:3] for day in value]
+        unknown = [day for day in days if day not in WEEKDAY_NAMES]
+        if unknown:
+            raise ValueError(f"working_days must be among {', '.join(WEEKDAY_NAMES)}; got {unknown}")
+        return days
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated, resolved configuration; `repr` never shows the password."""
+
+    url: str
+    username: str | None
+    password: SecretStr | None = field(repr=False)
+    calendar: str
+    zone: ZoneInfo
+    hours: tuple[dt.time, dt.time]
+    weekdays: frozenset[int]
+    include_location: bool
+    include_description: bool
+    timeout_seconds: float
+
+    @property
+    def calendar_is_url(self) -> bool:
+        return self.calendar.startswith(("http://", "https://"))
+
+    @property
+    def server_label(self) -> str:
+        """Scheme and host only: safe for error messages."""
+        return safe_url(self.url)
+
+
+def safe_url(url: str) -> str:
+    """A URL without credentials, path or query, for messages."""
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}"
+
+
+def resolve_settings(config: CalendarConfig, env: Mapping[str, str]) -> Settings:
+    """Check everything that can be checked without I/O; raise NotConfigured with what to set."""
+    if not config.url:
+        raise NotConfigured(
+            "set [calendar] url (for example https://caldav.icloud.com/), username, calendar, "
+            f"and the password in {PASSWORD_ENV}"
+        )
+    parts = urlsplit(config.url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise NotConfigured("[calendar] url must be an http(s) URL such as https://caldav.example.com/")
+    if parts.username or parts.password:
+        raise NotConfigured("[calendar] url must not contain credentials; set username and the password")
+    insecure = parts.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS
+    if insecure and not config.allow_insecure_http:
+        raise NotConfigured(
+            "[calendar] url uses http:// to a remote host, which would send the password in clear; "
+            "use https:// (or set allow_insecure_http = true on a trusted network)"
+        )
+    if not config.calendar:
+        raise NotConfigured(
+            "set [calendar] calendar to the display name (or URL) of the one calendar to use, "
+            'for example calendar = "AI Assistant Shared"'
+        )
+    password = config.password
+    if env.get(PASSWORD_ENV):
+        password = SecretStr(env[PASSWORD_ENV])
+    start, end = parse_working_hours(config.working_hours)
+    return Settings(
+        url=config.url,
+        username=config.username,
+        password=password,
+        calendar=config.calendar,
+        zone=resolve_zone(config.timezone, env),
+        hours=(start, end),
+        weekdays=frozenset(WEEKDAY_NAMES.index(day) for day in config.working_days),
+        include_location=config.include_location,
+        include_description=config.include_description,
+        timeout_seconds=config.timeout_seconds,
+    )
+
+
+def resolve_zone(name: str | None, env: Mapping[str, str]) -> ZoneInfo:
+    """The configured IANA zone, else the system's (TZ or /etc/localtime), else UTC."""
+    if name:
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise NotConfigured(f"[calendar] timezone {name!r} is not an IANA zone such as Europe/Berlin") from None
+    for candidate in (env.get("TZ", "").lstrip(":"), _system_zone_name()):
+        if candidate:
+            try:
+                return ZoneInfo(candidate)
+            except (ZoneInfoNotFoundError, ValueError):
+                continue
+    return ZoneInfo("UTC")
+
+
+def _system_zone_name() -> str | None:
+    localtime = Path("/etc/localtime")
+    try:
+        target = os.readlink(localtime)
+    except OSError:
+        return None
+    marker = "zoneinfo/"
+    return target.split(marker, 1)[1] if marker in target else None

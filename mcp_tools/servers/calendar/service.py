@@ -1,0 +1,248 @@
+"""The calendar service: one CalDAV calendar, reached through a worker thread with a deadline.
+
+caldav is synchronous, so every exchange runs in `anyio.to_thread.run_sync` under
+`fail_after`. Failures become `ToolFailure`s built from our own words only: server
+messages and exception texts never reach the model, so neither can the password.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from mcp_tools.servers.calendar.config import Settings
+from mcp_tools.servers.calendar.store import CreatedEvents
+from mcp_tools.servers.calendar.timeutil import Moment
+from mcp_tools.tooling import ToolFailure
+
+if TYPE_CHECKING:
+    import caldav
+    import icalendar
+
+    from mcp_tools.servers.calendar.ical import Changes, Occurrence
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+FETCH_MARGIN = dt.timedelta(days=1)
+
+
+class CalendarService:
+    """Everything the tools need from the one configured calendar."""
+
+    def __init__(self, settings: Settings, created: CreatedEvents) -> None:
+        self.settings = settings
+        self.created = created
+        self._calendar_url: str | None = None
+        self._resolve_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"CalendarService({self.settings.server_label}, calendar={self.settings.calendar!r})"
+
+    @property
+    def zone(self) -> Any:
+        return self.settings.zone
+
+    async def events_between(self, start: dt.datetime, end: dt.datetime) -> list[Occurrence]:
+        """Occurrences overlapping [start, end), recurring series expanded."""
+        from mcp_tools.servers.calendar import ical
+
+        def work(calendar: caldav.Calendar) -> list[icalendar.Calendar]:
+            found = calendar.search(
+                start=start - FETCH_MARGIN,
+                end=end + FETCH_MARGIN,
+                event=True,
+                expand=False,
+                post_filter=False,
+            )
+            return [ical.parse_calendar(item.data) for item in found]
+
+        calendars = await self._call(work)
+        return ical.expand(calendars, start, end, self.zone)
+
+    async def event(self, uid: str) -> Occurrence | None:
+        from mcp_tools.servers.calendar import ical
+
+        def work(calendar: caldav.Calendar) -> icalendar.Calendar | None:
+            resource = _by_uid(calendar, uid)
+            return None if resource is None else ical.parse_calendar(resource.data)
+
+        found = await self._call(work)
+        return None if found is None else ical.series(found, uid)
+
+    async def create(
+        self,
+        title: str,
+        start: Moment,
+        end: Moment,
+        rule: str | None,
+        location: str | None,
+        description: str | None,
+    ) -> Occurrence:
+        from mcp_tools.servers.calendar import ical
+
+        parsed_rule = ical.check_rule(rule) if rule else None
+        uid = str(uuid.uuid4())
+        document = ical.new_calendar(uid, title, start, end, self.zone, parsed_rule, location, description)
+        # Recorded first: a lost reply must not turn our own event into the person's.
+        self.created.add(uid)
+
+        def work(calendar: caldav.Calendar) -> None:
+            calendar.add_event(document.to_ical().decode(), no_overwrite=True, increase_seqno=False)
+
+        await self._call(work)
+        created = ical.series(document, uid)
+        assert created is not None
+        return created
+
+    async def update(self, uid: str, occurrence: Moment | None, changes: Changes) -> Occurrence:
+        from mcp_tools.servers.calendar import ical
+
+        def edit(document: icalendar.Calendar) -> None:
+            if occurrence is None:
+                ical.update_series(document, uid, changes, self.zone)
+            else:
+                ical.update_occurrence(document, uid, occurrence, changes, self.zone)
+
+        document = await self._call(lambda calendar: _rewrite(calendar, uid, edit))
+        updated = ical.series(document, uid)
+        assert updated is not None
+        return updated
+
+    async def delete(self, uid: str, occurrence: Moment | None) -> None:
+        from mcp_tools.servers.calendar import ical
+
+        if occurrence is None:
+
+            def work(calendar: caldav.Calendar) -> None:
+                resource = _by_uid(calendar, uid)
+                if resource is None:
+                    raise ToolFailure("not_found", f"no event with uid {uid!r} in the calendar")
+                resource.delete()
+
+            await self._call(work)
+            self.created.remove(uid)
+            return
+
+        def edit(document: icalendar.Calendar) -> None:
+            ical.delete_occurrence(document, uid, occurrence, self.zone)
+
+        await self._call(lambda calendar: _rewrite(calendar, uid, edit))
+
+    async def check(self) -> str:
+        """Connect and open the calendar; returns its URL for a person to read."""
+        return await self._call(lambda calendar: str(calendar.url))
+
+    async def _call(self, work: Callable[[caldav.Calendar], T]) -> T:
+        label = self.settings.server_label
+        try:
+            with anyio.fail_after(self.settings.timeout_seconds + 1):
+                return await anyio.to_thread.run_sync(self._in_thread, work, abandon_on_cancel=True)
+        except TimeoutError:
+            raise ToolFailure(
+                "timeout",
+                f"the CalDAV server {label} did not answer within {self.settings.timeout_seconds:g} s",
+                hint="try again later, or raise [calendar] timeout_seconds",
+            ) from None
+
+    def _in_thread(self, work: Callable[[caldav.Calendar], T]) -> T:
+        import caldav
+
+        password = self.settings.password.get_secret_value() if self.settings.password else None
+        try:
+            with caldav.DAVClient(
+                url=self.settings.url,
+                username=self.settings.username,
+                password=password,
+                timeout=self.settings.timeout_seconds,
+                enable_rfc6764=False,
+            ) as client:
+                return work(self._open(client))
+        except ToolFailure:
+            raise
+        except Exception as error:  # every upstream error is translated, never echoed
+            raise self._translate(error) from None
+
+    def _open(self, client: caldav.DAVClient) -> caldav.Calendar:
+        """The configured calendar only; found once by name, then opened by URL."""
+        from caldav.lib import error as dav_error
+
+        with self._resolve_lock:
+            if self._calendar_url is None:
+                try:
+                    if self.settings.calendar_is_url:
+                        calendar = client.calendar(url=self.settings.calendar)
+                        calendar.get_display_name()
+                    else:
+                        calendar = client.principal().calendar(name=self.settings.calendar)
+                except dav_error.NotFoundError:
+                    raise ToolFailure(
+                        "not_configured",
+                        f"the calendar {self.settings.calendar!r} was not found on {self.settings.server_label}",
+                        hint="check [calendar] calendar: the display name exactly as your calendar app "
+                        "shows it, or the calendar's URL",
+                    ) from None
+                self._calendar_url = str(calendar.url)
+            return client.calendar(url=self._calendar_url)
+
+    def _translate(self, error: Exception) -> ToolFailure:
+        from caldav.lib import error as dav_error
+
+        label = self.settings.server_label
+        names = {cls.__name__ for cls in type(error).__mro__}
+        log.info("calendar upstream failure: %s", type(error).__name__)
+        if isinstance(error, dav_error.AuthorizationError):
+            return ToolFailure(
+                "not_configured",
+                f"the CalDAV server {label} refused the username or password",
+                hint="check [calendar] username and the password (for iCloud an app-specific password)",
+            )
+        if isinstance(error, dav_error.ETagMismatchError | dav_error.ScheduleTagMismatchError):
+            return ToolFailure("conflict", "the event changed on the server meanwhile", hint="read it again and retry")
+        if isinstance(error, dav_error.NotFoundError):
+            return ToolFailure("not_found", "the CalDAV server has no such event or calendar")
+        if "Timeout" in names or any(name.endswith("TimeoutError") for name in names):
+            return ToolFailure(
+                "timeout",
+                f"the CalDAV server {label} did not answer in time",
+                hint="try again later, or raise [calendar] timeout_seconds",
+            )
+        if isinstance(error, dav_error.DAVError):
+            status = getattr(error, "status", None) or "an error"
+            return ToolFailure("upstream_error", f"the CalDAV server {label} answered with {status}")
+        if "ConnectionError" in names or isinstance(error, OSError):
+            return ToolFailure(
+                "upstream_error",
+                f"cannot reach the CalDAV server {label}",
+                hint="check [calendar] url and the network",
+            )
+        return ToolFailure("upstream_error", f"unexpected failure talking to {label} ({type(error).__name__})")
+
+
+def _by_uid(calendar: caldav.Calendar, uid: str) -> Any:
+    from caldav.lib import error as dav_error
+
+    try:
+        return calendar.get_event_by_uid(uid)
+    except dav_error.NotFoundError:
+        return None
+
+
+def _rewrite(calendar: caldav.Calendar, uid: str, edit: Callable[[icalendar.Calendar], None]) -> icalendar.Calendar:
+    """Read, edit and write back one resource; the ETag guards against a concurrent change."""
+    from mcp_tools.servers.calendar import ical
+
+    resource = _by_uid(calendar, uid)
+    if resource is None:
+        raise ToolFailure("not_found", f"no event with uid {uid!r} in the calendar")
+    document = ical.parse_calendar(resource.data)
+    edit(document)
+    resource.data = document.to_ical().decode()
+    resource.save(increase_seqno=False, only_this_recurrence=False, all_recurrences=True)
+    return document

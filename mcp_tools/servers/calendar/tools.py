@@ -1,0 +1,453 @@
+"""The calendar tools: models, handlers and their declarations.
+
+Read permission has two axes. Busy slots (`calendar.availability`) never carry titles and
+run without asking. Details (`calendar.events`) run without asking only when every event
+in the answer was created by the assistant; `events_risk` fetches the answer first, keeps
+it on the arguments, and `describe_events` tells the person how many of their own events
+and which range they are about to share. The handler then returns exactly what was judged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pydantic import Field, PrivateAttr
+
+from mcp_tools.servers.calendar.timeutil import (
+    Interval,
+    format_moment,
+    free_slots,
+    merge_day_spans,
+    merge_intervals,
+    parse_moment,
+    parse_range,
+)
+from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+
+if TYPE_CHECKING:
+    from mcp_tools.servers.calendar.ical import Occurrence
+    from mcp_tools.servers.calendar.service import CalendarService
+
+MAX_RANGE_DAYS = 366
+MAX_AVAILABILITY_DAYS = 92
+UID_PATTERN = r"^[^\x00-\x1f\x7f]{1,255}$"
+MOMENT_HELP = "ISO 8601 date (all day) or date-time; without an offset it is read in the calendar's zone"
+
+
+class RangeArgs(Arguments):
+    start: str = Field(max_length=40, description=MOMENT_HELP)
+    end: str = Field(max_length=40, description="exclusive date-time, or a date meaning through that day")
+
+
+class AvailabilityArgs(RangeArgs):
+    min_free_minutes: int | None = Field(
+        None, ge=5, le=1440, description="also list free slots of at least this length within working hours"
+    )
+
+
+class BusySlot(Output):
+    start: str
+    end: str = Field(description="exclusive for times; the last day for all-day slots")
+    all_day: bool
+
+
+class FreeSlot(Output):
+    start: str
+    end: str
+    minutes: int
+
+
+class AvailabilityResult(Output):
+    timezone: str
+    start: str
+    end: str
+    busy: list[BusySlot]
+    free: list[FreeSlot] | None = None
+
+
+class EventsArgs(Arguments):
+    start: str | None = Field(None, max_length=40, description=MOMENT_HELP)
+    end: str | None = Field(None, max_length=40, description="exclusive; a date means through that day")
+    uid: str | None = Field(None, pattern=UID_PATTERN, description="one event (series) instead of a range")
+    limit: int = Field(50, ge=1, le=200)
+    cursor: str | None = Field(None, max_length=100)
+    _answer: EventsAnswer | None = PrivateAttr(default=None)
+
+
+class Event(Output):
+    uid: str
+    title: str
+    start: str
+    end: str = Field(description="exclusive for times; the last day for all-day events")
+    all_day: bool
+    recurrence_id: str | None = Field(None, description="set on occurrences of a repeating event")
+    recurrence: str | None = Field(None, description="RRULE of a repeating series")
+    created_by_assistant: bool
+    location: str | None = None
+    description: str | None = None
+
+
+class EventsResult(Output):
+    timezone: str
+    events: list[Event]
+    next_cursor: str | None = None
+
+
+class CreateArgs(Arguments):
+    title: str = Field(min_length=1, max_length=300)
+    start: str = Field(max_length=40, description=MOMENT_HELP + "; a date makes an all-day event")
+    end: str | None = Field(
+        None,
+        max_length=40,
+        description="required for timed events; for all-day events the last day (default start)",
+    )
+    recurrence: str | None = Field(None, max_length=300, description="RRULE, e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10")
+    location: str | None = Field(None, max_length=500)
+    description: str | None = Field(None, max_length=8000)
+
+
+class UpdateArgs(Arguments):
+    uid: str = Field(pattern=UID_PATTERN)
+    occurrence: str | None = Field(
+        None,
+        max_length=40,
+        description="recurrence_id of one occurrence to change; omit for the whole series",
+    )
+    title: str | None = Field(None, min_length=1, max_length=300)
+    start: str | None = Field(None, max_length=40, description=MOMENT_HELP)
+    end: str | None = Field(None, max_length=40, description="for all-day events the last day")
+    recurrence: str | None = Field(None, max_length=300, description="new RRULE for the series")
+    location: str | None = Field(None, max_length=500, description="empty string removes it")
+    description: str | None = Field(None, max_length=8000, description="empty string removes it")
+
+
+class DeleteArgs(Arguments):
+    uid: str = Field(pattern=UID_PATTERN)
+    occurrence: str | None = Field(
+        None,
+        max_length=40,
+        description="recurrence_id of one occurrence to delete; omit for the whole series",
+    )
+
+
+class EventResult(Output):
+    event: Event
+
+
+class DeleteResult(Output):
+    deleted: str
+    occurrence: str | None = None
+
+
+@dataclass(frozen=True)
+class EventsAnswer:
+    """What `calendar.events` will return, fetched once before the risk decision."""
+
+    occurrences: list[Occurrence]
+    ours: set[str]
+    range_text: str
+
+    @property
+    def person_events(self) -> int:
+        return sum(1 for occurrence in self.occurrences if occurrence.uid not in self.ours)
+
+
+# -- availability -------------------------------------------------------------------------
+
+
+async def availability(service: CalendarService, args: AvailabilityArgs, ctx: CallContext) -> AvailabilityResult:
+    """Busy slots only: no titles, so a scheduling question never needs a confirmation."""
+    from mcp_tools.servers.calendar.ical import all_day_busy_days
+
+    zone = service.zone
+    start, end = parse_range(args.start, args.end, zone, MAX_AVAILABILITY_DAYS)
+    occurrences = [item for item in await service.events_between(start, end) if item.busy]
+    timed = merge_intervals(
+        Interval(max(item.start, start), min(item.end, end))  # type: ignore[type-var]
+        for item in occurrences
+        if not item.all_day
+    )
+    first_day, last_day = start.date(), (end - dt.timedelta(microseconds=1)).date()
+    days = merge_day_spans(
+        (max(first, first_day), min(last, last_day))
+        for first, last in (all_day_busy_days(item) for item in occurrences if item.all_day)
+    )
+    busy = [BusySlot(start=first.isoformat(), end=last.isoformat(), all_day=True) for first, last in days]
+    busy += [BusySlot(start=format_moment(i.start, zone), end=format_moment(i.end, zone), all_day=False) for i in timed]
+    busy.sort(key=lambda slot: slot.start[:10] + ("0" if slot.all_day else "1") + slot.start)
+    free = None
+    if args.min_free_minutes is not None:
+        blocked = list(timed) + [
+            Interval(
+                dt.datetime.combine(first, dt.time(0), tzinfo=zone),
+                dt.datetime.combine(last + dt.timedelta(days=1), dt.time(0), tzinfo=zone),
+            )
+            for first, last in days
+        ]
+        settings = service.settings
+        slots = free_slots(
+            blocked,
+            start,
+            end,
+            settings.hours,
+            settings.weekdays,
+            dt.timedelta(minutes=args.min_free_minutes),
+            zone,
+        )
+        free = [
+            FreeSlot(
+                start=format_moment(s.start, zone),
+                end=format_moment(s.end, zone),
+                minutes=int((s.end - s.start).total_seconds() // 60),
+            )
+            for s in slots
+        ]
+    return AvailabilityResult(
+        timezone=zone.key,
+        start=format_moment(start, zone),
+        end=format_moment(end, zone),
+        busy=busy,
+        free=free,
+    )
+
+
+def describe_availability(args: AvailabilityArgs) -> str:
+    return f"Show busy times (no titles) from {args.start} to {args.end}"
+
+
+# -- events -------------------------------------------------------------------------------
+
+
+async def fetch_events_answer(service: CalendarService, args: EventsArgs) -> EventsAnswer:
+    if args.uid is not None:
+        if args.start is not None or args.end is not None:
+            raise ToolFailure("invalid_arguments", "give either uid or start and end, not both")
+        found = await service.event(args.uid)
+        occurrences = [] if found is None else [found]
+        range_text = f"event {args.uid}"
+    else:
+        if args.start is None or args.end is None:
+            raise ToolFailure(
+                "invalid_arguments",
+                "events needs start and end (or a uid)",
+                hint="e.g. start 2026-03-02, end 2026-03-08 for that week",
+            )
+        start, end = parse_range(args.start, args.end, service.zone, MAX_RANGE_DAYS)
+        occurrences = await service.events_between(start, end)
+        range_text = f"{format_moment(start, service.zone)} to {format_moment(end, service.zone)}"
+    ours = service.created.known(item.uid for item in occurrences)
+    return EventsAnswer(occurrences, ours, range_text)
+
+
+async def events_risk(service: CalendarService, args: EventsArgs) -> Risk:
+    """Low when every event in the answer was created by the assistant, high otherwise."""
+    args._answer = await fetch_events_answer(service, args)
+    return Risk.HIGH if args._answer.person_events else Risk.LOW
+
+
+def describe_events(args: EventsArgs) -> str:
+    answer = args._answer
+    where = answer.range_text if answer else (f"event {args.uid}" if args.uid else f"{args.start} to {args.end}")
+    if answer is None:
+        return f"Show calendar event details ({where}), which may include events you created yourself"
+    count = answer.person_events
+    noun = "event" if count == 1 else "events"
+    return f"Show details of {count} {noun} you created yourself ({where})"
+
+
+def _cursor_key(args: EventsArgs) -> str:
+    return hashlib.sha256(f"{args.uid}|{args.start}|{args.end}".encode()).hexdigest()[:8]
+
+
+def _offset(args: EventsArgs) -> int:
+    if args.cursor is None:
+        return 0
+    offset_text, _, key = args.cursor.partition(".")
+    if key != _cursor_key(args) or not offset_text.isdigit():
+        raise ToolFailure(
+            "invalid_arguments",
+            "cursor does not belong to this query",
+            hint="pass next_cursor with the same start, end and uid as the call that returned it",
+        )
+    return int(offset_text)
+
+
+async def events(service: CalendarService, args: EventsArgs, ctx: CallContext) -> EventsResult:
+    answer = args._answer or await fetch_events_answer(service, args)
+    if args.uid is not None and not answer.occurrences:
+        raise ToolFailure("not_found", f"no event with uid {args.uid!r} in the calendar")
+    offset = _offset(args)
+    page = answer.occurrences[offset : offset + args.limit]
+    following = offset + args.limit
+    next_cursor = f"{following}.{_cursor_key(args)}" if following < len(answer.occurrences) else None
+    return EventsResult(
+        timezone=service.zone.key,
+        events=[to_event(service, item, item.uid in answer.ours) for item in page],
+        next_cursor=next_cursor,
+    )
+
+
+def to_event(service: CalendarService, occurrence: Occurrence, ours: bool) -> Event:
+    """Title, times and all-day flag; location and description only when configured."""
+    zone, settings = service.zone, service.settings
+    end = occurrence.end
+    if occurrence.all_day and end > occurrence.start:
+        end = end - dt.timedelta(days=1)
+    return Event(
+        uid=occurrence.uid,
+        title=occurrence.title,
+        start=format_moment(occurrence.start, zone),
+        end=format_moment(end, zone),
+        all_day=occurrence.all_day,
+        recurrence_id=None if occurrence.recurrence_id is None else format_moment(occurrence.recurrence_id, zone),
+        recurrence=occurrence.recurrence,
+        created_by_assistant=ours,
+        location=occurrence.location if settings.include_location else None,
+        description=occurrence.description if settings.include_description else None,
+    )
+
+
+# -- writes -------------------------------------------------------------------------------
+
+
+def _exclusive_end(moment: dt.date | dt.datetime) -> dt.date | dt.datetime:
+    """All-day ends are given as the last day; iCalendar wants the day after."""
+    if isinstance(moment, dt.datetime):
+        return moment
+    return moment + dt.timedelta(days=1)
+
+
+async def create_event(service: CalendarService, args: CreateArgs, ctx: CallContext) -> EventResult:
+    from mcp_tools.servers.calendar.ical import check_order
+
+    zone = service.zone
+    start = parse_moment(args.start, zone, "start")
+    if args.end is None:
+        if isinstance(start, dt.datetime):
+            raise ToolFailure("invalid_arguments", "a timed event needs end", hint="e.g. end 2026-03-02T10:00")
+        end: dt.date | dt.datetime = start + dt.timedelta(days=1)
+    else:
+        end = _exclusive_end(parse_moment(args.end, zone, "end"))
+    check_order(start, end)
+    created = await service.create(args.title, start, end, args.recurrence, args.location, args.description)
+    return EventResult(event=to_event(service, created, True))
+
+
+def describe_create(args: CreateArgs) -> str:
+    when = args.start if args.end is None else f"{args.start} to {args.end}"
+    repeat = f", repeating {args.recurrence}" if args.recurrence else ""
+    return f"Add the event {args.title!r} ({when}{repeat}) to the calendar"
+
+
+async def update_event(service: CalendarService, args: UpdateArgs, ctx: CallContext) -> EventResult:
+    from mcp_tools.servers.calendar.ical import Changes
+
+    zone = service.zone
+    fields = ("title", "start", "end", "recurrence", "location", "description")
+    if all(getattr(args, name) is None for name in fields):
+        raise ToolFailure("invalid_arguments", f"update needs at least one of {', '.join(fields)}")
+    if args.occurrence is not None and args.recurrence is not None:
+        raise ToolFailure("invalid_arguments", "recurrence changes the whole series; leave occurrence out")
+    changes = Changes(
+        title=args.title,
+        start=None if args.start is None else parse_moment(args.start, zone, "start"),
+        end=None if args.end is None else _exclusive_end(parse_moment(args.end, zone, "end")),
+        location=args.location,
+        description=args.description,
+        recurrence=args.recurrence,
+    )
+    occurrence = None if args.occurrence is None else parse_moment(args.occurrence, zone, "occurrence")
+    updated = await service.update(args.uid, occurrence, changes)
+    return EventResult(event=to_event(service, updated, bool(service.created.known([args.uid]))))
+
+
+def describe_update(args: UpdateArgs) -> str:
+    target = f"the occurrence at {args.occurrence} of" if args.occurrence else "the event"
+    changed = ", ".join(
+        f"{name} to {getattr(args, name)!r}"
+        for name in ("title", "start", "end", "recurrence", "location", "description")
+        if getattr(args, name) is not None
+    )
+    return f"Change {target} {args.uid}: {changed}"
+
+
+async def delete_event(service: CalendarService, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
+    occurrence = None if args.occurrence is None else parse_moment(args.occurrence, service.zone, "occurrence")
+    await service.delete(args.uid, occurrence)
+    return DeleteResult(deleted=args.uid, occurrence=args.occurrence)
+
+
+def describe_delete(args: DeleteArgs) -> str:
+    if args.occurrence:
+        return f"Delete the occurrence at {args.occurrence} of event {args.uid}"
+    return f"Delete event {args.uid} (every occurrence, if it repeats)"
+
+
+TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        name="calendar.availability",
+        title="Busy and free times",
+        description="Busy slots (no titles) between start and end, merged; with min_free_minutes also the "
+        "free slots within working hours. Times are ISO 8601 in the calendar's zone.",
+        input_model=AvailabilityArgs,
+        output_model=AvailabilityResult,
+        handler=availability,
+        risk=Risk.LOW,
+        describe=describe_availability,
+        read_only=True,
+        open_world=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="calendar.events",
+        title="Calendar events",
+        description="Events (title, start, end, all-day) between start and end, repeating events expanded "
+        "into occurrences with their recurrence_id; or one event by uid.",
+        input_model=EventsArgs,
+        output_model=EventsResult,
+        handler=events,
+        risk=Risk.LOW,
+        describe=describe_events,
+        dynamic_risk=events_risk,
+        read_only=True,
+        open_world=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="calendar.create_event",
+        title="Create an event",
+        description="Create an event; a date as start makes it all-day. Returns its uid.",
+        input_model=CreateArgs,
+        output_model=EventResult,
+        handler=create_event,
+        risk=Risk.HIGH,
+        describe=describe_create,
+        open_world=True,
+    ),
+    ToolSpec(
+        name="calendar.update_event",
+        title="Change an event",
+        description="Change an event by uid: the whole series, or one occurrence given its recurrence_id. "
+        "A new start alone keeps the duration.",
+        input_model=UpdateArgs,
+        output_model=EventResult,
+        handler=update_event,
+        risk=Risk.HIGH,
+        describe=describe_update,
+        open_world=True,
+    ),
+    ToolSpec(
+        name="calendar.delete_event",
+        title="Delete an event",
+        description="Delete an event by uid: the whole series, or one occurrence given its recurrence_id.",
+        input_model=DeleteArgs,
+        output_model=DeleteResult,
+        handler=delete_event,
+        risk=Risk.HIGH,
+        describe=describe_delete,
+        open_world=True,
+    ),
+]
