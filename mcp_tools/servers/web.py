@@ -171,7 +171,9 @@ async def lifespan(service: WebService) -> AsyncIterator[None]:
 
 class SearchArgs(Arguments):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look up.")
-    max_results: int | None = Field(default=None, ge=1, le=MAX_RESULTS_CAP, description="Default 5.")
+    max_results: int | None = Field(
+        default=None, ge=1, le=MAX_RESULTS_CAP, description="Default 5 unless configured."
+    )
     search_depth: SearchDepth | None = Field(default=None, description="advanced is slower and costs more.")
     topic: Topic | None = Field(default=None, description="news adds published dates.")
     time_range: TimeRange | None = Field(default=None, description="Only pages from this recent period.")
@@ -285,13 +287,15 @@ def clean_text(value: Any, limit: int, *, single_line: bool = False) -> str:
 
 def parse_response(payload: Any, limit: int) -> tuple[str | None, list[SearchResult]]:
     """Keep the documented fields of well-formed http(s) results; anything else is dropped."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("results", []), list):
+    if isinstance(payload, dict) and payload.get("results") is None:
+        payload = {**payload, "results": []}
+    if not isinstance(payload, dict) or not isinstance(payload["results"], list):
         raise ToolFailure(
             "upstream_error", "Tavily answered in an unexpected shape", "try again; report it if it persists"
         )
     answer = clean_text(payload.get("answer"), MAX_ANSWER_CHARS) or None
     results: list[SearchResult] = []
-    for item in payload.get("results", []):
+    for item in payload["results"]:
         if len(results) >= limit:
             break
         if not isinstance(item, dict) or not isinstance(item.get("url"), str):
@@ -401,9 +405,11 @@ async def search(service: WebService, args: SearchArgs, ctx: CallContext) -> Sea
 
     request = build_request(args, service.config)
     client = service.tavily()
+    await ctx.report_progress(0, 1, "searching the web")
     token = _last_status.set(None)
     try:
-        with anyio.fail_after(service.config.timeout_seconds + 1):
+        # httpx times each read; this bounds the whole call, so a slow drip cannot hold it open.
+        with anyio.fail_after(service.config.timeout_seconds):
             payload = await client.search(**request)
     except TimeoutError as error:  # anyio's deadline (the library's own is a different class)
         raise ToolFailure(
@@ -416,6 +422,7 @@ async def search(service: WebService, args: SearchArgs, ctx: CallContext) -> Sea
     finally:
         _last_status.reset(token)
     answer, results = parse_response(payload, request["max_results"])
+    await ctx.report_progress(1, 1, f"{len(results)} results")
     return SearchOutput(query=request["query"], answer=answer, results=results)
 
 

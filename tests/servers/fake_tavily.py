@@ -78,6 +78,7 @@ class Reply:
     status: int = 200
     body: Any = None  # dict/list → JSON; bytes → sent as is; None → the status's documented error
     delay: float = 0.0
+    drip: float = 0.0  # seconds between body bytes: a server that answers, but too slowly
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -148,9 +149,11 @@ class FakeTavily:
                 reply = fake._answer(self.path, dict(self.headers), body)
                 if reply.delay:
                     fake._stopping.wait(reply.delay)
-                self._send(reply.status, reply.body, reply.headers)
+                self._send(reply.status, reply.body, reply.headers, reply.drip)
 
-            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, status: int, body: Any, headers: dict[str, str] | None = None, drip: float = 0.0
+            ) -> None:
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 try:
                     self.send_response(status)
@@ -159,7 +162,13 @@ class FakeTavily:
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    if not drip:
+                        self.wfile.write(data)
+                    for index in range(len(data) if drip else 0):
+                        if fake._stopping.wait(drip):
+                            return
+                        self.wfile.write(data[index : index + 1])
+                        self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -395,6 +396,35 @@ async def test_timeout(tmp_path: Path, fake: FakeTavily) -> None:
         failure = await run_failure(svc, query="q")
     assert failure.kind == "timeout"
     assert "0.3 seconds" in failure.message
+
+
+@pytest.mark.anyio
+async def test_a_slow_drip_cannot_outlast_the_timeout(tmp_path: Path, fake: FakeTavily) -> None:
+    svc = make_service(tmp_path, fake, timeout_seconds=0.5)
+    fake.push(Reply(drip=0.1))  # every read is quick, the whole answer would take minutes
+    async with web.lifespan(svc):
+        started = time.monotonic()
+        failure = await run_failure(svc, query="q")
+    assert failure.kind == "timeout"
+    assert time.monotonic() - started < 2
+
+
+@pytest.mark.anyio
+async def test_empty_results(service: web.WebService, fake: FakeTavily) -> None:
+    fake.push(Reply(200, {"query": "q", "answer": None, "results": None, "response_time": 0.1}))
+    output = await run(service, query="q")
+    assert output.results == [] and output.answer is None
+
+
+@pytest.mark.anyio
+async def test_progress_is_reported(service: web.WebService) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    await web.search(service, web.SearchArgs(query="q"), CallContext(progress=progress))
+    assert seen == [(0, 1, "searching the web"), (1, 1, "5 results")]
 
 
 @pytest.mark.anyio
