@@ -117,7 +117,8 @@ def _words(text: str) -> list[str]:
 
 def extractive_summary(subject: str, sender: str, body: str) -> str:
     """Subject plus the body sentences that share the most frequent words, in reading order."""
-    sentences = _sentences(_own_text(body))[:200]
+    own_text = _own_text(body)
+    sentences = _sentences(own_text)[:200]
     frequency = Counter(_words(subject) * 2 + _words(" ".join(sentences)))
     scored = []
     for position, sentence in enumerate(sentences):
@@ -127,7 +128,7 @@ def extractive_summary(subject: str, sender: str, body: str) -> str:
         score = sum(frequency[word] for word in words) / (len(words) ** 0.5) + (2.0 if position == 0 else 0.0)
         scored.append((score, position, sentence))
     chosen = sorted(sorted(scored, reverse=True)[:2], key=lambda item: item[1])
-    picked = " ".join(sentence for _, _, sentence in chosen)
+    picked = " ".join(sentence for _, _, sentence in chosen) or own_text.strip()[:MAX_SUMMARY_CHARS]
     parts = [part for part in (subject.strip(), picked) if part]
     summary = " — ".join(parts) if parts else ""
     if not summary:
