@@ -156,3 +156,295 @@ async def test_uid_lookup_is_exact_not_substring(tmp_path, world: World) -> None
     async with connect(tmp_path, world.settings(), elicit=None) as client:
         result = failure(await client.call_tool("calendar_events", {"uid": "abc"}))
     assert result["kind"] == "not_found"
+
+
+# --- writes ----------------------------------------------------------------------------------
+
+
+def stored(world: World, uid: str) -> str:
+    with world.server.client() as client:
+        return client.calendar(url=world.shared.url).get_event_by_uid(uid).data
+
+
+async def test_create_update_delete_round_trip(tmp_path, world: World) -> None:
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        created = ok(
+            await client.call_tool(
+                "calendar_create_event",
+                {"title": "Call the plumber", "start": "2026-03-10T08:00:00Z", "end": "2026-03-10T08:30:00Z"},
+            )
+        )["event"]
+        uid = created["uid"]
+        data = stored(world, uid)
+        assert "BEGIN:VTIMEZONE" in data and "TZID:Europe/Berlin" in data
+        assert "DTSTART;TZID=Europe/Berlin:20260310T090000" in data
+        assert created["start"] == "2026-03-10T09:00:00+01:00"
+
+        moved = ok(
+            await client.call_tool(
+                "calendar_update_event", {"uid": uid, "start": "2026-03-11T14:00", "title": "Plumber visit"}
+            )
+        )["event"]
+        assert (moved["title"], moved["start"], moved["end"]) == (
+            "Plumber visit",
+            "2026-03-11T14:00:00+01:00",
+            "2026-03-11T14:30:00+01:00",
+        )
+        listed = ok(await client.call_tool("calendar_events", {"start": "2026-03-09", "end": "2026-03-15"}))
+        assert [(e["title"], e["start"]) for e in listed["events"]] == [("Plumber visit", "2026-03-11T14:00:00+01:00")]
+
+        gone = ok(await client.call_tool("calendar_delete_event", {"uid": uid}))
+        assert gone == {"deleted": uid, "occurrence": None}
+        after = ok(await client.call_tool("calendar_events", {"start": "2026-03-09", "end": "2026-03-15"}))
+        assert after["events"] == []
+        again = failure(await client.call_tool("calendar_delete_event", {"uid": uid}))
+        assert again["kind"] == "not_found"
+
+
+async def test_writes_ask_first_and_a_decline_changes_nothing(tmp_path, world: World) -> None:
+    seen: list[types.ElicitRequestParams] = []
+    async with connect(tmp_path, world.settings(), elicit="decline", seen=seen) as client:
+        refused = failure(
+            await client.call_tool(
+                "calendar_create_event", {"title": "Not wanted", "start": "2026-03-10", "end": "2026-03-10"}
+            )
+        )
+    assert refused["kind"] == "declined_by_user"
+    assert "Not wanted" in seen[0].message
+    assert world.shared.search(event=True) == []
+
+
+async def test_writes_need_confirmation_even_for_own_events(tmp_path, world: World) -> None:
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        uid = ok(await client.call_tool("calendar_create_event", {"title": "Mine", "start": "2026-03-10"}))["event"][
+            "uid"
+        ]
+    async with connect(tmp_path, world.settings(), elicit=None) as client:
+        result = failure(await client.call_tool("calendar_delete_event", {"uid": uid}))
+    assert result["kind"] == "approval_required"
+    assert "Mine" in stored(world, uid)
+
+
+@pytest.mark.parametrize(
+    ("zone", "offset"),
+    [("Pacific/Honolulu", "-10:00"), ("Pacific/Tongatapu", "+13:00")],
+)
+async def test_all_day_events_keep_their_date_far_from_utc(tmp_path, world: World, zone: str, offset: str) -> None:
+    world.timezone = zone
+    world.add_person_event(world.shared, person_event("Holiday", dt.date(2026, 3, 6), dt.date(2026, 3, 7)))
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        created = ok(
+            await client.call_tool(
+                "calendar_create_event", {"title": "Trip", "start": "2026-03-05", "end": "2026-03-06"}
+            )
+        )["event"]
+        assert (created["start"], created["end"], created["all_day"]) == ("2026-03-05", "2026-03-06", True)
+        assert "DTSTART;VALUE=DATE:20260305" in stored(world, created["uid"])
+        assert "DTEND;VALUE=DATE:20260307" in stored(world, created["uid"])
+
+        def days(result: dict) -> list[tuple[str, str, str]]:
+            return [(e["title"], e["start"], e["end"]) for e in result["events"]]
+
+        week = ok(await client.call_tool("calendar_events", {"start": "2026-03-01", "end": "2026-03-08"}))
+        assert days(week) == [("Trip", "2026-03-05", "2026-03-06"), ("Holiday", "2026-03-06", "2026-03-06")]
+        before = ok(await client.call_tool("calendar_events", {"start": "2026-03-04", "end": "2026-03-04"}))
+        assert days(before) == []
+        after = ok(await client.call_tool("calendar_events", {"start": "2026-03-07", "end": "2026-03-07"}))
+        assert days(after) == []
+        evening = ok(
+            await client.call_tool("calendar_events", {"start": "2026-03-06T20:00", "end": "2026-03-06T23:00"})
+        )
+        assert [e["title"] for e in evening["events"]] == ["Trip", "Holiday"]
+        busy = ok(await client.call_tool("calendar_availability", {"start": "2026-03-01", "end": "2026-03-08"}))
+    assert busy["busy"] == [{"start": "2026-03-05", "end": "2026-03-06", "all_day": True}]
+    assert busy["start"] == f"2026-03-01T00:00:00{offset}"
+
+
+async def test_weekly_event_expands_and_one_occurrence_changes(tmp_path, world: World) -> None:
+    month = {"start": "2026-03-01", "end": "2026-03-31"}
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        series = ok(
+            await client.call_tool(
+                "calendar_create_event",
+                {
+                    "title": "Team sync",
+                    "start": "2026-03-02T10:00",
+                    "end": "2026-03-02T11:00",
+                    "recurrence": "FREQ=WEEKLY;BYDAY=MO",
+                },
+            )
+        )["event"]
+        assert series["recurrence"] == "FREQ=WEEKLY;BYDAY=MO"
+        uid = series["uid"]
+        listed = ok(await client.call_tool("calendar_events", month))["events"]
+        # Summer time starts in Berlin on 29 March: the local hour stays 10:00, the offset moves.
+        assert [(e["start"], e["recurrence_id"]) for e in listed] == [
+            ("2026-03-02T10:00:00+01:00", "2026-03-02T10:00:00+01:00"),
+            ("2026-03-09T10:00:00+01:00", "2026-03-09T10:00:00+01:00"),
+            ("2026-03-16T10:00:00+01:00", "2026-03-16T10:00:00+01:00"),
+            ("2026-03-23T10:00:00+01:00", "2026-03-23T10:00:00+01:00"),
+            ("2026-03-30T10:00:00+02:00", "2026-03-30T10:00:00+02:00"),
+        ]
+        assert {e["uid"] for e in listed} == {uid}
+
+        changed = ok(
+            await client.call_tool(
+                "calendar_update_event",
+                {
+                    "uid": uid,
+                    "occurrence": "2026-03-16T10:00:00+01:00",
+                    "start": "2026-03-17T15:00",
+                    "title": "Team sync (moved)",
+                },
+            )
+        )
+        assert changed["event"]["start"] == "2026-03-02T10:00:00+01:00"  # the series itself is unchanged
+        ok(await client.call_tool("calendar_delete_event", {"uid": uid, "occurrence": "2026-03-23T10:00:00+01:00"}))
+        after = ok(await client.call_tool("calendar_events", month))["events"]
+        assert [(e["title"], e["start"], e["end"], e["recurrence_id"]) for e in after] == [
+            ("Team sync", "2026-03-02T10:00:00+01:00", "2026-03-02T11:00:00+01:00", "2026-03-02T10:00:00+01:00"),
+            ("Team sync", "2026-03-09T10:00:00+01:00", "2026-03-09T11:00:00+01:00", "2026-03-09T10:00:00+01:00"),
+            (
+                "Team sync (moved)",
+                "2026-03-17T15:00:00+01:00",
+                "2026-03-17T16:00:00+01:00",
+                "2026-03-16T10:00:00+01:00",
+            ),
+            ("Team sync", "2026-03-30T10:00:00+02:00", "2026-03-30T11:00:00+02:00", "2026-03-30T10:00:00+02:00"),
+        ]
+        # Changing the moved occurrence again edits the same override.
+        ok(
+            await client.call_tool(
+                "calendar_update_event",
+                {"uid": uid, "occurrence": "2026-03-16T10:00:00+01:00", "title": "Team sync (moved twice)"},
+            )
+        )
+        missing = failure(
+            await client.call_tool(
+                "calendar_update_event", {"uid": uid, "occurrence": "2026-03-18T10:00", "title": "x"}
+            )
+        )
+        assert missing["kind"] == "not_found"
+        ok(await client.call_tool("calendar_delete_event", {"uid": uid}))
+        assert ok(await client.call_tool("calendar_events", month))["events"] == []
+
+
+async def test_pagination_walks_every_event_once(tmp_path, world: World) -> None:
+    for day in range(2, 9):
+        world.add_person_event(world.shared, person_event(f"Day {day}", at(day, 9), at(day, 10)))
+    arguments = {"start": "2026-03-01", "end": "2026-03-10", "limit": 3}
+    titles: list[str] = []
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        cursor = None
+        for _ in range(5):
+            page = ok(await client.call_tool("calendar_events", arguments | ({"cursor": cursor} if cursor else {})))
+            titles += [event["title"] for event in page["events"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        forged = failure(
+            await client.call_tool("calendar_events", {"start": "2026-03-01", "end": "2026-03-03", "cursor": "3.x"})
+        )
+    assert titles == [f"Day {day}" for day in range(2, 9)]
+    assert forged["kind"] == "invalid_arguments"
+
+
+async def test_location_and_description_only_when_configured(tmp_path, world: World) -> None:
+    extra = "LOCATION:Clinic, Main St 1\r\nDESCRIPTION:Bring the referral\r\nATTENDEE:mailto:dr@example.org"
+    world.add_person_event(world.shared, person_event("Doctor", at(3, 8), at(3, 9), extra=extra))
+    arguments = {"start": "2026-03-03", "end": "2026-03-03"}
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        plain = ok(await client.call_tool("calendar_events", arguments))
+    assert "Clinic" not in json.dumps(plain) and "referral" not in json.dumps(plain)
+    assert "dr@example.org" not in json.dumps(plain)
+    settings = world.settings(include_location=True, include_description=True)
+    async with connect(tmp_path / "second", settings, elicit="accept") as client:
+        full = ok(await client.call_tool("calendar_events", arguments))
+    event = full["events"][0]
+    assert (event["location"], event["description"]) == ("Clinic, Main St 1", "Bring the referral")
+    assert "dr@example.org" not in json.dumps(full)
+
+
+# --- bad input and upstream failures -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "needle"),
+    [
+        ("calendar_events", {"start": "next tuesday", "end": "2026-03-03"}, "ISO 8601"),
+        ("calendar_events", {"start": "2026-03-03"}, "needs start and end"),
+        ("calendar_events", {"start": "2026-03-05", "end": "2026-03-03"}, "end must be after start"),
+        ("calendar_events", {"start": "2026-01-01", "end": "2027-06-01"}, "more than 366 days"),
+        ("calendar_availability", {"start": "2026-03-01", "end": "2026-09-01"}, "more than 92 days"),
+        ("calendar_create_event", {"title": "x", "start": "2026-03-03T10:00"}, "needs end"),
+        ("calendar_create_event", {"title": "x", "start": "2026-03-03", "end": "2026-03-03T10:00"}, "both be dates"),
+        (
+            "calendar_create_event",
+            {"title": "x", "start": "2026-03-03", "recurrence": "FREQ=SECONDLY"},
+            "DAILY, WEEKLY",
+        ),
+        ("calendar_create_event", {"title": "x", "start": "2026-03-03", "recurrence": "every day"}, "RRULE"),
+        ("calendar_update_event", {"uid": "abc"}, "at least one of"),
+        ("calendar_events", {"start": "2026-03-03", "end": "2026-03-04", "colour": "red"}, "colour"),
+    ],
+)
+async def test_bad_input_says_what_to_fix(tmp_path, world: World, tool: str, arguments: dict, needle: str) -> None:
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        error = failure(await client.call_tool(tool, arguments))
+    assert error["kind"] in {"invalid_arguments", "too_large"}
+    assert needle in json.dumps(error)
+
+
+async def test_wrong_password_is_not_configured_and_never_echoed(tmp_path, world: World) -> None:
+    wrong = "hunter2-wrong-password"
+    async with connect(tmp_path, world.settings(password=wrong), elicit="accept") as client:
+        error = failure(await client.call_tool("calendar_availability", {"start": "2026-03-02", "end": "2026-03-02"}))
+        listed = await client.call_tool("calendar_events", {"start": "2026-03-02", "end": "2026-03-02"})
+    assert error["kind"] == "not_configured"
+    assert "username or password" in error["message"]
+    assert wrong not in json.dumps(error) and PASSWORD not in json.dumps(error)
+    assert listed.is_error and wrong not in str(listed.content)
+
+
+async def test_unknown_calendar_name_never_falls_back_to_another(tmp_path, world: World) -> None:
+    world.add_person_event(world.private, person_event("Private", at(2, 9), at(2, 10)))
+    async with connect(tmp_path, world.settings(calendar="No Such Calendar"), elicit="accept") as client:
+        error = failure(await client.call_tool("calendar_availability", {"start": "2026-03-02", "end": "2026-03-02"}))
+    assert error["kind"] == "not_configured"
+    assert "No Such Calendar" in error["message"]
+
+
+async def test_calendar_by_url(tmp_path, world: World) -> None:
+    world.add_person_event(world.shared, person_event("Busy", at(2, 9), at(2, 10)))
+    async with connect(tmp_path, world.settings(calendar=str(world.shared.url)), elicit="accept") as client:
+        result = ok(await client.call_tool("calendar_availability", {"start": "2026-03-02", "end": "2026-03-02"}))
+    assert len(result["busy"]) == 1
+    missing_url = str(world.server.url) + "alice/not-a-calendar/"
+    async with connect(tmp_path / "b", world.settings(calendar=missing_url), elicit="accept") as client:
+        error = failure(await client.call_tool("calendar_availability", {"start": "2026-03-02", "end": "2026-03-02"}))
+    assert error["kind"] == "not_configured"
+
+
+async def test_unreachable_server_is_an_upstream_error(tmp_path, world: World) -> None:
+    from tests.servers.calendar_fixtures import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/"
+    async with connect(tmp_path, world.settings(url=url), elicit="accept") as client:
+        error = failure(await client.call_tool("calendar_availability", {"start": "2026-03-02", "end": "2026-03-02"}))
+    assert error["kind"] == "upstream_error"
+    assert "cannot reach" in error["message"] and PASSWORD not in json.dumps(error)
+
+
+async def test_silent_server_times_out(tmp_path, world: World) -> None:
+    import socket
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/"
+        settings = world.settings(url=url, timeout_seconds=0.5)
+        async with connect(tmp_path, settings, elicit="accept") as client:
+            error = failure(
+                await client.call_tool("calendar_availability", {"start": "2026-03-02", "end": "2026-03-02"})
+            )
+    assert error["kind"] == "timeout"

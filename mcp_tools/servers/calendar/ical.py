@@ -180,7 +180,7 @@ def check_rule(rule: str) -> icalendar.vRecur:
     if frequency not in ALLOWED_FREQUENCIES:
         raise ToolFailure(
             "invalid_arguments",
-            "recurrence needs FREQ=DAILY, WEEKLY, MONTHLY or YEARLY",
+            "recurrence must be an RRULE with FREQ=DAILY, WEEKLY, MONTHLY or YEARLY",
             hint="for example FREQ=WEEKLY;COUNT=10",
         )
     return parsed
