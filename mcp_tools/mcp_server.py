@@ -85,9 +85,7 @@ def call_result(outcome: CallOutcome) -> types.CallToolResult:
     content = [types.TextContent(type="text", text=outcome.text)]
     if outcome.notice:
         content.insert(0, types.TextContent(type="text", text=outcome.notice))
-    return types.CallToolResult(
-        content=content, structured_content=outcome.structured, is_error=outcome.is_error
-    )
+    return types.CallToolResult(content=content, structured_content=outcome.structured, is_error=outcome.is_error)
 
 
 class LegacyElicitation:
@@ -120,9 +118,7 @@ class InputRequiredElicitation:
     counts once, so an answer can neither be moved to another call nor replayed.
     """
 
-    def __init__(
-        self, params: types.CallToolRequestParams, used_nonces: dict[str, float], ttl: float
-    ) -> None:
+    def __init__(self, params: types.CallToolRequestParams, used_nonces: dict[str, float], ttl: float) -> None:
         self.params = params
         self.used_nonces = used_nonces
         self.ttl = ttl
@@ -147,11 +143,7 @@ class InputRequiredElicitation:
             state = json.loads(self.params.request_state)
         except ValueError:
             return None
-        if (
-            not isinstance(state, dict)
-            or state.get("tool") != request.tool
-            or state.get("args") != request.args_sha256
-        ):
+        if not isinstance(state, dict) or state.get("tool") != request.tool or state.get("args") != request.args_sha256:
             return None
         now = time.monotonic()
         for nonce, seen in list(self.used_nonces.items()):
@@ -189,16 +181,11 @@ def principal_of(ctx: ServerRequestContext[Any, Any], default: str) -> str:
 
 def progress_reporter(
     ctx: ServerRequestContext[Any, Any],
-) -> Callable[[float, float | None, str | None], Awaitable[None]] | None:
-    meta: Any = ctx.meta or {}
-    token = meta.get("progressToken") if isinstance(meta, dict) else getattr(meta, "progress_token", None)
-    if token is None:
-        return None
+) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    """Progress for this request; a no-op when the client did not ask for it."""
 
     async def report(progress: float, total: float | None, message: str | None) -> None:
-        await ctx.session.send_progress_notification(
-            token, progress, total, message, related_request_id=str(ctx.request_id)
-        )
+        await ctx.session.report_progress(progress, total, message)
 
     return report
 

@@ -1,0 +1,128 @@
+"""`mcp-tools serve --http` in a real subprocess (uvicorn on 127.0.0.1), with the SDK's real client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.harness import elicitation_handler, failure, ok
+from tests.processes import bearer, demo_config, http_server, run_cli
+
+pytestmark = pytest.mark.anyio
+TOKENS = '[http.tokens]\nlaptop = "tok-laptop-0123456789"\nphone = "tok-phone-9876543210"\n'
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    tmp_path = tmp_path_factory.mktemp("http")
+    config = demo_config(tmp_path, TOKENS, servers='["demo", "files"]')
+    with http_server(config) as base:
+        yield base, config
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str, **kwargs: object):
+    async with (
+        httpx2.AsyncClient(headers=bearer(token), timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), **kwargs) as client,  # type: ignore[arg-type]
+    ):
+        yield client
+
+
+def test_health_needs_no_token(server: tuple[str, Path]) -> None:
+    base, _ = server
+    response = httpx2.get(base + "/healthz")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+@pytest.mark.parametrize("headers", [{}, bearer("wrong-token"), {"Authorization": "Basic dG9rLWxhcHRvcA=="}])
+def test_mcp_without_a_valid_token_is_401(server: tuple[str, Path], headers: dict[str, str]) -> None:
+    base, _ = server
+    response = httpx2.post(base + "/mcp", json=INIT, headers={**MCP_HEADERS, **headers})
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+    assert "tok-laptop" not in response.text
+
+
+def test_foreign_origin_is_refused_even_with_a_token(server: tuple[str, Path]) -> None:
+    base, _ = server
+    headers = {**MCP_HEADERS, **bearer("tok-laptop-0123456789"), "Origin": "https://evil.example"}
+    response = httpx2.post(base + "/mcp", json=INIT, headers=headers)
+    assert response.status_code == 403
+
+
+def test_foreign_host_header_is_refused(server: tuple[str, Path]) -> None:
+    base, _ = server
+    headers = {**MCP_HEADERS, **bearer("tok-laptop-0123456789"), "Host": "rebound.example:80"}
+    response = httpx2.post(base + "/mcp", json=INIT, headers=headers)
+    assert response.status_code == 421
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_combined_and_per_namespace_endpoints(server: tuple[str, Path], mode: str) -> None:
+    base, _ = server
+    async with http_client(base + "/mcp", "tok-laptop-0123456789", mode=mode) as client:
+        combined = {tool.name for tool in (await client.list_tools()).tools}
+    async with http_client(base + "/demo/mcp", "tok-laptop-0123456789", mode=mode) as client:
+        demo_only = {tool.name for tool in (await client.list_tools()).tools}
+        outside = failure(await client.call_tool("files_list", {}))
+    assert {"demo_echo", "files_read"} <= combined
+    assert demo_only == {"demo_echo", "demo_erase", "demo_fail", "demo_note"}
+    assert outside["kind"] == "unknown_tool"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+@pytest.mark.parametrize(("answer", "runs"), [("accept", True), ("decline", False)])
+async def test_elicitation_over_http(server: tuple[str, Path], mode: str, answer: str, runs: bool) -> None:
+    base, _ = server
+    target = f"http-{mode}-{answer}"
+    async with http_client(
+        base + "/mcp", "tok-phone-9876543210", mode=mode, elicitation_callback=elicitation_handler(answer)
+    ) as client:
+        result = await client.call_tool("demo_erase", {"target": target})
+    if runs:
+        assert ok(result) == {"erased": target}
+    else:
+        assert failure(result)["kind"] == "declined_by_user"
+
+
+async def test_audit_names_the_token_as_principal(server: tuple[str, Path]) -> None:
+    base, config = server
+    async with http_client(base + "/mcp", "tok-laptop-0123456789", mode="legacy") as client:
+        assert ok(await client.call_tool("demo_echo", {"text": "who"}))
+    rows = [json.loads(line) for line in run_cli(config, "audit", "--json", "--tail", "200").stdout.splitlines()]
+    mine = [row for row in rows if row["arguments"] == {"text": "who"}]
+    assert [(row["principal"], row["transport"]) for row in mine] == [("laptop", "http")]
+    assert all("tok-" not in json.dumps(row) for row in rows)
+
+
+def test_refuses_a_public_address_without_a_token(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    result = run_cli(config, "serve", "--http", "--host", "0.0.0.0", "--port", "0")
+    assert result.returncode == 2
+    assert "without a bearer token" in result.stderr
+
+
+async def test_loopback_without_configured_token_uses_a_private_token_file(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    with http_server(config) as base:
+        token_file = tmp_path / "state" / "http-token"
+        assert token_file.stat().st_mode & 0o777 == 0o600
+        token = token_file.read_text().strip()
+        assert httpx2.post(base + "/mcp", json=INIT, headers=MCP_HEADERS).status_code == 401
+        async with http_client(base + "/mcp", token, mode="legacy") as client:
+            assert ok(await client.call_tool("demo_echo", {"text": "x"}))

@@ -1,0 +1,150 @@
+"""`mcp-tools serve` over stdio, in a real subprocess, with the SDK's real client."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from tests.harness import elicitation_handler, failure, ok
+from tests.processes import DEMO_ENTRY, ROOT, child_env, demo_config, run_cli, stdio_params
+
+pytestmark = pytest.mark.anyio
+BOTH_ERAS = pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+
+
+@BOTH_ERAS
+async def test_lists_tools_with_wire_names_and_annotations(tmp_path: Path, mode: str) -> None:
+    async with Client(stdio_params(demo_config(tmp_path)), mode=mode) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert sorted(tools) == ["demo_echo", "demo_erase", "demo_fail", "demo_note"]
+    assert tools["demo_echo"].annotations.read_only_hint is True
+    assert tools["demo_erase"].annotations.destructive_hint is True
+
+
+@BOTH_ERAS
+@pytest.mark.parametrize(("answer", "runs"), [("accept", True), ("decline", False), ("cancel", False)])
+async def test_elicitation_decides_high_risk_calls(tmp_path: Path, mode: str, answer: str, runs: bool) -> None:
+    config = demo_config(tmp_path)
+    async with Client(stdio_params(config), mode=mode, elicitation_callback=elicitation_handler(answer)) as client:
+        result = await client.call_tool("demo_erase", {"target": "t"})
+    if runs:
+        assert ok(result) == {"erased": "t"}
+    else:
+        assert failure(result)["kind"] == "declined_by_user"
+    audit = [json.loads(line) for line in run_cli(config, "audit", "--json").stdout.splitlines()]
+    assert [(row["tool"], row["decision"], row["transport"]) for row in audit] == [
+        ("demo.erase", "confirmed" if runs else "declined", "stdio")
+    ]
+
+
+@BOTH_ERAS
+async def test_client_without_elicitation_uses_out_of_band_approval(tmp_path: Path, mode: str) -> None:
+    config = demo_config(tmp_path)
+    async with Client(stdio_params(config), mode=mode) as client:
+        first = failure(await client.call_tool("demo_erase", {"target": "t"}))
+        assert first["kind"] == "approval_required"
+        listed = json.loads(run_cli(config, "approvals", "list", "--json").stdout)
+        assert [item["id"] for item in listed] == [first["approval_id"]]
+        assert listed[0]["arguments"] == {"target": "t"} and listed[0]["status"] == "pending"
+        approve = run_cli(config, "approvals", "approve", first["approval_id"])
+        assert approve.returncode == 0, approve.stderr
+        assert ok(await client.call_tool("demo_erase", {"target": "t"})) == {"erased": "t"}
+        third = failure(await client.call_tool("demo_erase", {"target": "t"}))
+        assert third["kind"] == "approval_required" and third["approval_id"] != first["approval_id"]
+        assert run_cli(config, "approvals", "deny", third["approval_id"]).returncode == 0
+        assert failure(await client.call_tool("demo_erase", {"target": "t"}))["kind"] == "declined_by_user"
+    # A used approval cannot be decided again.
+    again = run_cli(config, "approvals", "approve", first["approval_id"])
+    assert again.returncode == 1 and "consumed" in again.stderr
+    decisions = [json.loads(line)["decision"] for line in run_cli(config, "audit", "--json").stdout.splitlines()]
+    assert decisions == ["approval_required", "approved_out_of_band", "approval_required", "declined"]
+
+
+def test_malformed_requests_get_errors_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    """Raw JSON-RPC on stdin, as a misbehaving client would send it."""
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"arguments": 5}},
+        "this is not json",
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "demo_echo", "arguments": [1]}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "demo_echo", "arguments": {}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "demo_echo", "arguments": {"text": "é"}},
+        },
+    ]
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(demo_config(tmp_path)), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+    assert process.stdin is not None and process.stdout is not None
+    replies: dict[object, dict] = {}
+    try:
+        for message in messages:
+            process.stdin.write(((message if isinstance(message, str) else json.dumps(message)) + "\n").encode())
+        process.stdin.flush()
+        while not {2, 3, 4, 5} <= replies.keys():
+            line = process.stdout.readline()
+            assert line, "the server stopped answering"
+            reply = json.loads(line)
+            replies[reply.get("id")] = reply
+        assert process.poll() is None  # still serving
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+    assert replies[2]["error"]["code"] == -32602  # invalid params: no tool name
+    assert replies[3]["error"]["code"] == -32602  # arguments must be an object
+    assert replies[4]["result"]["isError"] is True
+    assert replies[4]["result"]["structuredContent"]["error"]["message"] == "demo.echo needs text"
+    assert replies[5]["result"]["structuredContent"] == {"echo": "hello: é"}
+    assert all("Traceback" not in json.dumps(reply) for reply in replies.values())
+
+
+async def test_non_ascii_round_trips_under_a_non_utf8_locale(tmp_path: Path) -> None:
+    text = "naïve café — 東京 🗂️ NFD: e\u0301"
+    params = stdio_params(demo_config(tmp_path), LANG="C", LC_ALL="C", PYTHONIOENCODING="latin-1", PYTHONUTF8="0")
+    async with Client(params, mode="legacy") as client:
+        result = await client.call_tool("demo_echo", {"text": text})
+    assert ok(result) == {"echo": f"hello: {text}"}
+
+
+async def test_serves_only_the_namespaces_asked_for(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, servers='["demo", "files"]')
+    async with Client(stdio_params(config, "--servers", "demo"), mode="legacy") as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert names and all(name.startswith("demo_") for name in names)
+
+
+async def test_progress_notifications_reach_the_client(tmp_path: Path) -> None:
+    updates: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        updates.append((progress, total, message))
+
+    async with Client(stdio_params(demo_config(tmp_path)), mode="legacy") as client:
+        result = await client.call_tool("demo_echo", {"text": "x"}, progress_callback=on_progress)
+    assert ok(result)
+    assert updates == [(1.0, 1.0, "echoed")]
+    assert isinstance(result, types.CallToolResult)
