@@ -17,9 +17,7 @@ def create(config: FilesConfig | None, env: Environment) -> FilesService:
         from mcp_tools.servers.files.s3 import S3Settings, S3Store
 
         if not config.bucket:
-            raise NotConfigured(
-                'set [files] bucket = "..." (and endpoint_url for R2 or MinIO) for backend = "s3"'
-            )
+            raise NotConfigured('set [files] bucket = "..." (and endpoint_url for R2 or MinIO) for backend = "s3"')
         key_id = config.access_key_id or env.env.get(S3_KEY_ID_ENV) or env.env.get("AWS_ACCESS_KEY_ID")
         secret = (
             config.secret_access_key.get_secret_value()
@@ -28,8 +26,7 @@ def create(config: FilesConfig | None, env: Environment) -> FilesService:
         )
         if bool(key_id) != bool(secret):
             raise NotConfigured(
-                "set both [files] access_key_id and secret_access_key"
-                f" (or {S3_KEY_ID_ENV} and {S3_SECRET_ENV})"
+                f"set both [files] access_key_id and secret_access_key (or {S3_KEY_ID_ENV} and {S3_SECRET_ENV})"
             )
         settings = S3Settings(
             bucket=config.bucket,
@@ -38,9 +35,7 @@ def create(config: FilesConfig | None, env: Environment) -> FilesService:
             region=config.region or env.env.get("AWS_REGION") or env.env.get("AWS_DEFAULT_REGION"),
             access_key_id=key_id,
             secret_access_key=secret,
-            session_token=env.env.get("AWS_SESSION_TOKEN")
-            if key_id == env.env.get("AWS_ACCESS_KEY_ID")
-            else None,
+            session_token=env.env.get("AWS_SESSION_TOKEN") if key_id == env.env.get("AWS_ACCESS_KEY_ID") else None,
         )
         return FilesService(S3Store(settings), config)
     from mcp_tools.servers.files.local import LocalStore

@@ -60,9 +60,7 @@ def _not_found_hint(text: str, old: str) -> str:
     stripped = old.strip()
     if stripped and stripped != old and stripped in text:
         line = _line_numbers(text, stripped)[0]
-        return (
-            f"the text appears at line {line} with different leading/trailing whitespace; read the file again"
-        )
+        return f"the text appears at line {line} with different leading/trailing whitespace; read the file again"
     first_line = next((part.strip() for part in old.splitlines() if part.strip()), "")
     if first_line and first_line in text:
         line = _line_numbers(text, first_line)[0]
@@ -101,8 +99,7 @@ def apply_edits(text: str, edits: Sequence[EditRequest]) -> tuple[str, int]:
             raise ToolFailure(
                 "invalid_arguments",
                 f"{field}.old_string matches {count} times ({where}); it must match exactly once",
-                f"add surrounding lines to {field}.old_string to make it unique,"
-                f" or set {field}.replace_all: true",
+                f"add surrounding lines to {field}.old_string to make it unique, or set {field}.replace_all: true",
             )
         text = text.replace(old, new)
         replacements += count

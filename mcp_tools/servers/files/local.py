@@ -97,9 +97,7 @@ class LocalStore:
                 with os.scandir(dir_fd) as scan:
                     for item in scan:
                         if not _is_temp(item.name):
-                            found.append(
-                                _entry(join_key(folder, item.name), item.stat(follow_symlinks=False))
-                            )
+                            found.append(_entry(join_key(folder, item.name), item.stat(follow_symlinks=False)))
             else:
                 for relative, folders, files, walk_fd in os.fwalk(dir_fd=dir_fd, follow_symlinks=False):
                     base = folder if relative == "." else join_key(folder, relative.removeprefix("./"))

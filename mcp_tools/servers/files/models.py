@@ -68,9 +68,7 @@ class ListResult(Output):
 class ReadArgs(Arguments):
     path: str = PathArg
     offset: int = Field(default=0, ge=0, description="Byte offset to start from.")
-    limit: int | None = Field(
-        default=None, ge=1, description="Bytes to return; default and cap: the read limit."
-    )
+    limit: int | None = Field(default=None, ge=1, description="Bytes to return; default and cap: the read limit.")
 
 
 class ReadResult(Output):
@@ -111,9 +109,7 @@ class Edit(Arguments):
 
 class EditArgs(Arguments):
     path: str = PathArg
-    edits: list[Edit] = Field(
-        min_length=1, max_length=100, description="Applied in order, each to the result."
-    )
+    edits: list[Edit] = Field(min_length=1, max_length=100, description="Applied in order, each to the result.")
     expected_sha256: str | None = Sha256Arg
     dry_run: bool = Field(default=False, description="Return the diff without writing.")
 

@@ -44,9 +44,7 @@ def _failure(error: Exception, key: str) -> ToolFailure:
     status = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
     if code in ("NoSuchKey", "404", "NotFound") or status == 404:
         if code == "NoSuchBucket":
-            return ToolFailure(
-                "not_configured", "the configured bucket does not exist", "check [files] bucket"
-            )
+            return ToolFailure("not_configured", "the configured bucket does not exist", "check [files] bucket")
         return ToolFailure("not_found", f"{key} does not exist")
     if code in ("PreconditionFailed", "ConditionalRequestConflict") or status in (409, 412):
         return ToolFailure("conflict", f"{key} changed while it was being written; nothing was written")
@@ -275,9 +273,7 @@ class S3Store:
             batch = [{"Key": name} for name in object_keys[start : start + DELETE_BATCH]]
             result = self._call(key, "delete_objects", Delete={"Objects": batch, "Quiet": True})
             if result.get("Errors"):
-                raise ToolFailure(
-                    "upstream_error", f"S3 refused to delete {len(result['Errors'])} objects of {key}"
-                )
+                raise ToolFailure("upstream_error", f"S3 refused to delete {len(result['Errors'])} objects of {key}")
 
     def move(self, source: str, destination: str, *, overwrite: bool, create_parents: bool) -> bool:
         with self._write_lock:
@@ -290,9 +286,7 @@ class S3Store:
                     "conflict", f"{destination} is a folder", "give the full new path, e.g. 'folder/name.txt'"
                 )
             if target is not None and not overwrite:
-                raise ToolFailure(
-                    "conflict", f"{destination} already exists", "pass overwrite: true to replace it"
-                )
+                raise ToolFailure("conflict", f"{destination} already exists", "pass overwrite: true to replace it")
             if origin.type == "file":
                 pairs = [(self._object(source), self._object(destination))]
             else:

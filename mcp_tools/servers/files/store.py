@@ -96,13 +96,14 @@ def encode_cursor(key: str) -> str:
 
 def decode_cursor(cursor: str) -> str:
     try:
-        return base64.urlsafe_b64decode(cursor.encode("ascii")).decode("utf-8")
+        key = base64.b64decode(cursor.encode("ascii"), altchars=b"-_", validate=True).decode("utf-8")
     except (binascii.Error, UnicodeError, ValueError):
+        key = ""
+    if not key or encode_cursor(key) != cursor:
         raise ToolFailure(
-            "invalid_arguments",
-            "cursor is not one this tool returned",
-            "pass next_cursor unchanged, or omit it",
-        ) from None
+            "invalid_arguments", "cursor is not one this tool returned", "pass next_cursor unchanged, or omit it"
+        )
+    return key
 
 
 @functools.lru_cache(maxsize=64)

@@ -100,9 +100,7 @@ async def list_files(service: FilesService, args: ListArgs, ctx: CallContext) ->
                     return page, True
                 page.append(stored)
             if examined > MAX_LISTED:
-                raise ToolFailure(
-                    "too_large", f"more than {MAX_LISTED} entries examined", "narrow the listing"
-                )
+                raise ToolFailure("too_large", f"more than {MAX_LISTED} entries examined", "narrow the listing")
         return page, False
 
     page, more = await service.run(collect)
@@ -148,9 +146,7 @@ async def read_file(service: FilesService, args: ReadArgs, ctx: CallContext) -> 
     limit = min(args.limit or service.max_read_bytes, service.max_read_bytes)
     window = await service.run(service.store.read_window, key, args.offset, limit)
     if args.offset > window.size:
-        raise ToolFailure(
-            "invalid_arguments", f"offset {args.offset} is past the end of {key} ({window.size} bytes)"
-        )
+        raise ToolFailure("invalid_arguments", f"offset {args.offset} is past the end of {key} ({window.size} bytes)")
     truncated = args.offset + len(window.data) < window.size
     text = _decode_text(window.data, truncated)
     if text is not None:
@@ -179,9 +175,7 @@ def _render_read(result: ReadResult) -> str:
     if result.encoding == "base64":
         header += ", base64"
     if result.truncated:
-        header += (
-            f", bytes {result.offset}-{result.next_offset} shown; continue at offset {result.next_offset}"
-        )
+        header += f", bytes {result.offset}-{result.next_offset} shown; continue at offset {result.next_offset}"
     return f"{header})\n{result.content}"
 
 
@@ -255,9 +249,7 @@ async def edit_file(service: FilesService, args: EditArgs, ctx: CallContext) -> 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ToolFailure(
-            "invalid_arguments", f"{key} is not UTF-8 text", "replace it with files.write"
-        ) from None
+        raise ToolFailure("invalid_arguments", f"{key} is not UTF-8 text", "replace it with files.write") from None
     check_expected(key, current_sha256, args.expected_sha256)
     requests = [EditRequest(edit.old_string, edit.new_string, edit.replace_all) for edit in args.edits]
     new_text, replacements = apply_edits(text, requests)
@@ -269,9 +261,7 @@ async def edit_file(service: FilesService, args: EditArgs, ctx: CallContext) -> 
         )
     diff = unified_diff(text, new_text, key)
     if not args.dry_run:
-        await service.run(
-            service.store.write, key, new_data, create_parents=False, expected_sha256=current_sha256
-        )
+        await service.run(service.store.write, key, new_data, create_parents=False, expected_sha256=current_sha256)
     return EditResult(
         path=key,
         sha256=current_sha256 if args.dry_run else _sha256(new_data),
@@ -290,9 +280,7 @@ def describe_edit(args: EditArgs) -> str:
 
 def _render_edit(result: EditResult) -> str:
     state = "Would change" if result.dry_run else "Changed"
-    return (
-        f"{state} {result.path}: {result.replacements} replacement(s), sha256 {result.sha256}\n{result.diff}"
-    )
+    return f"{state} {result.path}: {result.replacements} replacement(s), sha256 {result.sha256}\n{result.diff}"
 
 
 # -- files.mkdir, files.move, files.delete --------------------------------------------------
@@ -390,9 +378,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         output_model=ListResult,
         handler=list_files,
         risk=Risk.LOW,
-        describe=lambda args: (
-            f"List {args.path or 'the root folder'}{' recursively' if args.recursive else ''}"
-        ),
+        describe=lambda args: f"List {args.path or 'the root folder'}{' recursively' if args.recursive else ''}",
         read_only=True,
         idempotent=True,
         render_text=_render_list,
