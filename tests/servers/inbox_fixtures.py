@@ -154,9 +154,7 @@ Content-Transfer-Encoding: 8bit
 
 
 def shift_jis_body() -> bytes:
-    body = base64.encodebytes("会議の議事録を送ります。確認してください。\n".encode("shift_jis")).decode(
-        "ascii"
-    )
+    body = base64.encodebytes("会議の議事録を送ります。確認してください。\n".encode("shift_jis")).decode("ascii")
     subject = "=?shift_jis?B?" + base64.b64encode("議事録".encode("shift_jis")).decode("ascii") + "?="
     return crlf(
         f"""From: =?iso-2022-jp?b?GyRCOzNFRBsoQg==?= <yamada@example.jp>
@@ -326,9 +324,7 @@ def fake_chat_server(expected_key: str | None = "sk-test-secret-key") -> Iterato
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
-            state.requests.append(
-                {"path": self.path, "authorization": self.headers.get("Authorization"), "body": body}
-            )
+            state.requests.append({"path": self.path, "authorization": self.headers.get("Authorization"), "body": body})
             if self.path != "/v1/chat/completions":
                 return self._send(404, {"error": {"message": "not found"}})
             if state.expected_key and self.headers.get("Authorization") != f"Bearer {state.expected_key}":

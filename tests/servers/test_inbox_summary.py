@@ -57,9 +57,7 @@ async def test_endpoint_failures_fall_back_to_local_summary_without_leaking_the_
     with mail.fake_chat_server() as chat:
         chat.mode = mode
         key = "sk-wrong-key-do-not-log" if mode == "wrong_key" else KEY
-        service = mail.make_service(
-            tmp_path, summary_url=chat.url, summary_api_key=key, summary_timeout_seconds=0.5
-        )
+        service = mail.make_service(tmp_path, summary_url=chat.url, summary_api_key=key, summary_timeout_seconds=0.5)
         result = await service.ingest(mail.multipart_alternative(), via="test")
     stored = service.store.get(result.id)
     assert stored is not None

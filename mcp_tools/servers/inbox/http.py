@@ -39,9 +39,7 @@ def routes(service: InboxService) -> Sequence[HttpRoute]:
         try:
             result = await service.ingest(b"".join(chunks), via="http")
         except EmptyMessage:
-            return JSONResponse(
-                {"error": "the request body is empty; send the raw MIME message"}, status_code=400
-            )
+            return JSONResponse({"error": "the request body is empty; send the raw MIME message"}, status_code=400)
         except MessageTooLarge:
             return too_large
         except Exception:

@@ -19,9 +19,7 @@ class InboxSMTPHandler:
     def __init__(self, service: InboxService) -> None:
         self.service = service
 
-    async def handle_RCPT(
-        self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]
-    ) -> str:
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any, address: str, rcpt_options: list[str]) -> str:
         if not self.service.accepts_recipient(address):
             return "550 5.7.1 Relaying denied: this server accepts mail only for its own inbox address"
         if len(envelope.rcpt_tos) >= MAX_RECIPIENTS:

@@ -131,9 +131,7 @@ def decode_cursor(cursor: str, filters: SearchFilters) -> tuple[str, int]:
     except (ValueError, TypeError, json.JSONDecodeError, UnicodeDecodeError):
         raise InvalidQuery("cursor is not one this search returned; start again without it") from None
     if fingerprint != filters.fingerprint():
-        raise InvalidQuery(
-            "cursor belongs to a search with other filters; repeat the same filters or drop it"
-        )
+        raise InvalidQuery("cursor belongs to a search with other filters; repeat the same filters or drop it")
     return sort_date, seq
 
 
@@ -212,9 +210,7 @@ class MessageStore:
 
     def _insert(self, message: NewMessage) -> tuple[str, bool]:
         with self._connect() as db:
-            existing = db.execute(
-                "SELECT id FROM messages WHERE dedupe_key = ?", (message.dedupe_key,)
-            ).fetchone()
+            existing = db.execute("SELECT id FROM messages WHERE dedupe_key = ?", (message.dedupe_key,)).fetchone()
             if existing:
                 return existing["id"], True
             sort_date = message.sent_at or message.received_at
@@ -257,9 +253,7 @@ class MessageStore:
             )
         return message.id, False
 
-    def search(
-        self, filters: SearchFilters, limit: int, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    def search(self, filters: SearchFilters, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
         clauses: list[str] = []
         params: list[Any] = []
         if filters.query is not None:

@@ -167,9 +167,7 @@ async def remote_summary(endpoint: SummaryEndpoint, subject: str, sender: str, b
         async with httpx.AsyncClient(timeout=endpoint.timeout_seconds, follow_redirects=False) as client:
             response = await client.post(url, json=request, headers=headers)
         if response.status_code != 200:
-            logger.warning(
-                "inbox summary endpoint answered HTTP %s; using a local summary", response.status_code
-            )
+            logger.warning("inbox summary endpoint answered HTTP %s; using a local summary", response.status_code)
             return None
         content = response.json()["choices"][0]["message"]["content"]
     except httpx.TimeoutException:
@@ -187,9 +185,7 @@ async def remote_summary(endpoint: SummaryEndpoint, subject: str, sender: str, b
     return _clip(content)
 
 
-async def summarise(
-    endpoint: SummaryEndpoint | None, subject: str, sender: str, body: str
-) -> tuple[str, str]:
+async def summarise(endpoint: SummaryEndpoint | None, subject: str, sender: str, body: str) -> tuple[str, str]:
     """Returns (summary, source) where source is "model" or "extractive"."""
     if endpoint is not None and (body.strip() or subject.strip()):
         summary = await remote_summary(endpoint, subject, sender, body)

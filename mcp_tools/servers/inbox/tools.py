@@ -38,16 +38,12 @@ class SearchArgs(Arguments):
     query: str | None = Field(
         default=None, max_length=500, description="Keywords, all must match; `word*` matches a prefix."
     )
-    sender: str | None = Field(
-        default=None, max_length=320, description="Part of the sender's name or address."
-    )
+    sender: str | None = Field(default=None, max_length=320, description="Part of the sender's name or address.")
     since: date | None = Field(default=None, description="Sent on or after this day (YYYY-MM-DD, UTC).")
     until: date | None = Field(default=None, description="Sent on or before this day (YYYY-MM-DD, UTC).")
     has_attachment: bool | None = None
     limit: int = Field(default=10, ge=1, le=50)
-    cursor: str | None = Field(
-        default=None, max_length=200, description="next_cursor from the previous page."
-    )
+    cursor: str | None = Field(default=None, max_length=200, description="next_cursor from the previous page.")
 
 
 class MessageItem(Output):
