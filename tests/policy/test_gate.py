@@ -38,9 +38,7 @@ async def test_medium_risk_runs_and_reports_the_action(tmp_path: Path, demo_name
 
 
 @BOTH_ERAS
-async def test_dynamic_risk_escalates_to_a_confirmation(
-    tmp_path: Path, demo_namespace: str, mode: str
-) -> None:
+async def test_dynamic_risk_escalates_to_a_confirmation(tmp_path: Path, demo_namespace: str, mode: str) -> None:
     seen: list[types.ElicitRequestParams] = []
     async with connect(tmp_path, DEMO, elicit="decline", mode=mode, seen=seen) as client:
         assert not (await client.call_tool("demo_note", {"key": "k", "text": "v1"})).is_error
@@ -51,9 +49,7 @@ async def test_dynamic_risk_escalates_to_a_confirmation(
 
 
 @BOTH_ERAS
-async def test_high_risk_runs_after_the_person_confirms(
-    tmp_path: Path, demo_namespace: str, mode: str
-) -> None:
+async def test_high_risk_runs_after_the_person_confirms(tmp_path: Path, demo_namespace: str, mode: str) -> None:
     seen: list[types.ElicitRequestParams] = []
     app = demo_app(tmp_path)
     async with connect(tmp_path, app=app, elicit="accept", mode=mode, seen=seen) as client:
@@ -215,9 +211,7 @@ async def test_argument_errors_say_what_to_fix(tmp_path: Path, demo_namespace: s
     assert unknown["kind"] == "unknown_tool"
 
 
-async def test_handler_failures_are_error_results_without_internals(
-    tmp_path: Path, demo_namespace: str
-) -> None:
+async def test_handler_failures_are_error_results_without_internals(tmp_path: Path, demo_namespace: str) -> None:
     async with connect(tmp_path, DEMO) as client:
         expected = failure(await client.call_tool("demo_fail", {}))
         crash = await client.call_tool("demo_fail", {"kind": "crash"})

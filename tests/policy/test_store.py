@@ -1,0 +1,97 @@
+"""Approvals and audit rows in SQLite: single use, exact match, expiry, concurrent consumers."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from mcp_tools.policy.store import AuditRow, PolicyStore
+
+
+def request(store: PolicyStore, digest: str = "d1", tool: str = "x.erase"):
+    return store.request_approval(
+        tool=tool,
+        args_sha256=digest,
+        args_display={"target": "t"},
+        summary="Erase t",
+        risk="high",
+        principal="local",
+        ttl_seconds=600,
+    )
+
+
+def test_pending_approval_is_reused_for_the_same_call(tmp_path: Path) -> None:
+    store = PolicyStore(tmp_path / "p.db")
+    first = request(store)
+    assert request(store).id == first.id
+    assert request(store, digest="d2").id != first.id
+    assert request(store, tool="x.other").id != first.id
+
+
+def test_only_an_approved_approval_is_consumed_and_only_once(tmp_path: Path) -> None:
+    store = PolicyStore(tmp_path / "p.db")
+    approval = request(store)
+    assert store.consume_approval("x.erase", "d1") is None  # still pending
+    store.decide_approval(approval.id, approve=True, ttl_seconds=600)
+    assert store.consume_approval("x.erase", "d2") is None  # other arguments
+    assert store.consume_approval("x.other", "d1") is None  # other tool
+    assert store.consume_approval("x.erase", "d1").id == approval.id
+    assert store.consume_approval("x.erase", "d1") is None
+    with pytest.raises(ValueError, match="consumed"):
+        store.decide_approval(approval.id, approve=True, ttl_seconds=600)
+
+
+def test_concurrent_consumers_get_one_approval_once(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    setup = PolicyStore(path)
+    setup.decide_approval(request(setup).id, approve=True, ttl_seconds=600)
+    stores = [PolicyStore(path) for _ in range(8)]  # separate connections, as separate processes would have
+    wins: list[str] = []
+    barrier = threading.Barrier(len(stores))
+
+    def consume(store: PolicyStore) -> None:
+        barrier.wait()
+        consumed = store.consume_approval("x.erase", "d1")
+        if consumed is not None:
+            wins.append(consumed.id)
+
+    threads = [threading.Thread(target=consume, args=(store,)) for store in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(wins) == 1
+
+
+def test_expired_approvals_can_be_neither_decided_nor_used(tmp_path: Path) -> None:
+    now = [1000.0]
+    store = PolicyStore(tmp_path / "p.db", clock=lambda: now[0])
+    approval = request(store)
+    now[0] += 601
+    with pytest.raises(ValueError, match="expired"):
+        store.decide_approval(approval.id, approve=True, ttl_seconds=600)
+    other = request(store)
+    assert other.id != approval.id
+    store.decide_approval(other.id, approve=True, ttl_seconds=600)
+    now[0] += 601
+    assert store.consume_approval("x.erase", "d1") is None
+    assert store.list_approvals() == []
+    assert {a.effective_status(now[0]) for a in store.list_approvals(include_done=True)} == {"expired"}
+
+
+def test_unknown_approval_id(tmp_path: Path) -> None:
+    store = PolicyStore(tmp_path / "p.db")
+    with pytest.raises(LookupError):
+        store.decide_approval("apr-nope", approve=True, ttl_seconds=600)
+
+
+def test_audit_rows_round_trip_in_order(tmp_path: Path) -> None:
+    store = PolicyStore(tmp_path / "p.db")
+    for index in range(3):
+        store.record(AuditRow(float(index), "stdio", "local", "x.y", {"i": index}, "low", "ran", None, 1.5, "ok"))
+    rows = store.tail(2)
+    assert [row.args["i"] for row in rows] == [1, 2]
+    assert rows[0].as_dict()["time"] == "1970-01-01T00:00:01Z"
+    assert (tmp_path / "p.db").stat().st_mode & 0o777 == 0o600

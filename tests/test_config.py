@@ -1,0 +1,73 @@
+"""Config loading: embedded defaults, validation errors that name the key, secrets from the environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mcp_tools.config import ConfigError, load_config, parse_config
+
+
+def test_no_config_file_means_embedded_defaults(tmp_path: Path) -> None:
+    config = load_config(None, {"XDG_CONFIG_HOME": str(tmp_path / "nothing-here"), "HOME": str(tmp_path)})
+    assert config.source is None
+    assert config.server.servers is None and config.server.wire_separator == "_"
+    assert config.policy.on_no_elicitation == "approve_out_of_band" and config.policy.approval_ttl_seconds == 600
+    assert config.http.host == "127.0.0.1" and config.http.port == 8765
+
+
+def test_explicit_config_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.toml", {})
+
+
+def test_env_variable_selects_the_config(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[policy]\nread_only = true\n")
+    config = load_config(None, {"MCP_TOOLS_CONFIG": str(path)})
+    assert config.source == path and config.policy.read_only is True
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"policy": {"on_no_elicitation": "maybe"}}, "policy.on_no_elicitation: Input should be"),
+        ({"policy": {"rules": [{"match": "x.*", "risk": "severe"}]}}, "policy.rules.0.risk"),
+        ({"server": {"servers": ["gmial"]}}, "unknown namespace 'gmial'"),
+        ({"http": {"port": "eighty"}}, "http.port"),
+        ({"http": {"tokn": {}}}, "http.tokn: unknown setting"),
+        ({"frobnicate": {}}, "unknown section [frobnicate]"),
+    ],
+)
+def test_errors_name_the_bad_key(raw: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw, {})
+    assert message in str(caught.value)
+
+
+def test_invalid_toml_is_reported_with_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[policy\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(path, {})
+
+
+def test_token_values_never_appear_in_errors() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"http": {"tokens": {"laptop": 12345678}}}, {})
+    assert "12345678" not in str(caught.value)
+
+
+def test_tokens_from_config_and_environment() -> None:
+    config = parse_config(
+        {"http": {"tokens": {"laptop": "a"}}},
+        {"MCP_TOOLS_HTTP_TOKEN": "b", "MCP_TOOLS_HTTP_TOKEN_CI_RUNNER": "c"},
+    )
+    assert config.http_tokens() == {"laptop": "a", "env": "b", "ci_runner": "c"}
+    assert "'a'" not in repr(config.http)
+
+
+def test_state_and_data_dirs_from_environment(tmp_path: Path) -> None:
+    config = parse_config({}, {"MCP_TOOLS_STATE_DIR": str(tmp_path / "s"), "MCP_TOOLS_DATA_DIR": str(tmp_path / "d")})
+    assert config.state_dir() == tmp_path / "s" and config.data_dir() == tmp_path / "d"
