@@ -54,9 +54,7 @@ class WebConfig(BaseModel):
 
     api_key: SecretStr | None = Field(default=None, description="Tavily API key; else env TAVILY_API_KEY.")
     api_base_url: str = Field(default=DEFAULT_API_BASE_URL, description="Tavily endpoint (proxies, tests).")
-    max_results: int = Field(
-        default=5, ge=1, le=MAX_RESULTS_CAP, description="Results when a call names none."
-    )
+    max_results: int = Field(default=5, ge=1, le=MAX_RESULTS_CAP, description="Results when a call names none.")
     search_depth: SearchDepth = Field(default="basic", description="Depth when a call names none.")
     timeout_seconds: float = Field(default=30.0, gt=0, le=120, description="Total time one search may take.")
 
@@ -171,15 +169,11 @@ async def lifespan(service: WebService) -> AsyncIterator[None]:
 
 class SearchArgs(Arguments):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look up.")
-    max_results: int | None = Field(
-        default=None, ge=1, le=MAX_RESULTS_CAP, description="Default 5 unless configured."
-    )
+    max_results: int | None = Field(default=None, ge=1, le=MAX_RESULTS_CAP, description="Default 5 unless configured.")
     search_depth: SearchDepth | None = Field(default=None, description="advanced is slower and costs more.")
     topic: Topic | None = Field(default=None, description="news adds published dates.")
     time_range: TimeRange | None = Field(default=None, description="Only pages from this recent period.")
-    include_domains: list[str] = Field(
-        default_factory=list, max_length=MAX_DOMAINS, description="e.g. python.org"
-    )
+    include_domains: list[str] = Field(default_factory=list, max_length=MAX_DOMAINS, description="e.g. python.org")
     exclude_domains: list[str] = Field(default_factory=list, max_length=MAX_DOMAINS)
 
 
@@ -266,9 +260,7 @@ def build_request(args: SearchArgs, config: WebConfig) -> dict[str, Any]:
     return request
 
 
-_INVISIBLE = dict.fromkeys(
-    [0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-)
+_INVISIBLE = dict.fromkeys([0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, *range(0x202A, 0x202F), *range(0x2066, 0x206A)])
 
 
 def clean_text(value: Any, limit: int, *, single_line: bool = False) -> str:
@@ -276,9 +268,7 @@ def clean_text(value: Any, limit: int, *, single_line: bool = False) -> str:
     if not isinstance(value, str):
         return ""
     text = value.translate(_INVISIBLE)
-    text = "".join(
-        char for char in text if char in "\n\t" or unicodedata.category(char) not in ("Cc", "Cs", "Co")
-    )
+    text = "".join(char for char in text if char in "\n\t" or unicodedata.category(char) not in ("Cc", "Cs", "Co"))
     text = " ".join(text.split()) if single_line else re.sub(r"[ \t]*\n\s*\n\s*", "\n\n", text).strip()
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
@@ -310,9 +300,7 @@ def parse_response(payload: Any, limit: int) -> tuple[str | None, list[SearchRes
                 title=clean_text(item.get("title"), MAX_TITLE_CHARS, single_line=True),
                 url=url,
                 content=clean_text(item.get("content"), MAX_SNIPPET_CHARS),
-                score=float(score)
-                if isinstance(score, int | float) and not isinstance(score, bool)
-                else None,
+                score=float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
                 published_date=clean_text(published, 64, single_line=True) or None,
             )
         )
@@ -324,9 +312,7 @@ def _upstream_detail(service: WebService, error: BaseException) -> str:
     return f": {detail}" if detail else ""
 
 
-def translate_error(
-    service: WebService, error: Exception, status: tuple[int, str | None] | None
-) -> ToolFailure:
+def translate_error(service: WebService, error: Exception, status: tuple[int, str | None] | None) -> ToolFailure:
     """One clear failure per cause; the key is never part of what comes back."""
     import httpx
     import tavily.errors as tavily_errors
@@ -389,9 +375,7 @@ def translate_error(
             "check the network connection or [web] api_base_url",
         )
     if isinstance(error, ValueError):
-        return ToolFailure(
-            "upstream_error", "Tavily answered with something that is not JSON", "try again later"
-        )
+        return ToolFailure("upstream_error", "Tavily answered with something that is not JSON", "try again later")
     return ToolFailure(
         "upstream_error",
         f"the Tavily search failed ({type(error).__name__})",
@@ -428,13 +412,9 @@ async def search(service: WebService, args: SearchArgs, ctx: CallContext) -> Sea
 
 def describe_search(args: SearchArgs) -> str:
     extras = [f"{args.max_results} results"] if args.max_results else []
-    extras += [
-        f"{name} {value}" for name, value in (("topic", args.topic), ("past", args.time_range)) if value
-    ]
+    extras += [f"{name} {value}" for name, value in (("topic", args.topic), ("past", args.time_range)) if value]
     if args.include_domains:
-        extras.append(
-            "only " + ", ".join(args.include_domains[:3]) + ("…" if len(args.include_domains) > 3 else "")
-        )
+        extras.append("only " + ", ".join(args.include_domains[:3]) + ("…" if len(args.include_domains) > 3 else ""))
     suffix = f" ({'; '.join(extras)})" if extras else ""
     return f"Search the web with Tavily for {args.query[:120]!r}{suffix}"
 

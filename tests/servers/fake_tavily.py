@@ -51,10 +51,7 @@ ERROR_MESSAGES = {
     401: "Unauthorized: missing or invalid API key.",
     403: "Forbidden: this request is not allowed for your API key.",
     429: "Your request has been blocked due to excessive requests. Please reduce rate of requests.",
-    432: (
-        "This request exceeds your plan's set usage limit. "
-        "Please upgrade your plan or contact support@tavily.com"
-    ),
+    432: "This request exceeds your plan's set usage limit. Please upgrade your plan or contact support@tavily.com",
     433: "This request exceeds the pay-as-you-go limit. You can increase your limit on the Tavily dashboard",
     500: "Internal Server Error",
 }
@@ -130,6 +127,7 @@ class FakeTavily:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out as separate writes
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -151,9 +149,7 @@ class FakeTavily:
                     fake._stopping.wait(reply.delay)
                 self._send(reply.status, reply.body, reply.headers, reply.drip)
 
-            def _send(
-                self, status: int, body: Any, headers: dict[str, str] | None = None, drip: float = 0.0
-            ) -> None:
+            def _send(self, status: int, body: Any, headers: dict[str, str] | None = None, drip: float = 0.0) -> None:
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 try:
                     self.send_response(status)

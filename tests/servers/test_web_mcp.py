@@ -74,12 +74,8 @@ async def test_key_from_environment(tmp_path: Path, fake: FakeTavily) -> None:
     assert len(data["results"]) == 1
 
 
-def test_without_a_key_the_namespace_is_off(
-    tmp_path: Path, fake: FakeTavily, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    with pytest.raises(
-        ConfigError, match=r"namespace web cannot start: set TAVILY_API_KEY or \[web\] api_key"
-    ):
+def test_without_a_key_the_namespace_is_off(tmp_path: Path, fake: FakeTavily, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match=r"namespace web cannot start: set TAVILY_API_KEY or \[web\] api_key"):
         build_app(make_config(tmp_path, {"server": {"servers": ["web"]}, "web": {"api_base_url": fake.url}}))
     for other in [name for name in CATALOG if name != "web"]:
         monkeypatch.delitem(CATALOG, other)
@@ -108,9 +104,7 @@ async def test_quota_and_malformed_requests(tmp_path: Path, fake: FakeTavily) ->
         spent = failure(await client.call_tool("web_search", {"query": "q"}))
         too_many = failure(await client.call_tool("web_search", {"query": "q", "max_results": 11}))
         raw = failure(await client.call_tool("web_search", {"query": "q", "include_raw_content": True}))
-        url = failure(
-            await client.call_tool("web_search", {"query": "q", "include_domains": ["http://a.com"]})
-        )
+        url = failure(await client.call_tool("web_search", {"query": "q", "include_domains": ["http://a.com"]}))
     assert spent["kind"] == "upstream_error" and "plan limit" in spent["message"]
     assert too_many["kind"] == "invalid_arguments" and "max_results" in too_many["message"]
     assert raw["kind"] == "invalid_arguments" and "include_raw_content" in raw["message"]
