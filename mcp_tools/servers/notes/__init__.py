@@ -1,0 +1,109 @@
+"""notes: an Obsidian-style Markdown vault with a live index, hybrid search and rename-safe links."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+
+from mcp_tools.servers.notes.models import NotesConfig
+from mcp_tools.servers.notes.tools import TOOLS
+from mcp_tools.servers.notes.vault import NotesService
+from mcp_tools.tooling import CliCommand, Environment, Namespace
+
+
+def create(config: NotesConfig, env: Environment) -> NotesService:
+    return NotesService(config, env)
+
+
+async def _background(service: NotesService, stop: anyio.Event) -> None:
+    """Start-up reconciliation, then embeddings, then (optionally) the watcher."""
+    async with anyio.create_task_group() as group:
+        if service.config.watch:
+            from mcp_tools.servers.notes.watcher import watch
+
+            group.start_soon(watch, service, stop)
+        await anyio.to_thread.run_sync(service.reconcile)
+        await anyio.to_thread.run_sync(service.embed_pending)
+
+
+@asynccontextmanager
+async def lifespan(service: NotesService) -> AsyncIterator[None]:
+    stop = anyio.Event()
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(_background, service, stop)
+            try:
+                yield
+            finally:
+                service.stopping.set()
+                stop.set()
+                group.cancel_scope.cancel()
+    finally:
+        service.close()
+
+
+def _index_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-embed", action="store_true", help="skip computing embeddings")
+
+
+def _bar(label: str, done: int, total: int, started: float) -> None:
+    width = 30
+    filled = int(width * done / total) if total else width
+    rate = done / max(time.monotonic() - started, 1e-6)
+    sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} ({rate:.0f}/s)")
+    sys.stderr.flush()
+
+
+async def _index_command(service: NotesService, args: argparse.Namespace) -> int:
+    started = time.monotonic()
+    state = await anyio.to_thread.run_sync(service.reconcile, lambda d, t: _bar("notes", d, t, started))
+    sys.stderr.write("\n")
+    embedded = 0
+    if service.embedder is not None and not args.no_embed:
+        embed_started = time.monotonic()
+        embedded = await anyio.to_thread.run_sync(
+            service.embed_pending, lambda d, t: _bar("chunks", d, t, embed_started)
+        )
+        sys.stderr.write("\n")
+    elapsed = time.monotonic() - started
+    index_state = service.index_state()
+    print(
+        f"{index_state.indexed} notes in the index: {state.indexed} indexed, {state.unchanged} unchanged, "
+        f"{state.removed} removed, {len(state.skipped)} skipped (too large or not UTF-8) in {elapsed:.1f}s"
+    )
+    if service.embedder is not None:
+        covered = f"{index_state.embedded_chunks}/{index_state.total_chunks}"
+        print(f"embeddings: {embedded} chunks embedded; {covered} done")
+        if service.progress.embedding_error:
+            print(f"embedding error: {service.progress.embedding_error}")
+    for key in state.skipped[:20]:
+        print(f"skipped: {key}")
+    service.close()
+    return 1 if service.progress.embedding_error else 0
+
+
+NAMESPACE: Namespace[NotesService] = Namespace(
+    name="notes",
+    description="Read, search, write and reorganise the notes of a Markdown (Obsidian-style) vault.",
+    config_model=NotesConfig,
+    create=create,
+    tools=TOOLS,
+    lifespan=lifespan,
+    commands=(
+        CliCommand(
+            name="index",
+            help="index the vault now (with a progress bar) and print a summary",
+            add_arguments=_index_arguments,
+            run=_index_command,
+        ),
+    ),
+    instructions=(
+        "Note paths are relative to the vault. Read a note before replacing it and pass its sha256 as "
+        "expected_sha256; use notes_rename (not write+delete) to move notes so links stay intact."
+    ),
+)

@@ -1,0 +1,519 @@
+"""The SQLite index of a vault: documents, tags, chunks (with FTS5 and vectors) and links.
+
+One connection guarded by a lock; every public method is synchronous and short, so callers
+run them in a worker thread and tools keep answering while a background indexer works.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp_tools.servers.notes.links import Resolver, stem_of, strip_md
+from mcp_tools.servers.notes.markdown import ParsedNote, name_key
+
+SCHEMA_VERSION = "3"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL,
+    frontmatter TEXT NOT NULL,
+    tags TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    words INTEGER NOT NULL,
+    note_date TEXT,
+    created REAL
+);
+CREATE TABLE IF NOT EXISTS tags (doc_id INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (tag, doc_id));
+CREATE INDEX IF NOT EXISTS tags_doc ON tags (doc_id);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL,
+    ord INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    vector BLOB
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    title, heading, body, tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS links (
+    id INTEGER PRIMARY KEY,
+    source_id INTEGER NOT NULL,
+    source_path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    style TEXT NOT NULL,
+    target TEXT NOT NULL,
+    target_key TEXT NOT NULL,
+    fragment TEXT NOT NULL,
+    text TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    resolved_path TEXT
+);
+CREATE INDEX IF NOT EXISTS links_source ON links (source_id);
+CREATE INDEX IF NOT EXISTS links_resolved ON links (resolved_path);
+CREATE INDEX IF NOT EXISTS links_key ON links (target_key);
+"""
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def target_key(target: str) -> str:
+    """The key a link is re-resolved under when a note with that name or alias appears."""
+    return name_key(strip_md(posixpath.basename(target.rstrip("/")))) if target else ""
+
+
+@dataclass(frozen=True)
+class FileState:
+    mtime_ns: int
+    size: int
+    hash: str | None = None
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    id: int
+    path: str
+    title: str
+    frontmatter: dict[str, Any]
+    tags: list[str]
+    aliases: list[str]
+    mtime_ns: int
+    size: int
+    hash: str
+    words: int
+    note_date: str | None
+    created: float | None
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    source_path: str
+    kind: str
+    style: str
+    target: str
+    fragment: str
+    text: str
+    start: int
+    end: int
+    resolved_path: str | None
+
+
+@dataclass(frozen=True)
+class PendingChunk:
+    id: int
+    text: str
+
+
+def note_date_of(frontmatter: dict[str, Any]) -> str | None:
+    for key in ("date", "created", "day"):
+        value = frontmatter.get(key)
+        if isinstance(value, str) and len(value) >= 10 and value[4] == "-":
+            return value[:10]
+    return None
+
+
+class NoteIndex:
+    """The index database; safe to share between threads (one connection behind a lock)."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = str(path)
+        self.lock = threading.RLock()
+        self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=OFF")
+        self._ensure_schema()
+        self.resolver = self._load_resolver()
+        self.generation = 0  # bumped on every change; lets the vector cache know when to refresh
+
+    # -- setup ------------------------------------------------------------------------------
+
+    def _ensure_schema(self) -> None:
+        with self.lock:
+            version = None
+            try:
+                row = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                version = row[0] if row else None
+            except sqlite3.OperationalError:
+                pass
+            if version not in (None, SCHEMA_VERSION):
+                for table in ("meta", "documents", "tags", "chunks", "chunks_fts", "links"):
+                    self.db.execute(f"DROP TABLE IF EXISTS {table}")
+            self.db.executescript(SCHEMA)
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+
+    def _load_resolver(self) -> Resolver:
+        rows = self.db.execute("SELECT path, aliases FROM documents").fetchall()
+        return Resolver((r[0] for r in rows), {r[0]: json.loads(r[1]) for r in rows})
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+            self.generation += 1
+
+    def get_meta(self, key: str) -> str | None:
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.lock:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def file_states(self) -> dict[str, FileState]:
+        with self.lock:
+            rows = self.db.execute("SELECT path, mtime_ns, size, hash FROM documents").fetchall()
+        return {path: FileState(mtime, size, digest) for path, mtime, size, digest in rows}
+
+    def touch(self, path: str, state: FileState) -> None:
+        """Same content, new mtime (a `touch` or a sync client): remember it so it is not re-read."""
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE documents SET mtime_ns = ?, size = ? WHERE path = ?",
+                (state.mtime_ns, state.size, path),
+            )
+
+    def upsert(self, path: str, text: str, parsed: ParsedNote, state: FileState, created: float | None) -> None:
+        """Store one parsed note, keeping the vectors of chunks whose text did not change."""
+        assert state.hash is not None
+        with self.transaction() as db:
+            row = db.execute("SELECT id, aliases FROM documents WHERE path = ?", (path,)).fetchone()
+            old_vectors: dict[str, bytes] = {}
+            is_new = row is None
+            old_aliases: list[str] = json.loads(row[1]) if row else []
+            values = (
+                parsed.title,
+                json.dumps(parsed.frontmatter, ensure_ascii=False),
+                json.dumps(parsed.tags, ensure_ascii=False),
+                json.dumps(parsed.aliases, ensure_ascii=False),
+                state.mtime_ns,
+                state.size,
+                state.hash,
+                parsed.words,
+                note_date_of(parsed.frontmatter),
+                created,
+            )
+            if row is None:
+                cursor = db.execute(
+                    "INSERT INTO documents (title, frontmatter, tags, aliases, mtime_ns, size, hash, words, "
+                    "note_date, created, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*values, path),
+                )
+                doc_id = int(cursor.lastrowid or 0)
+            else:
+                doc_id = row[0]
+                db.execute(
+                    "UPDATE documents SET title = ?, frontmatter = ?, tags = ?, aliases = ?, mtime_ns = ?, "
+                    "size = ?, hash = ?, words = ?, note_date = ?, created = COALESCE(created, ?) "
+                    "WHERE id = ?",
+                    (*values, doc_id),
+                )
+                old_vectors = {
+                    digest: vector
+                    for digest, vector in db.execute(
+                        "SELECT hash, vector FROM chunks WHERE doc_id = ? AND vector IS NOT NULL", (doc_id,)
+                    )
+                }
+                self._delete_children(db, doc_id)
+            db.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(doc_id, tag) for tag in parsed.tags])
+            # a note without body text still gets one row, so that its title is searchable
+            chunks_rows = [(c.heading, c.text, c.start, c.end) for c in parsed.chunks] or [("", "", 0, 0)]
+            for order, (heading, body, start, end) in enumerate(chunks_rows):
+                digest = sha256_hex(f"{parsed.title}\x00{heading}\x00{body}".encode())
+                cursor = db.execute(
+                    "INSERT INTO chunks (doc_id, ord, heading, start, end, hash, vector) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (doc_id, order, heading, start, end, digest, old_vectors.get(digest)),
+                )
+                db.execute(
+                    "INSERT INTO chunks_fts (rowid, title, heading, body) VALUES (?, ?, ?, ?)",
+                    (cursor.lastrowid, parsed.title, heading, body),
+                )
+            if is_new or sorted(old_aliases) != sorted(parsed.aliases):
+                self.resolver.remove(path)
+                self.resolver.add(path, parsed.aliases)
+            db.executemany(
+                "INSERT INTO links (source_id, source_path, kind, style, target, target_key, fragment, text, "
+                "start, end, resolved_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        doc_id,
+                        path,
+                        link.kind,
+                        link.style,
+                        link.target,
+                        target_key(link.target),
+                        link.fragment,
+                        link.text,
+                        link.start,
+                        link.end,
+                        self.resolver.resolve(path, link).path,
+                    )
+                    for link in parsed.links
+                ],
+            )
+            if is_new or sorted(old_aliases) != sorted(parsed.aliases):
+                keys = {name_key(stem_of(path)), *(name_key(a) for a in [*parsed.aliases, *old_aliases])}
+                self._reresolve(db, keys, path)
+
+    def remove(self, path: str) -> bool:
+        with self.transaction() as db:
+            row = db.execute("SELECT id, aliases FROM documents WHERE path = ?", (path,)).fetchone()
+            if row is None:
+                return False
+            self._delete_children(db, row[0])
+            db.execute("DELETE FROM documents WHERE id = ?", (row[0],))
+            self.resolver.remove(path)
+            keys = {name_key(stem_of(path)), *(name_key(a) for a in json.loads(row[1]))}
+            self._reresolve(db, keys, path)
+            return True
+
+    def _delete_children(self, db: sqlite3.Connection, doc_id: int) -> None:
+        db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
+        db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
+        db.execute("DELETE FROM tags WHERE doc_id = ?", (doc_id,))
+        db.execute("DELETE FROM links WHERE source_id = ?", (doc_id,))
+
+    def _reresolve(self, db: sqlite3.Connection, keys: Iterable[str], path: str) -> None:
+        """Links that may now resolve differently: named like the note, or pointing at it."""
+        keys = list(keys)
+        marks = ",".join("?" * len(keys))
+        rows = db.execute(
+            f"SELECT id, source_path, style, target, resolved_path FROM links "
+            f"WHERE target_key IN ({marks}) OR resolved_path = ?",
+            (*keys, path),
+        ).fetchall()
+        updates = []
+        for link_id, source, style, target, current in rows:
+            resolved = self.resolver.resolve_target(source, style, target).path
+            if resolved != current:
+                updates.append((resolved, link_id))
+        db.executemany("UPDATE links SET resolved_path = ? WHERE id = ?", updates)
+
+    # -- vectors ----------------------------------------------------------------------------
+
+    def pending_chunks(self, limit: int, doc_path: str | None = None) -> list[PendingChunk]:
+        where = "c.vector IS NULL"
+        params: tuple[Any, ...] = ()
+        if doc_path is not None:
+            where += " AND c.doc_id = (SELECT id FROM documents WHERE path = ?)"
+            params = (doc_path,)
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT c.id, f.title, f.heading, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id "
+                f"WHERE {where} LIMIT ?",
+                (*params, limit),
+            ).fetchall()
+        return [PendingChunk(r[0], embedding_text(r[1], r[2], r[3])) for r in rows]
+
+    def store_vectors(self, vectors: Sequence[tuple[int, bytes]]) -> None:
+        with self.transaction() as db:
+            db.executemany("UPDATE chunks SET vector = ? WHERE id = ?", [(blob, cid) for cid, blob in vectors])
+
+    def clear_vectors(self) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE chunks SET vector = NULL")
+
+    def vector_rows(self) -> list[tuple[int, int, bytes]]:
+        with self.lock:
+            return self.db.execute("SELECT id, doc_id, vector FROM chunks WHERE vector IS NOT NULL").fetchall()
+
+    def vector_counts(self) -> tuple[int, int]:
+        with self.lock:
+            total, done = self.db.execute("SELECT COUNT(*), COUNT(vector) FROM chunks").fetchone()
+        return int(done), int(total)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def document(self, path: str) -> DocumentRow | None:
+        with self.lock:
+            row = self.db.execute(f"SELECT {DOC_COLUMNS} FROM documents WHERE path = ?", (path,)).fetchone()
+        return _document(row) if row else None
+
+    def documents_by_id(self, ids: Iterable[int]) -> dict[int, DocumentRow]:
+        ids = list(ids)
+        if not ids:
+            return {}
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT {DOC_COLUMNS} FROM documents WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).fetchall()
+        return {row[0]: _document(row) for row in rows}
+
+    def count(self) -> int:
+        with self.lock:
+            return int(self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+
+    def paths(self) -> list[str]:
+        with self.lock:
+            return [r[0] for r in self.db.execute("SELECT path FROM documents ORDER BY path")]
+
+    def links_from(self, path: str) -> list[LinkRow]:
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT {LINK_COLUMNS} FROM links WHERE source_path = ? ORDER BY start", (path,)
+            ).fetchall()
+        return [LinkRow(*row) for row in rows]
+
+    def links_to(self, path: str) -> list[LinkRow]:
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT {LINK_COLUMNS} FROM links WHERE resolved_path = ? ORDER BY source_path, start",
+                (path,),
+            ).fetchall()
+        return [LinkRow(*row) for row in rows]
+
+    def filtered_doc_ids(
+        self,
+        *,
+        tags: Sequence[str] = (),
+        folder: str | None = None,
+        date_after: str | None = None,
+        date_before: str | None = None,
+    ) -> set[int] | None:
+        """Documents passing the filters, or None when there are no filters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for tag in tags:
+            clauses.append("id IN (SELECT doc_id FROM tags WHERE tag = ? OR tag LIKE ? ESCAPE '\\')")
+            params += [tag, like_escape(tag) + "/%"]
+        if folder:
+            clauses.append("path LIKE ? ESCAPE '\\'")
+            params.append(like_escape(folder.rstrip("/")) + "/%")
+        note_date = "COALESCE(note_date, strftime('%Y-%m-%dT%H:%M:%S', mtime_ns / 1e9, 'unixepoch'))"
+        if date_after:
+            clauses.append(f"{note_date} >= ?")
+            params.append(date_after)
+        if date_before:
+            clauses.append(f"{note_date} <= ?")
+            params.append(date_before)
+        if not clauses:
+            return None
+        with self.lock:
+            rows = self.db.execute(f"SELECT id FROM documents WHERE {' AND '.join(clauses)}", params).fetchall()
+        return {r[0] for r in rows}
+
+    def lexical(self, match: str, limit: int) -> list[tuple[int, int, float, str, str]]:
+        """(chunk id, doc id, bm25 score, heading, snippet) best first."""
+        with self.lock:
+            try:
+                return self.db.execute(
+                    "SELECT c.id, c.doc_id, bm25(chunks_fts, 4.0, 2.0, 1.0) AS score, c.heading, "
+                    "snippet(chunks_fts, 2, '**', '**', '…', 24) "
+                    "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
+                    "WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?",
+                    (match, limit),
+                ).fetchall()
+            except sqlite3.OperationalError:
+                return []
+
+    def chunk_texts(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+        ids = list(ids)
+        if not ids:
+            return {}
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT c.id, c.heading, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id "
+                f"WHERE c.id IN ({','.join('?' * len(ids))})",
+                ids,
+            ).fetchall()
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def tag_counts(self, tag: str) -> list[tuple[str, str]]:
+        """(path, matching tag) for notes with `tag` or a tag nested under it."""
+        with self.lock:
+            return self.db.execute(
+                "SELECT d.path, t.tag FROM tags t JOIN documents d ON d.id = t.doc_id "
+                "WHERE t.tag = ? OR t.tag LIKE ? ESCAPE '\\' ORDER BY d.path, t.tag",
+                (tag, like_escape(tag) + "/%"),
+            ).fetchall()
+
+    def random_path(self, doc_ids: set[int] | None, seed: float) -> str | None:
+        with self.lock:
+            if doc_ids is None:
+                total = self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+                if not total:
+                    return None
+                row = self.db.execute(
+                    "SELECT path FROM documents ORDER BY id LIMIT 1 OFFSET ?", (int(seed * total),)
+                ).fetchone()
+                return row[0] if row else None
+        if not doc_ids:
+            return None
+        chosen = sorted(doc_ids)[int(seed * len(doc_ids))]
+        found = self.documents_by_id([chosen])
+        return found[chosen].path if chosen in found else None
+
+    def size_on_disk(self) -> int:
+        total = 0
+        for suffix in ("", "-wal", "-shm"):
+            candidate = Path(self.path + suffix)
+            if candidate.exists():
+                total += candidate.stat().st_size
+        return total
+
+
+DOC_COLUMNS = "id, path, title, frontmatter, tags, aliases, mtime_ns, size, hash, words, note_date, created"
+LINK_COLUMNS = "source_path, kind, style, target, fragment, text, start, end, resolved_path"
+
+
+def _document(row: Sequence[Any]) -> DocumentRow:
+    return DocumentRow(
+        id=row[0],
+        path=row[1],
+        title=row[2],
+        frontmatter=json.loads(row[3]),
+        tags=json.loads(row[4]),
+        aliases=json.loads(row[5]),
+        mtime_ns=row[6],
+        size=row[7],
+        hash=row[8],
+        words=row[9],
+        note_date=row[10],
+        created=row[11],
+    )
+
+
+def like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def embedding_text(title: str, heading: str, body: str) -> str:
+    parts = [title]
+    if heading:
+        parts.append(heading)
+    parts.append(body)
+    return "\n".join(p for p in parts if p)[:4000]

@@ -1,0 +1,329 @@
+"""Pure parsing of one note: frontmatter, headings, tags, links and chunks.
+
+Everything here works on `str` and returns offsets into that string, so that link rewrites
+and frontmatter edits can splice the original text and leave every other byte alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+FRONTMATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:^|\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.M)
+FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n|]*?)(?:\|([^\[\]\n]*))?\]\]")
+MDLINK_RE = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\((<[^>\n]+>|[^)\s]+)(?:[ \t]+\"[^\"\n]*\")?\)")
+INLINE_TAG_RE = re.compile(r"(?<![\w/#&\]])#([\w\-/]*[^\W\d_][\w\-/]*)")
+INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*$")
+WORD_RE = re.compile(r"\w+")
+URL_SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+CHUNK_CHARS = 1500
+
+
+def name_key(name: str) -> str:
+    """How Obsidian compares note names: case-insensitive, Unicode-normalised."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    start: int  # offset of the heading line in the full text
+    line_end: int
+
+
+@dataclass(frozen=True)
+class Link:
+    kind: str  # "wikilink" | "embed" | "markdown"
+    style: str  # "wiki" ([[...]]) or "markdown" ([...](...)); embeds come in both
+    target: str  # the note part, decoded: "Folder/Note", "Note.md", "../x.md"
+    fragment: str  # "#Heading", "#^block" or ""
+    text: str  # alias or link text
+    start: int  # offsets of the whole link in the full text
+    end: int
+    raw: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    heading: str  # "H1 > H2" path, "" before the first heading
+    text: str
+    start: int
+    end: int
+
+
+@dataclass
+class ParsedNote:
+    frontmatter: dict[str, Any]
+    frontmatter_error: str | None
+    body_start: int
+    title: str
+    tags: list[str]
+    aliases: list[str]
+    headings: list[Heading]
+    links: list[Link]
+    chunks: list[Chunk]
+    words: int
+    block_ids: list[str] = field(default_factory=list)
+
+
+def split_frontmatter(text: str) -> tuple[str | None, int]:
+    """Return the raw YAML (or None) and the offset where the body starts."""
+    match = FRONTMATTER_RE.match(text)
+    if not match:
+        return None, 0
+    return match.group(1), match.end()
+
+
+def parse_yaml(raw: str | None) -> tuple[dict[str, Any], str | None]:
+    if raw is None or not raw.strip():
+        return {}, None
+    import yaml
+
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        return {}, f"frontmatter is not valid YAML: {str(exc).splitlines()[0]}"
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        return {}, "frontmatter is not a mapping"
+    return {str(k): jsonable(v) for k, v in data.items()}, None
+
+
+def jsonable(value: Any) -> Any:
+    """YAML dates and other scalars as JSON-friendly values."""
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+def normalize_tag(tag: str) -> str:
+    return name_key(tag.strip().lstrip("#").strip("/"))
+
+
+def frontmatter_list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [part for part in re.split(r"[,\s]+", value) if part]
+    if isinstance(value, list):
+        return [str(v) for v in value if v is not None and str(v).strip()]
+    return [str(value)]
+
+
+def code_mask(body: str) -> list[tuple[int, int]]:
+    """Spans (relative to `body`) of fenced code blocks, where nothing is a tag, link or heading."""
+    spans: list[tuple[int, int]] = []
+    fence: str | None = None
+    fence_start = 0
+    pos = 0
+    for line in body.splitlines(keepends=True):
+        match = FENCE_RE.match(line)
+        if fence is None and match:
+            fence, fence_start = match.group(1), pos
+        elif fence is not None and match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+            spans.append((fence_start, pos + len(line)))
+            fence = None
+        pos += len(line)
+    if fence is not None:
+        spans.append((fence_start, pos))
+    return spans
+
+
+def _in_spans(offset: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= offset < end for start, end in spans)
+
+
+def _blank_inline_code(line: str) -> str:
+    return INLINE_CODE_RE.sub(lambda m: " " * len(m.group(0)), line)
+
+
+def parse_headings(text: str, body_start: int, fences: list[tuple[int, int]]) -> list[Heading]:
+    headings: list[Heading] = []
+    pos = body_start
+    for line in text[body_start:].splitlines(keepends=True):
+        if not _in_spans(pos - body_start, fences):
+            match = HEADING_RE.match(line.rstrip("\r\n"))
+            if match:
+                headings.append(Heading(len(match.group(1)), match.group(2).strip(), pos, pos + len(line)))
+        pos += len(line)
+    return headings
+
+
+def split_fragment(target: str) -> tuple[str, str]:
+    index = target.find("#")
+    if index < 0:
+        return target, ""
+    return target[:index], target[index:]
+
+
+def parse_links(text: str, body_start: int, fences: list[tuple[int, int]]) -> list[Link]:
+    body = text[body_start:]
+    masked = _mask(body, fences)
+    links: list[Link] = []
+    for match in WIKILINK_RE.finditer(masked):
+        bang, inner, alias = match.group(1), match.group(2), match.group(3)
+        target, fragment = split_fragment(inner.strip())
+        if not target and not fragment:
+            continue
+        start, end = body_start + match.start(), body_start + match.end()
+        links.append(
+            Link(
+                kind="embed" if bang else "wikilink",
+                style="wiki",
+                target=target.strip(),
+                fragment=fragment,
+                text=(alias or "").strip(),
+                start=start,
+                end=end,
+                raw=text[start:end],
+            )
+        )
+    for match in MDLINK_RE.finditer(masked):
+        destination = match.group(3)
+        if destination.startswith("<"):
+            destination = destination[1:-1]
+        if URL_SCHEME_RE.match(destination) or destination.startswith("//"):
+            continue
+        target, fragment = split_fragment(destination)
+        start, end = body_start + match.start(), body_start + match.end()
+        links.append(
+            Link(
+                kind="embed" if match.group(1) else "markdown",
+                style="markdown",
+                target=unquote(target),
+                fragment=unquote(fragment),
+                text=match.group(2),
+                start=start,
+                end=end,
+                raw=text[start:end],
+            )
+        )
+    links.sort(key=lambda link: link.start)
+    return links
+
+
+def _mask(body: str, fences: list[tuple[int, int]]) -> str:
+    """Blank out code (fenced and inline) keeping offsets, so that matches inside code are ignored."""
+    chars = list(body)
+    for start, end in fences:
+        for i in range(start, end):
+            if chars[i] not in "\r\n":
+                chars[i] = " "
+    masked = "".join(chars)
+    return "".join(_blank_inline_code(line) for line in masked.splitlines(keepends=True))
+
+
+def parse_inline_tags(body_masked: str) -> list[str]:
+    tags: list[str] = []
+    for line in body_masked.splitlines():
+        if HEADING_RE.match(line) and line.lstrip().startswith("#"):
+            line = HEADING_RE.match(line).group(2)  # type: ignore[union-attr]
+        for match in INLINE_TAG_RE.finditer(line):
+            tags.append(match.group(1))
+    return tags
+
+
+def build_chunks(text: str, body_start: int, headings: list[Heading]) -> list[Chunk]:
+    """One chunk per section (split further at paragraph breaks when long), keyed by heading path."""
+    sections: list[tuple[str, int, int]] = []
+    path: list[tuple[int, str]] = []
+    boundaries = [*headings]
+    first = boundaries[0].start if boundaries else len(text)
+    if text[body_start:first].strip():
+        sections.append(("", body_start, first))
+    for index, heading in enumerate(boundaries):
+        while path and path[-1][0] >= heading.level:
+            path.pop()
+        path.append((heading.level, heading.text))
+        end = boundaries[index + 1].start if index + 1 < len(boundaries) else len(text)
+        sections.append((" > ".join(p[1] for p in path), heading.start, end))
+    chunks: list[Chunk] = []
+    for heading_path, start, end in sections:
+        for piece_start, piece_end in _split_long(text, start, end):
+            piece = text[piece_start:piece_end]
+            if piece.strip():
+                chunks.append(Chunk(heading_path, piece.strip(), piece_start, piece_end))
+    return chunks
+
+
+def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    if end - start <= CHUNK_CHARS:
+        return [(start, end)]
+    pieces: list[tuple[int, int]] = []
+    piece_start = start
+    while end - piece_start > CHUNK_CHARS:
+        cut = text.rfind("\n\n", piece_start + CHUNK_CHARS // 3, piece_start + CHUNK_CHARS)
+        if cut < 0:
+            cut = text.rfind(" ", piece_start + CHUNK_CHARS // 3, piece_start + CHUNK_CHARS)
+        cut = cut + 1 if cut >= 0 else piece_start + CHUNK_CHARS
+        pieces.append((piece_start, cut))
+        piece_start = cut
+    pieces.append((piece_start, end))
+    return pieces
+
+
+def parse_note(text: str, stem: str) -> ParsedNote:
+    raw_yaml, body_start = split_frontmatter(text)
+    frontmatter, error = parse_yaml(raw_yaml)
+    body = text[body_start:]
+    fences = code_mask(body)
+    headings = parse_headings(text, body_start, fences)
+    links = parse_links(text, body_start, fences)
+    masked = _mask(body, fences)
+    tag_values = frontmatter_list(frontmatter.get("tags", frontmatter.get("tag")))
+    tags: list[str] = []
+    for tag in [*tag_values, *parse_inline_tags(masked)]:
+        normalized = normalize_tag(tag)
+        if normalized and normalized not in tags:
+            tags.append(normalized)
+    aliases = frontmatter_list(frontmatter.get("aliases", frontmatter.get("alias")))
+    if isinstance(frontmatter.get("aliases"), str):
+        aliases = [a.strip() for a in str(frontmatter["aliases"]).split(",") if a.strip()]
+    title = str(frontmatter.get("title") or "").strip()
+    if not title:
+        first_h1 = next((h for h in headings if h.level == 1), None)
+        title = first_h1.text if first_h1 else stem
+    block_ids = [m.group(1) for line in masked.splitlines() if (m := BLOCK_ID_RE.search(line))]
+    return ParsedNote(
+        frontmatter=frontmatter,
+        frontmatter_error=error,
+        body_start=body_start,
+        title=title,
+        tags=tags,
+        aliases=aliases,
+        headings=headings,
+        links=links,
+        chunks=build_chunks(text, body_start, headings),
+        words=len(WORD_RE.findall(masked)),
+        block_ids=block_ids,
+    )
+
+
+def section_span(text: str, headings: list[Heading], wanted: str) -> tuple[int, int] | None:
+    """The span of the section under heading `wanted` (up to the next heading of the same or higher level)."""
+    key = name_key(wanted.strip().lstrip("#").strip())
+    for index, heading in enumerate(headings):
+        if name_key(heading.text) == key:
+            end = len(text)
+            for later in headings[index + 1 :]:
+                if later.level <= heading.level:
+                    end = later.start
+                    break
+            return heading.start, end
+    return None

@@ -1,0 +1,251 @@
+"""Config and the tools' input and output models (their JSON schemas reach the model: keep them lean)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from mcp_tools.tooling import Arguments, Output
+
+SHA256 = Field(
+    default=None,
+    pattern=r"^[0-9a-fA-F]{64}$",
+    description="sha256 from notes_read; guards against overwriting a newer version",
+)
+LIMIT = Field(default=50, ge=1, le=500)
+CURSOR = Field(default=None, description="next_cursor from the previous page")
+
+
+class NotesConfig(BaseModel):
+    """The `[notes]` section."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    vault: str | None = None
+    embeddings: Literal["none", "fastembed", "openai"] = "none"
+    embedding_model: str | None = None
+    embedding_model_path: str | None = None
+    embedding_url: str | None = None
+    embedding_api_key: SecretStr | None = None
+    embedding_batch: int = Field(default=32, ge=1, le=512)
+    embedding_timeout: float = Field(default=30.0, gt=0)
+    daily_folder: str = ""
+    daily_format: str = "YYYY-MM-DD"
+    daily_template: str | None = None
+    watch: bool = True
+    watch_debounce_ms: int = Field(default=300, ge=10, le=60_000)
+    max_note_bytes: int = Field(default=2_000_000, ge=1_000)
+    trash_folder: str = ".trash"
+
+
+# -- inputs ---------------------------------------------------------------------------------
+
+NotePath = Field(description="note path relative to the vault, e.g. 'Projects/Plan.md' ('.md' may be left out)")
+
+
+class ReadArgs(Arguments):
+    path: str = NotePath
+    heading: str | None = Field(default=None, description="return only the section under this heading")
+
+
+class SearchArgs(Arguments):
+    query: str = Field(min_length=1, max_length=2000)
+    top_k: int = Field(default=10, ge=1, le=50)
+    tags: list[str] = Field(
+        default_factory=list, description="notes must have all of these; 'project' matches 'project/alpha'"
+    )
+    date_after: str | None = Field(default=None, description="ISO date; frontmatter date, else modified time")
+    date_before: str | None = None
+    folder: str | None = None
+
+
+class WriteArgs(Arguments):
+    path: str = NotePath
+    content: str
+    expected_sha256: str | None = SHA256
+
+
+class UpdateFrontmatterArgs(Arguments):
+    path: str = NotePath
+    set: dict[str, Any] = Field(description="keys to merge into the frontmatter; null removes a key")
+    expected_sha256: str | None = SHA256
+
+
+class LinksArgs(Arguments):
+    path: str = NotePath
+    limit: int = LIMIT
+    cursor: str | None = CURSOR
+
+
+class DailyArgs(Arguments):
+    date: str | None = Field(default=None, description="ISO date (YYYY-MM-DD); default today")
+    create: bool = Field(default=True, description="create the note from the template when missing")
+
+
+class TagArgs(Arguments):
+    tag: str = Field(min_length=1, description="e.g. 'project' (also matches 'project/alpha')")
+    limit: int = LIMIT
+    cursor: str | None = CURSOR
+
+
+class PathArgs(Arguments):
+    path: str = NotePath
+
+
+class RenameArgs(Arguments):
+    path: str = NotePath
+    new_path: str = Field(description="new path relative to the vault")
+    dry_run: bool = Field(default=False, description="only list the files and diffs that would change")
+
+
+class DeleteArgs(Arguments):
+    path: str = NotePath
+    permanent: bool = Field(default=False, description="delete instead of moving to the vault's trash")
+
+
+class RandomArgs(Arguments):
+    tag: str | None = None
+    folder: str | None = None
+
+
+# -- outputs --------------------------------------------------------------------------------
+
+
+class IndexState(BaseModel):
+    indexed: int
+    total: int
+    complete: bool
+    embedded_chunks: int = 0
+    total_chunks: int = 0
+
+
+class ReadOutput(Output):
+    path: str
+    content: str
+    frontmatter: dict[str, Any]
+    tags: list[str]
+    sha256: str
+    heading: str | None = None
+
+
+class SearchHit(BaseModel):
+    path: str
+    title: str
+    heading: str
+    snippet: str
+    score: float
+
+
+class SearchOutput(Output):
+    mode: Literal["hybrid", "lexical"]
+    results: list[SearchHit]
+    index: IndexState
+    note: str | None = None
+
+
+class WriteOutput(Output):
+    path: str
+    sha256: str
+    created: bool
+    bytes: int
+
+
+class FrontmatterOutput(Output):
+    path: str
+    sha256: str
+    frontmatter: dict[str, Any]
+
+
+class Backlink(BaseModel):
+    source: str
+    kind: str
+    text: str
+    fragment: str
+    line: int
+
+
+class BacklinksOutput(Output):
+    path: str
+    backlinks: list[Backlink]
+    total: int
+    next_cursor: str | None = None
+
+
+class ForwardLink(BaseModel):
+    target: str
+    resolved_path: str | None
+    kind: str
+    fragment: str
+    text: str
+    line: int
+
+
+class ForwardLinksOutput(Output):
+    path: str
+    links: list[ForwardLink]
+    total: int
+    unresolved: int
+    next_cursor: str | None = None
+
+
+class DailyOutput(Output):
+    path: str
+    date: str
+    created: bool
+    content: str
+    sha256: str
+
+
+class TaggedNote(BaseModel):
+    path: str
+    tags: list[str]
+
+
+class TagOutput(Output):
+    tag: str
+    notes: list[TaggedNote]
+    total: int
+    next_cursor: str | None = None
+
+
+class MetadataOutput(Output):
+    path: str
+    title: str
+    frontmatter: dict[str, Any]
+    tags: list[str]
+    aliases: list[str]
+    headings: list[str]
+    words: int
+    links_out: int
+    links_unresolved: int
+    backlinks: int
+    created: str | None
+    modified: str
+    size: int
+    sha256: str
+
+
+class FileChange(BaseModel):
+    path: str
+    links: int
+    diff: str | None = None
+
+
+class RenameOutput(Output):
+    path: str
+    new_path: str
+    dry_run: bool
+    changed: list[FileChange]
+
+
+class DeleteOutput(Output):
+    path: str
+    trashed_to: str | None
+    linked_from: list[str]
+
+
+class RandomOutput(Output):
+    path: str
+    title: str
+    tags: list[str]

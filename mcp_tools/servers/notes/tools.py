@@ -1,0 +1,203 @@
+"""The notes tools, declared as data; each handler runs its service method in a worker thread."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+
+from mcp_tools.servers.notes import models as m
+from mcp_tools.servers.notes.vault import NotesService
+from mcp_tools.tooling import CallContext, Risk, ToolSpec
+
+A = TypeVar("A")
+R = TypeVar("R")
+
+
+def threaded(
+    method: Callable[[NotesService, A], R],
+) -> Callable[[NotesService, A, CallContext], Awaitable[R]]:
+    async def handler(service: NotesService, args: A, ctx: CallContext) -> R:
+        return await anyio.to_thread.run_sync(partial(method, service, args))
+
+    return handler
+
+
+async def rename_handler(service: NotesService, args: m.RenameArgs, ctx: CallContext) -> m.RenameOutput:
+    await ctx.report_progress(0, 1, f"planning the rename of {args.path}")
+    result = await anyio.to_thread.run_sync(partial(NotesService.rename, service, args))
+    await ctx.report_progress(1, 1, f"{len(result.changed)} files {'would change' if args.dry_run else 'changed'}")
+    return result
+
+
+async def write_risk(service: NotesService, args: m.WriteArgs) -> Risk:
+    """Replacing a note without proving which version was read is an overwrite."""
+    if args.expected_sha256 is None and await anyio.to_thread.run_sync(service.exists, args.path):
+        return Risk.HIGH
+    return Risk.MEDIUM
+
+
+async def daily_risk(service: NotesService, args: m.DailyArgs) -> Risk:
+    def creates() -> bool:
+        try:
+            key, _ = service.daily_key(args.date)
+        except Exception:
+            return False
+        return args.create and not service.exists(key)
+
+    return Risk.MEDIUM if await anyio.to_thread.run_sync(creates) else Risk.LOW
+
+
+TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
+    ToolSpec(
+        name="notes.read",
+        title="Read a note",
+        description="Read a note (or one section by heading) with its frontmatter, tags and sha256.",
+        input_model=m.ReadArgs,
+        output_model=m.ReadOutput,
+        handler=threaded(NotesService.read),
+        risk=Risk.LOW,
+        describe=lambda a: f"read note {a.path}",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="notes.search",
+        title="Search notes",
+        description=(
+            "Find notes by words or meaning (hybrid when embeddings are configured); filter by tags, dates, folder."
+        ),
+        input_model=m.SearchArgs,
+        output_model=m.SearchOutput,
+        handler=threaded(NotesService.search),
+        risk=Risk.LOW,
+        describe=lambda a: f"search notes for {a.query!r}",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="notes.write",
+        title="Write a note",
+        description=(
+            "Create a note (folders too) or replace one; pass expected_sha256 from notes_read when replacing."
+        ),
+        input_model=m.WriteArgs,
+        output_model=m.WriteOutput,
+        handler=threaded(NotesService.write),
+        risk=Risk.MEDIUM,
+        dynamic_risk=write_risk,
+        describe=lambda a: (
+            f"write note {a.path} ({len(a.content)} characters)"
+            + ("" if a.expected_sha256 else ", replacing it if it exists")
+        ),
+    ),
+    ToolSpec(
+        name="notes.update_frontmatter",
+        title="Update frontmatter",
+        description="Merge keys into a note's YAML frontmatter (null removes a key); the body is untouched.",
+        input_model=m.UpdateFrontmatterArgs,
+        output_model=m.FrontmatterOutput,
+        handler=threaded(NotesService.update_frontmatter),
+        risk=Risk.MEDIUM,
+        describe=lambda a: f"set frontmatter {', '.join(sorted(a.set))} on {a.path}",
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="notes.backlinks",
+        title="Backlinks",
+        description="Notes that link to this note.",
+        input_model=m.LinksArgs,
+        output_model=m.BacklinksOutput,
+        handler=threaded(NotesService.backlinks),
+        risk=Risk.LOW,
+        describe=lambda a: f"list backlinks of {a.path}",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="notes.forward_links",
+        title="Forward links",
+        description="Links in this note and where they resolve (unresolved ones included).",
+        input_model=m.LinksArgs,
+        output_model=m.ForwardLinksOutput,
+        handler=threaded(NotesService.forward_links),
+        risk=Risk.LOW,
+        describe=lambda a: f"list links in {a.path}",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="notes.daily",
+        title="Daily note",
+        description="Open today's (or a date's) daily note, creating it from the template when missing.",
+        input_model=m.DailyArgs,
+        output_model=m.DailyOutput,
+        handler=threaded(NotesService.daily),
+        risk=Risk.LOW,
+        dynamic_risk=daily_risk,
+        describe=lambda a: (
+            f"open the daily note for {a.date or 'today'}" + (" (creating it if missing)" if a.create else "")
+        ),
+    ),
+    ToolSpec(
+        name="notes.search_by_tag",
+        title="Notes by tag",
+        description="Notes with a tag (frontmatter or inline); 'project' also matches 'project/alpha'.",
+        input_model=m.TagArgs,
+        output_model=m.TagOutput,
+        handler=threaded(NotesService.search_by_tag),
+        risk=Risk.LOW,
+        describe=lambda a: f"list notes tagged #{a.tag}",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="notes.metadata",
+        title="Note metadata",
+        description="Frontmatter, tags, headings, word and link counts, dates of a note, without its body.",
+        input_model=m.PathArgs,
+        output_model=m.MetadataOutput,
+        handler=threaded(NotesService.metadata),
+        risk=Risk.LOW,
+        describe=lambda a: f"read metadata of {a.path}",
+        read_only=True,
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="notes.rename",
+        title="Rename a note",
+        description=("Move or rename a note and rewrite every link to it across the vault; dry_run shows the diffs."),
+        input_model=m.RenameArgs,
+        output_model=m.RenameOutput,
+        handler=rename_handler,
+        risk=Risk.HIGH,
+        describe=lambda a: (
+            f"{'preview renaming' if a.dry_run else 'rename'} {a.path} to {a.new_path}, rewriting links to it"
+        ),
+    ),
+    ToolSpec(
+        name="notes.delete",
+        title="Delete a note",
+        description=(
+            "Move a note to the vault's trash (or delete it with permanent); reports notes that linked to it."
+        ),
+        input_model=m.DeleteArgs,
+        output_model=m.DeleteOutput,
+        handler=threaded(NotesService.delete),
+        risk=Risk.HIGH,
+        describe=lambda a: f"{'permanently delete' if a.permanent else 'move to trash'} note {a.path}",
+    ),
+    ToolSpec(
+        name="notes.random",
+        title="Random note",
+        description="A random note, optionally within a tag or folder.",
+        input_model=m.RandomArgs,
+        output_model=m.RandomOutput,
+        handler=threaded(NotesService.random_note),
+        risk=Risk.LOW,
+        describe=lambda a: "pick a random note",
+        read_only=True,
+    ),
+]

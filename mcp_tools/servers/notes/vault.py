@@ -1,0 +1,706 @@
+"""The notes service: a vault on disk, its index, and every operation the tools expose.
+
+Methods are synchronous (SQLite and file I/O); tools run them in worker threads. All file
+access goes through the shared `Sandbox` with the `unicode` key policy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import difflib
+import json
+import os
+import posixpath
+import random
+import stat as stat_module
+import threading
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox
+from mcp_tools.servers.notes import models as m
+from mcp_tools.servers.notes.dates import format_day, render_template
+from mcp_tools.servers.notes.embeddings import (
+    DEFAULT_FASTEMBED_MODEL,
+    DEFAULT_OPENAI_MODEL,
+    DEFAULT_OPENAI_URL,
+    Embedder,
+    EmbeddingError,
+    FastEmbedder,
+    OpenAIEmbedder,
+    VectorMatrix,
+)
+from mcp_tools.servers.notes.frontmatter import merge_frontmatter
+from mcp_tools.servers.notes.index import FileState, NoteIndex, sha256_hex
+from mcp_tools.servers.notes.links import Resolver, rewrite_link, splice
+from mcp_tools.servers.notes.markdown import parse_note, section_span
+from mcp_tools.servers.notes.search import fuse, lexical_hits, vector_hits
+from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
+
+NOTE_SUFFIX = ".md"
+EMBED_BATCH = 64
+MAX_DIFF_CHARS = 20_000
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class IndexProgress:
+    total: int = 0
+    done: int = 0
+    running: bool = False
+    finished_once: bool = False
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: list[str] = field(default_factory=list)
+    embedding_error: str | None = None
+
+
+def note_key(path: str) -> str:
+    """A note path as given, with `.md` added when missing; folders starting with '.' are not notes."""
+    key = path
+    if not key.lower().endswith(NOTE_SUFFIX):
+        key += NOTE_SUFFIX
+    if any(part.startswith(".") for part in key.split("/")[:-1]) or key.split("/")[-1].startswith("."):
+        raise ToolFailure(
+            "invalid_arguments",
+            f"path {path!r} is inside a hidden folder or is a hidden file; notes live outside '.' folders",
+        )
+    return key
+
+
+def iso_from_ns(ns: int) -> str:
+    return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat(timespec="seconds")
+
+
+def line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def build_embedder(config: m.NotesConfig, env: Environment, state_dir: Path) -> Embedder | None:
+    if config.embeddings == "none":
+        return None
+    if config.embeddings == "openai":
+        key = config.embedding_api_key.get_secret_value() if config.embedding_api_key else None
+        key = key or env.env.get("MCP_TOOLS_EMBEDDING_API_KEY") or None
+        url = config.embedding_url or DEFAULT_OPENAI_URL
+        if url == DEFAULT_OPENAI_URL and not key:
+            raise NotConfigured(
+                "set [notes] embedding_api_key (or MCP_TOOLS_EMBEDDING_API_KEY), "
+                "or embedding_url for a local server such as Ollama"
+            )
+        return OpenAIEmbedder(
+            url,
+            config.embedding_model or DEFAULT_OPENAI_MODEL,
+            key,
+            timeout=config.embedding_timeout,
+            batch=config.embedding_batch,
+        )
+    return FastEmbedder(
+        config.embedding_model or DEFAULT_FASTEMBED_MODEL,
+        config.embedding_model_path,
+        state_dir / "models",
+        batch=config.embedding_batch,
+    )
+
+
+class NotesService:
+    def __init__(self, config: m.NotesConfig, env: Environment) -> None:
+        if not config.vault:
+            raise NotConfigured('set [notes] vault = "/path/to/vault"')
+        root = Path(config.vault).expanduser()
+        if not root.is_dir():
+            raise NotConfigured(f"[notes] vault {config.vault!r} is not a folder; create it or fix the path")
+        self.config = config
+        self.sandbox = Sandbox(root, policy="unicode", create=False)
+        self.root = self.sandbox.root
+        self.state_dir = env.namespace_state_dir("notes")
+        self.embedder = build_embedder(config, env, self.state_dir)
+        self._index: NoteIndex | None = None
+        self._index_lock = threading.Lock()
+        self.vectors = VectorMatrix()
+        self.progress = IndexProgress()
+        self.stopping = threading.Event()
+        self.write_lock = threading.RLock()
+
+    # -- index lifecycle ----------------------------------------------------------------------
+
+    @property
+    def index(self) -> NoteIndex:
+        """Opened on first use, so that `create` stays free of I/O."""
+        with self._index_lock:
+            if self._index is None:
+                self._index = NoteIndex(self.state_dir / "index.sqlite3")
+                model_id = self.embedder.model_id if self.embedder else ""
+                if self._index.get_meta("embedding_model") not in (None, model_id):
+                    self._index.clear_vectors()
+                self._index.set_meta("embedding_model", model_id)
+            return self._index
+
+    def close(self) -> None:
+        with self._index_lock:
+            if self._index is not None:
+                self._index.close()
+                self._index = None
+
+    def scan(self) -> Iterator[tuple[str, os.stat_result]]:
+        """Every Markdown file in the vault (no hidden folders, no symlinks), with its lstat."""
+        stack = [("", str(self.root))]
+        while stack:
+            prefix, folder = stack.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or name.endswith(TEMP_SUFFIX):
+                    continue
+                try:
+                    name.encode("utf-8")
+                except UnicodeEncodeError:
+                    continue
+                key = f"{prefix}{name}"
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append((key + "/", entry.path))
+                elif entry.is_file(follow_symlinks=False) and name.lower().endswith(NOTE_SUFFIX):
+                    try:
+                        yield key, entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+
+    def index_path(self, key: str, known: FileState | None = None, *, info: os.stat_result | None = None) -> str:
+        """Bring one note's index entry up to date: 'indexed', 'unchanged', 'removed' or 'skipped'."""
+        index = self.index
+        if info is None:
+            info = self.sandbox.stat(key)
+        if info is None or not stat_module.S_ISREG(info.st_mode):
+            return "removed" if index.remove(key) else "unchanged"
+        if known is None:
+            known = self._state_of(key)
+        if known and known.mtime_ns == info.st_mtime_ns and known.size == info.st_size:
+            return "unchanged"
+        if info.st_size > self.config.max_note_bytes:
+            index.remove(key)
+            return "skipped"
+        try:
+            data = self.sandbox.read_bytes(key, max_bytes=self.config.max_note_bytes)
+            text = data.decode("utf-8")
+        except (ToolFailure, UnicodeDecodeError):
+            index.remove(key)
+            return "skipped"
+        state = FileState(info.st_mtime_ns, len(data), sha256_hex(data))
+        if known and known.hash == state.hash:
+            index.touch(key, state)
+            return "unchanged"
+        parsed = parse_note(text, posixpath.basename(key)[: -len(NOTE_SUFFIX)])
+        index.upsert(key, text, parsed, state, created=info.st_mtime_ns / 1e9)
+        return "indexed"
+
+    def _state_of(self, key: str) -> FileState | None:
+        doc = self.index.document(key)
+        return FileState(doc.mtime_ns, doc.size, doc.hash) if doc else None
+
+    def reconcile(self, progress: Progress | None = None) -> IndexProgress:
+        """Compare the vault with the index by mtime, size and hash; re-index only what changed."""
+        state = self.progress
+        state.running = True
+        state.indexed = state.unchanged = state.removed = 0
+        state.skipped = []
+        try:
+            known = self.index.file_states()
+            files = list(self.scan())
+            state.total = len(files)
+            state.done = 0
+            present = set()
+            for key, info in files:
+                if self.stopping.is_set():
+                    return state
+                present.add(key)
+                outcome = self.index_path(key, known.get(key), info=info)
+                if outcome == "skipped":
+                    state.skipped.append(key)
+                else:
+                    setattr(state, outcome, getattr(state, outcome) + 1)
+                state.done += 1
+                if progress:
+                    progress(state.done, state.total)
+            for key in set(known) - present:
+                if self.index.remove(key):
+                    state.removed += 1
+            state.finished_once = True
+            return state
+        finally:
+            state.running = False
+
+    def embed_pending(self, progress: Progress | None = None, doc_path: str | None = None) -> int:
+        """Embed chunks without vectors; returns how many were embedded."""
+        if self.embedder is None:
+            return 0
+        done = 0
+        total = self.index.vector_counts()
+        while not self.stopping.is_set():
+            pending = self.index.pending_chunks(EMBED_BATCH, doc_path)
+            if not pending:
+                break
+            try:
+                vectors = self.embedder.embed([p.text for p in pending])
+            except EmbeddingError as exc:
+                self.progress.embedding_error = str(exc)
+                break
+            self.progress.embedding_error = None
+            self.index.store_vectors([(p.id, v) for p, v in zip(pending, vectors, strict=True)])
+            done += len(pending)
+            if progress:
+                progress(total[0] + done, total[1])
+        return done
+
+    def apply_changes(self, keys: set[str], rescan: bool) -> None:
+        """What the watcher saw: re-index these notes (or everything when folders moved)."""
+        if rescan:
+            self.reconcile()
+        else:
+            for key in keys:
+                self.index_path(key)
+        self.embed_pending()
+
+    def index_state(self) -> m.IndexState:
+        indexed = self.index.count()
+        embedded, chunks = self.index.vector_counts() if self.embedder else (0, 0)
+        state = self.progress
+        complete = state.finished_once and not state.running
+        total = max(state.total, indexed) if state.running else indexed
+        return m.IndexState(
+            indexed=indexed if complete else min(state.done, total),
+            total=total,
+            complete=complete,
+            embedded_chunks=embedded,
+            total_chunks=chunks,
+        )
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def existing_key(self, path: str) -> str:
+        """The key of an existing note, accepting the other Unicode normalisation of its name."""
+        key = note_key(path)
+        candidates = [key, unicodedata.normalize("NFC", key), unicodedata.normalize("NFD", key)]
+        for candidate in dict.fromkeys(candidates):
+            info = self.sandbox.stat(candidate)
+            if info is not None and stat_module.S_ISREG(info.st_mode):
+                return candidate
+            if info is not None and stat_module.S_ISLNK(info.st_mode):
+                self.sandbox.resolve(candidate)  # refuses a link leading out of the vault
+                return candidate
+        self.sandbox.check(key)
+        raise ToolFailure("not_found", f"note {key} does not exist", "use notes_search to find the right path")
+
+    def read_text(self, key: str) -> tuple[str, str]:
+        data = self.sandbox.read_bytes(key, max_bytes=self.config.max_note_bytes)
+        try:
+            return data.decode("utf-8"), sha256_hex(data)
+        except UnicodeDecodeError:
+            raise ToolFailure("invalid_arguments", f"{key} is not UTF-8 text") from None
+
+    def _write(self, key: str, text: str) -> str:
+        data = text.encode("utf-8")
+        if len(data) > self.config.max_note_bytes:
+            raise ToolFailure(
+                "too_large", f"the note would be {len(data)} bytes; the limit is {self.config.max_note_bytes}"
+            )
+        self.sandbox.write_bytes(key, data, create_parents=True)
+        self.index_path(key)
+        with contextlib.suppress(Exception):  # written and searchable lexically; vectors follow later
+            self.embed_pending(doc_path=key)
+        return sha256_hex(data)
+
+    def _check_expected(self, key: str, expected: str | None, current: str | None) -> None:
+        if expected is None:
+            return
+        if current is None:
+            raise ToolFailure("conflict", f"{key} no longer exists", "read it again or write without expected_sha256")
+        if expected.lower() != current:
+            raise ToolFailure(
+                "conflict",
+                f"{key} changed since it was read (sha256 is now {current})",
+                "read the note again, merge your change, and retry with the new sha256",
+            )
+
+    # -- tools --------------------------------------------------------------------------------
+
+    def read(self, args: m.ReadArgs) -> m.ReadOutput:
+        key = self.existing_key(args.path)
+        text, digest = self.read_text(key)
+        parsed = parse_note(text, posixpath.basename(key)[: -len(NOTE_SUFFIX)])
+        content = text
+        if args.heading:
+            span = section_span(text, parsed.headings, args.heading)
+            if span is None:
+                known = ", ".join(h.text for h in parsed.headings[:20]) or "none"
+                raise ToolFailure("not_found", f"{key} has no heading {args.heading!r}", f"headings: {known}")
+            content = text[span[0] : span[1]]
+        self.index_path(key)
+        return m.ReadOutput(
+            path=key,
+            content=content,
+            frontmatter=parsed.frontmatter,
+            tags=parsed.tags,
+            sha256=digest,
+            heading=args.heading,
+        )
+
+    def search(self, args: m.SearchArgs) -> m.SearchOutput:
+        index = self.index
+        tags = [t.strip().lstrip("#").casefold() for t in args.tags if t.strip()]
+        allowed = index.filtered_doc_ids(
+            tags=tags, folder=args.folder, date_after=args.date_after, date_before=args.date_before
+        )
+        depth = 2000 if allowed is not None else max(args.top_k * 20, 200)
+        lexical = lexical_hits(index, args.query, args.top_k * 3, allowed, depth)
+        mode = "lexical"
+        note = None
+        hits = lexical[: args.top_k]
+        if self.embedder is None:
+            note = "no embedding provider configured ([notes] embeddings); lexical search only"
+        else:
+            embedded, total_chunks = index.vector_counts()
+            try:
+                query_vector = self.embedder.embed_query(args.query)
+            except EmbeddingError as exc:
+                note = f"semantic search unavailable: {exc}; lexical search only"
+            else:
+                if index.generation != self.vectors.generation:
+                    self.vectors.refresh(index.generation, index.vector_rows())
+                semantic = vector_hits(self.vectors, query_vector, args.top_k * 3, allowed)
+                hits = fuse(lexical, semantic, index, args.top_k)
+                mode = "hybrid"
+                if embedded < total_chunks:
+                    note = f"embeddings cover {embedded} of {total_chunks} chunks; indexing continues"
+        state = self.index_state()
+        if not state.complete:
+            note = (
+                note + "; " if note else ""
+            ) + f"index is {state.indexed}/{state.total} notes; results may be partial"
+        docs = index.documents_by_id(h.doc_id for h in hits)
+        results = [
+            m.SearchHit(
+                path=docs[h.doc_id].path,
+                title=docs[h.doc_id].title,
+                heading=h.heading,
+                snippet=h.snippet,
+                score=round(h.score, 6),
+            )
+            for h in hits
+            if h.doc_id in docs
+        ]
+        return m.SearchOutput(mode=mode, results=results, index=state, note=note)
+
+    def write(self, args: m.WriteArgs) -> m.WriteOutput:
+        key = note_key(args.path)
+        self.sandbox.check(key)
+        with self.write_lock:
+            current = self._current_hash(key)
+            self._check_expected(key, args.expected_sha256, current)
+            digest = self._write(key, args.content)
+        return m.WriteOutput(path=key, sha256=digest, created=current is None, bytes=len(args.content.encode("utf-8")))
+
+    def _current_hash(self, key: str) -> str | None:
+        info = self.sandbox.stat(key)
+        if info is None:
+            return None
+        if stat_module.S_ISDIR(info.st_mode):
+            raise ToolFailure("conflict", f"{key} is a folder")
+        return self.read_text(key)[1]
+
+    def exists(self, path: str) -> bool:
+        try:
+            return self.sandbox.stat(note_key(path)) is not None
+        except ToolFailure:
+            return False
+
+    def update_frontmatter(self, args: m.UpdateFrontmatterArgs) -> m.FrontmatterOutput:
+        if not args.set:
+            raise ToolFailure("invalid_arguments", "set needs at least one key", 'e.g. {"status": "done"}')
+        with self.write_lock:
+            key = self.existing_key(args.path)
+            text, digest = self.read_text(key)
+            self._check_expected(key, args.expected_sha256, digest)
+            new_text, frontmatter = merge_frontmatter(text, args.set)
+            new_digest = self._write(key, new_text) if new_text != text else digest
+        return m.FrontmatterOutput(path=key, sha256=new_digest, frontmatter=frontmatter)
+
+    def backlinks(self, args: m.LinksArgs) -> m.BacklinksOutput:
+        key = self.existing_key(args.path)
+        self.index_path(key)
+        rows = self.index.links_to(key)
+        _, page, next_cursor = paginate(rows, args.limit, args.cursor)
+        lines = self._line_numbers({r.source_path for r in page})
+        return m.BacklinksOutput(
+            path=key,
+            backlinks=[
+                m.Backlink(
+                    source=r.source_path,
+                    kind=r.kind,
+                    text=r.text,
+                    fragment=r.fragment,
+                    line=lines(r.source_path, r.start),
+                )
+                for r in page
+            ],
+            total=len(rows),
+            next_cursor=next_cursor,
+        )
+
+    def forward_links(self, args: m.LinksArgs) -> m.ForwardLinksOutput:
+        key = self.existing_key(args.path)
+        self.index_path(key)
+        rows = self.index.links_from(key)
+        _, page, next_cursor = paginate(rows, args.limit, args.cursor)
+        lines = self._line_numbers({key})
+        return m.ForwardLinksOutput(
+            path=key,
+            links=[
+                m.ForwardLink(
+                    target=r.target,
+                    resolved_path=r.resolved_path,
+                    kind=r.kind,
+                    fragment=r.fragment,
+                    text=r.text,
+                    line=lines(key, r.start),
+                )
+                for r in page
+            ],
+            total=len(rows),
+            unresolved=sum(1 for r in rows if r.resolved_path is None),
+            next_cursor=next_cursor,
+        )
+
+    def _line_numbers(self, keys: set[str]) -> Callable[[str, int], int]:
+        texts: dict[str, str] = {}
+        for key in keys:
+            try:
+                texts[key] = self.read_text(key)[0]
+            except ToolFailure:
+                texts[key] = ""
+        return lambda key, offset: line_of(texts.get(key, ""), offset)
+
+    def daily_settings(self) -> tuple[str, str, str | None]:
+        folder, fmt, template = self.config.daily_folder, self.config.daily_format, self.config.daily_template
+        try:
+            raw = self.sandbox.read_bytes(".obsidian/daily-notes.json", max_bytes=100_000)
+            settings = json.loads(raw.decode("utf-8"))
+        except (ToolFailure, ValueError, UnicodeDecodeError):
+            settings = None
+        if isinstance(settings, dict):
+            folder = str(settings.get("folder") or folder)
+            fmt = str(settings.get("format") or fmt)
+            template = str(settings.get("template") or "") or template
+        return folder.strip("/"), fmt, template
+
+    def daily_key(self, date: str | None) -> tuple[str, dt.date]:
+        try:
+            day = dt.date.fromisoformat(date) if date else dt.date.today()
+        except ValueError:
+            raise ToolFailure("invalid_arguments", f"date {date!r} is not an ISO date", "use YYYY-MM-DD") from None
+        folder, fmt, _ = self.daily_settings()
+        name = format_day(day, fmt)
+        return note_key(f"{folder}/{name}" if folder else name), day
+
+    def daily(self, args: m.DailyArgs) -> m.DailyOutput:
+        key, day = self.daily_key(args.date)
+        with self.write_lock:
+            if self.sandbox.stat(key) is not None:
+                text, digest = self.read_text(key)
+                self.index_path(key)
+                return m.DailyOutput(path=key, date=day.isoformat(), created=False, content=text, sha256=digest)
+            if not args.create:
+                raise ToolFailure("not_found", f"no daily note for {day.isoformat()} ({key})", "pass create: true")
+            _, fmt, template = self.daily_settings()
+            text = ""
+            if template:
+                try:
+                    template_text, _ = self.read_text(self.existing_key(template))
+                    text = render_template(template_text, day, posixpath.basename(key)[: -len(NOTE_SUFFIX)], fmt)
+                except ToolFailure:
+                    text = ""
+            digest = self._write(key, text)
+        return m.DailyOutput(path=key, date=day.isoformat(), created=True, content=text, sha256=digest)
+
+    def search_by_tag(self, args: m.TagArgs) -> m.TagOutput:
+        tag = args.tag.strip().lstrip("#").casefold().strip("/")
+        if not tag:
+            raise ToolFailure("invalid_arguments", "tag is empty", "e.g. 'project' or 'project/alpha'")
+        grouped: dict[str, list[str]] = {}
+        for path, matched in self.index.tag_counts(unicodedata.normalize("NFC", tag)):
+            grouped.setdefault(path, []).append(matched)
+        items = sorted(grouped.items())
+        _, page, next_cursor = paginate(items, args.limit, args.cursor)
+        return m.TagOutput(
+            tag=tag,
+            notes=[m.TaggedNote(path=p, tags=t) for p, t in page],
+            total=len(items),
+            next_cursor=next_cursor,
+        )
+
+    def metadata(self, args: m.PathArgs) -> m.MetadataOutput:
+        key = self.existing_key(args.path)
+        text, digest = self.read_text(key)
+        self.index_path(key)
+        parsed = parse_note(text, posixpath.basename(key)[: -len(NOTE_SUFFIX)])
+        doc = self.index.document(key)
+        links_out = self.index.links_from(key)
+        info = self.sandbox.stat(key)
+        created = parsed.frontmatter.get("created") or parsed.frontmatter.get("date")
+        if not created and doc and doc.created:
+            created = dt.datetime.fromtimestamp(doc.created, tz=dt.UTC).isoformat(timespec="seconds")
+        return m.MetadataOutput(
+            path=key,
+            title=parsed.title,
+            frontmatter=parsed.frontmatter,
+            tags=parsed.tags,
+            aliases=parsed.aliases,
+            headings=[h.text for h in parsed.headings],
+            words=parsed.words,
+            links_out=len(links_out),
+            links_unresolved=sum(1 for r in links_out if r.resolved_path is None),
+            backlinks=len(self.index.links_to(key)),
+            created=str(created) if created else None,
+            modified=iso_from_ns(info.st_mtime_ns if info else 0),
+            size=len(text.encode("utf-8")),
+            sha256=digest,
+        )
+
+    def random_note(self, args: m.RandomArgs) -> m.RandomOutput:
+        tags = [args.tag.strip().lstrip("#").casefold()] if args.tag else []
+        allowed = self.index.filtered_doc_ids(tags=tags, folder=args.folder)
+        path = self.index.random_path(allowed, random.random())
+        if path is None:
+            raise ToolFailure("not_found", "no note matches", "drop the tag or folder filter")
+        doc = self.index.document(path)
+        assert doc is not None
+        return m.RandomOutput(path=path, title=doc.title, tags=doc.tags)
+
+    def delete(self, args: m.DeleteArgs) -> m.DeleteOutput:
+        with self.write_lock:
+            key = self.existing_key(args.path)
+            self.index_path(key)
+            linked_from = sorted({r.source_path for r in self.index.links_to(key) if r.source_path != key})
+            trashed_to = None
+            if args.permanent:
+                self.sandbox.unlink(key)
+            else:
+                trashed_to = self._trash_key(key)
+                self.sandbox.mkdir(posixpath.dirname(trashed_to), parents=True)
+                self.sandbox.rename(key, trashed_to)
+            self.index.remove(key)
+        return m.DeleteOutput(path=key, trashed_to=trashed_to, linked_from=linked_from)
+
+    def _trash_key(self, key: str) -> str:
+        folder = self.config.trash_folder.strip("/") or ".trash"
+        stem = posixpath.basename(key)[: -len(NOTE_SUFFIX)]
+        candidate = f"{folder}/{stem}{NOTE_SUFFIX}"
+        number = 1
+        while self.sandbox.stat(candidate) is not None:
+            candidate = f"{folder}/{stem} {number}{NOTE_SUFFIX}"
+            number += 1
+        return candidate
+
+    def rename(self, args: m.RenameArgs) -> m.RenameOutput:
+        with self.write_lock:
+            old = self.existing_key(args.path)
+            new = note_key(args.new_path)
+            self.sandbox.check(new, field="new_path")
+            if new == old:
+                raise ToolFailure("invalid_arguments", "new_path is the same as path")
+            if (
+                self.sandbox.stat(new) is not None
+                and unicodedata.normalize("NFC", new).casefold() != unicodedata.normalize("NFC", old).casefold()
+            ):
+                raise ToolFailure("conflict", f"{new} already exists", "choose another name or delete it first")
+            self.index_path(old)
+            sources = {r.source_path for r in self.index.links_to(old)} | {old}
+            for source in sources:
+                self.index_path(source)
+            sources = {r.source_path for r in self.index.links_to(old)} | {old}
+            plans = self._plan_rename(old, new, sources)
+            changed = [
+                m.FileChange(
+                    path=new if source == old else source,
+                    links=count,
+                    diff=unified_diff(source, before, after) if args.dry_run else None,
+                )
+                for source, (before, after, _, count) in sorted(plans.items())
+            ]
+            if args.dry_run:
+                return m.RenameOutput(path=old, new_path=new, dry_run=True, changed=changed)
+            for source, (_, _, digest, _) in plans.items():  # nothing was edited in between
+                self._check_expected(source, digest, self._current_hash(source))
+            if old in plans:
+                self.sandbox.write_bytes(old, plans[old][1].encode("utf-8"))
+            parent = posixpath.dirname(new)
+            if parent:
+                self.sandbox.mkdir(parent, parents=True)
+            self.sandbox.rename(old, new, overwrite=False)
+            self.index.remove(old)
+            self.index_path(new)
+            for source, (_, after, _, _) in plans.items():
+                if source != old:
+                    self._write(source, after)
+            self.embed_pending(doc_path=new)
+        return m.RenameOutput(path=old, new_path=new, dry_run=False, changed=changed)
+
+    def _plan_rename(self, old: str, new: str, sources: set[str]) -> dict[str, tuple[str, str, str, int]]:
+        """source -> (text before, text after, sha256 before, links changed) for every file to edit."""
+        before_resolver = self.index.resolver
+        documents = {path: self.index.document(path) for path in self.index.paths()}
+        aliases = {path: doc.aliases for path, doc in documents.items() if doc}
+        after_paths = [new if path == old else path for path in documents]
+        after_aliases = {new if path == old else path: value for path, value in aliases.items()}
+        after_resolver = Resolver(after_paths, after_aliases)
+        plans: dict[str, tuple[str, str, str, int]] = {}
+        for source in sorted(sources):
+            text, digest = self.read_text(source)
+            parsed = parse_note(text, posixpath.basename(source)[: -len(NOTE_SUFFIX)])
+            source_after = new if source == old else source
+            replacements = []
+            for link in parsed.links:
+                before = before_resolver.resolve(source, link)
+                if before.path == old:
+                    target_after = new
+                elif source == old and link.style == "markdown" and before.path:
+                    target_after = before.path
+                else:
+                    continue
+                rewritten = rewrite_link(link, source_after, target_after, before, after_resolver)
+                if rewritten is not None and rewritten != link.raw:
+                    replacements.append((link.start, link.end, rewritten))
+            if replacements:
+                plans[source] = (text, splice(text, replacements), digest, len(replacements))
+        return plans
+
+
+def paginate(rows: list[Any], limit: int, cursor: str | None) -> tuple[int, list[Any], str | None]:
+    try:
+        start = int(cursor) if cursor else 0
+    except ValueError:
+        raise ToolFailure(
+            "invalid_arguments", "cursor is not one this tool returned", "omit cursor to start over"
+        ) from None
+    if start < 0:
+        raise ToolFailure("invalid_arguments", "cursor is not one this tool returned", "omit cursor to start over")
+    page = rows[start : start + limit]
+    next_cursor = str(start + limit) if start + limit < len(rows) else None
+    return start, page, next_cursor
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    diff = "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
+        )
+    )
+    return diff if len(diff) <= MAX_DIFF_CHARS else diff[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"
