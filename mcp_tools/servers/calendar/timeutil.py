@@ -50,6 +50,7 @@ def parse_range(start: str, end: str, zone: ZoneInfo, max_days: int) -> tuple[dt
     last = parse_moment(end, zone, "end")
     range_start = first if isinstance(first, dt.datetime) else day_start(first, zone)
     range_end = last if isinstance(last, dt.datetime) else day_start(last + dt.timedelta(days=1), zone)
+    range_start, range_end = range_start.astimezone(dt.UTC), range_end.astimezone(dt.UTC)
     if range_end <= range_start:
         raise ToolFailure("invalid_arguments", "end must be after start", hint="swap start and end?")
     if range_end - range_start > dt.timedelta(days=max_days):
@@ -77,8 +78,18 @@ def as_aware(moment: Moment, zone: ZoneInfo) -> dt.datetime:
 
 @dataclass(frozen=True)
 class Interval:
+    """A span of time held in UTC, so arithmetic is exact across DST changes."""
+
     start: dt.datetime
     end: dt.datetime
+
+    @classmethod
+    def of(cls, start: dt.datetime, end: dt.datetime) -> Interval:
+        return cls(start.astimezone(dt.UTC), end.astimezone(dt.UTC))
+
+    @property
+    def minutes(self) -> int:
+        return int((self.end - self.start).total_seconds() // 60)
 
 
 def merge_intervals(intervals: Iterable[Interval]) -> list[Interval]:
@@ -133,8 +144,8 @@ def free_slots(
     last_day = window_end.astimezone(zone).date()
     while day <= last_day:
         if day.weekday() in weekdays:
-            open_at = max(dt.datetime.combine(day, hours[0], tzinfo=zone), window_start)
-            close_at = min(dt.datetime.combine(day, hours[1], tzinfo=zone), window_end)
+            open_at = max(dt.datetime.combine(day, hours[0], tzinfo=zone), window_start).astimezone(dt.UTC)
+            close_at = min(dt.datetime.combine(day, hours[1], tzinfo=zone), window_end).astimezone(dt.UTC)
             slots.extend(_gaps(merged, open_at, close_at, min_length))
         day += dt.timedelta(days=1)
     return slots

@@ -18,6 +18,8 @@ from pydantic import Field, PrivateAttr
 
 from mcp_tools.servers.calendar.timeutil import (
     Interval,
+    as_aware,
+    day_start,
     format_moment,
     free_slots,
     merge_day_spans,
@@ -166,44 +168,33 @@ async def availability(service: CalendarService, args: AvailabilityArgs, ctx: Ca
     start, end = parse_range(args.start, args.end, zone, MAX_AVAILABILITY_DAYS)
     occurrences = [item for item in await service.events_between(start, end) if item.busy]
     timed = merge_intervals(
-        Interval(max(item.start, start), min(item.end, end))  # type: ignore[type-var]
+        Interval.of(max(as_aware(item.start, zone), start), min(as_aware(item.end, zone), end))
         for item in occurrences
         if not item.all_day
     )
-    first_day, last_day = start.date(), (end - dt.timedelta(microseconds=1)).date()
+    first_day = start.astimezone(zone).date()
+    last_day = (end - dt.timedelta(microseconds=1)).astimezone(zone).date()
     days = merge_day_spans(
         (max(first, first_day), min(last, last_day))
         for first, last in (all_day_busy_days(item) for item in occurrences if item.all_day)
     )
     busy = [BusySlot(start=first.isoformat(), end=last.isoformat(), all_day=True) for first, last in days]
-    busy += [BusySlot(start=format_moment(i.start, zone), end=format_moment(i.end, zone), all_day=False) for i in timed]
+    busy += [
+        BusySlot(start=format_moment(slot.start, zone), end=format_moment(slot.end, zone), all_day=False)
+        for slot in timed
+    ]
     busy.sort(key=lambda slot: slot.start[:10] + ("0" if slot.all_day else "1") + slot.start)
     free = None
     if args.min_free_minutes is not None:
         blocked = list(timed) + [
-            Interval(
-                dt.datetime.combine(first, dt.time(0), tzinfo=zone),
-                dt.datetime.combine(last + dt.timedelta(days=1), dt.time(0), tzinfo=zone),
-            )
-            for first, last in days
+            Interval.of(day_start(first, zone), day_start(last + dt.timedelta(days=1), zone)) for first, last in days
         ]
         settings = service.settings
-        slots = free_slots(
-            blocked,
-            start,
-            end,
-            settings.hours,
-            settings.weekdays,
-            dt.timedelta(minutes=args.min_free_minutes),
-            zone,
-        )
+        minimum = dt.timedelta(minutes=args.min_free_minutes)
+        slots = free_slots(blocked, start, end, settings.hours, settings.weekdays, minimum, zone)
         free = [
-            FreeSlot(
-                start=format_moment(s.start, zone),
-                end=format_moment(s.end, zone),
-                minutes=int((s.end - s.start).total_seconds() // 60),
-            )
-            for s in slots
+            FreeSlot(start=format_moment(slot.start, zone), end=format_moment(slot.end, zone), minutes=slot.minutes)
+            for slot in slots
         ]
     return AvailabilityResult(
         timezone=zone.key,
