@@ -157,6 +157,7 @@ async def test_search_returns_answer_and_results(service: web.WebService, fake: 
     assert request.body["max_results"] == 5
     assert request.body["search_depth"] == "basic"
     assert "api_key" not in request.body
+    assert "X-Tavily-Access-Mode" not in request.headers  # the library's keyless mode
     assert VALID_KEY not in str(request.body)
 
 
@@ -169,13 +170,13 @@ async def test_options_reach_the_api(service: web.WebService, fake: FakeTavily) 
         search_depth="advanced",
         topic="news",
         time_range="week",
-        include_domains=["Reuters.com", "apnews.com.", "reuters.com", "*.bbc.co.uk", "bücher.de"],
+        include_domains=["Reuters.com", "apnews.com.", "reuters.com", "*.bbc.co.uk", "bücher.de", "*.gov"],
         exclude_domains=["example.net"],
     )
     body = fake.requests[-1].body
     assert body["max_results"] == 10 and body["search_depth"] == "advanced"
     assert body["topic"] == "news" and body["time_range"] == "week"
-    assert body["include_domains"] == ["reuters.com", "apnews.com", "*.bbc.co.uk", "xn--bcher-kva.de"]
+    assert body["include_domains"] == ["reuters.com", "apnews.com", "*.bbc.co.uk", "xn--bcher-kva.de", "*.gov"]
     assert body["exclude_domains"] == ["example.net"]
     assert body["include_raw_content"] is False
     assert len(output.results) == 10

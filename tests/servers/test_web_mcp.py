@@ -118,3 +118,12 @@ async def test_timeout_over_mcp(tmp_path: Path, fake: FakeTavily) -> None:
     async with connect(tmp_path, settings(fake, timeout_seconds=0.3)) as client:
         error = failure(await client.call_tool("web_search", {"query": "q"}))
     assert error["kind"] == "timeout"
+
+
+@pytest.mark.anyio
+async def test_policy_can_make_searches_ask_first(tmp_path: Path, fake: FakeTavily) -> None:
+    strict = {**settings(fake), "policy": {"rules": [{"match": "web.search", "risk": "high"}]}}
+    async with connect(tmp_path, strict, elicit=None) as client:
+        error = failure(await client.call_tool("web_search", {"query": "my private question"}))
+    assert error["kind"] == "approval_required"
+    assert fake.requests == []
