@@ -41,9 +41,10 @@ def _line_numbers(text: str, needle: str) -> list[int]:
 
 
 def _lines_phrase(lines: list[int], total: int) -> str:
-    shown = ", ".join(str(number) for number in lines)
-    more = f" and {total - len(lines)} more" if total > len(lines) else ""
-    return f"line{'s' if total > 1 else ''} {shown}{more}"
+    distinct = list(dict.fromkeys(lines))
+    shown = ", ".join(str(number) for number in distinct)
+    more = " and further" if total > len(lines) else ""
+    return f"line{'s' if len(distinct) > 1 else ''} {shown}{more}"
 
 
 def _match_for_file(text: str, old: str, new: str) -> tuple[str, str]:
