@@ -14,7 +14,13 @@ import pytest
 
 from mcp_tools.servers.inbox.cli import EX_CONFIG, run_smtp
 from mcp_tools.servers.inbox.service import InboxService
-from mcp_tools.servers.inbox.smtp import InboxSMTPHandler, parse_listen, smtp_parameters, start_smtp_server
+from mcp_tools.servers.inbox.smtp import (
+    InboxSMTPHandler,
+    greeting_hostname,
+    parse_listen,
+    smtp_parameters,
+    start_smtp_server,
+)
 from mcp_tools.servers.inbox.store import SearchFilters
 from tests.servers import inbox_fixtures as mail
 
@@ -31,7 +37,12 @@ def receiver(service: InboxService) -> Iterator[int]:
 
     port = free_port()
     controller = Controller(
-        InboxSMTPHandler(service), hostname="127.0.0.1", port=port, ready_timeout=10, **smtp_parameters(service)
+        InboxSMTPHandler(service),
+        hostname="127.0.0.1",
+        port=port,
+        ready_timeout=10,
+        server_hostname=greeting_hostname(service),
+        **smtp_parameters(service),
     )
     controller.start()
     try:
@@ -154,13 +165,23 @@ async def test_cli_receiver_serves_on_the_running_loop(tmp_path: Path) -> None:
     server = await start_smtp_server(service, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
+        greeting = await anyio.to_thread.run_sync(_greeting, port)
         code, _ = await anyio.to_thread.run_sync(send, port, mail.html_only(), [mail.INBOX_ADDRESS])
         refused_code = await anyio.to_thread.run_sync(_rcpt_code, port, "other@example.org")
     finally:
         server.close()
         await server.wait_closed()
     assert code == 250 and refused_code == 550
+    assert greeting == b"assistant.example mcp-tools inbox"
     assert service.store.count() == 1
+
+
+def _greeting(port: int) -> bytes:
+    client = smtplib.SMTP(timeout=10)
+    try:
+        return client.connect("127.0.0.1", port)[1]
+    finally:
+        client.close()
 
 
 def _rcpt_code(port: int, recipient: str) -> int:

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tools.servers.inbox.summary import MAX_SUMMARY_CHARS, chat_completions_url, extractive_summary
+from mcp_tools.servers.inbox.parsing import parse_message
+from mcp_tools.servers.inbox.summary import (
+    MAX_SUMMARY_CHARS,
+    chat_completions_url,
+    content_text,
+    extractive_summary,
+)
 from tests.servers import inbox_fixtures as mail
 
 pytestmark = pytest.mark.anyio
@@ -110,3 +116,20 @@ def test_extractive_summary_is_bounded_and_handles_cjk() -> None:
     summary = extractive_summary("件名", "", "長い文章です。" * 500)
     assert 0 < len(summary) <= MAX_SUMMARY_CHARS
     assert extractive_summary("", "", "word " * 5000).endswith("…")
+
+
+def test_forwarded_mail_is_summarised_by_its_forwarded_content() -> None:
+    parsed = parse_message(mail.nested_forward())
+    summary = extractive_summary(parsed.subject, parsed.sender, parsed.body)
+    assert summary.startswith("Lease renewal — ")
+    assert "signed before December 1st" in summary
+    assert "Forwarded message" not in summary and "partner@home.example" not in summary
+
+
+def test_content_text_drops_quotes_headers_and_signatures_but_keeps_forwards() -> None:
+    body = (
+        "FYI\n-- \nMe, sent from my phone\n\nBegin forwarded message:\n\nFrom: Shop <s@x>\n"
+        "Subject: Refund\nDate: today\n\nYour refund of 42 EUR was approved.\n\n"
+        "On Mon, Bob wrote:\n> old quoted text\n"
+    )
+    assert content_text(body) == "FYI\nYour refund of 42 EUR was approved."

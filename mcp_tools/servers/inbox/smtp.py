@@ -53,6 +53,12 @@ def smtp_parameters(service: InboxService) -> dict[str, Any]:
     }
 
 
+def greeting_hostname(service: InboxService) -> str:
+    """The name in the SMTP greeting: the inbox's own domain, so no slow reverse DNS lookup is needed."""
+    addresses = service.config.addresses
+    return addresses[0].rpartition("@")[2] if addresses else "localhost"
+
+
 def parse_listen(value: str) -> tuple[str, int]:
     """`host:port` or `[v6-host]:port` -> (host, port)."""
     host, separator, port_text = value.rpartition(":")
@@ -71,4 +77,7 @@ async def start_smtp_server(service: InboxService, host: str, port: int) -> asyn
     handler = InboxSMTPHandler(service)
     parameters = smtp_parameters(service)
     loop = asyncio.get_running_loop()
-    return await loop.create_server(lambda: SMTP(handler, loop=loop, **parameters), host=host, port=port)
+    hostname = greeting_hostname(service)
+    return await loop.create_server(
+        lambda: SMTP(handler, loop=loop, hostname=hostname, **parameters), host=host, port=port
+    )
