@@ -458,3 +458,23 @@ async def test_lifespan_closes_the_http_client(tmp_path: Path, fake: FakeTavily)
         http = svc._http
         assert http is not None and not http.is_closed
     assert http.is_closed and svc._http is None
+
+
+@pytest.mark.anyio
+async def test_concurrent_failures_keep_their_own_status(service: web.WebService, fake: FakeTavily) -> None:
+    # The 432 answer is still arriving while the 403 completes; each call must see its own status.
+    import anyio
+
+    fake.push(Reply(432, drip=0.004), Reply(403))
+    failures: dict[str, ToolFailure] = {}
+
+    async def call(name: str) -> None:
+        failures[name] = await run_failure(service, query=name)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call, "slow")
+        while not fake.requests:
+            await anyio.sleep(0.005)
+        group.start_soon(call, "fast")
+    assert "plan limit" in failures["slow"].message
+    assert "HTTP 403" in failures["fast"].message
