@@ -448,3 +448,48 @@ async def test_silent_server_times_out(tmp_path, world: World) -> None:
                 await client.call_tool("calendar_availability", {"start": "2026-03-02", "end": "2026-03-02"})
             )
     assert error["kind"] == "timeout"
+
+
+async def test_confirmation_round_trip_on_the_2026_protocol(tmp_path, world: World) -> None:
+    world.add_person_event(world.shared, person_event("Doctor", at(3, 8), at(3, 9)))
+    async with connect(tmp_path, world.settings(), elicit="accept", mode="2026-07-28") as client:
+        shown = ok(await client.call_tool("calendar_events", {"start": "2026-03-03", "end": "2026-03-03"}))
+    assert [event["title"] for event in shown["events"]] == ["Doctor"]
+    async with connect(tmp_path, world.settings(), elicit="decline", mode="2026-07-28") as client:
+        refused = failure(await client.call_tool("calendar_events", {"start": "2026-03-03", "end": "2026-03-03"}))
+    assert refused["kind"] == "declined_by_user"
+
+
+@pytest.mark.parametrize("uid", ['"><D:href>x</D:href>', "abc%", "../other/uid", "*"])
+async def test_hostile_uids_find_nothing(tmp_path, world: World, uid: str) -> None:
+    world.add_person_event(world.shared, person_event("Doctor", at(3, 8), at(3, 9), uid="person-abc-123"))
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        found = failure(await client.call_tool("calendar_events", {"uid": uid}))
+        deleted = failure(await client.call_tool("calendar_delete_event", {"uid": uid}))
+    assert found["kind"] == "not_found" and deleted["kind"] == "not_found"
+    assert "Doctor" in stored(world, "person-abc-123")
+
+
+async def test_control_characters_in_uid_are_refused(tmp_path, world: World) -> None:
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        error = failure(await client.call_tool("calendar_events", {"uid": "abc\r\nSUMMARY:x"}))
+    assert error["kind"] == "invalid_arguments"
+
+
+async def test_floating_and_foreign_zone_events_are_read_in_the_right_zone(tmp_path, world: World) -> None:
+    floating = person_event("Floating", at(2, 15), at(2, 16))
+    floating = floating.replace("DTSTART:20260302T140000Z", "DTSTART:20260302T150000")
+    floating = floating.replace("DTEND:20260302T150000Z", "DTEND:20260302T160000")
+    assert "DTSTART:20260302T150000\r\n" in floating
+    world.add_person_event(world.shared, floating)
+    new_york = person_event("New York call", at(2, 13), at(2, 14))
+    new_york = new_york.replace("DTSTART:20260302T120000Z", "DTSTART;TZID=America/New_York:20260302T070000")
+    new_york = new_york.replace("DTEND:20260302T130000Z", "DTEND;TZID=America/New_York:20260302T080000")
+    assert "TZID=America/New_York:20260302T070000" in new_york
+    world.add_person_event(world.shared, new_york)
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        busy = ok(await client.call_tool("calendar_availability", {"start": "2026-03-02", "end": "2026-03-02"}))
+    assert busy["busy"] == [
+        {"start": "2026-03-02T13:00:00+01:00", "end": "2026-03-02T14:00:00+01:00", "all_day": False},
+        {"start": "2026-03-02T15:00:00+01:00", "end": "2026-03-02T16:00:00+01:00", "all_day": False},
+    ]

@@ -173,7 +173,9 @@ class CalendarService:
         """The configured calendar only; found once by name, then opened by URL."""
         from caldav.lib import error as dav_error
 
-        with self._resolve_lock:
+        if not self._resolve_lock.acquire(timeout=self.settings.timeout_seconds):
+            raise ToolFailure("timeout", f"still waiting for {self.settings.server_label} on an earlier call")
+        try:
             if self._calendar_url is None:
                 try:
                     if self.settings.calendar_is_url:
@@ -189,7 +191,9 @@ class CalendarService:
                         "shows it, or the calendar's URL",
                     ) from None
                 self._calendar_url = str(calendar.url)
-            return client.calendar(url=self._calendar_url)
+        finally:
+            self._resolve_lock.release()
+        return client.calendar(url=self._calendar_url)
 
     def _translate(self, error: Exception) -> ToolFailure:
         from caldav.lib import error as dav_error
