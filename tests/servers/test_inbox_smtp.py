@@ -13,11 +13,11 @@ import anyio
 import pytest
 
 from mcp_tools.servers.inbox.cli import EX_CONFIG, run_smtp
+from mcp_tools.servers.inbox.config import parse_listen
 from mcp_tools.servers.inbox.service import InboxService
 from mcp_tools.servers.inbox.smtp import (
     InboxSMTPHandler,
     greeting_hostname,
-    parse_listen,
     smtp_parameters,
     start_smtp_server,
 )

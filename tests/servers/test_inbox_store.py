@@ -281,3 +281,26 @@ async def test_database_survives_concurrent_ingestion(service: InboxService) -> 
     assert service.store.count() == 10
     with sqlite3.connect(service.store.db_path) as db:
         assert db.execute("SELECT count(*) FROM messages_fts").fetchone()[0] == 10
+
+
+def test_config_rejects_bad_values_with_what_to_fix() -> None:
+    from pydantic import ValidationError
+
+    from mcp_tools.servers.inbox.config import InboxConfig
+
+    for bad, fragment in (
+        ({"addresses": ["not-an-address"]}, "not an email address"),
+        ({"listen": "2525"}, "127.0.0.1:2525"),
+        ({"summary_url": "ftp://x"}, "http"),
+        ({"notify": "email"}, "notify"),
+        ({"max_message_bytes": 10}, "max_message_bytes"),
+        ({"adresses": ["a@b.c"]}, "adresses"),
+    ):
+        with pytest.raises(ValidationError, match=fragment):
+            InboxConfig.model_validate(bad)
+    assert InboxConfig.model_validate({"addresses": [" Inbox@Example.ORG "]}).addresses == ["inbox@example.org"]
+
+
+async def test_relative_blob_dir_lives_under_the_data_dir(tmp_path: Path) -> None:
+    service = mail.make_service(tmp_path, blob_dir="mail-blobs")
+    assert service.blobs.root == tmp_path / "data" / "mail-blobs"

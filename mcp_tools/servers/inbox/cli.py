@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -24,7 +25,8 @@ def _smtp_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def run_smtp(service: InboxService, args: argparse.Namespace) -> int:
-    from mcp_tools.servers.inbox.smtp import parse_listen, start_smtp_server
+    from mcp_tools.servers.inbox.config import parse_listen
+    from mcp_tools.servers.inbox.smtp import start_smtp_server
 
     if not service.config.addresses:
         print('inbox: set [inbox] addresses = ["you@example.org"] before receiving mail', file=sys.stderr)
@@ -39,6 +41,8 @@ async def run_smtp(service: InboxService, args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"inbox: cannot listen on {host}:{port}: {error.strerror or error}", file=sys.stderr)
         return EX_CONFIG
+    if service.config.notify == "log":
+        _log_to_stderr()
     bound = server.sockets[0].getsockname() if server.sockets else (host, port)
     print(
         f"inbox: receiving SMTP on {bound[0]}:{bound[1]} for {', '.join(service.config.addresses)}",
@@ -48,6 +52,16 @@ async def run_smtp(service: InboxService, args: argparse.Namespace) -> int:
     async with server:
         await server.serve_forever()
     return 0
+
+
+def _log_to_stderr() -> None:
+    """A long-running receiver reports each stored message unless logging is already set up."""
+    logger = logging.getLogger("mcp_tools.inbox")
+    if not logger.handlers and not logging.getLogger().handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 def _ingest_arguments(parser: argparse.ArgumentParser) -> None:

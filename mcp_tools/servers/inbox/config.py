@@ -10,6 +10,17 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 MIB = 1024 * 1024
 
 
+def parse_listen(value: str) -> tuple[str, int]:
+    """`host:port` or `[v6-host]:port` -> (host, port)."""
+    host, separator, port_text = value.rpartition(":")
+    if not separator or not port_text.isdigit() or not host:
+        raise ValueError(f"listen address {value!r} must look like 127.0.0.1:2525")
+    port = int(port_text)
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port {port} is out of range")
+    return host.strip("[]"), port
+
+
 class InboxConfig(BaseModel):
     """The `[inbox]` section."""
 
@@ -34,6 +45,12 @@ class InboxConfig(BaseModel):
             if address.count("@") != 1 or address.startswith("@") or address.endswith("@"):
                 raise ValueError(f"{address!r} is not an email address like inbox@example.org")
         return cleaned
+
+    @field_validator("listen")
+    @classmethod
+    def _check_listen(cls, value: str) -> str:
+        parse_listen(value)
+        return value
 
     @field_validator("summary_url")
     @classmethod

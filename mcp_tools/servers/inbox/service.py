@@ -128,7 +128,7 @@ def _iso(moment: datetime) -> str:
 def create_service(config: InboxConfig, env: Environment) -> InboxService:
     """Cheap: makes folders, opens nothing; the database is created on first use."""
     state_dir = env.namespace_state_dir("inbox")
-    blob_dir = (config.blob_dir or env.data_dir / "inbox").expanduser()
+    blob_dir = env.data_dir / (config.blob_dir.expanduser() if config.blob_dir else "inbox")
     blob_dir.mkdir(parents=True, exist_ok=True)
     endpoint = None
     if config.summary_url:

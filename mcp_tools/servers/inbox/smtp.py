@@ -59,17 +59,6 @@ def greeting_hostname(service: InboxService) -> str:
     return addresses[0].rpartition("@")[2] if addresses else "localhost"
 
 
-def parse_listen(value: str) -> tuple[str, int]:
-    """`host:port` or `[v6-host]:port` -> (host, port)."""
-    host, separator, port_text = value.rpartition(":")
-    if not separator or not port_text.isdigit() or not host:
-        raise ValueError(f"listen address {value!r} must look like 127.0.0.1:2525")
-    port = int(port_text)
-    if not 0 <= port <= 65535:
-        raise ValueError(f"port {port} is out of range")
-    return host.strip("[]"), port
-
-
 async def start_smtp_server(service: InboxService, host: str, port: int) -> asyncio.Server:
     """Serve SMTP on the running loop (the CLI); tests may use aiosmtpd's threaded Controller."""
     from aiosmtpd.smtp import SMTP
