@@ -57,11 +57,12 @@ async def run_smtp(service: InboxService, args: argparse.Namespace) -> int:
 def _log_to_stderr() -> None:
     """A long-running receiver reports each stored message unless logging is already set up."""
     logger = logging.getLogger("mcp_tools.inbox")
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
     if not logger.handlers and not logging.getLogger().handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
         logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
 
 
 def _ingest_arguments(parser: argparse.ArgumentParser) -> None:

@@ -43,7 +43,7 @@ def routes(service: InboxService) -> Sequence[HttpRoute]:
         except MessageTooLarge:
             return too_large
         except Exception:
-            logger.exception("inbox: could not store a message posted over HTTP")
+            logger.exception("could not store a message posted over HTTP")
             return JSONResponse({"error": "could not store the message"}, status_code=500)
         return JSONResponse(
             {"id": result.id, "duplicate": result.duplicate, "warnings": result.warnings},

@@ -118,7 +118,7 @@ class InboxService:
             try:
                 await hook(result)
             except Exception:  # a failing listener must not lose the stored message
-                logger.exception("inbox: new-mail hook failed for %s", result.id)
+                logger.exception("new-mail hook failed for %s", result.id)
 
 
 def _iso(moment: datetime) -> str:

@@ -38,7 +38,7 @@ class InboxSMTPHandler:
         except EmptyMessage:
             return "554 5.6.0 Empty message"
         except Exception:
-            logger.exception("inbox: could not store a message received over SMTP")
+            logger.exception("could not store a message received over SMTP")
             return "451 4.3.0 Could not store the message; try again later"
         note = " (duplicate, already stored)" if result.duplicate else ""
         return f"250 2.0.0 Stored as {result.id}{note}"
