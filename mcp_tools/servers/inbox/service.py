@@ -107,7 +107,7 @@ class InboxService:
     async def _notify(self, result: IngestResult, size: int, attachment_count: int, via: str) -> None:
         if self.config.notify == "log":
             logger.info(
-                "inbox: new message %s via %s (%d bytes, %d attachments, %d parse warnings)",
+                "new message %s via %s (%d bytes, %d attachments, %d parse warnings)",
                 result.id,
                 via,
                 size,
