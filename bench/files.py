@@ -22,9 +22,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from mcp import Client, StdioServerParameters
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+# Scripts here are named after namespaces (bench/calendar.py): keep them from shadowing the stdlib.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != BENCH_DIR]
 
-ROOT = Path(__file__).resolve().parent.parent
+from mcp import Client, StdioServerParameters  # noqa: E402
 
 BARE_SERVER = textwrap.dedent(
     '''

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -107,15 +108,47 @@ def apply_edits(text: str, edits: Sequence[EditRequest]) -> tuple[str, int]:
     return text, replacements
 
 
+_HUNK_HEADER = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
+DIFF_CONTEXT = 3
+
+
+def _shift_header(line: str, offset: int) -> str:
+    match = _HUNK_HEADER.match(line)
+    if match is None or offset == 0:
+        return line
+    old_start, old_length, new_start, new_length = match.groups()
+    return f"@@ -{int(old_start) + offset}{old_length} +{int(new_start) + offset}{new_length} @@\n"
+
+
+def _display_lines(text: str) -> list[str]:
+    lines = [line.rstrip("\r\n") + "\n" for line in text.splitlines(keepends=True)]
+    if text and not text.endswith(("\n", "\r")):
+        lines[-1] += "\\ No newline at end of file\n"
+    return lines
+
+
 def unified_diff(before: str, after: str, path: str) -> str:
-    """A unified diff for people and models: line endings shown as plain newlines, size capped."""
-    old_lines = [line.rstrip("\r\n") + "\n" for line in before.splitlines(keepends=True)]
-    new_lines = [line.rstrip("\r\n") + "\n" for line in after.splitlines(keepends=True)]
-    if before and not before.endswith(("\n", "\r")):
-        old_lines[-1] += "\\ No newline at end of file\n"
-    if after and not after.endswith(("\n", "\r")):
-        new_lines[-1] += "\\ No newline at end of file\n"
-    diff = "".join(difflib.unified_diff(old_lines, new_lines, f"a/{path}", f"b/{path}", n=3))
+    """A unified diff for people and models: line endings shown as plain newlines, size capped.
+
+    Only the span between the first and last changed line is compared, so a one-line edit in
+    a large file costs little.
+    """
+    old_lines, new_lines = _display_lines(before), _display_lines(after)
+    prefix = 0
+    for old_line, new_line in zip(old_lines, new_lines, strict=False):
+        if old_line != new_line:
+            break
+        prefix += 1
+    suffix = 0
+    limit = min(len(old_lines), len(new_lines)) - prefix
+    while suffix < limit and old_lines[-1 - suffix] == new_lines[-1 - suffix]:
+        suffix += 1
+    start = max(prefix - DIFF_CONTEXT, 0)
+    keep = max(suffix - DIFF_CONTEXT, 0)
+    old_window = old_lines[start : len(old_lines) - keep]
+    new_window = new_lines[start : len(new_lines) - keep]
+    pieces = difflib.unified_diff(old_window, new_window, f"a/{path}", f"b/{path}", n=DIFF_CONTEXT)
+    diff = "".join(_shift_header(line, start) if line.startswith("@@") else line for line in pieces)
     if len(diff) > MAX_DIFF_CHARS:
         diff = diff[:MAX_DIFF_CHARS] + f"\n... diff truncated at {MAX_DIFF_CHARS} characters\n"
     return diff
