@@ -58,7 +58,9 @@ VAULT: dict[str, str] = {
         "# Beta\n\nBeta tracks #status/active bird migration over the Alps.\n"
         "Related: [[Alpha]] and [the home page](../Home.md).\n"
     ),
-    "Archive/Old/Alpha.md": "---\ntags: [archive]\ndate: 2019-05-05\n---\n# Old Alpha\n\nAn abandoned draft about volcanoes.\n",
+    "Archive/Old/Alpha.md": (
+        "---\ntags: [archive]\ndate: 2019-05-05\n---\n# Old Alpha\n\nAn abandoned draft about volcanoes.\n"
+    ),
     "Ideas/Idea One.md": (
         "# Idea One\n\n## Why\n\nBecause #idea sourdough fermentation is fun.\n\n"
         "Up: [[Home]] and [home again](../Home.md#Intro).\n"

@@ -224,8 +224,9 @@ def rewrite_link(link: Link, source_after: str, new_path: str, before: Resolutio
 
 
 def _rewrite_markdown(link: Link, source_after: str, new_path: str, before: Resolution, after: Resolver) -> str | None:
-    if after.resolve(source_after, link).path == new_path:
-        return None
+    still = after.resolve(source_after, link)
+    if still.path == new_path and still.method == before.method:
+        return None  # a relative path that still holds, or a bare name that still resolves
     start, end, angle = markdown_destination_span(link)
     original = link.raw[start:end]
     if before.method == "root" and not original.startswith((".", "..")):

@@ -238,6 +238,18 @@ class NotesService:
         finally:
             state.running = False
 
+    def refresh(self) -> None:
+        """A quick pass for edits the watcher has not reported yet (only stat calls for unchanged notes)."""
+        known = self.index.file_states()
+        present = set()
+        for key, info in self.scan():
+            present.add(key)
+            state = known.get(key)
+            if state is None or state.mtime_ns != info.st_mtime_ns or state.size != info.st_size:
+                self.index_path(key, state, info=info)
+        for key in set(known) - present:
+            self.index.remove(key)
+
     def embed_pending(self, progress: Progress | None = None, doc_path: str | None = None) -> int:
         """Embed chunks without vectors; returns how many were embedded."""
         if self.embedder is None:
@@ -621,10 +633,7 @@ class NotesService:
                 and unicodedata.normalize("NFC", new).casefold() != unicodedata.normalize("NFC", old).casefold()
             ):
                 raise ToolFailure("conflict", f"{new} already exists", "choose another name or delete it first")
-            self.index_path(old)
-            sources = {r.source_path for r in self.index.links_to(old)} | {old}
-            for source in sources:
-                self.index_path(source)
+            self.refresh()  # links from notes edited a moment ago count too
             sources = {r.source_path for r in self.index.links_to(old)} | {old}
             plans = self._plan_rename(old, new, sources)
             changed = [
