@@ -107,9 +107,7 @@ def check_key(
     if "\\" in key:
         raise _invalid(field, "must not contain a backslash; separate folders with '/'")
     if key.startswith("/"):
-        raise _invalid(
-            field, "must be relative to the root, without a leading '/'", f"try {key.lstrip('/')!r}"
-        )
+        raise _invalid(field, "must be relative to the root, without a leading '/'", f"try {key.lstrip('/')!r}")
     if policy == "strict":
         bad = sorted({char for char in key if char not in _STRICT_CHARS})
         if bad:
@@ -168,9 +166,7 @@ def read_nofollow(dir_fd: int, name: str, max_bytes: int | None = None, *, key: 
     try:
         info = os.fstat(fd)
         if max_bytes is not None and info.st_size > max_bytes:
-            raise ToolFailure(
-                "too_large", f"{shown} is {info.st_size} bytes; the read limit is {max_bytes} bytes"
-            )
+            raise ToolFailure("too_large", f"{shown} is {info.st_size} bytes; the read limit is {max_bytes} bytes")
         chunks: list[bytes] = []
         remaining = info.st_size if max_bytes is None else max_bytes + 1
         while True:
@@ -239,9 +235,7 @@ def _os_failure(error: OSError, shown: str) -> ToolFailure:
     if error.errno in (errno.EACCES, errno.EPERM):
         return ToolFailure("denied_by_policy", f"the operating system refused access to {shown}")
     if error.errno == errno.EINVAL:
-        return ToolFailure(
-            "invalid_arguments", f"{shown}: the operation is not possible (a folder into itself?)"
-        )
+        return ToolFailure("invalid_arguments", f"{shown}: the operation is not possible (a folder into itself?)")
     if error.errno == errno.ENOSPC:
         return ToolFailure("internal_error", "the disk is full")
     return ToolFailure("internal_error", f"{shown}: {error.strerror or 'operating system error'}")
@@ -250,9 +244,7 @@ def _os_failure(error: OSError, shown: str) -> ToolFailure:
 class Sandbox:
     """A root folder that keys cannot leave; see the module docstring for the API."""
 
-    def __init__(
-        self, root: str | os.PathLike[str], *, policy: KeyPolicy = "strict", create: bool = True
-    ) -> None:
+    def __init__(self, root: str | os.PathLike[str], *, policy: KeyPolicy = "strict", create: bool = True) -> None:
         root_path = Path(root).expanduser()
         if create:
             root_path.mkdir(parents=True, exist_ok=True)
@@ -360,9 +352,7 @@ class Sandbox:
         with self._parent(key, field) as (fd, name):
             return read_nofollow(fd, name, max_bytes, key=key)
 
-    def write_bytes(
-        self, key: str, data: bytes, *, create_parents: bool = False, field: str = "path"
-    ) -> None:
+    def write_bytes(self, key: str, data: bytes, *, create_parents: bool = False, field: str = "path") -> None:
         try:
             with self._parent(key, field, create=create_parents) as (fd, name):
                 atomic_write(fd, name, data, key=key)
@@ -453,9 +443,7 @@ class Sandbox:
                 except FileNotFoundError:
                     pass
                 else:
-                    raise ToolFailure(
-                        "conflict", f"{destination} already exists", "pass overwrite: true to replace it"
-                    )
+                    raise ToolFailure("conflict", f"{destination} already exists", "pass overwrite: true to replace it")
             try:
                 os.rename(source_name, destination_name, src_dir_fd=source_fd, dst_dir_fd=destination_fd)
             except OSError as error:
