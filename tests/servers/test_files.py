@@ -387,3 +387,30 @@ def test_s3_credentials_from_environment(tmp_path: Path) -> None:
             FilesConfig(backend="s3", bucket="b-bucket"),
             Environment(data_dir=tmp_path, state_dir=tmp_path, env={"MCP_TOOLS_S3_ACCESS_KEY_ID": "only-id"}),
         )
+
+
+async def test_escalation_holds_when_write_is_configured_low(tmp_path: Path, local: FilesBackend) -> None:
+    local.put("kept.txt", b"old")
+    settings = {**local.settings, "policy": {"rules": [{"match": "files.write", "risk": "low"}]}}
+    seen: list = []
+    async with connect(tmp_path, settings, elicit="decline", seen=seen) as client:
+        created = await client.call_tool("files_write", {"path": "new.txt", "content": "x"})
+        replaced = failure(await client.call_tool("files_write", {"path": "kept.txt", "content": "new"}))
+    ok(created)
+    assert "Action performed" not in text_of(created)  # low: no notice, no question
+    assert replaced["kind"] == "declined_by_user" and local.get("kept.txt") == b"old"
+    assert len(seen) == 1
+
+
+async def test_delete_lowered_to_medium_reports_exactly(tmp_path: Path, local: FilesBackend) -> None:
+    local.put("tmp/a.txt", b"a")
+    local.put("tmp/b.txt", b"b")
+    local.put("one.txt", b"12345")
+    settings = {**local.settings, "policy": {"rules": [{"match": "files.delete", "risk": "medium"}]}}
+    async with connect(tmp_path, settings, elicit=None) as client:
+        folder = await client.call_tool("files_delete", {"path": "tmp", "recursive": True})
+        single = await client.call_tool("files_delete", {"path": "one.txt"})
+    ok(folder)
+    ok(single)
+    assert "Delete folder tmp and the 2 entries in it" in text_of(folder)
+    assert "Delete file one.txt (5 B)" in text_of(single)

@@ -214,12 +214,12 @@ async def write_risk(service: FilesService, args: WriteArgs) -> Risk:
     try:
         existing = await service.run(service.store.stat, _key(args.path))
     except ToolFailure:
-        return Risk.MEDIUM  # the handler refuses the call with the reason
+        return Risk.LOW  # no escalation: the handler refuses the call with the reason
     args._existing_known = True
     args._existing_size = None if existing is None else (existing.size or 0)
     if existing is not None and args.expected_sha256 is None:
         return Risk.HIGH
-    return Risk.MEDIUM
+    return Risk.LOW  # the configured level stands
 
 
 def _approx_content_size(args: WriteArgs) -> int:
@@ -311,7 +311,7 @@ async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext) -> 
 
 async def move_risk(service: FilesService, args: MoveArgs) -> Risk:
     if not args.overwrite:
-        return Risk.MEDIUM
+        return Risk.LOW  # the configured level stands
     try:
         existing = await service.run(service.store.stat, _key(args.destination, "destination"))
     except ToolFailure:
@@ -342,7 +342,12 @@ async def delete_file(service: FilesService, args: DeleteArgs, ctx: CallContext)
     return DeleteResult(path=key, type=target.type, removed=removed)
 
 
-async def delete_risk(service: FilesService, args: DeleteArgs) -> Risk:
+async def delete_info(service: FilesService, args: DeleteArgs) -> Risk:
+    """Never escalates (delete is high by default); notes what will go, for the line people read.
+
+    The gate calls this only when the configured risk is below high, so a lowered level still
+    gets an exact "Action performed" notice.
+    """
     try:
         key = _key(args.path)
         target = await service.run(service.store.stat, key)
@@ -351,7 +356,7 @@ async def delete_risk(service: FilesService, args: DeleteArgs) -> Risk:
             args._file_count = await service.run(service.store.count_below, key, 10_000)
     except ToolFailure:
         pass
-    return Risk.HIGH
+    return Risk.LOW
 
 
 def describe_delete(args: DeleteArgs) -> str:
@@ -453,6 +458,6 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         handler=delete_file,
         risk=Risk.HIGH,
         describe=describe_delete,
-        dynamic_risk=delete_risk,
+        dynamic_risk=delete_info,
     ),
 ]
