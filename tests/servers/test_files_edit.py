@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 import pytest
@@ -146,3 +148,65 @@ async def test_failed_edit_changes_nothing(tmp_path: Path, local: FilesBackend) 
     assert local.get("a.txt") == b"x\ny\nx\n"
     assert not_text["kind"] == "invalid_arguments" and "not UTF-8" in not_text["message"]
     assert local.get("b.bin") == binary
+
+
+def apply_unified_diff(before: str, diff: str) -> str:
+    """A minimal patch applier over display lines, to check diffs by their effect."""
+    old_lines = before.split("\n")
+    lines = diff.split("\n")[2:]
+    output: list[str] = []
+    position = 0
+    index = 0
+    while index < len(lines) and lines[index]:
+        header = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", lines[index])
+        assert header, lines[index]
+        start = int(header.group(1)) - (1 if header.group(2) != "0" else 0)
+        output += old_lines[position:start]
+        position = start
+        index += 1
+        while index < len(lines) and lines[index] and not lines[index].startswith("@@"):
+            marker, body = lines[index][0], lines[index][1:]
+            if marker in " -":
+                assert old_lines[position].removesuffix("\r") == body
+                position += 1
+            if marker in " +":
+                output.append(body)
+            if marker == "\\" and output and lines[index - 1][0] in " +":
+                output[-1] += "<no-eol>"
+            index += 1
+    output += old_lines[position:]
+    return "\n".join(output)
+
+
+def normalised(text: str) -> str:
+    return "\n".join(line.removesuffix("\r") for line in text.split("\n"))
+
+
+def test_diff_of_a_large_file_has_true_line_numbers() -> None:
+    before = "".join(f"line {number}\n" for number in range(1, 3001))
+    after = before.replace("line 1500\n", "changed\n")
+    diff = unified_diff(before, after, "big.txt")
+    assert "@@ -1497,7 +1497,7 @@\n line 1497\n line 1498\n line 1499\n-line 1500\n+changed\n" in diff
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_diffs_reproduce_the_new_text(seed: int) -> None:
+    chooser = random.Random(seed)
+    for _ in range(300):
+        lines = [chooser.choice(["a", "b", "c\r", "dd", ""]) for _ in range(chooser.randint(0, 40))]
+        before = "\n".join(lines) + chooser.choice(["", "\n"])
+        changed = before.split("\n")
+        for _ in range(chooser.randint(1, 4)):
+            spot = chooser.randint(0, len(changed))
+            action = chooser.random()
+            if action < 0.4:
+                changed.insert(spot, chooser.choice(["x", "y\r"]))
+            elif changed and action < 0.7:
+                del changed[min(spot, len(changed) - 1)]
+            elif changed:
+                changed[min(spot, len(changed) - 1)] = "q"
+        after = "\n".join(changed)
+        diff = unified_diff(before, after, "f")
+        if "No newline" in diff:
+            continue  # the applier does not model end-of-file markers
+        assert normalised(apply_unified_diff(before, diff)) == normalised(after), (before, after, diff)

@@ -110,6 +110,7 @@ def apply_edits(text: str, edits: Sequence[EditRequest]) -> tuple[str, int]:
 
 _HUNK_HEADER = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
 DIFF_CONTEXT = 3
+_PROBE = 4096
 
 
 def _shift_header(line: str, offset: int) -> str:
@@ -121,34 +122,80 @@ def _shift_header(line: str, offset: int) -> str:
 
 
 def _display_lines(text: str) -> list[str]:
-    lines = [line.rstrip("\r\n") + "\n" for line in text.splitlines(keepends=True)]
-    if text and not text.endswith(("\n", "\r")):
-        lines[-1] += "\\ No newline at end of file\n"
+    """Lines split on '\n' only, shown without '\r'; a missing final newline is marked as diff does."""
+    parts = text.split("\n")
+    lines = [part.removesuffix("\r") + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1].removesuffix("\r") + "\n\\ No newline at end of file\n")
     return lines
+
+
+def _common_prefix(a: str, b: str) -> int:
+    limit = min(len(a), len(b))
+    start = 0
+    while start < limit and a[start : start + _PROBE] == b[start : start + _PROBE]:
+        start += _PROBE
+    if start >= limit:
+        return limit
+    low, high = start, min(start + _PROBE, limit)
+    while low < high:  # a[start:low] is common; find the first difference by bisection
+        middle = (low + high + 1) // 2
+        if a[start:middle] == b[start:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    size = 0
+    while size < limit:
+        step = min(_PROBE, limit - size)
+        if a[len(a) - size - step : len(a) - size] != b[len(b) - size - step : len(b) - size]:
+            break
+        size += step
+    else:
+        return limit
+    low, high = size, size + step
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle :] == b[len(b) - middle :]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _changed_window(before: str, after: str) -> tuple[int, int, int]:
+    """Start offset (a line start) and the two end offsets of the changed span plus context."""
+    prefix = _common_prefix(before, after)
+    suffix = _common_suffix(before, after, min(len(before), len(after)) - prefix)
+    start = before.rfind("\n", 0, prefix) + 1
+    for _ in range(DIFF_CONTEXT):
+        if start == 0:
+            break
+        start = before.rfind("\n", 0, start - 1) + 1
+    end = len(before) - suffix
+    for _ in range(DIFF_CONTEXT + 1):
+        if end >= len(before):
+            break
+        newline = before.find("\n", end)
+        end = len(before) if newline < 0 else newline + 1
+    return start, end, end + len(after) - len(before)
 
 
 def unified_diff(before: str, after: str, path: str) -> str:
     """A unified diff for people and models: line endings shown as plain newlines, size capped.
 
-    Only the span between the first and last changed line is compared, so a one-line edit in
-    a large file costs little.
+    Only the changed span and its context are compared, so a one-line edit in a large file
+    costs little.
     """
-    old_lines, new_lines = _display_lines(before), _display_lines(after)
-    prefix = 0
-    for old_line, new_line in zip(old_lines, new_lines, strict=False):
-        if old_line != new_line:
-            break
-        prefix += 1
-    suffix = 0
-    limit = min(len(old_lines), len(new_lines)) - prefix
-    while suffix < limit and old_lines[-1 - suffix] == new_lines[-1 - suffix]:
-        suffix += 1
-    start = max(prefix - DIFF_CONTEXT, 0)
-    keep = max(suffix - DIFF_CONTEXT, 0)
-    old_window = old_lines[start : len(old_lines) - keep]
-    new_window = new_lines[start : len(new_lines) - keep]
+    start, before_end, after_end = _changed_window(before, after)
+    offset = before.count("\n", 0, start)
+    old_window = _display_lines(before[start:before_end])
+    new_window = _display_lines(after[start:after_end])
     pieces = difflib.unified_diff(old_window, new_window, f"a/{path}", f"b/{path}", n=DIFF_CONTEXT)
-    diff = "".join(_shift_header(line, start) if line.startswith("@@") else line for line in pieces)
+    diff = "".join(_shift_header(line, offset) if line.startswith("@@") else line for line in pieces)
     if len(diff) > MAX_DIFF_CHARS:
         diff = diff[:MAX_DIFF_CHARS] + f"\n... diff truncated at {MAX_DIFF_CHARS} characters\n"
     return diff
