@@ -414,3 +414,11 @@ async def test_delete_lowered_to_medium_reports_exactly(tmp_path: Path, local: F
     ok(single)
     assert "Delete folder tmp and the 2 entries in it" in text_of(folder)
     assert "Delete file one.txt (5 B)" in text_of(single)
+
+
+async def test_works_on_the_2026_protocol(tmp_path: Path, local: FilesBackend) -> None:
+    local.put("doc.txt", b"old")
+    async with connect(tmp_path, local.settings, mode="2026-07-28", elicit="accept") as client:
+        read = ok(await client.call_tool("files_read", {"path": "doc.txt"}))
+        replaced = ok(await client.call_tool("files_write", {"path": "doc.txt", "content": "new"}))
+    assert read["content"] == "old" and replaced["created"] is False and local.get("doc.txt") == b"new"
