@@ -192,7 +192,8 @@ def atomic_write(dir_fd: int, name: str, data: bytes, *, key: str | None = None)
             raise ToolFailure("conflict", f"{shown} is a folder; it cannot be replaced by a file")
         if stat_module.S_ISREG(existing.st_mode):
             mode = stat_module.S_IMODE(existing.st_mode)
-    temp_name = f".{name[:200]}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
+    stem = name.encode("utf-8", "surrogatepass")[:100].decode("utf-8", "ignore")
+    temp_name = f".{stem}.{secrets.token_hex(6)}{TEMP_SUFFIX}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC
     fd = os.open(temp_name, flags, 0o600, dir_fd=dir_fd)
     try:
@@ -245,6 +246,8 @@ class Sandbox:
     """A root folder that keys cannot leave; see the module docstring for the API."""
 
     def __init__(self, root: str | os.PathLike[str], *, policy: KeyPolicy = "strict", create: bool = True) -> None:
+        if not _NOFOLLOW or not _DIRECTORY or os.open not in os.supports_dir_fd:
+            raise RuntimeError("this platform lacks O_NOFOLLOW or dir_fd support; containment cannot be guaranteed")
         root_path = Path(root).expanduser()
         if create:
             root_path.mkdir(parents=True, exist_ok=True)

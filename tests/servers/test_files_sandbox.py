@@ -178,3 +178,11 @@ def test_rmtree_does_not_follow_links(tmp_path: Path) -> None:
     sandbox = Sandbox(root)
     sandbox.rmtree("tree")
     assert (outside / "keep.txt").read_text() == "keep" and not (root / "tree").exists()
+
+
+def test_long_unicode_names_write_atomically(tmp_path: Path) -> None:
+    sandbox = Sandbox(tmp_path, policy="unicode")
+    name = "ü" * 127  # 254 bytes: the temporary name must still fit in 255
+    sandbox.write_bytes(name, b"x")
+    sandbox.write_bytes(name, b"y")
+    assert sandbox.read_bytes(name) == b"y" and os.listdir(tmp_path) == [name]
