@@ -77,10 +77,15 @@ async def test_search_filters_and_keywords(client: tuple[Client, InboxService]) 
     )
     assert {item["subject"] for item in found["messages"]} == {"Invoice and data"}
     assert all(item["summary"] for item in found["messages"])
-    by_sender = ok(await connected.call_tool("inbox_search", {"sender": "landlord"}))
-    assert by_sender["messages"] == []  # the landlord's mail was forwarded by me, not sent to the inbox
-    by_sender = ok(await connected.call_tool("inbox_search", {"sender": "me@home"}))
-    assert [item["subject"] for item in by_sender["messages"]] == ["Fwd: Fwd: Lease renewal"]
+    for sender in ("me@home", "landlord@rent"):  # the forwarder, or the sender of the mail forwarded
+        by_sender = ok(await connected.call_tool("inbox_search", {"sender": sender}))
+        assert [item["subject"] for item in by_sender["messages"]] == ["Fwd: Fwd: Lease renewal"]
+    assert by_sender["messages"][0]["forwarded_from"] == [
+        "Partner <partner@home.example>",
+        "Landlord <landlord@rent.example>",
+    ]
+    by_name = ok(await connected.call_tool("inbox_search", {"query": "landlord", "sender": "Landlord"}))
+    assert len(by_name["messages"]) == 1
 
 
 async def test_search_text_block_marks_mail_as_untrusted(client: tuple[Client, InboxService]) -> None:

@@ -154,3 +154,18 @@ def test_dedupe_key_uses_message_id_or_raw_hash() -> None:
 def test_every_corpus_sample_parses(name: str) -> None:
     parsed = parse_message(mail.corpus()[name])
     assert parsed.body or parsed.subject
+
+
+def test_forwarded_senders_come_from_attached_and_inline_forwards() -> None:
+    assert parse_message(mail.nested_forward()).forwarded_from == [
+        "Partner <partner@home.example>",
+        "Landlord <landlord@rent.example>",
+    ]
+    inline = mail.simple(
+        body=(
+            "FYI\n\nBegin forwarded message:\n\nFrom: Bank <no-reply@bank.example>\nSubject: Statement\n\n"
+            "From: this line is body text, not a header\n"
+        )
+    )
+    assert parse_message(inline).forwarded_from == ["Bank <no-reply@bank.example>"]
+    assert parse_message(mail.simple(body="From: not a forward")).forwarded_from == []

@@ -63,6 +63,13 @@ _BLOCK_TAGS = frozenset(
     ]
 )
 _SKIP_TAGS = frozenset({"script", "style", "head", "title", "template", "noscript"})
+FORWARD_MARKER = re.compile(
+    r"^(-{2,}\s*(forwarded|original)[ -]message\s*-{2,}|begin forwarded message:|-{2,}\s*original-nachricht\s*-{2,})$",
+    re.IGNORECASE,
+)
+FORWARD_HEADER = re.compile(r"^(from|to|cc|date|sent|subject|reply-to|von|an|datum|betreff|de|à|objet)\s*:", re.I)
+_FORWARD_FROM = re.compile(r"^(from|von|de)\s*:\s*(.+)$", re.IGNORECASE)
+MAX_FORWARDED_SENDERS = 20
 
 
 @dataclass
@@ -89,6 +96,7 @@ class ParsedMessage:
     body_format: str
     attachments: list[ParsedAttachment] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    forwarded_from: list[str] = field(default_factory=list)
 
     def dedupe_key(self, raw: bytes) -> str:
         """The same Message-ID is one message; without one, identical bytes are."""
@@ -361,6 +369,31 @@ def _walk_forwarded(part: Message, walk: _Walk, depth: int) -> None:
     walk.texts.append("\n".join(header_lines) + "\n\n" + "\n\n".join(inner_walk.texts))
 
 
+def forwarded_senders(body: str, own_sender: str = "") -> list[str]:
+    """Senders named in the header blocks of forwarded messages, inline or attached, in order."""
+    found: list[str] = []
+    in_header = seen_header = False
+    for line in body.splitlines():
+        stripped = line.strip()
+        if FORWARD_MARKER.match(stripped):
+            in_header, seen_header = True, False
+            continue
+        if not in_header:
+            continue
+        if not stripped:
+            in_header = not seen_header  # a blank line ends the header block once it has begun
+            continue
+        if not FORWARD_HEADER.match(stripped):
+            in_header = False
+            continue
+        seen_header = True
+        match = _FORWARD_FROM.match(stripped)
+        if match:
+            found.append(match.group(2).strip()[:320])
+    unique = [sender for sender in dict.fromkeys(found) if sender and sender != own_sender]
+    return unique[:MAX_FORWARDED_SENDERS]
+
+
 def _defects(part: Message) -> list[str]:
     defects = getattr(part, "defects", None) or []
     return [f"MIME defect: {type(defect).__name__}" for defect in defects]
@@ -392,6 +425,7 @@ def parse_message(raw: bytes) -> ParsedMessage:
     except Exception as error:  # a body we cannot walk still leaves headers worth keeping
         warnings.append(f"body could not be fully read ({type(error).__name__})")
     body_format = "plain" if "plain" in walk.formats else ("html" if walk.formats else "none")
+    body = "\n\n".join(walk.texts)
     return ParsedMessage(
         message_id=_message_id(msg, warnings),
         sender=sender,
@@ -399,8 +433,9 @@ def parse_message(raw: bytes) -> ParsedMessage:
         recipients=recipients,
         subject=_header(msg, "Subject", warnings).replace("\n", " "),
         date=_parse_date(msg, warnings),
-        body="\n\n".join(walk.texts),
+        body=body,
         body_format=body_format,
         attachments=walk.attachments,
         warnings=list(dict.fromkeys(warnings)),
+        forwarded_from=forwarded_senders(body, sender),
     )

@@ -82,6 +82,7 @@ class InboxService:
                     message_id=parsed.message_id,
                     sender=parsed.sender,
                     sender_address=parsed.sender_address,
+                    forwarded_from=parsed.forwarded_from,
                     recipients=parsed.recipients,
                     subject=parsed.subject,
                     sent_at=_iso(parsed.date) if parsed.date else None,

@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS messages (
     message_id TEXT,
     sender TEXT NOT NULL,
     sender_address TEXT NOT NULL,
+    forwarded_from TEXT NOT NULL,
     recipients TEXT NOT NULL,
     subject TEXT NOT NULL,
     sent_at TEXT,
@@ -68,6 +69,7 @@ class NewMessage:
     message_id: str | None
     sender: str
     sender_address: str
+    forwarded_from: list[str]
     recipients: list[str]
     subject: str
     sent_at: str | None
@@ -215,16 +217,17 @@ class MessageStore:
                 return existing["id"], True
             sort_date = message.sent_at or message.received_at
             cursor = db.execute(
-                """INSERT INTO messages (id, dedupe_key, message_id, sender, sender_address, recipients,
+                """INSERT INTO messages (id, dedupe_key, message_id, sender, sender_address, forwarded_from, recipients,
                    subject, sent_at, received_at, sort_date, summary, summary_source, body, body_format,
                    attachment_count, raw_size, raw_blob, warnings, via)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     message.id,
                     message.dedupe_key,
                     message.message_id,
                     message.sender,
                     message.sender_address,
+                    json.dumps(message.forwarded_from, ensure_ascii=False),
                     json.dumps(message.recipients, ensure_ascii=False),
                     message.subject,
                     message.sent_at,
@@ -249,7 +252,13 @@ class MessageStore:
             )
             db.execute(
                 "INSERT INTO messages_fts (rowid, subject, sender, summary, body) VALUES (?, ?, ?, ?, ?)",
-                (seq, message.subject, message.sender, message.summary, message.body),
+                (
+                    seq,
+                    message.subject,
+                    " ".join([message.sender, *message.forwarded_from]),
+                    message.summary,
+                    message.body,
+                ),
             )
         return message.id, False
 
@@ -261,8 +270,11 @@ class MessageStore:
             params.append(fts_query(filters.query))
         if filters.sender:
             needle = filters.sender.strip().lower()
-            clauses.append("(instr(lower(m.sender), ?) > 0 OR instr(m.sender_address, ?) > 0)")
-            params.extend([needle, needle])
+            clauses.append(
+                "(instr(lower(m.sender), ?) > 0 OR instr(m.sender_address, ?) > 0"
+                " OR instr(lower(m.forwarded_from), ?) > 0)"
+            )
+            params.extend([needle, needle, needle])
         if filters.since:
             clauses.append("m.sort_date >= ?")
             params.append(_day_start(filters.since))
@@ -276,13 +288,15 @@ class MessageStore:
             clauses.append("(m.sort_date < ? OR (m.sort_date = ? AND m.seq < ?))")
             params.extend([after_date, after_date, after_seq])
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        sql = f"""SELECT m.seq, m.id, m.sender, m.subject, m.sent_at, m.received_at, m.sort_date, m.summary,
-                  m.attachment_count FROM messages m {where}
+        sql = f"""SELECT m.seq, m.id, m.sender, m.forwarded_from, m.subject, m.sent_at, m.received_at,
+                  m.sort_date, m.summary, m.attachment_count FROM messages m {where}
                   ORDER BY m.sort_date DESC, m.seq DESC LIMIT ?"""
         params.append(limit + 1)
         with self._connect() as db:
             try:
                 rows = [dict(row) for row in db.execute(sql, params).fetchall()]
+                for row in rows:
+                    row["forwarded_from"] = json.loads(row["forwarded_from"])
             except sqlite3.OperationalError as error:
                 if "fts5" in str(error).lower() or "match" in str(error).lower():
                     raise InvalidQuery("query could not be searched; use plain words") from None
@@ -309,6 +323,7 @@ class MessageStore:
                 )
             ]
         message["recipients"] = json.loads(message["recipients"])
+        message["forwarded_from"] = json.loads(message["forwarded_from"])
         message["warnings"] = json.loads(message["warnings"])
         return message
 

@@ -11,6 +11,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from mcp_tools.servers.inbox.parsing import FORWARD_HEADER, FORWARD_MARKER
+
 logger = logging.getLogger("mcp_tools.inbox")
 
 MAX_SUMMARY_CHARS = 400
@@ -25,11 +27,6 @@ a an and are as at be by for from has have i in is it its of on or our that the 
 you your der die das und ist le la les et de des un une el los y en
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_FORWARD_MARKER = re.compile(
-    r"^(-{2,}\s*(forwarded|original)[ -]message\s*-{2,}|begin forwarded message:|-{2,}\s*original-nachricht\s*-{2,})$",
-    re.IGNORECASE,
-)
-_FORWARD_HEADER = re.compile(r"^(from|to|cc|date|sent|subject|reply-to|von|an|datum|betreff|de|à|objet)\s*:", re.I)
 _ON_WROTE = re.compile(r"^(on|am|le) .{0,200}(wrote|schrieb|a écrit)\s*:$", re.IGNORECASE)
 _SUBJECT_PREFIX = re.compile(r"^((fwd?|fw|wg|tr|re|aw|sv|vs)\s*:\s*)+", re.IGNORECASE)
 
@@ -54,11 +51,11 @@ def content_text(body: str) -> str:
     in_forward_header = seen_header = in_signature = False
     for line in body.splitlines():
         stripped = line.strip()
-        if _FORWARD_MARKER.match(stripped):
+        if FORWARD_MARKER.match(stripped):
             in_forward_header, seen_header, in_signature = True, False, False
             continue
         if in_forward_header:
-            if _FORWARD_HEADER.match(stripped):
+            if FORWARD_HEADER.match(stripped):
                 seen_header = True
                 continue
             in_forward_header = not stripped and not seen_header

@@ -38,7 +38,9 @@ class SearchArgs(Arguments):
     query: str | None = Field(
         default=None, max_length=500, description="Keywords, all must match; `word*` matches a prefix."
     )
-    sender: str | None = Field(default=None, max_length=320, description="Part of the sender's name or address.")
+    sender: str | None = Field(
+        default=None, max_length=320, description="Part of a name or address: the sender or a forwarded mail's sender."
+    )
     since: date | None = Field(default=None, description="Sent on or after this day (YYYY-MM-DD, UTC).")
     until: date | None = Field(default=None, description="Sent on or before this day (YYYY-MM-DD, UTC).")
     has_attachment: bool | None = None
@@ -49,6 +51,7 @@ class SearchArgs(Arguments):
 class MessageItem(Output):
     id: str
     sender: str
+    forwarded_from: list[str] = Field(description="Senders of the forwarded messages inside.")
     subject: str
     date: str
     summary: str
@@ -76,6 +79,7 @@ class AttachmentInfo(Output):
 class ReadResult(Output):
     id: str
     sender: str
+    forwarded_from: list[str]
     recipients: list[str]
     subject: str
     date: str
@@ -120,6 +124,7 @@ def _message_item(row: dict[str, Any]) -> MessageItem:
     return MessageItem(
         id=row["id"],
         sender=row["sender"],
+        forwarded_from=row["forwarded_from"],
         subject=row["subject"],
         date=row["sent_at"] or row["received_at"],
         summary=row["summary"],
@@ -168,6 +173,7 @@ async def read(service: InboxService, args: ReadArgs, ctx: CallContext) -> ReadR
     return ReadResult(
         id=message["id"],
         sender=message["sender"],
+        forwarded_from=message["forwarded_from"],
         recipients=message["recipients"],
         subject=message["subject"],
         date=message["sent_at"] or message["received_at"],
@@ -259,7 +265,8 @@ def render_search(result: SearchResult) -> str:
     lines = []
     for item in result.messages:
         attachment_note = " [attachments]" if item.has_attachments else ""
-        lines.append(f"- id {item.id} | {item.date} | {item.sender} | {item.subject}{attachment_note}")
+        forwarded = f" (forwarding {', '.join(item.forwarded_from)})" if item.forwarded_from else ""
+        lines.append(f"- id {item.id} | {item.date} | {item.sender}{forwarded} | {item.subject}{attachment_note}")
         lines.append(f"  summary: {item.summary}")
     text = fence("email listing", "\n".join(lines))
     if result.next_cursor:
@@ -270,6 +277,7 @@ def render_search(result: SearchResult) -> str:
 def render_read(result: ReadResult) -> str:
     header = [
         f"From: {result.sender}",
+        *(f"Forwarded from: {sender}" for sender in result.forwarded_from),
         f"To: {', '.join(result.recipients)}",
         f"Subject: {result.subject}",
         f"Date: {result.date}",
