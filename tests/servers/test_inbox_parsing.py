@@ -169,3 +169,15 @@ def test_forwarded_senders_come_from_attached_and_inline_forwards() -> None:
     )
     assert parse_message(inline).forwarded_from == ["Bank <no-reply@bank.example>"]
     assert parse_message(mail.simple(body="From: not a forward")).forwarded_from == []
+
+
+def test_utf8_forward_as_message_global() -> None:
+    inner = "From: Zoë <zoe@example.org>\r\nSubject: Grüße\r\n\r\nHallo aus Zürich\r\n".encode()
+    raw = (
+        b"From: me@home.example\r\nSubject: Fwd\r\nContent-Type: multipart/mixed; boundary=G\r\n\r\n"
+        b"--G\r\nContent-Type: message/global\r\nContent-Transfer-Encoding: 8bit\r\n\r\n" + inner + b"\r\n--G--\r\n"
+    )
+    parsed = parse_message(raw)
+    assert "Hallo aus Zürich" in parsed.body and "Subject: Grüße" in parsed.body
+    assert parsed.forwarded_from == ["Zoë <zoe@example.org>"]
+    assert parsed.attachments == []

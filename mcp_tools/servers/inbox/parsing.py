@@ -316,7 +316,8 @@ def _walk(part: Message, walk: _Walk, depth: int) -> None:
         return
     walk.warnings.extend(_defects(part))
     content_type = part.get_content_type()
-    if content_type == "message/rfc822" or (part.is_multipart() and content_type.startswith("message/")):
+    forwarded = content_type in ("message/rfc822", "message/global")
+    if forwarded or (part.is_multipart() and content_type.startswith("message/")):
         _walk_forwarded(part, walk, depth)
         return
     if part.is_multipart():
@@ -351,6 +352,8 @@ def _walk(part: Message, walk: _Walk, depth: int) -> None:
 def _walk_forwarded(part: Message, walk: _Walk, depth: int) -> None:
     payload = part.get_payload()
     inner = payload[0] if isinstance(payload, list) and payload else None
+    if inner is None and part.get_content_type() == "message/global":  # RFC 6532: parsed as plain bytes
+        inner = BytesParser(policy=policy.default).parsebytes(_payload_bytes(part))
     if not isinstance(inner, Message):
         walk.warnings.append("a forwarded message part is empty or unreadable")
         return
