@@ -493,3 +493,19 @@ async def test_floating_and_foreign_zone_events_are_read_in_the_right_zone(tmp_p
         {"start": "2026-03-02T13:00:00+01:00", "end": "2026-03-02T14:00:00+01:00", "all_day": False},
         {"start": "2026-03-02T15:00:00+01:00", "end": "2026-03-02T16:00:00+01:00", "all_day": False},
     ]
+
+
+async def test_uid_lookup_checks_content_not_file_names(tmp_path, world: World) -> None:
+    import caldav
+
+    with world.server.client() as dav:
+        shared = dav.calendar(url=world.shared.url)
+        decoy = person_event("Decoy", at(3, 8), at(3, 9), uid="decoy-uid")
+        caldav.Event(dav, url=shared.url.join("target-uid.ics"), data=decoy, parent=shared).save()
+        real = person_event("Real", at(4, 8), at(4, 9), uid="real-uid")
+        caldav.Event(dav, url=shared.url.join("elsewhere.ics"), data=real, parent=shared).save()
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        missing = failure(await client.call_tool("calendar_events", {"uid": "target-uid"}))
+        found = ok(await client.call_tool("calendar_events", {"uid": "real-uid"}))
+    assert missing["kind"] == "not_found"
+    assert [event["title"] for event in found["events"]] == ["Real"]

@@ -156,6 +156,10 @@ def _end_of(component: icalendar.Event, start: Moment) -> Moment:
     return end if end >= start else start
 
 
+def holds_uid(calendar: icalendar.Calendar, uid: str) -> bool:
+    return any(str(component.get("uid", "")) == uid for component in calendar.walk("VEVENT"))
+
+
 def _master(calendar: icalendar.Calendar, uid: str) -> icalendar.Event | None:
     for component in calendar.walk("VEVENT"):
         if str(component.get("uid", "")) == uid and component.get("recurrence-id") is None:

@@ -7,8 +7,10 @@ messages and exception texts never reach the model, so neither can the password.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
+import re
 import threading
 import uuid
 from collections.abc import Callable
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 FETCH_MARGIN = dt.timedelta(days=1)
+SIMPLE_UID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_@-]{0,200}")
 
 
 class CalendarService:
@@ -41,6 +44,7 @@ class CalendarService:
         self.created = created
         self._calendar_url: str | None = None
         self._resolve_lock = threading.Lock()
+        self._clients = threading.local()
 
     def __repr__(self) -> str:
         return f"CalendarService({self.settings.server_label}, calendar={self.settings.calendar!r})"
@@ -94,7 +98,8 @@ class CalendarService:
         self.created.add(uid)
 
         def work(calendar: caldav.Calendar) -> None:
-            calendar.add_event(document.to_ical().decode(), no_overwrite=True, increase_seqno=False)
+            # A fresh UUID cannot collide, and a no-overwrite check costs a UID search on some servers.
+            calendar.add_event(document.to_ical().decode(), increase_seqno=False)
 
         await self._call(work)
         created = ical.series(document, uid)
@@ -152,22 +157,37 @@ class CalendarService:
             ) from None
 
     def _in_thread(self, work: Callable[[caldav.Calendar], T]) -> T:
+        client = self._client()
+        try:
+            return work(self._open(client))
+        except ToolFailure:
+            raise
+        except Exception as error:  # every upstream error is translated, never echoed
+            self._drop_client(client)
+            raise self._translate(error) from None
+
+    def _client(self) -> caldav.DAVClient:
+        """One client per worker thread: it keeps its connection and the server's auth scheme."""
         import caldav
 
-        password = self.settings.password.get_secret_value() if self.settings.password else None
-        try:
-            with caldav.DAVClient(
+        client = getattr(self._clients, "client", None)
+        if client is None:
+            password = self.settings.password.get_secret_value() if self.settings.password else None
+            client = caldav.DAVClient(
                 url=self.settings.url,
                 username=self.settings.username,
                 password=password,
                 timeout=self.settings.timeout_seconds,
                 enable_rfc6764=False,
-            ) as client:
-                return work(self._open(client))
-        except ToolFailure:
-            raise
-        except Exception as error:  # every upstream error is translated, never echoed
-            raise self._translate(error) from None
+            )
+            self._clients.client = client
+        return client
+
+    def _drop_client(self, client: caldav.DAVClient) -> None:
+        """After a failure start afresh: the connection or the credentials may be stale."""
+        self._clients.client = None
+        with contextlib.suppress(Exception):
+            client.close()
 
     def _open(self, client: caldav.DAVClient) -> caldav.Calendar:
         """The configured calendar only; found once by name, then opened by URL."""
@@ -230,8 +250,22 @@ class CalendarService:
 
 
 def _by_uid(calendar: caldav.Calendar, uid: str) -> Any:
+    """The resource holding `uid`: first where we store our own events, else by a UID search."""
     from caldav.lib import error as dav_error
 
+    from mcp_tools.servers.calendar import ical
+
+    if SIMPLE_UID.fullmatch(uid):
+        guess = calendar.url.join(uid + ".ics")
+        try:
+            resource = calendar.event_by_url(guess)
+            resource.load()
+            if ical.holds_uid(ical.parse_calendar(resource.data), uid):
+                return resource
+        except dav_error.AuthorizationError:
+            raise
+        except dav_error.DAVError:
+            pass  # not stored under its UID: search for it
     try:
         return calendar.get_event_by_uid(uid)
     except dav_error.NotFoundError:
