@@ -20,7 +20,7 @@ from typing import Any
 from mcp_tools.servers.notes.links import Resolver, stem_of, strip_md
 from mcp_tools.servers.notes.markdown import ParsedNote, name_key
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,10 +47,10 @@ CREATE TABLE IF NOT EXISTS chunks (
     heading TEXT NOT NULL,
     start INTEGER NOT NULL,
     end INTEGER NOT NULL,
-    hash TEXT NOT NULL,
-    vector BLOB
+    hash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks (doc_id);
+CREATE TABLE IF NOT EXISTS vectors (chunk_id INTEGER PRIMARY KEY, vector BLOB NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     title, heading, body, tokenize = 'unicode61 remove_diacritics 2'
 );
@@ -145,7 +145,9 @@ class NoteIndex:
         self.db.execute("PRAGMA foreign_keys=OFF")
         self._ensure_schema()
         self.resolver = self._load_resolver()
-        self.generation = 0  # bumped on every change; lets the vector cache know when to refresh
+        self.generation = 0  # bumped on every change; lets caches know when to refresh
+        self._depth = 0
+        self._counts: tuple[int, tuple[int, int]] | None = None
 
     # -- setup ------------------------------------------------------------------------------
 
@@ -158,7 +160,7 @@ class NoteIndex:
             except sqlite3.OperationalError:
                 pass
             if version not in (None, SCHEMA_VERSION):
-                for table in ("meta", "documents", "tags", "chunks", "chunks_fts", "links"):
+                for table in ("meta", "documents", "tags", "chunks", "chunks_fts", "links", "vectors"):
                     self.db.execute(f"DROP TABLE IF EXISTS {table}")
             self.db.executescript(SCHEMA)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
@@ -173,15 +175,27 @@ class NoteIndex:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One transaction; nested uses join the outer one (bulk indexing commits in batches)."""
         with self.lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield self.db
+                finally:
+                    self._depth -= 1
+                return
             self.db.execute("BEGIN IMMEDIATE")
+            self._depth = 1
             try:
                 yield self.db
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
-            self.db.execute("COMMIT")
-            self.generation += 1
+            else:
+                self.db.execute("COMMIT")
+            finally:
+                self._depth = 0
+                self.generation += 1
 
     def get_meta(self, key: str) -> str | None:
         with self.lock:
@@ -245,7 +259,8 @@ class NoteIndex:
                 old_vectors = {
                     digest: vector
                     for digest, vector in db.execute(
-                        "SELECT hash, vector FROM chunks WHERE doc_id = ? AND vector IS NOT NULL", (doc_id,)
+                        "SELECT c.hash, v.vector FROM chunks c JOIN vectors v ON v.chunk_id = c.id WHERE c.doc_id = ?",
+                        (doc_id,),
                     )
                 }
                 self._delete_children(db, doc_id)
@@ -255,9 +270,11 @@ class NoteIndex:
             for order, (heading, body, start, end) in enumerate(chunks_rows):
                 digest = sha256_hex(f"{parsed.title}\x00{heading}\x00{body}".encode())
                 cursor = db.execute(
-                    "INSERT INTO chunks (doc_id, ord, heading, start, end, hash, vector) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (doc_id, order, heading, start, end, digest, old_vectors.get(digest)),
+                    "INSERT INTO chunks (doc_id, ord, heading, start, end, hash) VALUES (?, ?, ?, ?, ?, ?)",
+                    (doc_id, order, heading, start, end, digest),
                 )
+                if digest in old_vectors:
+                    db.execute("INSERT INTO vectors VALUES (?, ?)", (cursor.lastrowid, old_vectors[digest]))
                 db.execute(
                     "INSERT INTO chunks_fts (rowid, title, heading, body) VALUES (?, ?, ?, ?)",
                     (cursor.lastrowid, parsed.title, heading, body),
@@ -303,6 +320,7 @@ class NoteIndex:
 
     def _delete_children(self, db: sqlite3.Connection, doc_id: int) -> None:
         db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
+        db.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
         db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
         db.execute("DELETE FROM tags WHERE doc_id = ?", (doc_id,))
         db.execute("DELETE FROM links WHERE source_id = ?", (doc_id,))
@@ -326,7 +344,7 @@ class NoteIndex:
     # -- vectors ----------------------------------------------------------------------------
 
     def pending_chunks(self, limit: int, doc_path: str | None = None) -> list[PendingChunk]:
-        where = "c.vector IS NULL"
+        where = "NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)"
         params: tuple[Any, ...] = ()
         if doc_path is not None:
             where += " AND c.doc_id = (SELECT id FROM documents WHERE path = ?)"
@@ -341,20 +359,26 @@ class NoteIndex:
 
     def store_vectors(self, vectors: Sequence[tuple[int, bytes]]) -> None:
         with self.transaction() as db:
-            db.executemany("UPDATE chunks SET vector = ? WHERE id = ?", [(blob, cid) for cid, blob in vectors])
+            db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", vectors)
 
     def clear_vectors(self) -> None:
         with self.transaction() as db:
-            db.execute("UPDATE chunks SET vector = NULL")
+            db.execute("DELETE FROM vectors")
 
     def vector_rows(self) -> list[tuple[int, int, bytes]]:
         with self.lock:
-            return self.db.execute("SELECT id, doc_id, vector FROM chunks WHERE vector IS NOT NULL").fetchall()
+            return self.db.execute(
+                "SELECT c.id, c.doc_id, v.vector FROM vectors v JOIN chunks c ON c.id = v.chunk_id"
+            ).fetchall()
 
     def vector_counts(self) -> tuple[int, int]:
+        """(chunks with a vector, all chunks), cached until the next change."""
         with self.lock:
-            total, done = self.db.execute("SELECT COUNT(*), COUNT(vector) FROM chunks").fetchone()
-        return int(done), int(total)
+            if self._counts is None or self._counts[0] != self.generation:
+                total = self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+                done = self.db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
+                self._counts = (self.generation, (int(done), int(total)))
+            return self._counts[1]
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -426,19 +450,33 @@ class NoteIndex:
             rows = self.db.execute(f"SELECT id FROM documents WHERE {' AND '.join(clauses)}", params).fetchall()
         return {r[0] for r in rows}
 
-    def lexical(self, match: str, limit: int) -> list[tuple[int, int, float, str, str]]:
-        """(chunk id, doc id, bm25 score, heading, snippet) best first."""
+    def lexical(self, match: str, limit: int) -> list[tuple[int, int, float, str]]:
+        """(chunk id, doc id, bm25 score, heading) best first."""
         with self.lock:
             try:
                 return self.db.execute(
-                    "SELECT c.id, c.doc_id, bm25(chunks_fts, 4.0, 2.0, 1.0) AS score, c.heading, "
-                    "snippet(chunks_fts, 2, '**', '**', '…', 24) "
+                    "SELECT c.id, c.doc_id, bm25(chunks_fts, 4.0, 2.0, 1.0) AS score, c.heading "
                     "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
                     "WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?",
                     (match, limit),
                 ).fetchall()
             except sqlite3.OperationalError:
                 return []
+
+    def snippets(self, match: str, chunk_ids: Sequence[int]) -> dict[int, str]:
+        """Highlighted excerpts, computed only for the chunks that are shown."""
+        if not chunk_ids:
+            return {}
+        with self.lock:
+            try:
+                rows = self.db.execute(
+                    "SELECT rowid, snippet(chunks_fts, 2, '**', '**', '…', 24) FROM chunks_fts "
+                    f"WHERE chunks_fts MATCH ? AND rowid IN ({','.join('?' * len(chunk_ids))})",
+                    (match, *chunk_ids),
+                ).fetchall()
+            except sqlite3.OperationalError:
+                return {}
+        return {r[0]: " ".join(r[1].split()) for r in rows}
 
     def chunk_texts(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
         ids = list(ids)

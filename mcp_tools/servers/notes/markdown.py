@@ -89,7 +89,7 @@ def parse_yaml(raw: str | None) -> tuple[dict[str, Any], str | None]:
     import yaml
 
     try:
-        data = yaml.safe_load(raw)
+        data = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml when present
     except yaml.YAMLError as exc:
         return {}, f"frontmatter is not valid YAML: {str(exc).splitlines()[0]}"
     if data is None:
@@ -149,10 +149,6 @@ def _in_spans(offset: int, spans: list[tuple[int, int]]) -> bool:
     return any(start <= offset < end for start, end in spans)
 
 
-def _blank_inline_code(line: str) -> str:
-    return INLINE_CODE_RE.sub(lambda m: " " * len(m.group(0)), line)
-
-
 def parse_headings(text: str, body_start: int, fences: list[tuple[int, int]]) -> list[Heading]:
     headings: list[Heading] = []
     pos = body_start
@@ -172,9 +168,8 @@ def split_fragment(target: str) -> tuple[str, str]:
     return target[:index], target[index:]
 
 
-def parse_links(text: str, body_start: int, fences: list[tuple[int, int]]) -> list[Link]:
-    body = text[body_start:]
-    masked = _mask(body, fences)
+def parse_links(text: str, body_start: int, masked: str) -> list[Link]:
+    """Links found in `masked` (the body with code blanked out), with offsets into `text`."""
     links: list[Link] = []
     for match in WIKILINK_RE.finditer(masked):
         bang, inner, alias = match.group(1), match.group(2), match.group(3)
@@ -220,23 +215,23 @@ def parse_links(text: str, body_start: int, fences: list[tuple[int, int]]) -> li
 
 def _mask(body: str, fences: list[tuple[int, int]]) -> str:
     """Blank out code (fenced and inline) keeping offsets, so that matches inside code are ignored."""
-    chars = list(body)
-    for start, end in fences:
-        for i in range(start, end):
-            if chars[i] not in "\r\n":
-                chars[i] = " "
-    masked = "".join(chars)
-    return "".join(_blank_inline_code(line) for line in masked.splitlines(keepends=True))
+    if fences:
+        parts = []
+        position = 0
+        for start, end in fences:
+            parts.append(body[position:start])
+            parts.append(re.sub(r"[^\r\n]", " ", body[start:end]))
+            position = end
+        parts.append(body[position:])
+        body = "".join(parts)
+    if "`" in body:
+        body = INLINE_CODE_RE.sub(lambda m: " " * len(m.group(0)), body)
+    return body
 
 
 def parse_inline_tags(body_masked: str) -> list[str]:
-    tags: list[str] = []
-    for line in body_masked.splitlines():
-        if HEADING_RE.match(line) and line.lstrip().startswith("#"):
-            line = HEADING_RE.match(line).group(2)  # type: ignore[union-attr]
-        for match in INLINE_TAG_RE.finditer(line):
-            tags.append(match.group(1))
-    return tags
+    """`#tag` and `#nested/tag`; heading markers never match because '#' must be followed by a word."""
+    return INLINE_TAG_RE.findall(body_masked)
 
 
 def build_chunks(text: str, body_start: int, headings: list[Heading]) -> list[Chunk]:
@@ -284,8 +279,8 @@ def parse_note(text: str, stem: str) -> ParsedNote:
     body = text[body_start:]
     fences = code_mask(body)
     headings = parse_headings(text, body_start, fences)
-    links = parse_links(text, body_start, fences)
     masked = _mask(body, fences)
+    links = parse_links(text, body_start, masked)
     tag_values = frontmatter_list(frontmatter.get("tags", frontmatter.get("tag")))
     tags: list[str] = []
     for tag in [*tag_values, *parse_inline_tags(masked)]:

@@ -28,8 +28,8 @@ def fts_query(query: str) -> str:
 
 
 def best_per_doc(
-    rows: list[tuple[int, int, float, str, str]], allowed: set[int] | None
-) -> list[tuple[int, int, float, str, str]]:
+    rows: list[tuple[int, int, float, str]], allowed: set[int] | None
+) -> list[tuple[int, int, float, str]]:
     seen: set[int] = set()
     out = []
     for row in rows:
@@ -46,7 +46,8 @@ def lexical_hits(index: NoteIndex, query: str, top_k: int, allowed: set[int] | N
     if not match:
         return []
     rows = best_per_doc(index.lexical(match, depth), allowed)[:top_k]
-    return [Hit(r[1], r[0], r[3], " ".join(r[4].split()), -float(r[2])) for r in rows]
+    snippets = index.snippets(match, [r[0] for r in rows])
+    return [Hit(r[1], r[0], r[3], snippets.get(r[0], ""), -float(r[2])) for r in rows]
 
 
 def vector_hits(

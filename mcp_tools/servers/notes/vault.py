@@ -43,6 +43,7 @@ from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
 
 NOTE_SUFFIX = ".md"
 EMBED_BATCH = 64
+RECONCILE_BATCH = 100
 MAX_DIFF_CHARS = 20_000
 
 Progress = Callable[[int, int], None]
@@ -218,16 +219,21 @@ class NotesService:
             state.total = len(files)
             state.done = 0
             present = set()
-            for key, info in files:
+            for start in range(0, len(files), RECONCILE_BATCH):
                 if self.stopping.is_set():
                     return state
-                present.add(key)
-                outcome = self.index_path(key, known.get(key), info=info)
-                if outcome == "skipped":
-                    state.skipped.append(key)
-                else:
-                    setattr(state, outcome, getattr(state, outcome) + 1)
-                state.done += 1
+                with self.index.transaction():  # one commit per batch; tools wait at most one batch
+                    for key, info in files[start : start + RECONCILE_BATCH]:
+                        present.add(key)
+                        try:
+                            outcome = self.index_path(key, known.get(key), info=info)
+                        except ToolFailure:  # a name the sandbox refuses (control characters)
+                            outcome = "skipped"
+                        if outcome == "skipped":
+                            state.skipped.append(key)
+                        else:
+                            setattr(state, outcome, getattr(state, outcome) + 1)
+                        state.done += 1
                 if progress:
                     progress(state.done, state.total)
             for key in set(known) - present:
