@@ -87,7 +87,19 @@ def check(result: Any) -> Any:
     return result
 
 
-async def measure_ours(config: Path, calls: int) -> dict[str, list[float]]:
+class Markers:
+    """Which marker the file holds now; each edit swaps it, so the file stays valid across runs."""
+
+    def __init__(self) -> None:
+        self.current = "MARKER_A"
+
+    def flip(self) -> tuple[str, str]:
+        old = self.current
+        self.current = "MARKER_B" if old == "MARKER_A" else "MARKER_A"
+        return old, self.current
+
+
+async def measure_ours(config: Path, calls: int, markers: Markers) -> dict[str, list[float]]:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "mcp_tools", "--config", str(config), "serve"], cwd=str(ROOT)
     )
@@ -96,10 +108,8 @@ async def measure_ours(config: Path, calls: int) -> dict[str, list[float]]:
         async def read(_: int) -> Any:
             return check(await client.call_tool("files_read", {"path": "bench.txt"}))
 
-        async def edit(index: int) -> Any:
-            old, new = ("MARKER_A", "MARKER_B") if index % 2 else ("MARKER_B", "MARKER_A")
-            if index == -1:
-                old, new = "MARKER_A", "MARKER_B"
+        async def edit(_: int) -> Any:
+            old, new = markers.flip()
             return check(
                 await client.call_tool(
                     "files_edit", {"path": "bench.txt", "edits": [{"old_string": old, "new_string": new}]}
@@ -109,17 +119,15 @@ async def measure_ours(config: Path, calls: int) -> dict[str, list[float]]:
         return {"read": await time_calls(read, calls), "edit": await time_calls(edit, calls)}
 
 
-async def measure_bare(root: Path, script: Path, calls: int) -> dict[str, list[float]]:
+async def measure_bare(root: Path, script: Path, calls: int, markers: Markers) -> dict[str, list[float]]:
     params = StdioServerParameters(command=sys.executable, args=[str(script), str(root)], cwd=str(ROOT))
     async with Client(params) as client:
 
         async def read(_: int) -> Any:
             return check(await client.call_tool("read", {"path": "bench.txt"}))
 
-        async def replace(index: int) -> Any:
-            old, new = ("MARKER_A", "MARKER_B") if index % 2 else ("MARKER_B", "MARKER_A")
-            if index == -1:
-                old, new = "MARKER_A", "MARKER_B"
+        async def replace(_: int) -> Any:
+            old, new = markers.flip()
             return check(await client.call_tool("replace", {"path": "bench.txt", "old": old, "new": new}))
 
         return {"read": await time_calls(read, calls), "edit": await time_calls(replace, calls)}
@@ -168,12 +176,13 @@ async def main() -> None:
         script.write_text(BARE_SERVER)
         config = write_config(folder, ours_root)
 
+        bare_markers, our_markers = Markers(), Markers()
         ours: list[dict[str, list[float]]] = []
         bare: list[dict[str, list[float]]] = []
         for repeat in range(options.repeats):
-            bare.append(await measure_bare(bare_root, script, options.calls))
+            bare.append(await measure_bare(bare_root, script, options.calls, bare_markers))
             if not options.bare_only:
-                ours.append(await measure_ours(config, options.calls))
+                ours.append(await measure_ours(config, options.calls, our_markers))
             print(f"repeat {repeat + 1}/{options.repeats} done", file=sys.stderr)
 
     print(
