@@ -509,3 +509,27 @@ async def test_uid_lookup_checks_content_not_file_names(tmp_path, world: World) 
         found = ok(await client.call_tool("calendar_events", {"uid": "real-uid"}))
     assert missing["kind"] == "not_found"
     assert [event["title"] for event in found["events"]] == ["Real"]
+
+
+async def test_a_series_can_be_given_a_new_rule_or_stop_repeating(tmp_path, world: World) -> None:
+    month = {"start": "2026-03-01", "end": "2026-03-31"}
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        uid = ok(
+            await client.call_tool(
+                "calendar_create_event",
+                {"title": "Run", "start": "2026-03-02", "recurrence": "FREQ=WEEKLY;COUNT=3"},
+            )
+        )["event"]["uid"]
+        ok(await client.call_tool("calendar_delete_event", {"uid": uid, "occurrence": "2026-03-09"}))
+        dates = [e["start"] for e in ok(await client.call_tool("calendar_events", month))["events"]]
+        assert dates == ["2026-03-02", "2026-03-16"]
+        ok(await client.call_tool("calendar_update_event", {"uid": uid, "recurrence": "FREQ=DAILY;COUNT=2"}))
+        dates = [e["start"] for e in ok(await client.call_tool("calendar_events", month))["events"]]
+        assert dates == ["2026-03-02", "2026-03-03"]
+        ok(await client.call_tool("calendar_update_event", {"uid": uid, "recurrence": ""}))
+        events = ok(await client.call_tool("calendar_events", month))["events"]
+        assert [(e["start"], e["recurrence_id"], e["recurrence"]) for e in events] == [("2026-03-02", None, None)]
+        bad = failure(await client.call_tool("calendar_update_event", {"uid": uid, "recurrence": "FREQ=MINUTELY"}))
+        assert bad["kind"] == "invalid_arguments"
+        single = failure(await client.call_tool("calendar_delete_event", {"uid": uid, "occurrence": "2026-03-02"}))
+        assert single["kind"] == "invalid_arguments" and "does not repeat" in single["message"]

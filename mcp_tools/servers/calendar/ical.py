@@ -288,9 +288,22 @@ def update_series(calendar: icalendar.Calendar, uid: str, changes: Changes, zone
     current_start = master["dtstart"].dt
     times = resolve_times(current_start, _end_of(master, current_start), changes.start, changes.end)
     _apply(master, changes, zone, times)
-    if changes.recurrence is not None:
+    if changes.recurrence == "":
+        _stop_repeating(calendar, master, uid)
+    elif changes.recurrence is not None:
         _replace(master, "rrule", check_rule(changes.recurrence))
     calendar.add_missing_timezones()
+
+
+def _stop_repeating(calendar: icalendar.Calendar, master: icalendar.Event, uid: str) -> None:
+    """The series becomes its first occurrence; per-occurrence changes and deletions go with it."""
+    for name in ("rrule", "rdate", "exdate"):
+        master.pop(name, None)
+    calendar.subcomponents[:] = [
+        component
+        for component in calendar.subcomponents
+        if not (str(component.get("uid", "")) == uid and component.get("recurrence-id") is not None)
+    ]
 
 
 def update_occurrence(

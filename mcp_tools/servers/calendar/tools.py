@@ -121,7 +121,7 @@ class UpdateArgs(Arguments):
     title: str | None = Field(None, min_length=1, max_length=300)
     start: str | None = Field(None, max_length=40, description=MOMENT_HELP)
     end: str | None = Field(None, max_length=40, description="for all-day events the last day")
-    recurrence: str | None = Field(None, max_length=300, description="new RRULE for the series")
+    recurrence: str | None = Field(None, max_length=300, description="new RRULE for the series; empty stops it")
     location: str | None = Field(None, max_length=500, description="empty string removes it")
     description: str | None = Field(None, max_length=8000, description="empty string removes it")
 
@@ -166,7 +166,9 @@ async def availability(service: CalendarService, args: AvailabilityArgs, ctx: Ca
 
     zone = service.zone
     start, end = parse_range(args.start, args.end, zone, MAX_AVAILABILITY_DAYS)
+    await ctx.report_progress(0, 2, "reading the calendar")
     occurrences = [item for item in await service.events_between(start, end) if item.busy]
+    await ctx.report_progress(1, 2, "merging busy times")
     timed = merge_intervals(
         Interval.of(max(as_aware(item.start, zone), start), min(as_aware(item.end, zone), end))
         for item in occurrences
@@ -342,6 +344,10 @@ async def update_event(service: CalendarService, args: UpdateArgs, ctx: CallCont
         raise ToolFailure("invalid_arguments", f"update needs at least one of {', '.join(fields)}")
     if args.occurrence is not None and args.recurrence is not None:
         raise ToolFailure("invalid_arguments", "recurrence changes the whole series; leave occurrence out")
+    if args.recurrence:
+        from mcp_tools.servers.calendar.ical import check_rule
+
+        check_rule(args.recurrence)
     changes = Changes(
         title=args.title,
         start=None if args.start is None else parse_moment(args.start, zone, "start"),
