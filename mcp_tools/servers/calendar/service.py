@@ -15,6 +15,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
+from zoneinfo import ZoneInfo
 
 import anyio
 import anyio.to_thread
@@ -50,14 +51,14 @@ class CalendarService:
         return f"CalendarService({self.settings.server_label}, calendar={self.settings.calendar!r})"
 
     @property
-    def zone(self) -> Any:
+    def zone(self) -> ZoneInfo:
         return self.settings.zone
 
     async def events_between(self, start: dt.datetime, end: dt.datetime) -> list[Occurrence]:
         """Occurrences overlapping [start, end), recurring series expanded."""
         from mcp_tools.servers.calendar import ical
 
-        def work(calendar: caldav.Calendar) -> list[icalendar.Calendar]:
+        def work(calendar: caldav.Calendar) -> list[Occurrence]:
             found = calendar.search(
                 start=start - FETCH_MARGIN,
                 end=end + FETCH_MARGIN,
@@ -65,10 +66,10 @@ class CalendarService:
                 expand=False,
                 post_filter=False,
             )
-            return [ical.parse_calendar(item.data) for item in found]
+            documents = [document for document in map(_parse_or_skip, found) if document is not None]
+            return ical.expand(documents, start, end, self.zone)
 
-        calendars = await self._call(work)
-        return ical.expand(calendars, start, end, self.zone)
+        return await self._call(work)
 
     async def event(self, uid: str) -> Occurrence | None:
         from mcp_tools.servers.calendar import ical
@@ -247,6 +248,17 @@ class CalendarService:
                 hint="check [calendar] url and the network",
             )
         return ToolFailure("upstream_error", f"unexpected failure talking to {label} ({type(error).__name__})")
+
+
+def _parse_or_skip(resource: Any) -> icalendar.Calendar | None:
+    """One unreadable event must not hide the rest of the calendar."""
+    from mcp_tools.servers.calendar import ical
+
+    try:
+        return ical.parse_calendar(resource.data)
+    except Exception:  # icalendar raises several types for malformed data
+        log.warning("skipping an unreadable calendar object")
+        return None
 
 
 def _by_uid(calendar: caldav.Calendar, uid: str) -> Any:
