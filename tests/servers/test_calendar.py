@@ -533,3 +533,21 @@ async def test_a_series_can_be_given_a_new_rule_or_stop_repeating(tmp_path, worl
         assert bad["kind"] == "invalid_arguments"
         single = failure(await client.call_tool("calendar_delete_event", {"uid": uid, "occurrence": "2026-03-02"}))
         assert single["kind"] == "invalid_arguments" and "does not repeat" in single["message"]
+
+
+async def test_each_page_is_judged_on_its_own_events(tmp_path, world: World) -> None:
+    async with connect(tmp_path, world.settings(), elicit="accept") as client:
+        for day in (2, 3):
+            ok(
+                await client.call_tool(
+                    "calendar_create_event",
+                    {"title": f"Mine {day}", "start": f"2026-03-0{day}T08:00", "end": f"2026-03-0{day}T09:00"},
+                )
+            )
+    world.add_person_event(world.shared, person_event("Theirs", at(4, 8), at(4, 9)))
+    arguments = {"start": "2026-03-01", "end": "2026-03-07", "limit": 2}
+    async with connect(tmp_path, world.settings(), elicit=None) as client:
+        first = ok(await client.call_tool("calendar_events", arguments))
+        assert [e["title"] for e in first["events"]] == ["Mine 2", "Mine 3"]
+        second = failure(await client.call_tool("calendar_events", arguments | {"cursor": first["next_cursor"]}))
+    assert second["kind"] == "approval_required"

@@ -146,11 +146,12 @@ class DeleteResult(Output):
 
 @dataclass(frozen=True)
 class EventsAnswer:
-    """What `calendar.events` will return, fetched once before the risk decision."""
+    """The page `calendar.events` will return, fetched once before the risk decision."""
 
     occurrences: list[Occurrence]
     ours: set[str]
     range_text: str
+    next_offset: int | None = None
 
     @property
     def person_events(self) -> int:
@@ -231,8 +232,11 @@ async def fetch_events_answer(service: CalendarService, args: EventsArgs) -> Eve
         start, end = parse_range(args.start, args.end, service.zone, MAX_RANGE_DAYS)
         occurrences = await service.events_between(start, end)
         range_text = f"{format_moment(start, service.zone)} to {format_moment(end, service.zone)}"
-    ours = service.created.known(item.uid for item in occurrences)
-    return EventsAnswer(occurrences, ours, range_text)
+    offset = _offset(args)
+    page = occurrences[offset : offset + args.limit]
+    following = offset + args.limit
+    ours = service.created.known(item.uid for item in page)
+    return EventsAnswer(page, ours, range_text, following if following < len(occurrences) else None)
 
 
 async def events_risk(service: CalendarService, args: EventsArgs) -> Risk:
@@ -272,14 +276,11 @@ async def events(service: CalendarService, args: EventsArgs, ctx: CallContext) -
     answer = args._answer or await fetch_events_answer(service, args)
     if args.uid is not None and not answer.occurrences:
         raise ToolFailure("not_found", f"no event with uid {args.uid!r} in the calendar")
-    offset = _offset(args)
-    page = answer.occurrences[offset : offset + args.limit]
-    following = offset + args.limit
-    next_cursor = f"{following}.{_cursor_key(args)}" if following < len(answer.occurrences) else None
+    following = answer.next_offset
     return EventsResult(
         timezone=service.zone.key,
-        events=[to_event(service, item, item.uid in answer.ours) for item in page],
-        next_cursor=next_cursor,
+        events=[to_event(service, item, item.uid in answer.ours) for item in answer.occurrences],
+        next_cursor=None if following is None else f"{following}.{_cursor_key(args)}",
     )
 
 
