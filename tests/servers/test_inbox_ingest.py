@@ -72,11 +72,15 @@ async def test_oversize_body_gets_413(http: tuple[httpx.AsyncClient, InboxServic
     assert service.store.count() == 0
 
 
-async def test_empty_body_gets_400_and_forms_get_415(http: tuple[httpx.AsyncClient, InboxService]) -> None:
+async def test_empty_body_gets_400_forms_and_compressed_bodies_get_415(
+    http: tuple[httpx.AsyncClient, InboxService],
+) -> None:
     client, service = http
     assert (await client.post("/inbox", content=b"", headers=AUTH)).status_code == 400
     form = {**AUTH, "Content-Type": "application/x-www-form-urlencoded"}
     assert (await client.post("/inbox", content=b"raw=From%3A", headers=form)).status_code == 415
+    gzipped = {**AUTH, "Content-Encoding": "gzip"}
+    assert (await client.post("/inbox", content=b"\x1f\x8b\x08", headers=gzipped)).status_code == 415
     assert service.store.count() == 0
 
 

@@ -43,6 +43,12 @@ async def run_smtp(service: InboxService, args: argparse.Namespace) -> int:
         return EX_CONFIG
     if service.config.notify == "log":
         _log_to_stderr()
+    if not _is_loopback(host):
+        print(
+            f"inbox: warning: {host} is reachable from other machines; this receiver has no TLS and no "
+            "authentication, so anyone who can connect can add mail to the inbox",
+            file=sys.stderr,
+        )
     bound = server.sockets[0].getsockname() if server.sockets else (host, port)
     print(
         f"inbox: receiving SMTP on {bound[0]}:{bound[1]} for {', '.join(service.config.addresses)}",
@@ -52,6 +58,17 @@ async def run_smtp(service: InboxService, args: argparse.Namespace) -> int:
     async with server:
         await server.serve_forever()
     return 0
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _log_to_stderr() -> None:

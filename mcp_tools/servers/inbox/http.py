@@ -26,6 +26,8 @@ def routes(service: InboxService) -> Sequence[HttpRoute]:
                 {"error": "send the raw MIME message as the body (message/rfc822), not a form"},
                 status_code=415,
             )
+        if request.headers.get("content-encoding", "identity").strip().lower() != "identity":
+            return JSONResponse({"error": "send the message uncompressed (no Content-Encoding)"}, status_code=415)
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > limit:
             return too_large
