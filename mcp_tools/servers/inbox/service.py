@@ -1,4 +1,4 @@
-"""The inbox service: configuration and the one ingestion path every entry point uses."""
+"""The inbox service: the one ingestion path that SMTP, the CLI and the webhook all use."""
 
 from __future__ import annotations
 
