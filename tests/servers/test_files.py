@@ -422,3 +422,19 @@ async def test_works_on_the_2026_protocol(tmp_path: Path, local: FilesBackend) -
         read = ok(await client.call_tool("files_read", {"path": "doc.txt"}))
         replaced = ok(await client.call_tool("files_write", {"path": "doc.txt", "content": "new"}))
     assert read["content"] == "old" and replaced["created"] is False and local.get("doc.txt") == b"new"
+
+
+async def test_parents_rules_on_write(tmp_path: Path, backend: FilesBackend) -> None:
+    backend.put("plain.txt", b"x")
+    async with connect(tmp_path, backend.settings) as client:
+        no_parent = failure(
+            await client.call_tool("files_write", {"path": "new/dir/a.txt", "content": "x", "create_parents": False})
+        )
+        under_file = failure(await client.call_tool("files_write", {"path": "plain.txt/a.txt", "content": "x"}))
+        made = ok(await client.call_tool("files_write", {"path": "new/dir/a.txt", "content": "x"}))
+        empty = ok(await client.call_tool("files_write", {"path": "new/empty.txt", "content": ""}))
+        read_empty = ok(await client.call_tool("files_read", {"path": "new/empty.txt"}))
+    assert no_parent["kind"] == "not_found" and "create_parents" in no_parent["hint"]
+    assert under_file["kind"] == "conflict" and backend.get("plain.txt") == b"x"
+    assert made["created"] is True and backend.get("new/dir/a.txt") == b"x"
+    assert empty["size"] == 0 and read_empty["content"] == "" and read_empty["sha256"] == sha(b"")

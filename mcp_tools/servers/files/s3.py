@@ -188,6 +188,7 @@ class S3Store:
         with self._write_lock:
             if self._is_folder(key):
                 raise ToolFailure("conflict", f"{key} is a folder; it cannot be replaced by a file")
+            self._check_parent(key, create_parents)
             condition: dict[str, str] = {}
             if expected_sha256 is not None:
                 head = self._head(key)
@@ -202,6 +203,16 @@ class S3Store:
                 existed = self._head(key) is not None
             self._call(key, "put_object", Key=object_key, Body=data, **condition)
             return not existed
+
+    def _check_parent(self, key: str, create_parents: bool) -> None:
+        """The containing folder: never a file; it must exist unless parents may be created."""
+        parent = key.rpartition("/")[0]
+        if not parent:
+            return
+        if self._head(parent) is not None:
+            raise ToolFailure("conflict", f"a part of {key} is a file, not a folder")
+        if not create_parents and not self._is_folder(parent):
+            raise ToolFailure("not_found", f"the folder for {key} does not exist", "pass create_parents: true")
 
     def entries(self, folder: str, *, recursive: bool, after: str | None) -> Iterator[StoredEntry]:
         base = self._object(folder) + "/" if folder else self.prefix
