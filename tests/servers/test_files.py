@@ -181,6 +181,14 @@ async def test_write_size_limit(tmp_path: Path, backend: FilesBackend) -> None:
     async with connect(tmp_path, backend.with_files(max_write_bytes=1024)) as client:
         too_big = failure(await client.call_tool("files_write", {"path": "big.txt", "content": "x" * 1025}))
         fits = ok(await client.call_tool("files_write", {"path": "ok.txt", "content": "x" * 1024}))
+    backend.put("huge.txt", b"y" * 2048)
+    async with connect(tmp_path, backend.with_files(max_write_bytes=1024)) as client:
+        edit = failure(
+            await client.call_tool(
+                "files_edit", {"path": "huge.txt", "edits": [{"old_string": "y", "new_string": "z"}]}
+            )
+        )
+    assert edit["kind"] == "too_large" and "edit limit of 1024 bytes" in edit["message"]
     assert too_big["kind"] == "too_large" and "1024" in too_big["message"]
     assert backend.get("big.txt") is None and fits["size"] == 1024
 

@@ -244,7 +244,16 @@ def describe_write(args: WriteArgs) -> str:
 
 async def edit_file(service: FilesService, args: EditArgs, ctx: CallContext) -> EditResult:
     key = _key(args.path)
-    data = await service.run(service.store.read_all, key, service.max_write_bytes)
+    try:
+        data = await service.run(service.store.read_all, key, service.max_write_bytes)
+    except ToolFailure as failure:
+        if failure.kind != "too_large":
+            raise
+        raise ToolFailure(
+            "too_large",
+            f"{key} is larger than the edit limit of {service.max_write_bytes} bytes",
+            "read it in windows with files.read; replace it with files.write if you must",
+        ) from None
     current_sha256 = _sha256(data)
     try:
         text = data.decode("utf-8")
