@@ -446,3 +446,20 @@ async def test_parents_rules_on_write(tmp_path: Path, backend: FilesBackend) -> 
     assert under_file["kind"] == "conflict" and backend.get("plain.txt") == b"x"
     assert made["created"] is True and backend.get("new/dir/a.txt") == b"x"
     assert empty["size"] == 0 and read_empty["content"] == "" and read_empty["sha256"] == sha(b"")
+
+
+async def test_recursive_delete_reports_progress(tmp_path: Path, backend: FilesBackend) -> None:
+    for index in range(5):
+        backend.put(f"batch/f{index}.txt", b"x")
+    updates: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        updates.append((progress, total))
+
+    async with connect(tmp_path, backend.settings) as client:
+        result = await client.call_tool(
+            "files_delete", {"path": "batch", "recursive": True}, progress_callback=on_progress
+        )
+    removed = ok(result)["removed"]
+    assert updates[0] == (0, None) and updates[-1] == (removed, removed)
+    assert backend.get("batch/f0.txt") is None

@@ -12,6 +12,7 @@ from pathlib import Path
 from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox
 from mcp_tools.servers.files.store import (
     MAX_LISTED,
+    Progress,
     StoredEntry,
     StoredType,
     Window,
@@ -147,7 +148,7 @@ class LocalStore:
                     return cap
         return count
 
-    def delete(self, key: str, *, recursive: bool) -> int:
+    def delete(self, key: str, *, recursive: bool, progress: Progress | None = None) -> int:
         with self._lock:
             info = self.sandbox.stat(key)
             if info is None:

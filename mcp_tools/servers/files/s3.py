@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_tools.sandbox import check_key
-from mcp_tools.servers.files.store import StoredEntry, Window, check_expected
+from mcp_tools.servers.files.store import Progress, StoredEntry, Window, check_expected
 from mcp_tools.tooling import ToolFailure
 
-DELETE_BATCH = 1000
+DELETE_BATCH = 1000  # the most one DeleteObjects request takes
 CHUNK = 1 << 20
 
 
@@ -279,10 +279,12 @@ class S3Store:
                 break
         return count
 
-    def _delete_keys(self, key: str, object_keys: list[str]) -> None:
+    def _delete_keys(self, key: str, object_keys: list[str], progress: Progress | None = None) -> None:
         for start in range(0, len(object_keys), DELETE_BATCH):
             batch = [{"Key": name} for name in object_keys[start : start + DELETE_BATCH]]
             result = self._call(key, "delete_objects", Delete={"Objects": batch, "Quiet": True})
+            if progress is not None:
+                progress(start + len(batch), len(object_keys))
             if result.get("Errors"):
                 raise ToolFailure("upstream_error", f"S3 refused to delete {len(result['Errors'])} objects of {key}")
 
@@ -313,7 +315,7 @@ class S3Store:
             self._delete_keys(source, [old for old, _ in pairs])
             return target is not None
 
-    def delete(self, key: str, *, recursive: bool) -> int:
+    def delete(self, key: str, *, recursive: bool, progress: Progress | None = None) -> int:
         with self._write_lock:
             if self._head(key) is not None:
                 self._call(key, "delete_object", Key=self._object(key))
@@ -327,5 +329,5 @@ class S3Store:
                     "pass recursive: true to delete it and everything in it",
                 )
             object_keys = [item["Key"] for item in self._objects_below(key)]
-            self._delete_keys(key, object_keys)
+            self._delete_keys(key, object_keys, progress)
             return len(object_keys)

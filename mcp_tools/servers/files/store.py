@@ -7,7 +7,7 @@ import binascii
 import fnmatch
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
@@ -15,6 +15,7 @@ from typing import Literal, Protocol
 from mcp_tools.tooling import ToolFailure
 
 StoredType = Literal["file", "folder", "link", "other"]
+Progress = Callable[[int, int], None]
 MAX_LISTED = 100_000
 
 
@@ -67,7 +68,9 @@ class Store(Protocol):
 
     def move(self, source: str, destination: str, *, overwrite: bool, create_parents: bool) -> bool: ...
 
-    def delete(self, key: str, *, recursive: bool) -> int: ...
+    def delete(self, key: str, *, recursive: bool, progress: Progress | None = None) -> int:
+        """Remove a file, or a folder when recursive; `progress(done, total)` may be called from a worker thread."""
+        ...
 
     def count_below(self, key: str, cap: int) -> int: ...
 

@@ -9,6 +9,7 @@ import mimetypes
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import anyio.from_thread
 import anyio.to_thread
 
 from mcp_tools.sandbox import check_key
@@ -343,10 +344,17 @@ async def delete_file(service: FilesService, args: DeleteArgs, ctx: CallContext)
     target = await service.run(service.store.stat, key)
     if target is None:
         raise ToolFailure("not_found", f"{key} does not exist")
-    if target.type == "folder" and args.recursive:
+    folder = target.type == "folder" and args.recursive
+    progress = None
+    if folder:
         await ctx.report_progress(0, None, f"deleting {key}")
-    removed = await service.run(service.store.delete, key, recursive=args.recursive)
-    if target.type == "folder" and args.recursive:
+        if service.store.blocking:
+
+            def progress(done: int, total: int) -> None:
+                anyio.from_thread.run(ctx.report_progress, done, total, f"deleted {done} of {total}")
+
+    removed = await service.run(service.store.delete, key, recursive=args.recursive, progress=progress)
+    if folder:
         await ctx.report_progress(removed, removed, f"deleted {removed} entries")
     return DeleteResult(path=key, type=target.type, removed=removed)
 
