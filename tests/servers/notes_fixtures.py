@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-EMBED_DIMENSIONS = 64
+EMBED_DIMENSIONS = 256
 EMBED_KEY = "sk-notes-test-key-never-shown"
 
 CAFE_NFC = unicodedata.normalize("NFC", "Café")
@@ -134,7 +134,7 @@ def concept_vector(text: str, synonyms: dict[str, str] | None = None) -> list[fl
     vector = [0.0] * EMBED_DIMENSIONS
     for token in TOKEN_RE.findall(text.lower()):
         token = (synonyms or {}).get(token, token)
-        digest = hashlib.blake2b(token.encode(), digest_size=4).digest()
+        digest = hashlib.blake2b(token.encode(), digest_size=4, key=b"notes-test").digest()
         bucket = int.from_bytes(digest[:2], "little") % EMBED_DIMENSIONS
         vector[bucket] += 1.0 if digest[2] & 1 else -1.0
     norm = math.sqrt(sum(v * v for v in vector)) or 1.0

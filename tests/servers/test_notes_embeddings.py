@@ -168,3 +168,34 @@ def test_vector_matrix_ranks_by_cosine_with_and_without_numpy(monkeypatch: pytes
     only_bread = matrix.nearest(query, 5, allowed_docs={102})
     assert [r[1] for r in only_bread] == [102]
     assert matrix.nearest(to_blob([1.0, 0.0]), 3) == []  # wrong dimensions: no results, no crash
+
+
+def test_vector_matrix_follows_changes_in_order() -> None:
+    a, b = to_blob([1.0, 0.0]), to_blob([0.0, 1.0])
+    matrix = VectorMatrix()
+    matrix.refresh(1, [(1, 10, a)])
+    matrix.apply(2, [(2, 20, b), (2, 20, None), (3, 30, b), (1, 10, None), (1, 11, b)])
+    assert sorted(matrix.entries) == [1, 3] and matrix.entries[1][0] == 11
+    assert {r[0] for r in matrix.nearest(b, 5)} == {1, 3} and matrix.generation == 2
+
+
+async def test_search_after_writes_uses_the_journal_not_a_reload(
+    tmp_path: Path,
+    vault: Path,  # noqa: F811
+    embedding_service: EmbeddingService,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings = hybrid_settings(vault, embedding_service)
+    app = with_key(tmp_path, settings)
+    async with connect(tmp_path, settings, app=app) as client:
+        await wait_embedded(client)
+        service = app.services["notes"]
+        reloads: list[int] = []
+        original = service.vectors.refresh
+        monkeypatch.setattr(service.vectors, "refresh", lambda g, rows: (reloads.append(g), original(g, rows)))
+        ok(await client.call_tool("notes_write", {"path": "Penguins.md", "content": "# Penguins\n\nfrozen birds\n"}))
+        ok(await client.call_tool("notes_delete", {"path": "Projects/Beta.md"}))
+        result = ok(await client.call_tool("notes_search", {"query": "ice avian"}))
+    assert reloads == []
+    assert result["mode"] == "hybrid" and result["results"][0]["path"] == "Penguins.md"
+    assert "Projects/Beta.md" not in [r["path"] for r in result["results"]]

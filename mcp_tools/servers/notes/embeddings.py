@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import threading
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -145,26 +145,42 @@ class VectorMatrix:
         self.matrix: Any = None
         self.rows: list[array] = []
         self.dimensions = 0
+        self.entries: dict[int, tuple[int, bytes]] = {}
+        self.doc_array: Any = None
         self._lock = threading.Lock()
 
-    def refresh(self, generation: int, rows: list[tuple[int, int, bytes]]) -> None:
+    def refresh(self, generation: int, rows: Iterable[tuple[int, int, bytes]]) -> None:
+        """Replace every vector (first use, or after the index could not say what changed)."""
         with self._lock:
-            self.chunk_ids = [r[0] for r in rows]
-            self.doc_ids = [r[1] for r in rows]
-            np = _numpy()
-            if rows:
-                self.dimensions = len(rows[0][2]) // 4
-            usable = [r for r in rows if len(r[2]) // 4 == self.dimensions]
-            self.chunk_ids = [r[0] for r in usable]
-            self.doc_ids = [r[1] for r in usable]
-            if np is not None:
-                blob = b"".join(r[2] for r in usable)
-                self.matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(usable), self.dimensions)
-                self.rows = []
-            else:
-                self.matrix = None
-                self.rows = [array("f", r[2]) for r in usable]
-            self.generation = generation
+            self.entries = {chunk_id: (doc_id, blob) for chunk_id, doc_id, blob in rows}
+            self._rebuild(generation)
+
+    def apply(self, generation: int, ops: Iterable[tuple[int, int, bytes | None]]) -> None:
+        """Follow the index's changes, in order, without reading every vector again."""
+        with self._lock:
+            for chunk_id, doc_id, blob in ops:
+                if blob is None:
+                    self.entries.pop(chunk_id, None)
+                else:
+                    self.entries[chunk_id] = (doc_id, blob)
+            self._rebuild(generation)
+
+    def _rebuild(self, generation: int) -> None:
+        if self.entries:
+            self.dimensions = len(next(iter(self.entries.values()))[1]) // 4
+        usable = [(c, d, b) for c, (d, b) in self.entries.items() if len(b) // 4 == self.dimensions]
+        self.chunk_ids = [r[0] for r in usable]
+        self.doc_ids = [r[1] for r in usable]
+        np = _numpy()
+        if np is not None:
+            blob = b"".join(r[2] for r in usable)
+            self.matrix = np.frombuffer(blob, dtype=np.float32).reshape(len(usable), self.dimensions)
+            self.doc_array = np.asarray(self.doc_ids, dtype=np.int64)
+            self.rows = []
+        else:
+            self.matrix = None
+            self.rows = [array("f", r[2]) for r in usable]
+        self.generation = generation
 
     def nearest(self, query: bytes, limit: int, allowed_docs: set[int] | None = None) -> list[tuple[int, int, float]]:
         """(chunk id, doc id, cosine) best first."""
@@ -175,7 +191,7 @@ class VectorMatrix:
             q = np.frombuffer(query, dtype=np.float32)
             scores = self.matrix @ q
             if allowed_docs is not None:
-                mask = np.fromiter((d in allowed_docs for d in self.doc_ids), dtype=bool, count=len(self.doc_ids))
+                mask = np.isin(self.doc_array, np.fromiter(allowed_docs, dtype=np.int64, count=len(allowed_docs)))
                 scores = np.where(mask, scores, -np.inf)
             count = min(limit, len(scores))
             top = np.argpartition(-scores, count - 1)[:count]

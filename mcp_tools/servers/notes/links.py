@@ -143,7 +143,8 @@ class Resolver:
             return Resolution(hit, "exact")
         if "/" in bare:
             suffix = "/" + key
-            matches = [path for k, path in self.by_key.items() if k.endswith(suffix)]
+            same_stem = self.by_stem.get(name_key(posixpath.basename(bare)), ())
+            matches = [path for path in same_stem if name_key(path).endswith(suffix)]
             if matches:
                 return Resolution(min(matches, key=lambda p: closeness(source, p)), "suffix")
             return Resolution(None, "none")

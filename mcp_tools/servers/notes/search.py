@@ -21,10 +21,10 @@ class Hit:
     score: float
 
 
-def fts_query(query: str) -> str:
-    """Any of the query's words, each quoted so that FTS5 syntax in a query is inert."""
+def fts_query(query: str, operator: str = "OR") -> str:
+    """The query's words joined by AND or OR, each quoted so that FTS5 syntax in a query is inert."""
     tokens = TOKEN_RE.findall(query)
-    return " OR ".join(f'"{token}"' for token in dict.fromkeys(t.lower() for t in tokens))
+    return f" {operator} ".join(f'"{token}"' for token in dict.fromkeys(t.lower() for t in tokens))
 
 
 def best_per_doc(
@@ -42,11 +42,16 @@ def best_per_doc(
 
 
 def lexical_hits(index: NoteIndex, query: str, top_k: int, allowed: set[int] | None, depth: int) -> list[Hit]:
-    match = fts_query(query)
-    if not match:
+    """Notes with all the words first; notes with some of them fill up the list (and keep it fast:
+    a query with one very common word no longer ranks the whole vault)."""
+    every, some = fts_query(query, "AND"), fts_query(query, "OR")
+    if not some:
         return []
-    rows = best_per_doc(index.lexical(match, depth), allowed)[:top_k]
-    snippets = index.snippets(match, [r[0] for r in rows])
+    rows = best_per_doc(index.lexical(every, depth), allowed)[:top_k]
+    if len(rows) < top_k and some != every:
+        seen = {r[1] for r in rows}
+        rows += [r for r in best_per_doc(index.lexical(some, depth), allowed) if r[1] not in seen][: top_k - len(rows)]
+    snippets = index.snippets(some, [r[0] for r in rows])
     return [Hit(r[1], r[0], r[3], snippets.get(r[0], ""), -float(r[2])) for r in rows]
 
 

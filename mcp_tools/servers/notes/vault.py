@@ -240,6 +240,8 @@ class NotesService:
                 if self.index.remove(key):
                     state.removed += 1
             state.finished_once = True
+            if state.indexed + state.removed > RECONCILE_BATCH:
+                self.index.checkpoint()
             return state
         finally:
             state.running = False
@@ -276,6 +278,8 @@ class NotesService:
             done += len(pending)
             if progress:
                 progress(total[0] + done, total[1])
+        if done > EMBED_BATCH * 4:
+            self.index.checkpoint()
         return done
 
     def apply_changes(self, keys: set[str], rescan: bool) -> None:
@@ -392,7 +396,11 @@ class NotesService:
                 note = f"semantic search unavailable: {exc}; lexical search only"
             else:
                 if index.generation != self.vectors.generation:
-                    self.vectors.refresh(index.generation, index.vector_rows())
+                    generation, changes, rows = index.vector_snapshot(self.vectors.generation)
+                    if changes is None:
+                        self.vectors.refresh(generation, rows)
+                    else:
+                        self.vectors.apply(generation, [op for change in changes for op in change.ops])
                 semantic = vector_hits(self.vectors, query_vector, args.top_k * 3, allowed)
                 hits = fuse(lexical, semantic, index, args.top_k)
                 mode = "hybrid"
