@@ -93,9 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-tools", description="Policy-gated MCP tools over your data.")
     parser.add_argument("--version", action="version", version=f"mcp-tools {__version__}")
-    parser.add_argument(
-        "--config", help="config file (default: $MCP_TOOLS_CONFIG or the platform config dir)"
-    )
+    parser.add_argument("--config", help="config file (default: $MCP_TOOLS_CONFIG or the platform config dir)")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="serve MCP over stdio (default) or streamable HTTP")
@@ -116,9 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--json", action="store_true", help="print the structured result")
     call.set_defaults(handler=cmd_call)
 
-    approvals = commands.add_parser(
-        "approvals", help="approve or deny high-risk calls from clients that cannot ask"
-    )
+    approvals = commands.add_parser("approvals", help="approve or deny high-risk calls from clients that cannot ask")
     sub = approvals.add_subparsers(metavar="ACTION")
     listing = sub.add_parser("list", help="pending and approved, unexpired approvals")
     listing.add_argument("--all", action="store_true", help="include used, denied and expired ones")
@@ -148,9 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     install_sub = install.add_subparsers(metavar="CLIENT")
     claude = install_sub.add_parser("claude-desktop", help="print (or --write) the Claude Desktop entry")
     claude.add_argument("--write", action="store_true", help="merge the entry into Claude Desktop's config")
-    claude.add_argument(
-        "--claude-config", help="path of claude_desktop_config.json (default: the platform's)"
-    )
+    claude.add_argument("--claude-config", help="path of claude_desktop_config.json (default: the platform's)")
     claude.add_argument("--name", default="mcp-tools", help="server name in Claude Desktop")
     claude.set_defaults(handler=cmd_install_claude)
 
@@ -259,12 +253,10 @@ class TerminalConfirmation:
 
         def prompt() -> str:
             print(request.message(), file=sys.stderr)
-            return input("Run it? [y/N] ")
+            print("Run it? [y/N] ", end="", file=sys.stderr, flush=True)
+            return sys.stdin.readline()
 
-        try:
-            reply = await anyio.to_thread.run_sync(prompt)
-        except EOFError:
-            return Answer.CANCEL
+        reply = await anyio.to_thread.run_sync(prompt)
         return Answer.ACCEPT if reply.strip().lower() in ("y", "yes") else Answer.DECLINE
 
 
@@ -313,9 +305,7 @@ def cmd_approvals_list(args: argparse.Namespace) -> int:
     elif not approvals:
         print("No approvals waiting.")
     for item in [] if args.json else approvals:
-        print(
-            f"{item['id']}  {item['status']:<9} {item['tool']:<24} expires {item['expires']}  {item['summary']}"
-        )
+        print(f"{item['id']}  {item['status']:<9} {item['tool']:<24} expires {item['expires']}  {item['summary']}")
     return 0
 
 
@@ -337,9 +327,7 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
     verb = "Approved" if decided.status == "approved" else "Denied"
     print(f"{verb} {decided.id}: {decided.summary}")
     if decided.status == "approved":
-        print(
-            f"The same call with the same arguments may now run once, until {decided.as_dict(now)['expires']}."
-        )
+        print(f"The same call with the same arguments may now run once, until {decided.as_dict(now)['expires']}.")
     return 0
 
 
@@ -373,9 +361,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"state dir: {app.environment.state_dir}")
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
-    print(
-        f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}"
-    )
+    print(f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}")
     policy = config.policy
     print(
         f"policy:    {len(policy.rules)} own rules, read_only={str(policy.read_only).lower()}, "
@@ -405,9 +391,7 @@ def claude_desktop_config_path() -> Path:
         return Path.home() / "Library/Application Support/Claude/claude_desktop_config.json"
     if sys.platform == "win32":
         return Path(os.environ.get("APPDATA", Path.home())) / "Claude/claude_desktop_config.json"
-    return (
-        Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "Claude/claude_desktop_config.json"
-    )
+    return Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "Claude/claude_desktop_config.json"
 
 
 def claude_desktop_entry(config_path: str | None) -> dict[str, Any]:

@@ -187,6 +187,7 @@ def describe_config_errors(section: str, exc: ValidationError) -> str:
             lines.append(f"{key}: unknown setting")
         else:
             got = error.get("input")
-            shown = "" if isinstance(got, Mapping) or "secret" in key or "token" in key else f" (got {got!r})"
+            hidden = any(word in key.lower() for word in ("secret", "token", "key", "password", "credential"))
+            shown = "" if isinstance(got, Mapping) or hidden else f" (got {got!r})"
             lines.append(f"{key}: {error['msg']}{shown}")
     return "invalid config: " + "; ".join(lines)

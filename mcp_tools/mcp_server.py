@@ -46,6 +46,8 @@ def tool_definition(tool: BoundTool) -> types.Tool:
     spec = tool.spec
     risk = tool.configured_risk
     destructive = not spec.read_only and (risk >= Risk.HIGH or spec.dynamic_risk is not None)
+    if spec.destructive is not None:
+        destructive = spec.destructive
     note = {
         Risk.LOW: "",
         Risk.MEDIUM: " Risk: medium (runs, and the person is told).",

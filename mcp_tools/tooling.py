@@ -105,9 +105,7 @@ class CallContext:
         self.transport = transport
         self._progress = progress
 
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         if self._progress is not None:
             await self._progress(progress, total, message)
 
@@ -138,6 +136,7 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
     open_world: bool = False
     idempotent: bool = False
     dynamic_risk: Callable[[ServiceT, InputT], Awaitable[Risk]] | None = None
+    destructive: bool | None = None  # overrides the derived destructiveHint (e.g. an edit in place)
     render_text: Callable[[OutputT], str] | None = None
 
     @property

@@ -48,9 +48,7 @@ class ConfirmationRequest:
         shown = json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)
         if len(shown) > 600:
             shown = shown[:600] + "…"
-        return (
-            f"{self.summary}\n\nTool: {self.tool} ({self.risk.label} risk)\nArguments: {shown}\n\nAllow this?"
-        )
+        return f"{self.summary}\n\nTool: {self.tool} ({self.risk.label} risk)\nArguments: {shown}\n\nAllow this?"
 
 
 @dataclass(frozen=True)
@@ -158,9 +156,7 @@ class PolicyGate:
 
     async def call(self, tool: BoundTool | None, name: str, raw_args: Any, caller: Caller) -> CallOutcome:
         started = time.perf_counter()
-        state = _CallRecord(
-            tool=tool.spec.name if tool else name, args=raw_args if isinstance(raw_args, dict) else {}
-        )
+        state = _CallRecord(tool=tool.spec.name if tool else name, args=raw_args if isinstance(raw_args, dict) else {})
         try:
             outcome = await self._call(tool, name, raw_args, caller, state)
         except ToolFailure as failure:
@@ -177,9 +173,7 @@ class PolicyGate:
     ) -> CallOutcome:
         if tool is None:
             state.decision = "denied"
-            raise ToolFailure(
-                "unknown_tool", f"there is no tool named {name!r}", "call tools/list for the names"
-            )
+            raise ToolFailure("unknown_tool", f"there is no tool named {name!r}", "call tools/list for the names")
         spec = tool.spec
         hidden = self.rules.hidden_reason(spec)
         if hidden:
@@ -196,7 +190,7 @@ class PolicyGate:
         arguments = canonical_arguments(args)
         state.args = arguments
         risk = tool.configured_risk
-        if spec.dynamic_risk is not None and risk < Risk.HIGH:
+        if spec.dynamic_risk is not None:
             risk = effective_risk(risk, await spec.dynamic_risk(tool.service, args))
         state.risk = risk
         if risk is Risk.DENY:
@@ -206,15 +200,12 @@ class PolicyGate:
             verdict = await self._confirm(tool, args, arguments, risk, caller, state)
             if verdict is not None:
                 return verdict
-        context = CallContext(
-            principal=caller.principal, transport=caller.transport, progress=caller.progress
-        )
+        context = CallContext(principal=caller.principal, transport=caller.transport, progress=caller.progress)
         outcome = await self._run(tool, args, context)
         outcome.decision = state.decision
         if risk is Risk.MEDIUM and not outcome.is_error:
             outcome.notice = (
-                f"Action performed: {spec.describe(args)} ({spec.name}, medium risk). "
-                "Tell the user what was done."
+                f"Action performed: {spec.describe(args)} ({spec.name}, medium risk). Tell the user what was done."
             )
         return outcome
 
@@ -330,8 +321,7 @@ def approval_required(approval: Approval, wire_name: str) -> ToolFailure:
     minutes = max(1, round((approval.expires - approval.created) / 60))
     return ToolFailure(
         "approval_required",
-        f"{approval.tool} needs the person's approval before it runs ({approval.summary}). "
-        f"Approval id: {approval.id}.",
+        f"{approval.tool} needs the person's approval before it runs ({approval.summary}). Approval id: {approval.id}.",
         f"Ask the person to run `mcp-tools approvals approve {approval.id}` (it expires in about {minutes} "
         f"minutes), then call {wire_name} again with exactly the same arguments.",
         details={"approval_id": approval.id, "expires": approval.as_dict(approval.created)["expires"]},

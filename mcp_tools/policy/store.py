@@ -235,9 +235,7 @@ class PolicyStore:
             current = _approval(row)
             status = current.effective_status(now)
             if status != "pending":
-                raise ValueError(
-                    f"approval {approval_id} is {status}; only a pending approval can be decided"
-                )
+                raise ValueError(f"approval {approval_id} is {status}; only a pending approval can be decided")
             db.execute(
                 "UPDATE approvals SET status=?, decided=?, expires=? WHERE id=?",
                 (
@@ -296,8 +294,7 @@ class PolicyStore:
                 (limit,),
             ).fetchall()
         return [
-            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9])
-            for r in reversed(rows)
+            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9]) for r in reversed(rows)
         ]
 
 

@@ -1,0 +1,129 @@
+"""The `mcp-tools` command as a person uses it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.processes import ROOT, child_env, demo_config, run_cli
+
+
+def test_tools_lists_canonical_and_wire_names_with_risk(tmp_path: Path) -> None:
+    result = run_cli(demo_config(tmp_path), "tools", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row for row in json.loads(result.stdout)}
+    assert rows["demo.erase"]["wire_name"] == "demo_erase" and rows["demo.erase"]["risk"] == "high"
+    assert rows["demo.note"]["escalates"] is True
+    assert rows["demo.echo"]["annotations"]["readOnlyHint"] is True
+
+
+def test_call_runs_through_the_policy(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    low = run_cli(config, "call", "demo.echo", "--args", '{"text": "hi"}', "--json")
+    assert low.returncode == 0 and json.loads(low.stdout) == {"echo": "hello: hi"}
+    medium = run_cli(config, "call", "demo_note", "--args", '{"key": "k", "text": "v"}')
+    assert medium.returncode == 0 and "Action performed" in medium.stderr
+    # Not a terminal: like a client that cannot ask.
+    high = run_cli(config, "call", "demo.erase", "--args", '{"target": "t"}', "--json")
+    assert high.returncode == 1
+    error = json.loads(high.stdout)["error"]
+    assert error["kind"] == "approval_required"
+    assert run_cli(config, "approvals", "approve", error["approval_id"]).returncode == 0
+    again = run_cli(config, "call", "demo.erase", "--args", '{"target": "t"}', "--json")
+    assert again.returncode == 0 and json.loads(again.stdout) == {"erased": "t"}
+    bad = run_cli(config, "call", "demo.echo", "--args", "{not json")
+    assert bad.returncode == 2 and "not valid JSON" in bad.stderr
+    audit = [json.loads(line) for line in run_cli(config, "audit", "--json").stdout.splitlines()]
+    assert [row["transport"] for row in audit] == ["cli"] * 4
+
+
+def test_call_on_a_terminal_asks_y_or_n(tmp_path: Path) -> None:
+    import pty
+
+    config = demo_config(tmp_path)
+    for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", '"erased": "t"')):
+        leader, follower = pty.openpty()
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                str(ROOT / "tests/serve_demo.py"),
+                "--config",
+                str(config),
+                "call",
+                "demo.erase",
+                "--args",
+                '{"target": "t"}',
+            ],
+            stdin=follower,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=child_env(),
+            cwd=str(ROOT),
+        )
+        os.close(follower)
+        prompt = b""
+        while b"[y/N]" not in prompt:
+            prompt += os.read(leader, 1024)
+        assert b"Erase 't'" in prompt
+        os.write(leader, answer)
+        out, _ = process.communicate(timeout=60)
+        os.close(leader)
+        assert expected in out.decode()
+
+
+def test_approvals_show_and_unknown_ids(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    error = json.loads(run_cli(config, "call", "demo.erase", "--args", '{"target": "t"}', "--json").stdout)["error"]
+    shown = json.loads(run_cli(config, "approvals", "show", error["approval_id"]).stdout)
+    assert shown["tool"] == "demo.erase" and shown["summary"] == "Erase 't'" and shown["status"] == "pending"
+    assert "apr-" in run_cli(config, "approvals", "list").stdout
+    missing = run_cli(config, "approvals", "approve", "apr-doesnotexist")
+    assert missing.returncode == 1 and "no approval" in missing.stderr
+
+
+def test_doctor_reports_each_namespace(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, servers='["demo", "files", "calendar"]', extra='[calendar]\nusername = "me"\n')
+    result = run_cli(config, "doctor")
+    assert result.returncode == 2 and "calendar cannot start" in result.stderr
+    config = demo_config(tmp_path)
+    result = run_cli(config, "doctor")
+    assert result.returncode == 0, result.stderr
+    assert "demo      on  (4 tools)" in result.stdout
+    assert "not selected" in result.stdout and str(tmp_path / "state") in result.stdout
+
+
+def test_config_init_writes_a_valid_commented_config(tmp_path: Path) -> None:
+    path = tmp_path / "cfg" / "config.toml"
+    result = run_cli(path, "config", "init")
+    assert result.returncode == 0 and path.exists()
+    assert run_cli(path, "config", "init").returncode == 1  # will not overwrite
+    env = {"MCP_TOOLS_STATE_DIR": str(tmp_path / "s"), "MCP_TOOLS_DATA_DIR": str(tmp_path / "d")}
+    doctor = subprocess.run(
+        [sys.executable, "-m", "mcp_tools", "--config", str(path), "doctor"],
+        capture_output=True,
+        text=True,
+        env=child_env(**env),
+        cwd=str(ROOT),
+        timeout=60,
+    )
+    assert doctor.returncode == 0, doctor.stderr
+    assert "files     on" in doctor.stdout
+
+
+def test_install_claude_desktop_prints_and_merges(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    printed = json.loads(run_cli(config, "install", "claude-desktop").stdout)
+    entry = printed["mcpServers"]["mcp-tools"]
+    assert entry["args"][:3] == ["-m", "mcp_tools", "serve"] and str(config) in entry["args"]
+    claude = tmp_path / "claude.json"
+    claude.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"}))
+    result = run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude))
+    assert result.returncode == 0
+    merged = json.loads(claude.read_text())
+    assert merged["theme"] == "dark" and set(merged["mcpServers"]) == {"other", "mcp-tools"}
+    claude.write_text("{broken")
+    assert run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude)).returncode == 1
+    assert claude.read_text() == "{broken"
