@@ -225,3 +225,16 @@ async def test_check_command_reports_the_calendar(tmp_path: Path, world: World, 
     assert await command.run(bad, argparse.Namespace()) == 1
     out = capsys.readouterr().out
     assert "refused the username or password" in out and "wrong" not in out.replace("refused", "")
+
+
+@pytest.mark.anyio
+async def test_caldav_exchange_dumps_stay_off(tmp_path: Path, world: World) -> None:
+    from caldav.lib import error as dav_error
+
+    dav_error.debug_dump_communication = "1"  # as PYTHON_CALDAV_COMMDUMP=1 in the environment would
+    try:
+        service = make_service(tmp_path, world)
+        await service.check()
+        assert not dav_error.debug_dump_communication
+    finally:
+        dav_error.debug_dump_communication = False

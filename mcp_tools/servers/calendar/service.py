@@ -170,7 +170,10 @@ class CalendarService:
     def _client(self) -> caldav.DAVClient:
         """One client per worker thread: it keeps its connection and the server's auth scheme."""
         import caldav
+        from caldav.lib import error as dav_error
 
+        # caldav can dump whole exchanges, credentials included, to temp files (PYTHON_CALDAV_COMMDUMP).
+        dav_error.debug_dump_communication = False
         client = getattr(self._clients, "client", None)
         if client is None:
             password = self.settings.password.get_secret_value() if self.settings.password else None
