@@ -16,6 +16,7 @@ from mcp_tools.servers.inbox.cli import EX_CONFIG, run_smtp
 from mcp_tools.servers.inbox.config import parse_listen
 from mcp_tools.servers.inbox.service import InboxService
 from mcp_tools.servers.inbox.smtp import (
+    MAX_RECIPIENTS,
     InboxSMTPHandler,
     greeting_hostname,
     smtp_parameters,
@@ -198,3 +199,12 @@ async def test_smtp_command_refuses_to_start_without_addresses(
     service = mail.make_service(tmp_path, addresses=[])
     assert await run_smtp(service, argparse.Namespace(listen=None)) == EX_CONFIG
     assert "[inbox] addresses" in capsys.readouterr().err
+
+
+def test_recipient_count_is_bounded(tmp_path: Path) -> None:
+    service = mail.make_service(tmp_path)
+    with receiver(service) as port, smtp_client(port) as client:
+        client.ehlo("sender.example")
+        client.mail("a@example.org")
+        codes = [client.rcpt(mail.INBOX_ADDRESS)[0] for _ in range(MAX_RECIPIENTS + 2)]
+    assert codes[:MAX_RECIPIENTS] == [250] * MAX_RECIPIENTS and codes[MAX_RECIPIENTS:] == [452, 452]
