@@ -20,7 +20,7 @@ from typing import Any
 from mcp_tools.servers.notes.links import Resolver, stem_of, strip_md
 from mcp_tools.servers.notes.markdown import ParsedNote, name_key
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS vectors (chunk_id INTEGER PRIMARY KEY, vector BLOB NO
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     title, heading, body, tokenize = 'unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
 CREATE TABLE IF NOT EXISTS links (
     id INTEGER PRIMARY KEY,
     source_id INTEGER NOT NULL,
@@ -165,7 +166,7 @@ class NoteIndex:
             except sqlite3.OperationalError:
                 pass
             if version not in (None, SCHEMA_VERSION):
-                for table in ("meta", "documents", "tags", "chunks", "chunks_fts", "links", "vectors"):
+                for table in ("meta", "documents", "tags", "chunks", "chunks_vocab", "chunks_fts", "links", "vectors"):
                     self.db.execute(f"DROP TABLE IF EXISTS {table}")
             self.db.executescript(SCHEMA)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
@@ -496,6 +497,15 @@ class NoteIndex:
                 ).fetchall()
             except sqlite3.OperationalError:
                 return []
+
+    def term_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks contain each term (terms as the tokenizer stores them)."""
+        counts: dict[str, int] = {}
+        with self.lock:
+            for term in terms:
+                row = self.db.execute("SELECT doc FROM chunks_vocab WHERE term = ?", (term,)).fetchone()
+                counts[term] = int(row[0]) if row else 0
+        return counts
 
     def snippets(self, match: str, chunk_ids: Sequence[int]) -> dict[int, str]:
         """Highlighted excerpts, computed only for the chunks that are shown."""

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from mcp_tools.servers.notes.embeddings import VectorMatrix
 from mcp_tools.servers.notes.index import NoteIndex
 
 RRF_K = 60
+COMMON_TERM_SHARE = 0.05  # a term in more than 5% of chunks is left out of the OR query
+PRUNE_FROM_CHUNKS = 5_000  # ...of a vault this large; small vaults are fast anyway
 TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
 
@@ -21,10 +24,29 @@ class Hit:
     score: float
 
 
-def fts_query(query: str, operator: str = "OR") -> str:
-    """The query's words joined by AND or OR, each quoted so that FTS5 syntax in a query is inert."""
-    tokens = TOKEN_RE.findall(query)
-    return f" {operator} ".join(f'"{token}"' for token in dict.fromkeys(t.lower() for t in tokens))
+def query_terms(query: str) -> list[str]:
+    return list(dict.fromkeys(fold(t) for t in TOKEN_RE.findall(query)))
+
+
+def fold(token: str) -> str:
+    """Lower case without diacritics, as the FTS5 tokenizer stores terms."""
+    decomposed = unicodedata.normalize("NFD", token.lower())
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
+def fts_query(terms: list[str], operator: str = "OR") -> str:
+    """Terms joined by AND or OR, each quoted so that FTS5 syntax in a query is inert."""
+    return f" {operator} ".join(f'"{term}"' for term in terms)
+
+
+def informative(index: NoteIndex, terms: list[str]) -> list[str]:
+    """Drop terms found in most chunks from the OR query: they barely move BM25 and make it scan everything."""
+    total = index.vector_counts()[1]
+    if len(terms) < 2 or total < PRUNE_FROM_CHUNKS:
+        return terms
+    counts = index.term_counts(terms)
+    kept = [t for t in terms if counts.get(t, 0) <= total * COMMON_TERM_SHARE]
+    return kept or terms
 
 
 def best_per_doc(
@@ -42,16 +64,17 @@ def best_per_doc(
 
 
 def lexical_hits(index: NoteIndex, query: str, top_k: int, allowed: set[int] | None, depth: int) -> list[Hit]:
-    """Notes with all the words first; notes with some of them fill up the list (and keep it fast:
-    a query with one very common word no longer ranks the whole vault)."""
-    every, some = fts_query(query, "AND"), fts_query(query, "OR")
-    if not some:
+    """Notes with all the words first; notes with some (informative) words fill up the list."""
+    terms = query_terms(query)
+    if not terms:
         return []
+    every = fts_query(terms, "AND")
     rows = best_per_doc(index.lexical(every, depth), allowed)[:top_k]
-    if len(rows) < top_k and some != every:
+    some = fts_query(informative(index, terms), "OR")
+    if len(rows) < top_k and len(terms) > 1:
         seen = {r[1] for r in rows}
         rows += [r for r in best_per_doc(index.lexical(some, depth), allowed) if r[1] not in seen][: top_k - len(rows)]
-    snippets = index.snippets(some, [r[0] for r in rows])
+    snippets = index.snippets(fts_query(terms, "OR"), [r[0] for r in rows])
     return [Hit(r[1], r[0], r[3], snippets.get(r[0], ""), -float(r[2])) for r in rows]
 
 
