@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime
 
 import pytest
@@ -181,3 +182,37 @@ def test_utf8_forward_as_message_global() -> None:
     assert "Hallo aus Zürich" in parsed.body and "Subject: Grüße" in parsed.body
     assert parsed.forwarded_from == ["Zoë <zoe@example.org>"]
     assert parsed.attachments == []
+
+
+@pytest.mark.parametrize(
+    "date_header",
+    [
+        "Fri, 31 Dec 9999 23:59:59 -0100",
+        "Mon, 01 Jan 0001 00:00:00 +0100",
+        "Mon, 99 Foo 2026 99:99:99 +9999",
+        "",
+        "=?utf-8?q?gestern?=",
+    ],
+)
+def test_out_of_range_or_nonsense_dates_are_dropped_with_a_warning(date_header: str) -> None:
+    parsed = parse_message(f"Date: {date_header}\r\nSubject: x\r\n\r\nbody".encode())
+    assert parsed.body == "body"
+    assert parsed.date is None or parsed.date.tzinfo is not None
+
+
+def test_random_corruption_of_the_corpus_never_raises() -> None:
+    rng = random.Random(20261122)
+    samples = list(mail.corpus().values())
+    for _ in range(300):
+        raw = bytearray(rng.choice(samples))
+        for _ in range(rng.randint(1, 20)):
+            position = rng.randrange(max(1, len(raw)))
+            action = rng.random()
+            if action < 0.4 and raw:
+                raw[position] = rng.randrange(256)
+            elif action < 0.7:
+                del raw[position : position + rng.randint(1, 200)]
+            else:
+                raw[position:position] = rng.choice([b"\r\n", b"--", b"=?", b"?=", b":", b"<", b"\x00", b"boundary="])
+        parsed = parse_message(bytes(raw))
+        assert isinstance(parsed.body, str) and isinstance(parsed.subject, str)

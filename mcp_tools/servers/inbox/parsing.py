@@ -245,14 +245,12 @@ def _parse_date(msg: Message, warnings: list[str]) -> datetime | None:
         return None
     try:
         parsed = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed.astimezone(UTC)
+    except (TypeError, ValueError, IndexError, OverflowError, AttributeError):
         warnings.append(f"unreadable Date header {raw[:60]!r}")
         return None
-    if parsed is None:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
 
 
 def _message_id(msg: Message, warnings: list[str]) -> str | None:
