@@ -315,6 +315,7 @@ async def test_search_filters(tmp_path: Path, vault: Path) -> None:  # noqa: F81
         old = await paths(date_before="2020-01-01")
         hostile = ok(await client.call_tool("notes_search", {"query": 'NEAR( "alpha" OR * ) AND -'}))
         punctuation = ok(await client.call_tool("notes_search", {"query": "!!!"}))
+        bad_date = failure(await client.call_tool("notes_search", {"query": "alpha", "date_after": "last week"}))
     assert {"Projects/Alpha.md", "Archive/Old/Alpha.md", "Home.md"} <= set(everything)
     assert "Archive/Old/Alpha.md" not in tagged and "Projects/Alpha.md" in tagged
     assert two_tags == ["Projects/Alpha.md"]
@@ -323,6 +324,7 @@ async def test_search_filters(tmp_path: Path, vault: Path) -> None:  # noqa: F81
     assert old == ["Archive/Old/Alpha.md"]
     assert hostile["results"] and punctuation["results"] == []
     assert hostile["mode"] == "lexical" and "lexical" in hostile["note"]
+    assert bad_date["kind"] == "invalid_arguments" and "date_after" in bad_date["message"]
 
 
 async def test_metadata_has_no_body(tmp_path: Path, vault: Path) -> None:  # noqa: F811
@@ -431,9 +433,11 @@ async def test_containment_attacks_are_refused(tmp_path: Path, vault: Path, path
         read = failure(await client.call_tool("notes_read", {"path": path}))
         write = failure(await client.call_tool("notes_write", {"path": path, "content": "pwned"}))
         rename = failure(await client.call_tool("notes_rename", {"path": "Home.md", "new_path": path}))
+        delete = failure(await client.call_tool("notes_delete", {"path": path}))
     assert read["kind"] in ("invalid_arguments", "not_found")
     assert write["kind"] == "invalid_arguments"
     assert rename["kind"] == "invalid_arguments"
+    assert delete["kind"] in ("invalid_arguments", "not_found")
     assert not (tmp_path / "outside.md").exists()
     assert (vault / "Home.md").exists()
 
@@ -455,3 +459,30 @@ async def test_symlinks_out_of_the_vault_are_refused_and_not_indexed(tmp_path: P
     assert not (secret_dir / "New.md").exists()
     assert found["results"] == []
     assert "hunter2" not in json.dumps([file_link, dir_link])
+
+
+def test_common_words_are_left_out_of_the_or_query_on_large_vaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mcp_tools.servers.notes import search as search_module
+    from mcp_tools.servers.notes.models import SearchArgs
+    from mcp_tools.servers.notes.vault import NotesService
+
+    files = {f"n{i}.md": f"the common filler text number {i}\n" for i in range(30)}
+    files["rare.md"] = "the zygote note\n"
+    root = tmp_path / "big"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    service = NotesService(NotesConfig(vault=str(root), watch=False), Environment(tmp_path, tmp_path / "s"))
+    service.reconcile()
+    monkeypatch.setattr(search_module, "PRUNE_FROM_CHUNKS", 0)
+    matches: list[str] = []
+    original = service.index.lexical
+    monkeypatch.setattr(
+        service.index, "lexical", lambda match, limit: (matches.append(match), original(match, limit))[1]
+    )
+    result = service.search(SearchArgs(query="the zygote", top_k=5))
+    assert matches == ['"the" AND "zygote"', '"zygote"']  # "the" is in every chunk: not worth a full scan
+    assert [r.path for r in result.results] == ["rare.md"]
+    service.close()

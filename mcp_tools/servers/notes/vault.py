@@ -376,6 +376,15 @@ class NotesService:
         )
 
     def search(self, args: m.SearchArgs) -> m.SearchOutput:
+        for name in ("date_after", "date_before"):
+            value = getattr(args, name)
+            try:
+                if value is not None:
+                    dt.datetime.fromisoformat(value)
+            except ValueError:
+                raise ToolFailure(
+                    "invalid_arguments", f"{name} {value!r} is not an ISO 8601 date", "e.g. 2024-03-01"
+                ) from None
         index = self.index
         tags = [t.strip().lstrip("#").casefold() for t in args.tags if t.strip()]
         allowed = index.filtered_doc_ids(
