@@ -361,7 +361,7 @@ async def test_delete_file_and_folder(tmp_path: Path, backend: FilesBackend) -> 
     assert folder["type"] == "folder" and folder["removed"] >= 2
     assert missing["kind"] == "not_found" and listing["entries"] == []
     assert backend.get("build/sub/b.o") is None
-    assert len(seen) == 4 and "Delete junk.txt" in seen[0].message  # delete always asks
+    assert len(seen) == 4 and "Delete file junk.txt (1 B)" in seen[0].message  # delete always asks
 
 
 async def test_delete_declined_keeps_the_file(tmp_path: Path, backend: FilesBackend) -> None:
