@@ -24,8 +24,6 @@ from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
-# Scripts here are named after namespaces (bench/calendar.py): keep them from shadowing the stdlib.
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != BENCH_DIR]
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 

@@ -121,7 +121,9 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
 
     `risk` is the base level; `dynamic_risk` may raise it from the arguments and the
     service's state (an overwrite, a recipient outside the domain). `describe` is the one
-    line a person reads before confirming a high-risk call.
+    line a person reads before confirming a high-risk call. The gate validates the arguments
+    once and passes that same instance to `dynamic_risk`, `describe` and `handler`, so
+    `dynamic_risk` may leave what it found on private attributes for the other two.
     """
 
     name: str

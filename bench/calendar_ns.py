@@ -1,7 +1,6 @@
-# ruff: noqa: E402
 """Calendar namespace latency against a local Radicale server (loopback, no network).
 
-Run: .venv/bin/python bench/calendar.py [--events 300] [--repeat 7]
+Run: .venv/bin/python bench/calendar_ns.py [--events 300] [--repeat 7]
 Prints the median and spread of each operation over the repeats.
 """
 
@@ -10,10 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-# This file is named like the standard library's `calendar`; keep its folder off the import path.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != HERE]
-sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse
 import datetime as dt
