@@ -124,15 +124,15 @@ def build_vault(root: Path, corpus: Corpus, notes: int, words: int) -> None:
 class HashedEmbedder:
     """Deterministic, in-process: hashed bag of words after mapping synonyms; unit float32 vectors.
 
-    Like a real model it gives little weight to very common words (the filler vocabulary), so a
-    note's distinctive words decide where its vector points.
+    Like a real model it gives little weight to common words (IDF-like: filler 0.05, topic words
+    0.2, rare words 1), so a note's distinctive words decide where its vector points.
     """
 
     model_id = "bench:hashed-384"
 
-    def __init__(self, synonyms: dict[str, str], common: set[str]) -> None:
+    def __init__(self, synonyms: dict[str, str], weights: dict[str, float]) -> None:
         self.synonyms = synonyms
-        self.common = common
+        self.weights = weights
         self.cache: dict[str, tuple[int, float]] = {}
         self.seconds = 0.0
 
@@ -146,7 +146,7 @@ class HashedEmbedder:
             slot = self.cache.get(token)
             if slot is None:
                 digest = hashlib.blake2b(token.encode(), digest_size=4).digest()
-                weight = 0.05 if token in self.common else 1.0
+                weight = self.weights.get(token, 1.0)
                 slot = (int.from_bytes(digest[:2], "little") % DIMENSIONS, weight if digest[2] & 1 else -weight)
                 self.cache[token] = slot
             values[slot[0]] += slot[1]
@@ -221,7 +221,8 @@ def run(work: Path, args: argparse.Namespace) -> None:
         f"vault: {args.notes} notes, ~{args.words} words each, {size_mb:.1f} MB, "
         f"built in {time.perf_counter() - started:.1f}s"
     )
-    embedder = HashedEmbedder(corpus.synonyms, set(corpus.filler))
+    weights = {word: 0.05 for word in corpus.filler} | {word: 0.2 for topic in corpus.topics for word in topic}
+    embedder = HashedEmbedder(corpus.synonyms, weights)
 
     lexical_rates, hybrid_rates, embedder_rates, incremental_times = [], [], [], []
     lexical_service = hybrid_service = None

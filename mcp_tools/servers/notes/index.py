@@ -373,16 +373,17 @@ class NoteIndex:
 
     # -- vectors ----------------------------------------------------------------------------
 
-    def pending_chunks(self, limit: int, doc_path: str | None = None) -> list[PendingChunk]:
-        where = "NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)"
-        params: tuple[Any, ...] = ()
+    def pending_chunks(self, limit: int, doc_path: str | None = None, after: int = 0) -> list[PendingChunk]:
+        """Chunks without a vector, in id order from `after` (so a long run never rescans what it did)."""
+        where = "c.id > ? AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.chunk_id = c.id)"
+        params: tuple[Any, ...] = (after,)
         if doc_path is not None:
             where += " AND c.doc_id = (SELECT id FROM documents WHERE path = ?)"
-            params = (doc_path,)
+            params = (after, doc_path)
         with self.lock:
             rows = self.db.execute(
                 f"SELECT c.id, f.title, f.heading, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id "
-                f"WHERE {where} LIMIT ?",
+                f"WHERE {where} ORDER BY c.id LIMIT ?",
                 (*params, limit),
             ).fetchall()
         return [PendingChunk(r[0], embedding_text(r[1], r[2], r[3])) for r in rows]

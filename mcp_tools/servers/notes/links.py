@@ -93,22 +93,29 @@ class Resolver:
         self.by_key: dict[str, str] = {}
         self.by_stem: dict[str, list[str]] = {}
         self.by_alias: dict[str, list[str]] = {}
+        self.aliases_of: dict[str, list[str]] = {}
         for path in paths:
             self.add(path, (aliases or {}).get(path, ()))
 
     def add(self, path: str, aliases: Iterable[str] = ()) -> None:
+        self.remove(path)
         self.by_key[name_key(path)] = path
         self.by_stem.setdefault(name_key(stem_of(path)), []).append(path)
-        for alias in aliases:
-            self.by_alias.setdefault(name_key(alias), []).append(path)
+        self.aliases_of[path] = [name_key(alias) for alias in aliases]
+        for alias in self.aliases_of[path]:
+            self.by_alias.setdefault(alias, []).append(path)
 
     def remove(self, path: str) -> None:
-        self.by_key.pop(name_key(path), None)
-        for table in (self.by_stem, self.by_alias):
-            for key in [k for k, v in table.items() if path in v]:
-                table[key] = [p for p in table[key] if p != path]
-                if not table[key]:
-                    del table[key]
+        if self.by_key.pop(name_key(path), None) is None:
+            return
+        keys = [(self.by_stem, name_key(stem_of(path)))]
+        keys += [(self.by_alias, alias) for alias in self.aliases_of.pop(path, [])]
+        for table, key in keys:
+            remaining = [p for p in table.get(key, ()) if p != path]
+            if remaining:
+                table[key] = remaining
+            else:
+                table.pop(key, None)
 
     def resolve(self, source: str, link: Link) -> Resolution:
         return self.resolve_target(source, link.style, link.target)

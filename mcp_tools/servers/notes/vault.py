@@ -263,11 +263,13 @@ class NotesService:
         if self.embedder is None:
             return 0
         done = 0
+        last_id = 0
         total = self.index.vector_counts()
         while not self.stopping.is_set():
-            pending = self.index.pending_chunks(EMBED_BATCH, doc_path)
+            pending = self.index.pending_chunks(EMBED_BATCH, doc_path, after=last_id)
             if not pending:
                 break
+            last_id = pending[-1].id
             try:
                 vectors = self.embedder.embed([p.text for p in pending])
             except EmbeddingError as exc:
