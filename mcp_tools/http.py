@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -28,19 +27,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_tools.app import App
 from mcp_tools.config import ConfigError
 from mcp_tools.mcp_server import PRINCIPAL_SCOPE_KEY, build_server
+from mcp_tools.net import is_loopback
 
 logger = logging.getLogger("mcp_tools.http")
-LOOPBACK_NAMES = ("localhost",)
 PUBLIC_PATHS = ("/healthz",)
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def resolve_tokens(app: App, host: str) -> dict[str, str]:
@@ -78,9 +68,7 @@ def security_settings(app: App, host: str) -> TransportSecuritySettings:
         origins += ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
     elif not hosts:
         hosts = [host, f"{host}:*"]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-    )
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
 class GuardMiddleware:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
-import ipaddress
 import re
 import unicodedata
 from collections.abc import AsyncIterator, Mapping
@@ -18,6 +17,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from mcp_tools.net import is_loopback
 from mcp_tools.tooling import (
     Arguments,
     CallContext,
@@ -74,18 +74,9 @@ def validate_api_base_url(value: str) -> str:
         raise ValueError("api_base_url must not carry credentials; set api_key instead")
     if parts.query or parts.fragment:
         raise ValueError("api_base_url must not have a query or fragment")
-    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+    if parts.scheme == "http" and not is_loopback(parts.hostname):
         raise ValueError("api_base_url must use https (plain http is allowed only for localhost)")
     return value
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def resolve_api_key(config: WebConfig, env: Mapping[str, str]) -> str:

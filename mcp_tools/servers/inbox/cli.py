@@ -8,6 +8,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, BinaryIO
 
+from mcp_tools.net import is_loopback
 from mcp_tools.tooling import CliCommand
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ async def run_smtp(service: InboxService, args: argparse.Namespace) -> int:
         return EX_CONFIG
     if service.config.notify == "log":
         _log_to_stderr()
-    if not _is_loopback(host):
+    if not is_loopback(host):
         print(
             f"inbox: warning: {host} is reachable from other machines; this receiver has no TLS and no "
             "authentication, so anyone who can connect can add mail to the inbox",
@@ -58,17 +59,6 @@ async def run_smtp(service: InboxService, args: argparse.Namespace) -> int:
     async with server:
         await server.serve_forever()
     return 0
-
-
-def _is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _log_to_stderr() -> None:
