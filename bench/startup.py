@@ -3,7 +3,8 @@
 1. Spawn to first answered tools/list: `mcp-tools serve` with every namespace that needs no
    account (files, notes on a small vault, inbox) against a bare `MCPServer` with one tool.
 2. p50/p95 of a low-risk call (`files.read` on a small file) through the policy layer (rules,
-   validation, audit row) against the same handler registered on a bare `MCPServer`.
+   validation, audit row) against the same handler, with the same output model, registered on
+   a bare `MCPServer`.
 
 Both run over stdio with the SDK's client, interleaved round by round; the figures are medians
 over rounds. Run: `python bench/startup.py [--rounds 7] [--calls 200]`.
@@ -30,7 +31,7 @@ BARE_SERVER = textwrap.dedent(
     from pathlib import Path
     from mcp.server.mcpserver import MCPServer
     from mcp_tools.servers.files import NAMESPACE
-    from mcp_tools.servers.files.models import FilesConfig
+    from mcp_tools.servers.files.models import FilesConfig, ReadResult
     from mcp_tools.tooling import CallContext, Environment
 
     root = Path(sys.argv[1])
@@ -39,9 +40,8 @@ BARE_SERVER = textwrap.dedent(
     server = MCPServer("bare")
 
     @server.tool(name="files_read")
-    async def files_read(path: str) -> dict:
-        output = await spec.handler(service, spec.input_model(path=path), CallContext())
-        return output.model_dump(mode="json")
+    async def files_read(path: str) -> ReadResult:
+        return await spec.handler(service, spec.input_model(path=path), CallContext())
 
     server.run()
     """
