@@ -100,12 +100,13 @@ async def test_elicitation_over_http(server: tuple[str, Path], mode: str, answer
         assert failure(result)["kind"] == "declined_by_user"
 
 
-async def test_audit_names_the_token_as_principal(server: tuple[str, Path]) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_audit_names_the_token_as_principal(server: tuple[str, Path], mode: str) -> None:
     base, config = server
-    async with http_client(base + "/mcp", "tok-laptop-0123456789", mode="legacy") as client:
-        assert ok(await client.call_tool("demo_echo", {"text": "who"}))
+    async with http_client(base + "/mcp", "tok-laptop-0123456789", mode=mode) as client:
+        assert ok(await client.call_tool("demo_echo", {"text": f"who {mode}"}))
     rows = [json.loads(line) for line in run_cli(config, "audit", "--json", "--tail", "200").stdout.splitlines()]
-    mine = [row for row in rows if row["arguments"] == {"text": "who"}]
+    mine = [row for row in rows if row["arguments"] == {"text": f"who {mode}"}]
     assert [(row["principal"], row["transport"]) for row in mine] == [("laptop", "http")]
     assert all("tok-" not in json.dumps(row) for row in rows)
 

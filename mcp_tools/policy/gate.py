@@ -13,7 +13,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -94,7 +94,6 @@ class CallOutcome:
     notice: str | None = None
     ask_later: AskLater | None = None
     decision: str = "ran"
-    extra_text: list[str] = field(default_factory=list)
 
     @property
     def error(self) -> dict[str, Any] | None:
