@@ -295,19 +295,19 @@ class NoteIndex:
             db.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(doc_id, tag) for tag in parsed.tags])
             # a note without body text still gets one row, so that its title is searchable
             chunks_rows = [(c.heading, c.text, c.start, c.end) for c in parsed.chunks] or [("", "", 0, 0)]
+            first_id = db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchone()[0]
+            chunk_rows, fts_rows, reused = [], [], []
             for order, (heading, body, start, end) in enumerate(chunks_rows):
+                chunk_id = first_id + order
                 digest = sha256_hex(f"{parsed.title}\x00{heading}\x00{body}".encode())
-                cursor = db.execute(
-                    "INSERT INTO chunks (doc_id, ord, heading, start, end, hash) VALUES (?, ?, ?, ?, ?, ?)",
-                    (doc_id, order, heading, start, end, digest),
-                )
+                chunk_rows.append((chunk_id, doc_id, order, heading, start, end, digest))
+                fts_rows.append((chunk_id, parsed.title, heading, body))
                 if digest in old_vectors:
-                    db.execute("INSERT INTO vectors VALUES (?, ?)", (cursor.lastrowid, old_vectors[digest]))
-                    self._ops.append((int(cursor.lastrowid or 0), doc_id, old_vectors[digest]))
-                db.execute(
-                    "INSERT INTO chunks_fts (rowid, title, heading, body) VALUES (?, ?, ?, ?)",
-                    (cursor.lastrowid, parsed.title, heading, body),
-                )
+                    reused.append((chunk_id, old_vectors[digest]))
+                    self._ops.append((chunk_id, doc_id, old_vectors[digest]))
+            db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)", chunk_rows)
+            db.executemany("INSERT INTO chunks_fts (rowid, title, heading, body) VALUES (?, ?, ?, ?)", fts_rows)
+            db.executemany("INSERT INTO vectors VALUES (?, ?)", reused)
             if is_new or sorted(old_aliases) != sorted(parsed.aliases):
                 self.resolver.remove(path)
                 self.resolver.add(path, parsed.aliases)
@@ -381,12 +381,19 @@ class NoteIndex:
             where += " AND c.doc_id = (SELECT id FROM documents WHERE path = ?)"
             params = (after, doc_path)
         with self.lock:
+            ids = [
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT c.id FROM chunks c WHERE {where} ORDER BY c.id LIMIT ?", (*params, limit)
+                )
+            ]
+            if not ids:
+                return []
             rows = self.db.execute(
-                f"SELECT c.id, f.title, f.heading, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id "
-                f"WHERE {where} ORDER BY c.id LIMIT ?",
-                (*params, limit),
+                f"SELECT rowid, title, heading, body FROM chunks_fts WHERE rowid IN ({','.join('?' * len(ids))})", ids
             ).fetchall()
-        return [PendingChunk(r[0], embedding_text(r[1], r[2], r[3])) for r in rows]
+        texts = {r[0]: embedding_text(r[1], r[2], r[3]) for r in rows}
+        return [PendingChunk(chunk_id, texts.get(chunk_id, "")) for chunk_id in ids]
 
     def store_vectors(self, vectors: Sequence[tuple[int, bytes]]) -> None:
         with self.transaction() as db:

@@ -15,13 +15,12 @@ from urllib.parse import unquote
 
 FRONTMATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:^|\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.M)
 FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n|]*?)(?:\|([^\[\]\n]*))?\]\]")
 MDLINK_RE = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\((<[^>\n]+>|[^)\s]+)(?:[ \t]+\"[^\"\n]*\")?\)")
 INLINE_TAG_RE = re.compile(r"(?<![\w/#&\]])#([\w\-/]*[^\W\d_][\w\-/]*)")
 INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
-BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*$")
-WORD_RE = re.compile(r"\w+")
+BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*\r?$", re.M)
+HEADING_LINE_RE = re.compile(r"^(#{1,6})[ \t]+([^\r\n]+?)[ \t]*#*[ \t]*\r?$", re.M)
 URL_SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 CHUNK_CHARS = 1500
@@ -129,6 +128,8 @@ def frontmatter_list(value: Any) -> list[str]:
 def code_mask(body: str) -> list[tuple[int, int]]:
     """Spans (relative to `body`) of fenced code blocks, where nothing is a tag, link or heading."""
     spans: list[tuple[int, int]] = []
+    if "```" not in body and "~~~" not in body:
+        return spans
     fence: str | None = None
     fence_start = 0
     pos = 0
@@ -150,15 +151,11 @@ def _in_spans(offset: int, spans: list[tuple[int, int]]) -> bool:
 
 
 def parse_headings(text: str, body_start: int, fences: list[tuple[int, int]]) -> list[Heading]:
-    headings: list[Heading] = []
-    pos = body_start
-    for line in text[body_start:].splitlines(keepends=True):
-        if not _in_spans(pos - body_start, fences):
-            match = HEADING_RE.match(line.rstrip("\r\n"))
-            if match:
-                headings.append(Heading(len(match.group(1)), match.group(2).strip(), pos, pos + len(line)))
-        pos += len(line)
-    return headings
+    return [
+        Heading(len(match.group(1)), match.group(2).strip(), match.start(), match.end())
+        for match in HEADING_LINE_RE.finditer(text, body_start)
+        if not _in_spans(match.start() - body_start, fences)
+    ]
 
 
 def split_fragment(target: str) -> tuple[str, str]:
@@ -294,7 +291,7 @@ def parse_note(text: str, stem: str) -> ParsedNote:
     if not title:
         first_h1 = next((h for h in headings if h.level == 1), None)
         title = first_h1.text if first_h1 else stem
-    block_ids = [m.group(1) for line in masked.splitlines() if (m := BLOCK_ID_RE.search(line))]
+    block_ids = BLOCK_ID_RE.findall(masked)
     return ParsedNote(
         frontmatter=frontmatter,
         frontmatter_error=error,
@@ -305,7 +302,7 @@ def parse_note(text: str, stem: str) -> ParsedNote:
         headings=headings,
         links=links,
         chunks=build_chunks(text, body_start, headings),
-        words=len(WORD_RE.findall(masked)),
+        words=len(masked.split()),
         block_ids=block_ids,
     )
 
