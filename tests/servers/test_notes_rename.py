@@ -169,3 +169,18 @@ async def test_unicode_rename(tmp_path: Path, rename_vault: Path) -> None:
     assert "(../%E3" not in (rename_vault / "Projects/Beta.md").read_text()
     assert "[alpha file](../プロジェクト/Ålpha%20🚀.md#Goals)" in (rename_vault / "Projects/Beta.md").read_text()
     assert {f["resolved_path"] for f in forward["links"]} == {"プロジェクト/Ålpha 🚀.md"}
+
+
+async def test_links_the_new_name_would_capture_are_pinned(tmp_path: Path, rename_vault: Path) -> None:
+    (rename_vault / "Other/Index.md").write_text("[[Gamma]] and [[Missing]]\n")
+    async with connect(tmp_path, notes_settings(rename_vault)) as client:
+        await wait_indexed(client)
+        result = ok(
+            await client.call_tool("notes_rename", {"path": "Projects/Beta.md", "new_path": "Archive/Gamma.md"})
+        )
+        forward = ok(await client.call_tool("notes_forward_links", {"path": "Archive/Alpha Notes"}))
+    # Archive/Alpha Notes.md meant Other/Gamma.md; a Gamma in its own folder would capture the link: pinned
+    assert (rename_vault / "Archive/Alpha Notes.md").read_text() == "Unrelated [[Alpha Notes]] and [[Other/Gamma]].\n"
+    assert (rename_vault / "Other/Index.md").read_text() == "[[Gamma]] and [[Missing]]\n"  # still its neighbour
+    assert {f["target"]: f["resolved_path"] for f in forward["links"]}["Other/Gamma"] == "Other/Gamma.md"
+    assert "Home.md" in {c["path"] for c in result["changed"]}

@@ -455,6 +455,12 @@ class NoteIndex:
             ).fetchall()
         return [LinkRow(*row) for row in rows]
 
+    def sources_linking_by_name(self, name: str) -> set[str]:
+        """Notes with a link whose target's last part is `name` (resolved or not)."""
+        with self.lock:
+            rows = self.db.execute("SELECT DISTINCT source_path FROM links WHERE target_key = ?", (target_key(name),))
+            return {r[0] for r in rows}
+
     def links_to(self, path: str) -> list[LinkRow]:
         with self.lock:
             rows = self.db.execute(

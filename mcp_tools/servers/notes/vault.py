@@ -36,8 +36,8 @@ from mcp_tools.servers.notes.embeddings import (
 )
 from mcp_tools.servers.notes.frontmatter import merge_frontmatter
 from mcp_tools.servers.notes.index import FileState, NoteIndex, sha256_hex
-from mcp_tools.servers.notes.links import Resolver, rewrite_link, splice
-from mcp_tools.servers.notes.markdown import parse_note, section_span
+from mcp_tools.servers.notes.links import Resolution, Resolver, rewrite_link, splice, stem_of
+from mcp_tools.servers.notes.markdown import Link, parse_note, section_span
 from mcp_tools.servers.notes.search import fuse, lexical_hits, vector_hits
 from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
 
@@ -660,6 +660,8 @@ class NotesService:
                 raise ToolFailure("conflict", f"{new} already exists", "choose another name or delete it first")
             self.refresh()  # links from notes edited a moment ago count too
             sources = {r.source_path for r in self.index.links_to(old)} | {old}
+            # notes whose links the new name could capture (a closer or exact match) are checked too
+            sources |= self.index.sources_linking_by_name(stem_of(new))
             plans = self._plan_rename(old, new, sources)
             changed = [
                 m.FileChange(
@@ -705,8 +707,8 @@ class NotesService:
                 before = before_resolver.resolve(source, link)
                 if before.path == old:
                     target_after = new
-                elif source == old and link.style == "markdown" and before.path:
-                    target_after = before.path
+                elif before.path and moved_off(link, before, after_resolver.resolve(source_after, link)):
+                    target_after = before.path  # keep it pointing where it did
                 else:
                     continue
                 rewritten = rewrite_link(link, source_after, target_after, before, after_resolver)
@@ -715,6 +717,11 @@ class NotesService:
             if replacements:
                 plans[source] = (text, splice(text, replacements), digest, len(replacements))
         return plans
+
+
+def moved_off(link: Link, before: Resolution, after: Resolution) -> bool:
+    """Would this link point elsewhere after the rename (or, for a relative Markdown link, hold only by luck)?"""
+    return after.path != before.path or (link.style == "markdown" and after.method != before.method)
 
 
 def paginate(rows: list[Any], limit: int, cursor: str | None) -> tuple[int, list[Any], str | None]:
