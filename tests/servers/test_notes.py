@@ -486,3 +486,11 @@ def test_common_words_are_left_out_of_the_or_query_on_large_vaults(
     assert matches == ['"the" AND "zygote"', '"zygote"']  # "the" is in every chunk: not worth a full scan
     assert [r.path for r in result.results] == ["rare.md"]
     service.close()
+
+
+async def test_works_on_the_2026_protocol_era(tmp_path: Path, vault: Path) -> None:  # noqa: F811
+    async with connect(tmp_path, notes_settings(vault), mode="2026-07-28") as client:
+        read = ok(await client.call_tool("notes_read", {"path": "日本語/メモ"}))
+        deleted = ok(await client.call_tool("notes_delete", {"path": "Code.md"}))
+    assert read["content"] == VAULT["日本語/メモ.md"]
+    assert deleted["trashed_to"] == ".trash/Code.md" and not (vault / "Code.md").exists()
