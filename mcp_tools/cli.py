@@ -71,7 +71,8 @@ allowed_origins = []       # extra browser Origins allowed
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(namespaces_wanted(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
@@ -90,7 +91,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def build_parser() -> argparse.ArgumentParser:
+def namespaces_wanted(argv: Sequence[str]) -> list[str] | None:
+    """Which namespaces' commands the parser needs: importing them all would slow every start.
+
+    The command word decides: a namespace name needs that namespace, a core command none, and
+    no command (or help) lists them all.
+    """
+    from mcp_tools.servers import CATALOG
+
+    words = [
+        word for index, word in enumerate(argv) if not word.startswith("-") and argv[index - 1 : index] != ["--config"]
+    ]
+    if not words:
+        return None
+    return [words[0]] if words[0] in CATALOG else []
+
+
+def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole command line; `namespaces` limits which namespaces' own commands are loaded."""
     parser = argparse.ArgumentParser(prog="mcp-tools", description="Policy-gated MCP tools over your data.")
     parser.add_argument("--version", action="version", version=f"mcp-tools {__version__}")
     parser.add_argument("--config", help="config file (default: $MCP_TOOLS_CONFIG or the platform config dir)")
@@ -148,15 +166,15 @@ def build_parser() -> argparse.ArgumentParser:
     claude.add_argument("--name", default="mcp-tools", help="server name in Claude Desktop")
     claude.set_defaults(handler=cmd_install_claude)
 
-    add_namespace_commands(commands)
+    add_namespace_commands(commands, namespaces)
     return parser
 
 
-def add_namespace_commands(commands: Any) -> None:
+def add_namespace_commands(commands: Any, namespaces: Sequence[str] | None) -> None:
     """`mcp-tools NAMESPACE COMMAND` for the commands a namespace declares."""
     from mcp_tools.servers import CATALOG, load_namespace
 
-    for name in CATALOG:
+    for name in CATALOG if namespaces is None else namespaces:
         try:
             namespace = load_namespace(name)
         except Exception as exc:  # a broken namespace must not take the whole CLI down

@@ -19,6 +19,8 @@ from email.message import Message
 from email.parser import BytesParser
 from html.parser import HTMLParser
 
+from mcp_tools.servers.inbox.forwarding import FORWARD_HEADER, FORWARD_MARKER
+
 MAX_FORWARD_DEPTH = 8
 MAX_PARTS = 500
 _BLOCK_TAGS = frozenset(
@@ -63,11 +65,6 @@ _BLOCK_TAGS = frozenset(
     ]
 )
 _SKIP_TAGS = frozenset({"script", "style", "head", "title", "template", "noscript"})
-FORWARD_MARKER = re.compile(
-    r"^(-{2,}\s*(forwarded|original)[ -]message\s*-{2,}|begin forwarded message:|-{2,}\s*original-nachricht\s*-{2,})$",
-    re.IGNORECASE,
-)
-FORWARD_HEADER = re.compile(r"^(from|to|cc|date|sent|subject|reply-to|von|an|datum|betreff|de|à|objet)\s*:", re.I)
 _FORWARD_FROM = re.compile(r"^(from|von|de)\s*:\s*(.+)$", re.IGNORECASE)
 MAX_FORWARDED_SENDERS = 20
 

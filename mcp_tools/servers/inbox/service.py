@@ -11,7 +11,6 @@ from datetime import UTC, datetime
 import anyio
 
 from mcp_tools.servers.inbox.config import InboxConfig
-from mcp_tools.servers.inbox.parsing import parse_message
 from mcp_tools.servers.inbox.store import BlobStore, MessageStore, NewMessage
 from mcp_tools.servers.inbox.summary import SummaryEndpoint, summarise
 from mcp_tools.tooling import Environment
@@ -60,6 +59,8 @@ class InboxService:
             raise MessageTooLarge(len(raw), self.config.max_message_bytes)
         if not raw.strip():
             raise EmptyMessage()
+        from mcp_tools.servers.inbox.parsing import parse_message  # the email package costs start-up time
+
         parsed = await anyio.to_thread.run_sync(parse_message, raw)
         dedupe_key = parsed.dedupe_key(raw)
         existing = await anyio.to_thread.run_sync(self.store.find_by_key, dedupe_key)

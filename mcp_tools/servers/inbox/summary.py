@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from mcp_tools.servers.inbox.parsing import FORWARD_HEADER, FORWARD_MARKER
+from mcp_tools.servers.inbox.forwarding import FORWARD_HEADER, FORWARD_MARKER
 
 logger = logging.getLogger("mcp_tools.inbox")
 
