@@ -494,3 +494,16 @@ async def test_works_on_the_2026_protocol_era(tmp_path: Path, vault: Path) -> No
         deleted = ok(await client.call_tool("notes_delete", {"path": "Code.md"}))
     assert read["content"] == VAULT["日本語/メモ.md"]
     assert deleted["trashed_to"] == ".trash/Code.md" and not (vault / "Code.md").exists()
+
+
+def test_importing_the_namespace_stays_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, mcp_tools.servers.notes as n; assert n.NAMESPACE.name == 'notes'; "
+        "heavy = {'mcp_tools.servers.notes.vault', 'sqlite3', 'yaml', 'watchfiles', 'numpy', 'httpx', 'fastembed'}; "
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"

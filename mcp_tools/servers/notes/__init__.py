@@ -7,16 +7,21 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import anyio
 
 from mcp_tools.servers.notes.models import NotesConfig
 from mcp_tools.servers.notes.tools import TOOLS
-from mcp_tools.servers.notes.vault import NotesService
 from mcp_tools.tooling import CliCommand, Environment, Namespace
+
+if TYPE_CHECKING:
+    from mcp_tools.servers.notes.vault import NotesService
 
 
 def create(config: NotesConfig, env: Environment) -> NotesService:
+    from mcp_tools.servers.notes.vault import NotesService
+
     return NotesService(config, env)
 
 

@@ -4,30 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from mcp_tools.servers.notes import models as m
-from mcp_tools.servers.notes.vault import NotesService
 from mcp_tools.tooling import CallContext, Risk, ToolSpec
 
-A = TypeVar("A")
-R = TypeVar("R")
+if TYPE_CHECKING:  # the service module (regexes, SQLite, sandbox) loads only when the namespace starts
+    from mcp_tools.servers.notes.vault import NotesService
 
 
-def threaded(
-    method: Callable[[NotesService, A], R],
-) -> Callable[[NotesService, A, CallContext], Awaitable[R]]:
-    async def handler(service: NotesService, args: A, ctx: CallContext) -> R:
-        return await anyio.to_thread.run_sync(partial(method, service, args))
+def threaded(method: str) -> Callable[[NotesService, Any, CallContext], Awaitable[Any]]:
+    """A handler that runs the service method `method` in a worker thread (SQLite and file I/O block)."""
+
+    async def handler(service: NotesService, args: Any, ctx: CallContext) -> Any:
+        return await anyio.to_thread.run_sync(partial(getattr(service, method), args))
 
     return handler
 
 
 async def rename_handler(service: NotesService, args: m.RenameArgs, ctx: CallContext) -> m.RenameOutput:
     await ctx.report_progress(0, 1, f"planning the rename of {args.path}")
-    result = await anyio.to_thread.run_sync(partial(NotesService.rename, service, args))
+    result = await anyio.to_thread.run_sync(partial(service.rename, args))
     await ctx.report_progress(1, 1, f"{len(result.changed)} files {'would change' if args.dry_run else 'changed'}")
     return result
 
@@ -57,7 +56,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         description="Read a note (or one section by heading) with its frontmatter, tags and sha256.",
         input_model=m.ReadArgs,
         output_model=m.ReadOutput,
-        handler=threaded(NotesService.read),
+        handler=threaded("read"),
         risk=Risk.LOW,
         describe=lambda a: f"read note {a.path}",
         read_only=True,
@@ -71,7 +70,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         ),
         input_model=m.SearchArgs,
         output_model=m.SearchOutput,
-        handler=threaded(NotesService.search),
+        handler=threaded("search"),
         risk=Risk.LOW,
         describe=lambda a: f"search notes for {a.query!r}",
         read_only=True,
@@ -85,7 +84,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         ),
         input_model=m.WriteArgs,
         output_model=m.WriteOutput,
-        handler=threaded(NotesService.write),
+        handler=threaded("write"),
         risk=Risk.MEDIUM,
         dynamic_risk=write_risk,
         describe=lambda a: (
@@ -99,7 +98,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         description="Merge keys into a note's YAML frontmatter (null removes a key); the body is untouched.",
         input_model=m.UpdateFrontmatterArgs,
         output_model=m.FrontmatterOutput,
-        handler=threaded(NotesService.update_frontmatter),
+        handler=threaded("update_frontmatter"),
         risk=Risk.MEDIUM,
         describe=lambda a: f"set frontmatter {', '.join(sorted(a.set))} on {a.path}",
         idempotent=True,
@@ -110,7 +109,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         description="Notes that link to this note.",
         input_model=m.LinksArgs,
         output_model=m.BacklinksOutput,
-        handler=threaded(NotesService.backlinks),
+        handler=threaded("backlinks"),
         risk=Risk.LOW,
         describe=lambda a: f"list backlinks of {a.path}",
         read_only=True,
@@ -122,7 +121,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         description="Links in this note and where they resolve (unresolved ones included).",
         input_model=m.LinksArgs,
         output_model=m.ForwardLinksOutput,
-        handler=threaded(NotesService.forward_links),
+        handler=threaded("forward_links"),
         risk=Risk.LOW,
         describe=lambda a: f"list links in {a.path}",
         read_only=True,
@@ -134,7 +133,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         description="Open today's (or a date's) daily note, creating it from the template when missing.",
         input_model=m.DailyArgs,
         output_model=m.DailyOutput,
-        handler=threaded(NotesService.daily),
+        handler=threaded("daily"),
         risk=Risk.LOW,
         dynamic_risk=daily_risk,
         describe=lambda a: (
@@ -147,7 +146,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         description="Notes with a tag (frontmatter or inline); 'project' also matches 'project/alpha'.",
         input_model=m.TagArgs,
         output_model=m.TagOutput,
-        handler=threaded(NotesService.search_by_tag),
+        handler=threaded("search_by_tag"),
         risk=Risk.LOW,
         describe=lambda a: f"list notes tagged #{a.tag}",
         read_only=True,
@@ -159,7 +158,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         description="Frontmatter, tags, headings, word and link counts, dates of a note, without its body.",
         input_model=m.PathArgs,
         output_model=m.MetadataOutput,
-        handler=threaded(NotesService.metadata),
+        handler=threaded("metadata"),
         risk=Risk.LOW,
         describe=lambda a: f"read metadata of {a.path}",
         read_only=True,
@@ -185,7 +184,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         ),
         input_model=m.DeleteArgs,
         output_model=m.DeleteOutput,
-        handler=threaded(NotesService.delete),
+        handler=threaded("delete"),
         risk=Risk.HIGH,
         describe=lambda a: f"{'permanently delete' if a.permanent else 'move to trash'} note {a.path}",
     ),
@@ -195,7 +194,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         description="A random note, optionally within a tag or folder.",
         input_model=m.RandomArgs,
         output_model=m.RandomOutput,
-        handler=threaded(NotesService.random_note),
+        handler=threaded("random_note"),
         risk=Risk.LOW,
         describe=lambda a: "pick a random note",
         read_only=True,
