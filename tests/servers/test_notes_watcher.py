@@ -103,3 +103,36 @@ def test_index_command_prints_progress_and_a_summary(
     assert f"{len(VAULT)} notes in the index: {len(VAULT)} indexed, 0 unchanged, 0 removed" in captured.out
     main(["--config", str(config), "notes", "index"])
     assert f"0 indexed, {len(VAULT)} unchanged" in capsys.readouterr().out
+
+
+async def test_tools_answer_while_the_first_index_runs(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time as time_module
+
+    from mcp_tools.servers.notes import vault as vault_module
+    from tests.servers.notes_fixtures import write_vault
+
+    root = write_vault(tmp_path / "big", {f"Bulk/Note {i:03d}.md": f"# Note {i}\n\nkiwi {i}\n" for i in range(200)})
+    original = vault_module.NotesService.index_path
+
+    def slow_index_path(self: NotesService, key: str, *args: Any, **kwargs: Any) -> str:
+        time_module.sleep(0.01)
+        return original(self, key, *args, **kwargs)
+
+    monkeypatch.setattr(vault_module.NotesService, "index_path", slow_index_path)
+    monkeypatch.setattr(vault_module, "RECONCILE_BATCH", 5)
+    async with connect(tmp_path, notes_settings(root)) as client:
+        started = time_module.monotonic()
+        early = ok(await client.call_tool("notes_search", {"query": "kiwi"}))
+        read = ok(await client.call_tool("notes_read", {"path": "Bulk/Note 199"}))
+        answered_in = time_module.monotonic() - started
+        final = await wait_indexed(client)
+        done = ok(await client.call_tool("notes_search", {"query": "kiwi", "top_k": 50}))
+    assert early["index"]["complete"] is False and early["index"]["indexed"] < 200
+    assert "results may be partial" in early["note"]
+    assert read["content"] == "# Note 199\n\nkiwi 199\n"
+    assert answered_in < 1.5  # the whole first pass takes over 2 s
+    assert final["index"] == {"indexed": 200, "total": 200, "complete": True, "embedded_chunks": 0, "total_chunks": 0}
+    assert len(done["results"]) == 50

@@ -419,9 +419,8 @@ class NotesService:
                     note = f"embeddings cover {embedded} of {total_chunks} chunks; indexing continues"
         state = self.index_state()
         if not state.complete:
-            note = (
-                note + "; " if note else ""
-            ) + f"index is {state.indexed}/{state.total} notes; results may be partial"
+            progress = f"{state.indexed}/{state.total} notes" if state.total else "being built"
+            note = (note + "; " if note else "") + f"the index is {progress}; results may be partial"
         docs = index.documents_by_id(h.doc_id for h in hits)
         results = [
             m.SearchHit(
