@@ -661,7 +661,8 @@ class NotesService:
             sources = {r.source_path for r in self.index.links_to(old)} | {old}
             # notes whose links the new name could capture (a closer or exact match) are checked too
             sources |= self.index.sources_linking_by_name(stem_of(new))
-            plans = self._plan_rename(old, new, sources)
+            with self.index.lock:  # the resolver must not change under the plan
+                plans = self._plan_rename(old, new, sources)
             changed = [
                 m.FileChange(
                     path=new if source == old else source,
