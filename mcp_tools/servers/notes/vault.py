@@ -175,14 +175,18 @@ class NotesService:
                     except OSError:
                         continue
 
-    def index_path(self, key: str, known: FileState | None = None, *, info: os.stat_result | None = None) -> str:
-        """Bring one note's index entry up to date: 'indexed', 'unchanged', 'removed' or 'skipped'."""
+    def index_path(
+        self, key: str, known: FileState | None = None, *, info: os.stat_result | None = None, new: bool = False
+    ) -> str:
+        """Bring one note's index entry up to date: 'indexed', 'unchanged', 'removed' or 'skipped'.
+
+        `known` is the indexed state when the caller has it; `new` says the note is not indexed."""
         index = self.index
         if info is None:
             info = self.sandbox.stat(key)
         if info is None or not stat_module.S_ISREG(info.st_mode):
             return "removed" if index.remove(key) else "unchanged"
-        if known is None:
+        if known is None and not new:
             known = self._state_of(key)
         if known and known.mtime_ns == info.st_mtime_ns and known.size == info.st_size:
             return "unchanged"
@@ -226,7 +230,7 @@ class NotesService:
                     for key, info in files[start : start + RECONCILE_BATCH]:
                         present.add(key)
                         try:
-                            outcome = self.index_path(key, known.get(key), info=info)
+                            outcome = self.index_path(key, known.get(key), info=info, new=key not in known)
                         except ToolFailure:  # a name the sandbox refuses (control characters)
                             outcome = "skipped"
                         if outcome == "skipped":
