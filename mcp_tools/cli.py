@@ -132,6 +132,13 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     call.add_argument("--json", action="store_true", help="print the structured result")
     call.set_defaults(handler=cmd_call)
 
+    call_text = commands.add_parser(
+        "call-text", help="run the tool calls a model wrote as text (JSON blocks) through the same policy"
+    )
+    call_text.add_argument("file", nargs="?", default="-", help="the model's reply; - (default) reads stdin")
+    call_text.add_argument("--json", action="store_true", help="print a JSON list of the results")
+    call_text.set_defaults(handler=cmd_call_text)
+
     approvals = commands.add_parser("approvals", help="approve or deny high-risk calls from clients that cannot ask")
     sub = approvals.add_subparsers(metavar="ACTION")
     listing = sub.add_parser("list", help="pending and approved, unexpired approvals")
@@ -305,6 +312,53 @@ def cmd_call(args: argparse.Namespace) -> int:
     else:
         print(outcome.text)
     return 1 if outcome.is_error else 0
+
+
+def cmd_call_text(args: argparse.Namespace) -> int:
+    import anyio
+
+    from mcp_tools.app import build_app
+    from mcp_tools.policy.gate import Caller
+    from mcp_tools.textcalls import ALIASES, MAX_TEXT_CHARS, ParsedCall, run_text_calls
+
+    limit = 4 * MAX_TEXT_CHARS + 4  # bytes enough for the characters the parser reads; it reports the cut
+    try:
+        if args.file == "-":
+            data = sys.stdin.buffer.read(limit)
+        else:
+            with open(args.file, "rb") as handle:
+                data = handle.read(limit)
+    except OSError as exc:
+        print(f"mcp-tools: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    text = data.decode("utf-8", errors="replace")
+    app = build_app(_config(args))
+    asker = TerminalConfirmation() if sys.stdin.isatty() and sys.stderr.isatty() else None
+    caller = Caller(transport="text", principal="local", asker=asker)
+
+    async def run() -> Any:
+        async with app.running():
+            return await run_text_calls(app, text, caller)
+
+    results = anyio.run(run)
+    failed = any(result.is_error for result in results)
+    if args.json:
+        for result in results:
+            if result.outcome.notice:
+                print(result.outcome.notice, file=sys.stderr)
+        print(json.dumps([result.as_dict() for result in results], indent=2, ensure_ascii=False))
+        return 1 if failed else 0
+    if not results:
+        print("No tool calls found.", file=sys.stderr)
+    for index, result in enumerate(results):
+        shown = result.name or "?"
+        if isinstance(result.call, ParsedCall) and result.call.name in ALIASES:
+            shown += f" (as {result.call.name})"
+        print(("\n" if index else "") + f"[{result.call.label}] {shown}: {'error' if result.is_error else 'ok'}")
+        if result.outcome.notice:  # in the output, not on stderr: the model must read it to report the action
+            print(result.outcome.notice)
+        print(result.outcome.text)
+    return 1 if failed else 0
 
 
 def _store(args: argparse.Namespace) -> Any:
