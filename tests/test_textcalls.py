@@ -68,6 +68,11 @@ def test_indented_fences_count_and_inline_triple_backticks_do_not() -> None:
     assert one(inline) == ("files.list", {})
 
 
+def test_a_longer_outer_fence_carries_content_with_fences_in_it() -> None:
+    text = '````json\n{"tool": "write_file", "path": "R.md", "content": "# T\n```sh\nls\n```\n"}\n````\n'
+    assert one(text + "Done.") == ("write_file", {"path": "R.md", "content": "# T\n```sh\nls\n```\n"})
+
+
 @pytest.mark.parametrize("tag", ["tool_call", "function_call"])
 def test_hermes_and_function_call_tags(tag: str) -> None:
     text = f'<{tag}>\n{{"name": "demo_echo", "arguments": {{"text": "hi"}}}}\n</{tag}>'
