@@ -285,11 +285,18 @@ class TerminalConfirmation:
         return Answer.ACCEPT if reply.strip().lower() in ("y", "yes") else Answer.DECLINE
 
 
+def local_caller(transport: str) -> Any:
+    """The person at this terminal: asked y/N when there is a terminal, else like a client that cannot ask."""
+    from mcp_tools.policy.gate import Caller
+
+    asker = TerminalConfirmation() if sys.stdin.isatty() and sys.stderr.isatty() else None
+    return Caller(transport=transport, principal="local", asker=asker)
+
+
 def cmd_call(args: argparse.Namespace) -> int:
     import anyio
 
     from mcp_tools.app import build_app
-    from mcp_tools.policy.gate import Caller
 
     try:
         arguments = json.loads(args.args)
@@ -297,8 +304,7 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(f"mcp-tools: --args is not valid JSON: {exc}", file=sys.stderr)
         return 2
     app = build_app(_config(args))
-    asker = TerminalConfirmation() if sys.stdin.isatty() and sys.stderr.isatty() else None
-    caller = Caller(transport="cli", principal="local", asker=asker)
+    caller = local_caller("cli")
 
     async def run() -> Any:
         async with app.running():
@@ -318,7 +324,6 @@ def cmd_call_text(args: argparse.Namespace) -> int:
     import anyio
 
     from mcp_tools.app import build_app
-    from mcp_tools.policy.gate import Caller
     from mcp_tools.textcalls import ALIASES, MAX_TEXT_CHARS, ParsedCall, run_text_calls
 
     limit = 4 * MAX_TEXT_CHARS + 4  # bytes enough for the characters the parser reads; it reports the cut
@@ -333,8 +338,7 @@ def cmd_call_text(args: argparse.Namespace) -> int:
         return 2
     text = data.decode("utf-8", errors="replace")
     app = build_app(_config(args))
-    asker = TerminalConfirmation() if sys.stdin.isatty() and sys.stderr.isatty() else None
-    caller = Caller(transport="text", principal="local", asker=asker)
+    caller = local_caller("text")
 
     async def run() -> Any:
         async with app.running():
