@@ -7,10 +7,14 @@ outcome back into a `CallToolResult` or, on 2026-07-28 connections, an `InputReq
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -40,6 +44,7 @@ CONFIRM_SCHEMA: dict[str, Any] = {
     "required": ["confirm"],
 }
 PRINCIPAL_SCOPE_KEY = "mcp_tools.principal"
+PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def tool_definition(tool: BoundTool) -> types.Tool:
@@ -68,6 +73,41 @@ def tool_definition(tool: BoundTool) -> types.Tool:
             open_world_hint=spec.open_world,
         ),
     )
+
+
+def cached_definitions(tools: list[BoundTool], cache_dir: Path) -> list[types.Tool]:
+    """Tool definitions, from a cache when nothing that shapes them has changed.
+
+    Generating 40-odd JSON schemas is a good part of start-up, and Claude Desktop starts the
+    server often. The key covers our version, every source file of the package (size and
+    mtime), and each tool's wire name and risk, so any change regenerates the definitions.
+    """
+    key = definitions_key(tools)
+    path = cache_dir / f"tools-{key}.json"
+    try:
+        return [types.Tool.model_validate(item) for item in json.loads(path.read_text(encoding="utf-8"))]
+    except (OSError, ValueError):
+        pass
+    definitions = [tool_definition(tool) for tool in tools]
+    payload = json.dumps([d.model_dump(mode="json", by_alias=True, exclude_none=True) for d in definitions])
+    with contextlib.suppress(OSError):  # a read-only state dir only costs the cache
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        for stale in cache_dir.glob("tools-*.json"):
+            stale.unlink(missing_ok=True)
+        temp = path.with_suffix(f".{secrets.token_hex(4)}.tmp")
+        temp.write_text(payload, encoding="utf-8")
+        os.replace(temp, path)
+    return definitions
+
+
+def definitions_key(tools: list[BoundTool]) -> str:
+    digest = hashlib.sha256(__version__.encode())
+    for source in sorted(PACKAGE_DIR.rglob("*.py")):
+        stat = source.stat()
+        digest.update(f"{source.relative_to(PACKAGE_DIR)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    for tool in tools:
+        digest.update(f"{tool.spec.name}:{tool.wire_name}:{tool.configured_risk.label}\n".encode())
+    return digest.hexdigest()[:24]
 
 
 def compact_schema(schema: Any) -> Any:
@@ -194,8 +234,7 @@ def progress_reporter(
 
 def build_server(app: App, transport: str, namespace: str | None = None) -> Server[Any]:
     """One MCP server over all enabled namespaces, or over one of them (`/files/mcp`)."""
-    visible = app.visible_tools(namespace)
-    listed = [tool_definition(tool) for tool in visible]
+    listed = cached_definitions(app.visible_tools(namespace), app.environment.state_dir / "cache")
     used_nonces: dict[str, float] = {}
     settings = app.config.policy
     name = "mcp-tools" if namespace is None else f"mcp-tools-{namespace}"

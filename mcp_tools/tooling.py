@@ -80,15 +80,19 @@ class NotConfigured(Exception):
 
 
 class Arguments(BaseModel):
-    """Base for tool input models: unknown arguments are errors, so typos are not ignored."""
+    """Base for tool input models: unknown arguments are errors, so typos are not ignored.
 
-    model_config = ConfigDict(extra="forbid")
+    Validators are built on first use (`defer_build`): a server that lists 40 tools should not
+    pay for all of them before it answers.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Output(BaseModel):
-    """Base for tool output models."""
+    """Base for tool output models; built on first use, like `Arguments`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class CallContext:

@@ -1,0 +1,48 @@
+"""Tool definitions: derived from the declarations, cached between starts, never stale."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp_tools.app import build_app
+from mcp_tools.mcp_server import cached_definitions, definitions_key, tool_definition
+from tests.harness import make_config
+
+
+def demo_app(tmp_path: Path, **policy: object):
+    return build_app(make_config(tmp_path, {"server": {"servers": ["demo"]}, "policy": dict(policy)}))
+
+
+def test_cached_definitions_equal_fresh_ones(tmp_path: Path, demo_namespace: str) -> None:
+    app = demo_app(tmp_path)
+    tools = app.visible_tools()
+    fresh = [tool_definition(tool) for tool in tools]
+    first = cached_definitions(tools, tmp_path / "cache")
+    assert len(list((tmp_path / "cache").glob("tools-*.json"))) == 1
+    second = cached_definitions(tools, tmp_path / "cache")
+    assert first == fresh and second == fresh
+
+
+def test_a_change_of_risk_changes_the_key(tmp_path: Path, demo_namespace: str) -> None:
+    plain = demo_app(tmp_path / "a").visible_tools()
+    raised = demo_app(tmp_path / "b", rules=[{"match": "demo.echo", "risk": "high"}]).visible_tools()
+    assert definitions_key(plain) != definitions_key(raised)
+    cached_definitions(plain, tmp_path / "cache")
+    definitions = {tool.name: tool for tool in cached_definitions(raised, tmp_path / "cache")}
+    assert "asks the person first" in (definitions["demo_echo"].description or "")
+    assert len(list((tmp_path / "cache").glob("tools-*.json"))) == 1  # the stale file is gone
+
+
+def test_a_corrupt_cache_is_regenerated(tmp_path: Path, demo_namespace: str) -> None:
+    tools = demo_app(tmp_path).visible_tools()
+    cached_definitions(tools, tmp_path / "cache")
+    (cache_file,) = (tmp_path / "cache").glob("tools-*.json")
+    cache_file.write_text("[{broken")
+    assert cached_definitions(tools, tmp_path / "cache") == [tool_definition(tool) for tool in tools]
+
+
+def test_an_unwritable_cache_dir_only_costs_the_cache(tmp_path: Path, demo_namespace: str) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    tools = demo_app(tmp_path).visible_tools()
+    assert cached_definitions(tools, blocker / "cache") == [tool_definition(tool) for tool in tools]
