@@ -44,6 +44,7 @@ class RulePolicy:
         self.settings = settings
         user_rules = [RiskRule(rule.match, Risk.parse(rule.risk), "config") for rule in settings.rules]
         self.rules: list[RiskRule] = [*user_rules, *(load_shipped_rules() if shipped is None else shipped)]
+        self._hidden: dict[str, str | None] = {}
 
     def configured_risk(self, tool: ToolSpec) -> Risk:
         """First matching rule wins; with none, the tool's own base risk."""
@@ -52,11 +53,13 @@ class RulePolicy:
                 return rule.risk
         return tool.risk
 
-    def matching_rule(self, tool: ToolSpec) -> RiskRule | None:
-        return next((rule for rule in self.rules if rule.matches(tool.name)), None)
-
     def hidden_reason(self, tool: ToolSpec) -> str | None:
-        """Why a tool is neither listed nor callable, or None when it is visible."""
+        """Why a tool is neither listed nor callable, or None when it is visible (asked on every call)."""
+        if tool.name not in self._hidden:
+            self._hidden[tool.name] = self._hidden_reason(tool)
+        return self._hidden[tool.name]
+
+    def _hidden_reason(self, tool: ToolSpec) -> str | None:
         for pattern in self.settings.disabled:
             if fnmatch.fnmatchcase(tool.name, pattern):
                 return f"{tool.name} is disabled by the policy config (disabled = {pattern!r})"
