@@ -9,8 +9,10 @@ import pytest
 from mcp_tools.config import ConfigError, load_config, parse_config
 
 
-def test_no_config_file_means_embedded_defaults(tmp_path: Path) -> None:
-    config = load_config(None, {"XDG_CONFIG_HOME": str(tmp_path / "nothing-here"), "HOME": str(tmp_path)})
+def test_no_config_file_means_embedded_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nothing-here"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    config = load_config(None, {})
     assert config.source is None
     assert config.server.servers is None and config.server.wire_separator == "_"
     assert config.policy.on_no_elicitation == "approve_out_of_band" and config.policy.approval_ttl_seconds == 600
