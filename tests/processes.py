@@ -61,6 +61,35 @@ def run_cli(config: Path, *args: str, input_text: str | None = None) -> subproce
     )
 
 
+def answer_on_terminal(config: Path, *args: str, answer: bytes) -> tuple[bytes, str, int]:
+    """Run the CLI with a terminal on stdin and stderr, answer its [y/N] prompt.
+
+    Returns what the prompt showed, what was printed on stdout, and the exit code.
+    """
+    import pty
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), *args],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+    os.close(follower)
+    try:
+        prompt = b""
+        while b"[y/N]" not in prompt:
+            prompt += os.read(leader, 1024)
+        os.write(leader, answer)
+        out, _ = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        os.close(leader)
+    return prompt, out.decode(), process.returncode
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -83,9 +112,7 @@ def http_server(config: Path, *args: str, **env: str) -> Iterator[str]:
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
-                raise RuntimeError(
-                    f"server exited: {process.stderr.read().decode() if process.stderr else ''}"
-                )
+                raise RuntimeError(f"server exited: {process.stderr.read().decode() if process.stderr else ''}")
             try:
                 if httpx2.get(base + "/healthz", timeout=1).status_code == 200:
                     break

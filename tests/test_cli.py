@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.processes import ROOT, child_env, demo_config, run_cli
+from tests.processes import ROOT, answer_on_terminal, child_env, demo_config, run_cli
 
 
 def test_tools_lists_canonical_and_wire_names_with_risk(tmp_path: Path) -> None:
@@ -41,37 +40,11 @@ def test_call_runs_through_the_policy(tmp_path: Path) -> None:
 
 
 def test_call_on_a_terminal_asks_y_or_n(tmp_path: Path) -> None:
-    import pty
-
     config = demo_config(tmp_path)
     for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", '"erased": "t"')):
-        leader, follower = pty.openpty()
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                str(ROOT / "tests/serve_demo.py"),
-                "--config",
-                str(config),
-                "call",
-                "demo.erase",
-                "--args",
-                '{"target": "t"}',
-            ],
-            stdin=follower,
-            stdout=subprocess.PIPE,
-            stderr=follower,
-            env=child_env(),
-            cwd=str(ROOT),
-        )
-        os.close(follower)
-        prompt = b""
-        while b"[y/N]" not in prompt:
-            prompt += os.read(leader, 1024)
+        prompt, out, _ = answer_on_terminal(config, "call", "demo.erase", "--args", '{"target": "t"}', answer=answer)
         assert b"Erase 't'" in prompt
-        os.write(leader, answer)
-        out, _ = process.communicate(timeout=60)
-        os.close(leader)
-        assert expected in out.decode()
+        assert expected in out
 
 
 def test_approvals_show_and_unknown_ids(tmp_path: Path) -> None:

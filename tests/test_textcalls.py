@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +24,7 @@ from mcp_tools.textcalls import (
 )
 from mcp_tools.tooling import ToolFailure
 from tests.harness import make_config
-from tests.processes import ROOT, child_env, demo_config, run_cli
+from tests.processes import answer_on_terminal, demo_config, run_cli
 
 FENCE = "```"
 
@@ -603,28 +600,11 @@ def test_call_text_fails_when_a_call_fails_and_cannot_ask_off_a_terminal(tmp_pat
 
 
 def test_call_text_on_a_terminal_asks_y_or_n(tmp_path: Path) -> None:
-    import pty
-
     config = demo_config(tmp_path)
     reply = tmp_path / "reply.md"
     reply.write_text('{"tool": "demo.erase", "target": "t"}', encoding="utf-8")
     for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", '"erased": "t"')):
-        leader, follower = pty.openpty()
-        process = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests/serve_demo.py"), "--config", str(config), "call-text", str(reply)],
-            stdin=follower,
-            stdout=subprocess.PIPE,
-            stderr=follower,
-            env=child_env(),
-            cwd=str(ROOT),
-        )
-        os.close(follower)
-        prompt = b""
-        while b"[y/N]" not in prompt:
-            prompt += os.read(leader, 1024)
+        prompt, out, returncode = answer_on_terminal(config, "call-text", str(reply), answer=answer)
         assert b"Erase 't'" in prompt
-        os.write(leader, answer)
-        out, _ = process.communicate(timeout=60)
-        os.close(leader)
-        assert expected in out.decode()
-        assert process.returncode == (1 if answer == b"n\n" else 0)
+        assert expected in out
+        assert returncode == (1 if answer == b"n\n" else 0)
