@@ -12,16 +12,16 @@ from pathlib import Path
 from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox
 from mcp_tools.servers.files.store import (
     MAX_LISTED,
+    READ_CHUNK,
     Progress,
     StoredEntry,
     StoredType,
     Window,
     check_expected,
     join_key,
+    read_window_from,
 )
 from mcp_tools.tooling import ToolFailure
-
-CHUNK = 1 << 20
 
 
 def _type_of(mode: int) -> StoredType:
@@ -57,19 +57,8 @@ class LocalStore:
         return None if info is None else _entry(key, info)
 
     def read_window(self, key: str, offset: int, limit: int) -> Window:
-        digest = hashlib.sha256()
-        window = bytearray()
-        position = 0
         with self.sandbox.open_file(key) as file:
-            size = os.fstat(file.fileno()).st_size
-            while chunk := file.read(CHUNK):
-                digest.update(chunk)
-                start = max(offset - position, 0)
-                end = min(offset + limit - position, len(chunk))
-                if start < end:
-                    window += chunk[start:end]
-                position += len(chunk)
-        return Window(max(size, position), digest.hexdigest(), bytes(window))
+            return read_window_from(iter(lambda: file.read(READ_CHUNK), b""), offset, limit)
 
     def read_all(self, key: str, max_bytes: int) -> bytes:
         return self.sandbox.read_bytes(key, max_bytes=max_bytes)

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_tools.sandbox import check_key
-from mcp_tools.servers.files.store import Progress, StoredEntry, Window, check_expected
+from mcp_tools.servers.files.store import READ_CHUNK, Progress, StoredEntry, Window, check_expected, read_window_from
 from mcp_tools.tooling import ToolFailure
 
 DELETE_BATCH = 1000  # the most one DeleteObjects request takes
-CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -152,21 +151,11 @@ class S3Store:
 
     def read_window(self, key: str, offset: int, limit: int) -> Window:
         response = self._get(key)
-        digest = hashlib.sha256()
-        window = bytearray()
-        position = 0
         body = response["Body"]
         try:
-            for chunk in body.iter_chunks(CHUNK):
-                digest.update(chunk)
-                start = max(offset - position, 0)
-                end = min(offset + limit - position, len(chunk))
-                if start < end:
-                    window += chunk[start:end]
-                position += len(chunk)
+            return read_window_from(body.iter_chunks(READ_CHUNK), offset, limit)
         finally:
             body.close()
-        return Window(position, digest.hexdigest(), bytes(window))
 
     def _read_limited(self, key: str, max_bytes: int) -> tuple[bytes, str]:
         response = self._get(key)

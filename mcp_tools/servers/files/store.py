@@ -6,8 +6,9 @@ import base64
 import binascii
 import fnmatch
 import functools
+import hashlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
@@ -43,6 +44,24 @@ class Window:
     size: int
     sha256: str
     data: bytes
+
+
+READ_CHUNK = 1 << 20
+
+
+def read_window_from(chunks: Iterable[bytes], offset: int, limit: int) -> Window:
+    """One pass over a file's chunks: the sha256 of the whole file and the bytes of one window."""
+    digest = hashlib.sha256()
+    window = bytearray()
+    position = 0
+    for chunk in chunks:
+        digest.update(chunk)
+        start = max(offset - position, 0)
+        end = min(offset + limit - position, len(chunk))
+        if start < end:
+            window += chunk[start:end]
+        position += len(chunk)
+    return Window(position, digest.hexdigest(), bytes(window))
 
 
 class Store(Protocol):
