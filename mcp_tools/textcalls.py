@@ -572,7 +572,7 @@ async def run_text_calls(app: App, text: str, caller: Caller) -> list[TextCallRe
     for item in parse_tool_calls(text):
         if isinstance(item, ParseProblem):
             failure = ToolFailure("invalid_arguments", item.message, item.hint)
-            results.append(TextCallResult(item, item.name, failure_outcome(failure, "denied")))
+            results.append(TextCallResult(item, item.name, failure_outcome(failure)))
             continue
         results.append(await run_parsed_call(app, item, caller))
     return results
@@ -587,7 +587,7 @@ async def run_parsed_call(app: App, call: ParsedCall, caller: Caller) -> TextCal
             name, arguments = resolve_alias(name, arguments)
         except ToolFailure as failure:
             failure.message = f"{call.label}: {failure.message}"
-            return TextCallResult(call, ALIASES[call.name].tool, failure_outcome(failure, "denied"))
+            return TextCallResult(call, ALIASES[call.name].tool, failure_outcome(failure))
         tool = app.find_tool(name)
     outcome = await app.gate.call(tool, name, arguments, caller)
     if outcome.ask_later is not None:  # a deferred question needs a transport round trip text cannot make
@@ -597,6 +597,5 @@ async def run_parsed_call(app: App, call: ParsedCall, caller: Caller) -> TextCal
                 f"{name} needs the person's confirmation and it cannot be asked here.",
                 "Run it from a terminal, or approve it with `mcp-tools approvals approve`.",
             ),
-            "denied",
         )
     return TextCallResult(call, tool.spec.name if tool else name, outcome)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from mcp_tools.config import PolicySettings
 from mcp_tools.policy.redact import redact
 from mcp_tools.policy.rules import RulePolicy, effective_risk
-from mcp_tools.policy.store import Approval, AuditRow, PolicyStore
+from mcp_tools.policy.store import Approval, AuditRow, PolicyStore, iso_time
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 logger = logging.getLogger("mcp_tools.policy")
@@ -93,7 +93,6 @@ class CallOutcome:
     is_error: bool = False
     notice: str | None = None
     ask_later: AskLater | None = None
-    decision: str = "ran"
 
     @property
     def error(self) -> dict[str, Any] | None:
@@ -110,12 +109,12 @@ def arguments_digest(tool: str, arguments: dict[str, Any]) -> str:
     return hashlib.sha256(f"{tool}\n{canonical}".encode()).hexdigest()
 
 
-def failure_outcome(failure: ToolFailure, decision: str = "ran") -> CallOutcome:
+def failure_outcome(failure: ToolFailure) -> CallOutcome:
     error = failure.as_dict()
     text = f"Error ({failure.kind}): {failure.message}"
     if failure.hint:
         text += f"\nHint: {failure.hint}"
-    return CallOutcome(text=text, structured={"error": error}, is_error=True, decision=decision)
+    return CallOutcome(text=text, structured={"error": error}, is_error=True)
 
 
 def describe_validation_error(tool: ToolSpec, exc: ValidationError) -> str:
@@ -159,10 +158,10 @@ class PolicyGate:
         try:
             outcome = await self._call(tool, name, raw_args, caller, state)
         except ToolFailure as failure:
-            outcome = failure_outcome(failure, state.decision)
+            outcome = failure_outcome(failure)
         except Exception:
             logger.exception("policy checks for %s failed unexpectedly", state.tool)
-            outcome = failure_outcome(_internal_error(state.tool), state.decision)
+            outcome = failure_outcome(_internal_error(state.tool))
         if outcome.ask_later is None:
             self._audit(caller, state, outcome, started)
         return outcome
@@ -201,7 +200,6 @@ class PolicyGate:
                 return verdict
         context = CallContext(principal=caller.principal, transport=caller.transport, progress=caller.progress)
         outcome = await self._run(tool, args, context)
-        outcome.decision = state.decision
         if risk is Risk.MEDIUM and not outcome.is_error:
             outcome.notice = (
                 f"Action performed: {spec.describe(args)} ({spec.name}, medium risk). Tell the user what was done."
@@ -229,7 +227,7 @@ class PolicyGate:
         if caller.asker is not None:
             answer = await caller.asker.ask(request)
             if isinstance(answer, AskLater):
-                return CallOutcome(text="", ask_later=answer, decision="confirmation_requested")
+                return CallOutcome(text="", ask_later=answer)
             if answer is Answer.ACCEPT:
                 state.decision = "confirmed"
                 return None
@@ -323,7 +321,7 @@ def approval_required(approval: Approval, wire_name: str) -> ToolFailure:
         f"{approval.tool} needs the person's approval before it runs ({approval.summary}). Approval id: {approval.id}.",
         f"Ask the person to run `mcp-tools approvals approve {approval.id}` (it expires in about {minutes} "
         f"minutes), then call {wire_name} again with exactly the same arguments.",
-        details={"approval_id": approval.id, "expires": approval.as_dict(approval.created)["expires"]},
+        details={"approval_id": approval.id, "expires": iso_time(approval.expires)},
     )
 
 

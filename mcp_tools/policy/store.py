@@ -82,8 +82,8 @@ class Approval:
             "arguments": self.args_display,
             "risk": self.risk,
             "principal": self.principal,
-            "created": _iso(self.created),
-            "expires": _iso(self.expires),
+            "created": iso_time(self.created),
+            "expires": iso_time(self.expires),
             "status": self.effective_status(now),
         }
 
@@ -103,7 +103,7 @@ class AuditRow:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "time": _iso(self.ts),
+            "time": iso_time(self.ts),
             "transport": self.transport,
             "principal": self.principal,
             "tool": self.tool,
@@ -116,7 +116,7 @@ class AuditRow:
         }
 
 
-def _iso(ts: float) -> str:
+def iso_time(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
