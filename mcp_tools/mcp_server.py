@@ -124,10 +124,20 @@ def compact_schema(schema: Any) -> Any:
 
 
 def call_result(outcome: CallOutcome) -> types.CallToolResult:
+    """Success carries `structuredContent` (valid against the tool's `outputSchema`) and its text.
+
+    An error carries no `structuredContent`: it could not match the tool's `outputSchema`, and
+    clients that validate (the Inspector) would reject the whole result. Its one text block is
+    the JSON error object, `{"error": {"kind", "message", "hint", ...}}`, for models and programs.
+    """
+    if outcome.is_error:
+        payload = outcome.structured or {"error": {"kind": "internal_error", "message": outcome.text}}
+        text = json.dumps(payload, ensure_ascii=False)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
     content = [types.TextContent(type="text", text=outcome.text)]
     if outcome.notice:
         content.insert(0, types.TextContent(type="text", text=outcome.notice))
-    return types.CallToolResult(content=content, structured_content=outcome.structured, is_error=outcome.is_error)
+    return types.CallToolResult(content=content, structured_content=outcome.structured)
 
 
 class LegacyElicitation:

@@ -128,6 +128,11 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
     line a person reads before confirming a high-risk call. The gate validates the arguments
     once and passes that same instance to `dynamic_risk`, `describe` and `handler`, so
     `dynamic_risk` may leave what it found on private attributes for the other two.
+
+    `precheck` runs after validation and before the person is asked: cheap checks that the
+    call can run at all (the target exists, an expected hash still matches), raising
+    `ToolFailure`, so nobody approves a call that was bound to fail. `tier` says whether a
+    model needs the tool most (`core`) or only sometimes (`extended`); toolsets select by it.
     """
 
     name: str
@@ -142,6 +147,8 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
     open_world: bool = False
     idempotent: bool = False
     dynamic_risk: Callable[[ServiceT, InputT], Awaitable[Risk]] | None = None
+    precheck: Callable[[ServiceT, InputT], Awaitable[None]] | None = None
+    tier: Literal["core", "extended"] = "core"
     destructive: bool | None = None  # overrides the derived destructiveHint (e.g. an edit in place)
     render_text: Callable[[OutputT], str] | None = None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -75,8 +76,11 @@ def ok(result: types.CallToolResult) -> dict[str, Any]:
 def failure(result: types.CallToolResult) -> dict[str, Any]:
     """The error object of a call that must have failed."""
     assert result.is_error, f"expected an error, got {result.content}"
-    assert result.structured_content is not None and "error" in result.structured_content
-    return result.structured_content["error"]
+    assert result.structured_content is None, "an error result must not carry structuredContent"
+    assert len(result.content) == 1 and isinstance(result.content[0], types.TextContent)
+    payload = json.loads(result.content[0].text)
+    assert set(payload) == {"error"}
+    return payload["error"]
 
 
 def text_of(result: types.CallToolResult) -> str:

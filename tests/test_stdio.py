@@ -117,7 +117,8 @@ def test_malformed_requests_get_errors_and_the_server_keeps_serving(tmp_path: Pa
     assert replies[2]["error"]["code"] == -32602  # invalid params: no tool name
     assert replies[3]["error"]["code"] == -32602  # arguments must be an object
     assert replies[4]["result"]["isError"] is True
-    assert replies[4]["result"]["structuredContent"]["error"]["message"] == "demo.echo needs text"
+    assert "structuredContent" not in replies[4]["result"]
+    assert json.loads(replies[4]["result"]["content"][0]["text"])["error"]["message"] == "demo.echo needs text"
     assert replies[5]["result"]["structuredContent"] == {"echo": "hello: é"}
     assert all("Traceback" not in json.dumps(reply) for reply in replies.values())
 

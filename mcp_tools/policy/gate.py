@@ -194,6 +194,12 @@ class PolicyGate:
         if risk is Risk.DENY:
             state.decision = "denied"
             raise ToolFailure("denied_by_policy", f"{spec.name} is denied by the policy config")
+        if spec.precheck is not None:
+            try:
+                await spec.precheck(tool.service, args)
+            except ToolFailure:
+                state.decision = "precheck_failed"
+                raise
         if risk is Risk.HIGH:
             verdict = await self._confirm(tool, args, arguments, risk, caller, state)
             if verdict is not None:
