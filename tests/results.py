@@ -1,8 +1,9 @@
 """What every `tools/call` result must look like to a client that validates (the Inspector does).
 
-Success: `structuredContent` valid against the tool's advertised `outputSchema` (formats
-checked too), plus at least one text block. Error: no `structuredContent`, and exactly one
-text block holding the JSON error object described by `ERROR_RESULT_SCHEMA`.
+Success: `structuredContent` that is plain JSON (no NaN or Infinity) and valid against the
+tool's advertised `outputSchema` (formats checked too), plus at least one text block. Error:
+no `structuredContent`, and exactly one text block holding the JSON error object described
+by `ERROR_RESULT_SCHEMA`.
 
 `tests/conftest.py` applies `check_call_result` to every call a test makes through the SDK's
 real client, so every test of every namespace enforces this contract.
@@ -71,7 +72,7 @@ def error_payload(result: types.CallToolResult) -> dict[str, Any]:
     if len(blocks) != 1 or not isinstance(blocks[0], types.TextContent):
         raise InvalidResult(f"an error result must hold exactly one text block, got {blocks!r}")
     try:
-        payload = json.loads(blocks[0].text)
+        payload = json.loads(blocks[0].text, parse_constant=_not_json)
     except ValueError as exc:
         raise InvalidResult(f"an error result's text is not JSON: {blocks[0].text!r}") from exc
     problems = [
@@ -80,6 +81,10 @@ def error_payload(result: types.CallToolResult) -> dict[str, Any]:
     if problems:
         raise InvalidResult(f"error payload {payload!r} does not match the error schema: {problems}")
     return payload
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def check_call_result(tool: types.Tool | None, name: str, result: types.CallToolResult) -> None:
@@ -93,6 +98,10 @@ def check_call_result(tool: types.Tool | None, name: str, result: types.CallTool
         raise InvalidResult(f"{name} advertises no outputSchema")
     if result.structured_content is None:
         raise InvalidResult(f"{name} succeeded without structuredContent")
+    try:
+        json.dumps(result.structured_content, allow_nan=False)
+    except ValueError as exc:  # NaN and Infinity are not JSON: the wire would carry null or fail
+        raise InvalidResult(f"{name}: structuredContent is not plain JSON: {exc}") from exc
     problems = schema_errors(tool.output_schema, result.structured_content)
     if problems:
         raise InvalidResult(f"{name}: structuredContent does not match its outputSchema: {problems}")

@@ -66,6 +66,14 @@ def test_a_valid_success_and_a_valid_error_pass() -> None:
         ),
         (types.CallToolResult(content=[], structured_content={"echo": "hi"}), "without a text block"),
         (
+            types.CallToolResult(content=text("hi"), structured_content={"echo": "hi", "n": float("nan")}),
+            "not plain JSON",
+        ),
+        (
+            types.CallToolResult(content=text('{"error": {"kind": "timeout", "message": NaN}}'), is_error=True),
+            "not JSON",
+        ),
+        (
             types.CallToolResult(
                 content=text('{"error": {"kind": "not_found", "message": "m"}}'),
                 structured_content={"error": {"kind": "not_found", "message": "m"}},
@@ -314,3 +322,26 @@ async def test_every_high_risk_tool_without_a_form_returns_an_approval_that_vali
             assert error["approval_id"] in error["hint"]
         declined = {name for name in run.tools if "asks the person first" in (run.tools[name].description or "")}
         assert declined - set(high) <= {"calendar_update_event", "calendar_delete_event"}
+
+
+async def test_numbers_json_cannot_carry_still_give_valid_results(tmp_path: Path) -> None:
+    """YAML's .nan and .inf in frontmatter, a score of 1e999 from the search engine: the result
+    must still be plain JSON valid against the schema, not NaN or Infinity."""
+    vault = write_vault(tmp_path / "vault", {"Odd.md": "---\nratio: .nan\nlimit: -.inf\nok: 1.5\n---\n# Odd\n"})
+    with FakeTavily() as tavily:
+        settings = {
+            "server": {"servers": ["notes", "web"]},
+            "notes": {"vault": str(vault), "watch": False},
+            "web": {"api_key": VALID_KEY, "api_base_url": tavily.url},
+        }
+        body = {"query": "q", "answer": None, "response_time": 0.1}
+        body["results"] = [{"title": "T", "url": "https://example.org/", "content": "c", "score": "SCORE"}]
+        tavily.push(Reply(200, json.dumps(body).replace('"SCORE"', "1e999").encode()))
+        async with connect(tmp_path, settings) as client:
+            meta = await client.call_tool("notes_metadata", {"path": "Odd"})
+            found = await client.call_tool("web_search", {"query": "q"})
+    assert not meta.is_error and meta.structured_content is not None
+    assert meta.structured_content["frontmatter"]["ok"] == 1.5
+    assert not found.is_error and found.structured_content is not None
+    assert found.structured_content["results"][0]["score"] is None
+    assert "NaN" not in meta.content[0].text and "Infinity" not in meta.content[0].text  # type: ignore[union-attr]
