@@ -45,6 +45,7 @@ SHELL = {"bash", "sh", "shell", "console"}
 CHECKED = {"toml", "json", *SHELL}
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+-]*)[^`]*$")
 COMMENTED_OPTION = re.compile(r"^#[ \t]*(?P<key>[A-Za-z_][\w-]*)[ \t]*=[ \t]*(?P<value>.+)$")
+REDIRECTION = re.compile(r"^(?:<<?<?|>>?|>&|&>>?|<&)$")
 CORE_MODELS: dict[str, type[BaseModel]] = {
     "server": ServerSettings,
     "policy": PolicySettings,
@@ -214,13 +215,22 @@ def command_lines(block: Block) -> list[str]:
 
 
 def simple_commands(line: str) -> list[list[str]]:
-    """Split a shell line at `&&`, `||`, `;`, `|` and `&` into word lists, comments dropped."""
+    """Split a shell line at `&&`, `||`, `;`, `|` and `&` into word lists, comments and
+    redirections (`> out.json`, `2>/dev/null`, `< reply.md`) dropped."""
+    line = re.sub(r"(^|\s)\d+(?=[<>])", r"\1", line)  # `2>/dev/null`: the descriptor is no argument
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
+    tokens = list(lexer)
     commands: list[list[str]] = [[]]
-    for token in lexer:
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
         if token in {"&&", "||", ";", "|", "&", ";;"}:
             commands.append([])
+        elif REDIRECTION.match(token):
+            if index < len(tokens) and not REDIRECTION.match(tokens[index]):
+                index += 1  # the redirection's target
         else:
             commands[-1].append(token)
     return [command for command in commands if command]
@@ -315,6 +325,9 @@ def test_the_toml_check_catches_broken_examples(toml: str, complaint: str | None
         ("mcp-tools call files.nosuch", "no tool named"),
         ("mcp-tools --config my.toml serve --http  # comment --nonsense", None),
         ("npx @modelcontextprotocol/inspector .venv/bin/mcp-tools serve", None),
+        ("mcp-tools audit --json --tail 2 > audit.jsonl 2>/dev/null", None),
+        ("mcp-tools call-text --json < reply.md 2>&1 | jq .", None),
+        ("mcp-tools approvals approve <id>", "does not parse"),
     ],
 )
 def test_the_shell_check_catches_broken_commands(line: str, complaint: str | None) -> None:
