@@ -10,6 +10,7 @@ not run). New documents are picked up without changing this file.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import io
 import json
@@ -45,6 +46,7 @@ SHELL = {"bash", "sh", "shell", "console"}
 CHECKED = {"toml", "json", *SHELL}
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+-]*)[^`]*$")
 COMMENTED_OPTION = re.compile(r"^#[ \t]*(?P<key>[A-Za-z_][\w-]*)[ \t]*=[ \t]*(?P<value>.+)$")
+PLACEHOLDER = re.compile(r"^(?:<.*>|[A-Z][A-Z_.]*|\.\.\.)$")
 REDIRECTION = re.compile(r"^(?:<<?<?|>>?|>&|&>>?|<&)$")
 CORE_MODELS: dict[str, type[BaseModel]] = {
     "server": ServerSettings,
@@ -279,6 +281,52 @@ def test_shell_examples_are_real_commands(block: Block) -> None:
                 check_cli_arguments(block.where, argv)
 
 
+def inline_commands(path: Path) -> Iterator[str]:
+    """`mcp-tools ...` in inline code outside fenced blocks: prose mentions and synopses."""
+    text = re.sub(r"^([ \t]*)(`{3,}|~{3,}).*?^\1\2", "", path.read_text(encoding="utf-8"), flags=re.S | re.M)
+    for span in re.finditer(r"(?<!`)`([^`\n]+)`(?!`)", text):
+        if re.match(r"^(?:\S*/)?mcp-tools\s", span[1]):
+            yield span[1]
+
+
+def check_synopsis(where: str, synopsis: str) -> None:
+    """A synopsis such as `mcp-tools audit [--tail N] [--json]` may hold placeholders and
+    brackets, so it is not parsed whole: its command words must lead to a real (sub)command,
+    and every `--option` it names must belong to that command."""
+    words = re.sub(r"[\[\]|\\]", " ", synopsis).split()[1:]
+    parser = build_parser(namespaces_wanted(words))
+    options = dict(parser._option_string_actions)
+    found_command = False
+    index = 0
+    while index < len(words):
+        word = words[index].split("=")[0]
+        index += 1
+        if word.startswith("-") and word != "-":  # a lone - is stdin, an argument
+            action = options.get(word)
+            assert action is not None, f"{where}: `{synopsis}` names {word}, which that command does not take"
+            if action.nargs != 0 and "=" not in words[index - 1]:
+                index += 1  # the option's value
+            continue
+        subcommands = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), {})
+        if word in subcommands:
+            parser, found_command = subcommands[word], True
+            options.update(parser._option_string_actions)
+        elif not found_command and not PLACEHOLDER.match(word):
+            raise AssertionError(f"{where}: `{synopsis}`: {word!r} is no mcp-tools command")
+
+
+@pytest.mark.parametrize(
+    ("path", "synopsis"),
+    [
+        pytest.param(path, synopsis, id=f"{path.name}:{synopsis}")
+        for path in DOCUMENTS
+        for synopsis in inline_commands(path)
+    ],
+)
+def test_commands_named_in_prose_exist(path: Path, synopsis: str) -> None:
+    check_synopsis(str(path.relative_to(ROOT)), synopsis)
+
+
 # --- the checks themselves -------------------------------------------------------------------
 
 
@@ -337,6 +385,26 @@ def test_the_shell_check_catches_broken_commands(line: str, complaint: str | Non
         return
     with pytest.raises(AssertionError, match=complaint):
         test_shell_examples_are_real_commands(block)
+
+
+@pytest.mark.parametrize(
+    ("synopsis", "complaint"),
+    [
+        ("mcp-tools audit [--tail N] [--json]", None),
+        ("mcp-tools approvals list [--all] | show ID | approve ID | deny ID", None),
+        ("mcp-tools inbox smtp [--listen 127.0.0.1:2525]", None),
+        ("mcp-tools --config my.toml serve", None),
+        ("mcp-tools audit [--tail N] [--jsonl]", "--jsonl"),
+        ("mcp-tools serve --htttp", "--htttp"),
+        ("mcp-tools approve ID", "no mcp-tools command"),
+    ],
+)
+def test_the_synopsis_check_catches_unknown_commands_and_options(synopsis: str, complaint: str | None) -> None:
+    if complaint is None:
+        check_synopsis("README.md", synopsis)
+        return
+    with pytest.raises(AssertionError, match=complaint):
+        check_synopsis("README.md", synopsis)
 
 
 def test_the_json_check_reads_several_values_and_checks_tool_calls() -> None:
