@@ -5,7 +5,8 @@ core sections, and each namespace's own section model, so a key in the wrong tab
 an option shown commented out must exist too); `json` parses (one value or several in a row),
 and a tool call in it names a real tool with arguments its input model accepts; `bash`, `sh`,
 `shell` and `console` command lines that run `mcp-tools` parse in the real CLI parser (they are
-not run). New documents are picked up without changing this file.
+not run). Outside code blocks, a command named in inline code must exist with the options it
+names. New documents are picked up without changing this file.
 """
 
 from __future__ import annotations
