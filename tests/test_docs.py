@@ -3,10 +3,11 @@
 Each fenced block is checked by its language: `toml` loads through the real config model (the
 core sections, and each namespace's own section model, so a key in the wrong table is caught;
 an option shown commented out must exist too); `json` parses (one value or several in a row),
-and a tool call in it names a real tool with arguments its input model accepts; `bash`, `sh`,
-`shell` and `console` command lines that run `mcp-tools` parse in the real CLI parser (they are
-not run). Outside code blocks, a command named in inline code must exist with the options it
-names. New documents are picked up without changing this file.
+a tool call in it names a real tool with arguments its input model accepts, and an error
+result has the one error shape; `bash`, `sh`, `shell` and `console` command lines that run
+`mcp-tools` parse in the real CLI parser (they are not run). Outside code blocks, a command
+named in inline code must exist with the options it names. New documents are picked up
+without changing this file.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from mcp_tools.config import (
 )
 from mcp_tools.servers import CATALOG, load_namespace
 from mcp_tools.tooling import ToolSpec
+from tests.results import ERROR_RESULT_SCHEMA, schema_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -194,6 +196,13 @@ def check_tool_call(where: str, value: Any) -> None:
         raise AssertionError(f"{where}: {name} does not accept {value['arguments']}: {exc}") from None
 
 
+def check_error_example(where: str, value: Any) -> None:
+    """`{"error": {...}}` shows an error result: it must have the one error shape."""
+    if isinstance(value, dict) and set(value) == {"error"}:
+        problems = schema_errors(ERROR_RESULT_SCHEMA, value)
+        assert not problems, f"{where}: not the error shape: {problems}"
+
+
 @pytest.mark.parametrize("block", blocks_of("json"))
 def test_json_examples_parse(block: Block) -> None:
     try:
@@ -203,6 +212,7 @@ def test_json_examples_parse(block: Block) -> None:
     assert values, f"{block.where}: empty JSON block"
     for value in values:
         check_tool_call(block.where, value)
+        check_error_example(block.where, value)
 
 
 # --- shell -----------------------------------------------------------------------------------
@@ -414,3 +424,5 @@ def test_the_json_check_reads_several_values_and_checks_tool_calls() -> None:
         json_values('{"a": 1} → {"b": ...}')
     with pytest.raises(AssertionError, match="does not accept"):
         check_tool_call("x", {"name": "inbox_read", "arguments": {"id": "x", "offset": "far"}})
+    with pytest.raises(AssertionError, match="not the error shape"):
+        check_error_example("x", {"error": {"kind": "approval_required", "message": "m"}})
