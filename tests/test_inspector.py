@@ -80,8 +80,14 @@ def install_pinned_inspector() -> Path:
         shutil.rmtree(staging, ignore_errors=True)
         raise AssertionError(f"npm ci of the pinned MCP Inspector failed:\n{done.stderr[-3000:]}")
     for stale in CACHE.glob("inspector-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    staging.rename(prefix)
+        if stale != prefix:
+            shutil.rmtree(stale, ignore_errors=True)
+    shutil.rmtree(prefix, ignore_errors=True)  # a half-finished earlier install
+    try:
+        staging.rename(prefix)
+    except OSError:  # another test run finished the same install first
+        shutil.rmtree(staging, ignore_errors=True)
+    assert (prefix / LAUNCHER).is_file(), f"npm ci did not install {LAUNCHER}"
     return prefix / LAUNCHER
 
 
