@@ -129,11 +129,12 @@ async def test_every_call_through_the_real_client_is_checked() -> None:
 class Coverage:
     """Calls tools through one client, checks each result, and remembers what each one showed."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Client, tavily: FakeTavily) -> None:
         self.client = client
+        self.tavily = tavily
         self.tools: dict[str, types.Tool] = {}
         self.succeeded: set[str] = set()
-        self.failed: dict[str, set[str]] = {}
+        self.failed: set[str] = set()
 
     async def list(self) -> None:
         self.tools = {tool.name: tool for tool in (await self.client.list_tools()).tools}
@@ -155,7 +156,7 @@ class Coverage:
         assert result.is_error, f"{name} {arguments} should fail with {kind}: {result.structured_content}"
         error: dict[str, Any] = error_payload(result)["error"]
         assert error["kind"] == kind, f"{name} {arguments}: {error}"
-        self.failed.setdefault(name, set()).add(kind)
+        self.failed.add(name)
         return error
 
 
@@ -179,8 +180,7 @@ async def everything(tmp_path: Path, world: World, *, elicit: Any, mode: str) ->
         (files_root / "old.txt").write_text("old\n", encoding="utf-8")
         (files_root / "blob.bin").write_bytes(bytes(range(256)))
         async with connect(tmp_path, app=app, elicit=elicit, mode=mode) as client:
-            coverage = Coverage(client)
-            coverage.tavily = tavily  # type: ignore[attr-defined]
+            coverage = Coverage(client, tavily)
             await coverage.list()
             yield coverage
 
@@ -277,7 +277,7 @@ async def test_every_tool_succeeds_and_fails_with_results_that_validate(
         # web
         found = await run.ok("web_search", {"query": "python packaging", "max_results": 3})
         assert found["results"]
-        run.tavily.push(Reply(401))  # type: ignore[attr-defined]
+        run.tavily.push(Reply(401))
         await run.fails("web_search", {"query": "python packaging"}, "not_configured")
         await run.fails("web_search", {"query": ""}, "invalid_arguments")
 
@@ -303,6 +303,7 @@ async def test_every_tool_succeeds_and_fails_with_results_that_validate(
 
         never_succeeded = set(run.tools) - run.succeeded - {"demo_fail"}
         assert not never_succeeded, f"add a successful call of each to this test: {sorted(never_succeeded)}"
+        assert run.failed == set(run.tools) | {"no_such_tool"}
 
 
 async def test_every_high_risk_tool_without_a_form_returns_an_approval_that_validates(
