@@ -8,6 +8,7 @@ with a failure, and check every result with `tests/results.py`.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,7 +24,7 @@ from mcp_tools.app import build_app
 from tests.harness import connect, make_config
 from tests.results import InvalidResult, check_call_result, error_payload
 from tests.servers import inbox_fixtures as mail
-from tests.servers.calendar_fixtures import World, radicale_server, world_fixture  # noqa: F401  (fixtures)
+from tests.servers.calendar_fixtures import World, person_event, radicale_server, world_fixture  # noqa: F401  (fixtures)
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily, Reply
 from tests.servers.notes_fixtures import wait_indexed, write_vault
 
@@ -315,14 +316,25 @@ async def test_every_high_risk_tool_without_a_form_returns_an_approval_that_vali
             "files_write": {"path": "a.txt", "content": "replaced without a hash"},
             "notes_rename": {"path": "Home", "new_path": "Start"},
             "notes_delete": {"path": "Home"},
-            "calendar_create_event": {"title": "Review", "start": "2026-03-03T10:00"},
+            "calendar_create_event": {"title": "Review", "start": "2026-03-03T10:00", "end": "2026-03-03T11:00"},
+            "calendar_update_event": {"uid": "review-1", "title": "Review (moved)"},
+            "calendar_delete_event": {"uid": "review-1"},
             "demo_erase": {"target": "t"},
         }
+        world.add_person_event(
+            world.shared,
+            person_event(
+                "Review",
+                dt.datetime(2026, 3, 3, 9, tzinfo=dt.UTC),
+                dt.datetime(2026, 3, 3, 10, tzinfo=dt.UTC),
+                uid="review-1",
+            ),
+        )
         for name, arguments in high.items():
             error = await run.fails(name, arguments, "approval_required")
             assert error["approval_id"] in error["hint"]
-        declined = {name for name in run.tools if "asks the person first" in (run.tools[name].description or "")}
-        assert declined - set(high) <= {"calendar_update_event", "calendar_delete_event"}
+        asking = {name for name in run.tools if "asks the person first" in (run.tools[name].description or "")}
+        assert asking <= set(high), f"add a call that needs approval for each to this test: {asking - set(high)}"
 
 
 async def test_numbers_json_cannot_carry_still_give_valid_results(tmp_path: Path) -> None:
