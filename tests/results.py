@@ -3,7 +3,7 @@
 Success: `structuredContent` that is plain JSON (no NaN or Infinity) and valid against the
 tool's advertised `outputSchema` (formats checked too), plus at least one text block. Error:
 no `structuredContent`, and exactly one text block holding the JSON error object described
-by `ERROR_RESULT_SCHEMA`.
+by `ERROR_RESULT_SCHEMA`. Either way every string is valid UTF-8.
 
 `tests/conftest.py` applies `check_call_result` to every call a test makes through the SDK's
 real client, so every test of every namespace enforces this contract.
@@ -89,6 +89,11 @@ def _not_json(constant: str) -> Any:
 
 def check_call_result(tool: types.Tool | None, name: str, result: types.CallToolResult) -> None:
     """Raise `InvalidResult` unless `result` is what a validating client accepts from `tool`."""
+    texts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+    try:  # a lone surrogate (from a name that is not UTF-8) cannot be sent at all
+        json.dumps([texts, result.structured_content], ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidResult(f"{name}: the result holds text that is not valid UTF-8: {exc}") from exc
     if result.is_error:
         error_payload(result)
         return

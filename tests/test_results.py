@@ -83,6 +83,7 @@ def test_a_valid_success_and_a_valid_error_pass() -> None:
             "carries structuredContent",
         ),
         (types.CallToolResult(content=text("it broke"), is_error=True), "not JSON"),
+        (types.CallToolResult(content=text("bad-\udcff-name"), structured_content={"echo": "x"}), "UTF-8"),
         (types.CallToolResult(content=text("{}") + text("{}"), is_error=True), "exactly one text block"),
         (types.CallToolResult(content=text('{"error": {"kind": "oops", "message": "m"}}'), is_error=True), "oops"),
         (types.CallToolResult(content=text('{"error": {"kind": "timeout"}}'), is_error=True), "'message'"),
