@@ -1,10 +1,16 @@
-"""Shared fixtures: the anyio backend and the test-only `demo` namespace."""
+"""Shared fixtures: the anyio backend, the test-only `demo` namespace, and result checking."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
+import mcp_types as types
 import pytest
+from mcp import Client
 
 from mcp_tools.servers import CATALOG
+from tests.results import check_call_result
 
 
 @pytest.fixture
@@ -17,3 +23,29 @@ def demo_namespace(monkeypatch: pytest.MonkeyPatch) -> str:
     """Make the `demo` namespace selectable, for tests of the core alone."""
     monkeypatch.setitem(CATALOG, "demo", "tests.demo_namespace")
     return "demo"
+
+
+async def _listed_tool(client: Client, name: str) -> types.Tool | None:
+    """The tool as this connection's tools/list advertises it (listed once per client)."""
+    listed: dict[str, types.Tool] | None = client.__dict__.get("_checked_tools")
+    if listed is None or name not in listed:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        client.__dict__["_checked_tools"] = listed
+    return listed.get(name)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def results_validate_against_their_schemas() -> Iterator[None]:
+    """Every `tools/call` a test makes through the SDK's real client (in process, stdio or
+    HTTP) is checked as a validating client would: success against the tool's advertised
+    `outputSchema`, errors against the one error shape (`tests/results.py`)."""
+    plain_call = Client.call_tool
+
+    async def checked_call(self: Client, name: str, *args: Any, **kwargs: Any) -> types.CallToolResult:
+        result = await plain_call(self, name, *args, **kwargs)
+        check_call_result(await _listed_tool(self, name), name, result)
+        return result
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Client, "call_tool", checked_call)
+        yield

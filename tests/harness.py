@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,6 +14,7 @@ from mcp.client.session import ClientRequestContext
 from mcp_tools.app import App, build_app
 from mcp_tools.config import parse_config
 from mcp_tools.mcp_server import build_server
+from tests.results import error_payload
 
 ElicitBehaviour = Literal["accept", "decline", "cancel", "accept_unchecked"] | None
 
@@ -56,7 +56,11 @@ async def connect(
     seen: list[types.ElicitRequestParams] | None = None,
     app: App | None = None,
 ) -> AsyncIterator[Client]:
-    """A real MCP client over an in-process server, with the policy layer in front of the tools."""
+    """A real MCP client over an in-process server, with the policy layer in front of the tools.
+
+    Every result it returns has been checked against the tool's `outputSchema` or the error
+    shape (the session fixture in conftest.py does that for every real client).
+    """
     app = app or build_app(make_config(tmp_path, settings))
     server = build_server(app, transport="test")
     async with (
@@ -74,13 +78,10 @@ def ok(result: types.CallToolResult) -> dict[str, Any]:
 
 
 def failure(result: types.CallToolResult) -> dict[str, Any]:
-    """The error object of a call that must have failed."""
+    """The error object of a call that must have failed (its shape checked by `tests/results.py`)."""
     assert result.is_error, f"expected an error, got {result.content}"
-    assert result.structured_content is None, "an error result must not carry structuredContent"
-    assert len(result.content) == 1 and isinstance(result.content[0], types.TextContent)
-    payload = json.loads(result.content[0].text)
-    assert set(payload) == {"error"}
-    return payload["error"]
+    error: dict[str, Any] = error_payload(result)["error"]
+    return error
 
 
 def text_of(result: types.CallToolResult) -> str:

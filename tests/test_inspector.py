@@ -1,0 +1,201 @@
+"""The real MCP Inspector CLI against `mcp-tools serve`, over stdio and over HTTP.
+
+The Inspector validates results against the tools' output schemas, so it is the client that
+shows whether an error result can be read at all. Its version is pinned by
+`tests/inspector/package-lock.json`; the first test of a session installs it with `npm ci` into
+`.pytest-npm/` (reused while the lock file is unchanged). Without npm the tests are skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.processes import ROOT, bearer, child_env, http_server, run_cli, write_config
+from tests.results import error_payload
+
+pytestmark = pytest.mark.slow
+PINNED = ROOT / "tests" / "inspector"
+CACHE = ROOT / ".pytest-npm"
+TOKEN = "tok-inspector-0123456789abcdef"
+LAUNCHER = Path("node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
+EXIT_TOOL_ERROR = 5  # the Inspector CLI's exit code for a result with isError: true
+
+
+@dataclass
+class Inspector:
+    node: str
+    launcher: Path
+    home: Path
+
+    def run(self, *args: str) -> tuple[int, dict[str, Any] | None, str]:
+        """Run `mcp-inspector --cli ARGS`; returns the exit code, the printed result, and stderr."""
+        env = child_env(HOME=str(self.home), MCP_INSPECTOR_SECRET_STORE="memory")
+        env["MCP_CATALOG_PATH"] = str(self.home / "catalog.json")
+        done = subprocess.run(
+            [self.node, str(self.launcher), "--cli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=str(ROOT),
+            timeout=120,
+        )
+        try:
+            result = json.loads(done.stdout) if done.stdout.strip() else None
+        except ValueError:
+            raise AssertionError(f"the Inspector printed no JSON: {done.stdout!r} {done.stderr!r}") from None
+        return done.returncode, result, done.stderr
+
+
+def install_pinned_inspector() -> Path:
+    """`npm ci` the pinned Inspector into .pytest-npm/ once; later sessions reuse it."""
+    npm = shutil.which("npm")
+    manifest = (PINNED / "package.json").read_bytes() + (PINNED / "package-lock.json").read_bytes()
+    prefix = CACHE / f"inspector-{hashlib.sha256(manifest).hexdigest()[:12]}"
+    if (prefix / LAUNCHER).is_file():
+        return prefix / LAUNCHER
+    assert npm is not None
+    staging = CACHE / f".staging-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(PINNED / name, staging / name)
+    done = subprocess.run(
+        [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(staging)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise AssertionError(f"npm ci of the pinned MCP Inspector failed:\n{done.stderr[-3000:]}")
+    for stale in CACHE.glob("inspector-*"):
+        if stale != prefix:
+            shutil.rmtree(stale, ignore_errors=True)
+    shutil.rmtree(prefix, ignore_errors=True)  # a half-finished earlier install
+    try:
+        staging.rename(prefix)
+    except OSError:  # another test run finished the same install first
+        shutil.rmtree(staging, ignore_errors=True)
+    assert (prefix / LAUNCHER).is_file(), f"npm ci did not install {LAUNCHER}"
+    return prefix / LAUNCHER
+
+
+@pytest.fixture(scope="session")
+def inspector(tmp_path_factory: pytest.TempPathFactory) -> Inspector:
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("the MCP Inspector CLI needs Node.js and npm on PATH (Debian: apt-get install nodejs npm)")
+    return Inspector(node=node, launcher=install_pinned_inspector(), home=tmp_path_factory.mktemp("inspector-home"))
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    """Only the files namespace, with one file to delete and edit."""
+    files = tmp_path / "data" / "files"
+    files.mkdir(parents=True)
+    (files / "report.md").write_text("# Q3\n\nDraft.\n", encoding="utf-8")
+    return write_config(
+        tmp_path / "config.toml",
+        f'[server]\nservers = ["files"]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
+        f'[http.tokens]\ninspector = "{TOKEN}"\n',
+    )
+
+
+def stdio_target(config: Path) -> list[str]:
+    return ["--", sys.executable, "-m", "mcp_tools", "--config", str(config), "serve"]
+
+
+def pending_approvals(config: Path) -> list[dict[str, Any]]:
+    listed = run_cli(config, "approvals", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    return list(json.loads(listed.stdout))
+
+
+def check_error_results(inspector: Inspector, config: Path, connection: list[str], target: list[str]) -> None:
+    """What a person using the Inspector must see: the approval id, and a not_found with its hint."""
+    code, result, stderr = inspector.run(
+        *connection, "--method", "tools/call", "--tool-name", "files_delete", "--tool-arg", "path=report.md", *target
+    )
+    assert code == EXIT_TOOL_ERROR, stderr
+    assert result is not None and result["isError"] is True and "structuredContent" not in result
+    approval = error_payload_of(result)
+    assert approval["kind"] == "approval_required"
+    assert approval["approval_id"] in approval["message"] and approval["approval_id"] in approval["hint"]
+    assert [item["id"] for item in pending_approvals(config)] == [approval["approval_id"]]
+    assert (config.parent / "data" / "files" / "report.md").exists()
+
+    edit = json.dumps({"path": "report.md", "edits": [{"old_string": "Final.", "new_string": "Done."}]})
+    code, result, stderr = inspector.run(
+        *connection, "--method", "tools/call", "--tool-name", "files_edit", "--tool-args-json", edit, *target
+    )
+    assert code == EXIT_TOOL_ERROR, stderr
+    assert result is not None
+    missing = error_payload_of(result)
+    assert missing["kind"] == "not_found" and "old_string was not found" in missing["message"]
+    assert "read the file again" in missing["hint"]
+
+    assert run_cli(config, "approvals", "approve", approval["approval_id"]).returncode == 0
+    code, result, stderr = inspector.run(
+        *connection, "--method", "tools/call", "--tool-name", "files_delete", "--tool-arg", "path=report.md", *target
+    )
+    assert code == 0, stderr
+    assert result is not None and result["structuredContent"]["path"] == "report.md"
+    assert not (config.parent / "data" / "files" / "report.md").exists()
+
+
+def error_payload_of(result: dict[str, Any]) -> dict[str, Any]:
+    """The JSON error object the Inspector printed, checked against the one error shape."""
+    import mcp_types as types
+
+    parsed = types.CallToolResult.model_validate(result)
+    error: dict[str, Any] = error_payload(parsed)["error"]
+    return error
+
+
+def check_tool_list(inspector: Inspector, connection: list[str], target: list[str]) -> None:
+    code, result, stderr = inspector.run(*connection, "--method", "tools/list", "--strict", *target)
+    assert code == 0, stderr  # --strict: exit 6 on any error-severity schema portability problem
+    assert result is not None
+    tools = {tool["name"]: tool for tool in result["tools"]}
+    assert {"files_read", "files_edit", "files_delete"} <= set(tools)
+    assert all("outputSchema" in tool for tool in tools.values())
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_over_stdio_the_inspector_lists_tools_and_shows_errors(inspector: Inspector, config: Path, era: str) -> None:
+    connection = ["--protocol-era", era]
+    check_tool_list(inspector, connection, stdio_target(config))
+    check_error_results(inspector, config, connection, stdio_target(config))
+
+
+@pytest.fixture
+def http_base(config: Path) -> Iterator[str]:
+    with http_server(config) as base:
+        yield base
+
+
+def test_over_http_the_inspector_lists_tools_and_shows_errors(
+    inspector: Inspector, config: Path, http_base: str
+) -> None:
+    connection = [f"{http_base}/mcp", "--header", f"Authorization: {bearer(TOKEN)['Authorization']}"]
+    check_tool_list(inspector, connection, [])
+    check_error_results(inspector, config, connection, [])
+
+
+def test_over_http_without_the_token_the_inspector_gets_nothing(inspector: Inspector, http_base: str) -> None:
+    code, result, stderr = inspector.run(
+        f"{http_base}/mcp", "--method", "tools/call", "--tool-name", "files_read", "--tool-arg", "path=report.md"
+    )
+    assert code != 0 and result is None
+    assert "Draft." not in stderr
