@@ -153,6 +153,14 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     """Validate a config mapping (as read from TOML); errors name the key and what it expects."""
     environ = dict(os.environ if environ is None else environ)
     sections: dict[str, dict[str, Any]] = {}
+    http_table = dict(raw.get("http", {})) if isinstance(raw.get("http", {}), Mapping) else raw.get("http")
+    if isinstance(http_table, dict) and "outbound" in http_table:
+        # `[http]` configures the server's own HTTP transport; the `http` namespace (outbound
+        # requests) keeps its settings apart in `[http.outbound]`, so the two never mix.
+        outbound = http_table.pop("outbound")
+        if not isinstance(outbound, Mapping):
+            raise ConfigError("[http.outbound] must be a table of settings")
+        sections["http"] = dict(outbound)
     for key, value in raw.items():
         if key in ("server", "policy", "http"):
             continue
@@ -165,7 +173,7 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     return Config(
         server=validate_section("server", ServerSettings, raw.get("server", {})),
         policy=validate_section("policy", PolicySettings, raw.get("policy", {})),
-        http=validate_section("http", HttpSettings, raw.get("http", {})),
+        http=validate_section("http", HttpSettings, http_table if http_table is not None else {}),
         sections=sections,
         environ=environ,
     )
