@@ -151,6 +151,5 @@ def _register_search(app: App, namespace: Namespace, service: Any) -> None:
     async def find(query: str, limit: int) -> list[Any]:
         return await hook.find(service, query, limit)
 
-    app.environment.search_sources[namespace.name] = SearchSource(
-        namespace.name, find, hook.read_tool, hook.ref_argument
-    )
+    read_tool = wire_name(hook.read_tool, app.config.server.wire_separator)
+    app.environment.search_sources[namespace.name] = SearchSource(namespace.name, find, read_tool, hook.ref_argument)

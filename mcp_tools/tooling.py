@@ -180,7 +180,9 @@ class SearchHook(Generic[ServiceT]):
     """How a namespace that holds documents answers `search.all`: `find(service, query, limit)`.
 
     `read_tool` names the tool that opens a hit (`notes.read`); when the policy hides that tool,
-    the namespace is left out of cross-namespace search as well.
+    the namespace is left out of cross-namespace search as well. `find` must stop when cancelled
+    (blocking work: `anyio.to_thread.run_sync(..., abandon_on_cancel=True)`), so a slow source
+    cannot hold the answer back.
     """
 
     find: Callable[[ServiceT, str, int], Awaitable[list[SearchHit]]]

@@ -14,6 +14,7 @@ CATALOG: dict[str, str] = {
     "inbox": "mcp_tools.servers.inbox",
     "terminal": "mcp_tools.servers.terminal",
     "http": "mcp_tools.servers.http_requests",
+    "search": "mcp_tools.servers.search",  # last: it searches the namespaces enabled before it
 }
 
 
