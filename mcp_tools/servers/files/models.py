@@ -178,8 +178,8 @@ class DeleteResult(Output):
 
 class ImportArgs(Arguments):
     path: str = PathArg
-    url: str = Field(default="", max_length=4096, description="http(s) URL on a host allowed for imports.")
-    content_base64: str = Field(default="", max_length=200_000_000, description="Or the bytes themselves.")
+    url: str = Field(default="", max_length=4096)
+    content_base64: str = Field(default="", max_length=100_000_000, description="Instead of url: the bytes.")
     expected_sha256: str | None = Sha256Arg
 
     _existing_size: int | None = PrivateAttr(default=None)

@@ -574,8 +574,8 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ToolSpec(
         name="files.import",
         title="Import a file",
-        description="Bring a document into the store: download a URL from a host allowed for imports, or "
-        "take base64 bytes.",
+        description="Bring a document into the store: download a URL (from hosts allowed for imports) or "
+        "store base64 bytes.",
         input_model=ImportArgs,
         output_model=ImportResult,
         handler=import_file,

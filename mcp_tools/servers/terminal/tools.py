@@ -158,9 +158,9 @@ Arg = Annotated[str, Field(max_length=16_384)]
 
 class ExecuteArgs(Arguments):
     argv: list[Arg] = Field(default_factory=list, max_length=512, description="Program and arguments.")
-    shell: str = Field(default="", max_length=16_384, description="A /bin/sh command line, if the config allows.")
-    cwd: str = Field(default="", max_length=1024, description="Folder under the files root; '' is the root.")
-    timeout_seconds: float = Field(default=0, ge=0, le=24 * 3600, description="0: the configured default.")
+    shell: str = Field(default="", max_length=16_384, description="Instead of argv, if allowed: a sh command line.")
+    cwd: str = Field(default="", max_length=1024, description="Folder in the file store.")
+    timeout_seconds: float = Field(default=0, ge=0, le=24 * 3600)
 
     _program: str = PrivateAttr(default="")
     _directory: Path | None = PrivateAttr(default=None)
@@ -176,16 +176,16 @@ class ExecuteArgs(Arguments):
 
 
 class ExecuteResult(Output):
-    exit_code: int | None = Field(description="None when the command was killed.")
+    exit_code: int | None
     signal: str | None
     timed_out: bool
     duration_ms: int
     stdout: str
     stderr: str
-    stdout_bytes: int = Field(description="Bytes written in all; more than shown when cut.")
+    stdout_bytes: int
     stderr_bytes: int
     truncated: bool
-    output_path: str | None = Field(description="Kept output in the files store (files.read pages it).")
+    output_path: str | None = Field(description="All kept output, for files.read.")
     isolation: str
 
 
@@ -365,8 +365,8 @@ TOOLS: list[ToolSpec[TerminalService, Any, Any]] = [
         name="terminal.execute",
         title="Run a command",
         description=(
-            "Run an allowed program (argv list) in a folder of the file store, with a timeout. Returns exit code "
-            "and output (long output is cut; the rest is kept for files.read)."
+            "Run an allowed program in a file-store folder, with a timeout. Returns the exit code and output "
+            "(long output is cut; all of it is kept for files.read)."
         ),
         input_model=ExecuteArgs,
         output_model=ExecuteResult,
