@@ -183,6 +183,7 @@ async def fetch(
     max_bytes: int,
     timeout: float,
     max_redirects: int = 0,
+    verify: Any = True,
 ) -> FetchResult:
     """One request (and up to `max_redirects` checked redirects); the body is cut at `max_bytes`."""
     import anyio
@@ -194,7 +195,11 @@ async def fetch(
     try:
         with anyio.fail_after(timeout):
             async with httpx.AsyncClient(
-                trust_env=False, follow_redirects=False, timeout=timeout, headers={"User-Agent": USER_AGENT}
+                trust_env=False,
+                follow_redirects=False,
+                timeout=timeout,
+                headers={"User-Agent": USER_AGENT},
+                verify=verify,
             ) as client:
                 while True:
                     address = await pinned_address(target, policy, resolver)

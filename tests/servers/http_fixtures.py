@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import json
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,9 +61,13 @@ def _handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def local_server(host: str = "127.0.0.1", port: int = 0) -> Iterator[tuple[ThreadingHTTPServer, Recorder]]:
+def local_server(
+    host: str = "127.0.0.1", port: int = 0, tls: ssl.SSLContext | None = None
+) -> Iterator[tuple[ThreadingHTTPServer, Recorder]]:
     recorder = Recorder()
     server = ThreadingHTTPServer((host, port), _handler(recorder))
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -87,3 +93,53 @@ def fixed_resolver(table: dict[str, list[str]], calls: list[str] | None = None):
         return [answer] if isinstance(answer, str) else list(answer)
 
     return resolve
+
+
+@dataclass
+class Certificate:
+    """A self-signed certificate for some names, as files, and the server names clients asked for."""
+
+    cert_file: str
+    key_file: str
+    requested_names: list[str] = field(default_factory=list)
+
+    def server_context(self) -> ssl.SSLContext:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.cert_file, self.key_file)
+        context.sni_callback = lambda sock, name, ctx: self.requested_names.append(name or "")
+        return context
+
+    def client_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=self.cert_file)
+
+
+def self_signed(folder: Any, names: list[str]) -> Certificate:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name) for name in names]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / f"{names[0]}.pem", folder / f"{names[0]}.key"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+
+    return Certificate(str(cert_file), str(key_file))

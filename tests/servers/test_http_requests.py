@@ -13,7 +13,7 @@ import pytest
 
 from mcp_tools.app import App, build_app
 from tests.harness import connect, failure, make_config, ok, text_of
-from tests.servers.http_fixtures import Recorder, fixed_resolver, local_server
+from tests.servers.http_fixtures import Recorder, fixed_resolver, local_server, self_signed
 
 SECRET = "s3cr3t-token-value-1234567890"
 PUBLIC_SIDE = "127.0.0.2"  # stands in for a public address: the only network the tests allow
@@ -307,3 +307,31 @@ def test_the_system_resolver_answers_for_localhost() -> None:
 
     answers = anyio.run(system_resolver, "localhost", 80)
     assert answers and all(socket.inet_pton(socket.AF_INET6 if ":" in a else socket.AF_INET, a) for a in answers)
+
+
+@pytest.mark.anyio
+async def test_https_goes_to_the_checked_address_with_the_name_in_sni_and_the_certificate(tmp_path: Path) -> None:
+    certificate = self_signed(tmp_path, ["secure.test"])
+    with local_server(PUBLIC_SIDE, tls=certificate.server_context()) as (httpd, recorder):
+        port = httpd.server_address[1]
+        app = make_app(tmp_path, {"secure.test": [PUBLIC_SIDE]}, allow_hosts=["secure.test"], allow_plain_http=False)
+        app.services["http"].tls_verify = certificate.client_context()
+        async with connect(tmp_path, app=app) as client:
+            data = ok(await client.call_tool("http_request", {"url": f"https://secure.test:{port}/"}))
+            plain = failure(await client.call_tool("http_request", {"url": f"http://secure.test:{port}/"}))
+    assert data["status"] == 200
+    assert certificate.requested_names == ["secure.test"]  # SNI carries the name, not the pinned IP
+    assert recorder.requests[0]["headers"]["host"] == f"secure.test:{port}"
+    assert plain["kind"] == "denied_by_policy" and "plain http" in plain["message"]
+
+
+@pytest.mark.anyio
+async def test_a_certificate_for_another_name_is_refused(tmp_path: Path) -> None:
+    certificate = self_signed(tmp_path, ["other.test"])
+    with local_server(PUBLIC_SIDE, tls=certificate.server_context()) as (httpd, recorder):
+        app = make_app(tmp_path, {"api.test": [PUBLIC_SIDE]})
+        app.services["http"].tls_verify = certificate.client_context()
+        async with connect(tmp_path, app=app) as client:
+            error = failure(await client.call_tool("http_request", {"url": f"https://api.test:{httpd.server_address[1]}/"}))
+    assert error["kind"] == "upstream_error" and "ConnectError" in error["message"]
+    assert recorder.requests == []

@@ -90,6 +90,7 @@ class HttpService:
         self._credentials = credentials
         self._secrets = secret_variants(value for headers in credentials.values() for value in headers.values())
         self.resolver: Resolver = system_resolver
+        self.tls_verify: Any = True  # an ssl.SSLContext to trust a private CA (tests, intranets)
         self.responses: OrderedDict[str, StoredResponse] = OrderedDict()
 
     def __repr__(self) -> str:
@@ -320,6 +321,7 @@ async def http_request(service: HttpService, args: RequestArgs, ctx: CallContext
             max_bytes=service.config.max_response_bytes,
             timeout=service.config.timeout_seconds,
             max_redirects=service.config.max_redirects,
+            verify=service.tls_verify,
         )
     except ToolFailure as failure:
         raise ToolFailure(failure.kind, service.redact(failure.message), failure.hint) from None
