@@ -114,7 +114,8 @@ def build_app(config: Config, servers: list[str] | None = None) -> App:
 
 def _enable(app: App, name: str, explicit: bool) -> NamespaceStatus:
     namespace = load_namespace(name)
-    section = validate_section(name, namespace.config_model, app.config.sections.get(name, {}))
+    label = app.config.section_name(name)
+    section = validate_section(label, namespace.config_model, app.config.sections.get(name, {}))
     try:
         service = namespace.create(section, app.environment)
     except NotConfigured as exc:

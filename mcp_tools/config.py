@@ -84,6 +84,11 @@ class Config:
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: Path | None = None
     environ: Mapping[str, str] = field(default_factory=dict)
+    # Where a namespace's section sits when not at `[name]`, for error messages.
+    section_names: dict[str, str] = field(default_factory=dict)
+
+    def section_name(self, namespace: str) -> str:
+        return self.section_names.get(namespace, namespace)
 
     def state_dir(self) -> Path:
         return _pick_dir(self.server.state_dir, self.environ.get("MCP_TOOLS_STATE_DIR"), "state")
@@ -171,6 +176,7 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
             raise ConfigError(f"[{key}] must be a table of settings")
         sections[key] = dict(value)
     return Config(
+        section_names={"http": "http.outbound"},
         server=validate_section("server", ServerSettings, raw.get("server", {})),
         policy=validate_section("policy", PolicySettings, raw.get("policy", {})),
         http=validate_section("http", HttpSettings, http_table if http_table is not None else {}),

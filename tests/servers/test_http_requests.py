@@ -335,3 +335,12 @@ async def test_a_certificate_for_another_name_is_refused(tmp_path: Path) -> None
             error = failure(await client.call_tool("http_request", {"url": f"https://api.test:{httpd.server_address[1]}/"}))
     assert error["kind"] == "upstream_error" and "ConnectError" in error["message"]
     assert recorder.requests == []
+
+
+def test_config_errors_name_the_outbound_table(tmp_path: Path) -> None:
+    from mcp_tools.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"http\.outbound\.allow_networks.*not an IP network"):
+        build_app(make_config(tmp_path, settings(allow_networks=["not-a-network"])))
+    with pytest.raises(ConfigError, match=r"http\.outbound\.allow_host: unknown setting"):
+        build_app(make_config(tmp_path, {"http": {"outbound": {"enabled": True, "allow_host": ["x"]}}}))

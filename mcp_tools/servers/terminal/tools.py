@@ -136,6 +136,8 @@ def create(config: TerminalConfig, env: Environment) -> TerminalService:
             "off by default (a command can do whatever the allowed programs can): "
             "set [terminal] enabled = true and allow = [...]"
         )
+    if not hasattr(os, "killpg"):
+        raise NotConfigured("needs a POSIX system (Linux, macOS): process groups keep timeouts reliable")
     if not config.allow:
         raise NotConfigured("set [terminal] allow = [...]: the programs a command may start")
     if config.timeout_seconds > config.max_timeout_seconds:
