@@ -8,7 +8,9 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -270,10 +272,10 @@ def test_doctor_says_which_isolation_is_active(tmp_path: Path, capsys: pytest.Ca
 
 
 @pytest.mark.anyio
-async def test_bubblewrap_keeps_writes_in_the_working_folder(tmp_path: Path, bwrap: str) -> None:
+async def test_bubblewrap_keeps_writes_in_the_working_folder(tmp_path: Path, bwrap: str, outside_tmp: Path) -> None:
     app = make_app(tmp_path)
     root = tmp_path / "data" / "files"
-    outside = tmp_path / "outside.txt"
+    outside = outside_tmp / "outside.txt"
     script = f"echo in > inside.txt; echo out > ../escaped.txt; echo out > {outside}; echo out > /etc/mcp-test"
     async with connect(tmp_path, app=app) as client:
         data = ok(await client.call_tool("terminal_execute", {"argv": ["sh", "-c", script], "cwd": "work"}))
@@ -283,14 +285,36 @@ async def test_bubblewrap_keeps_writes_in_the_working_folder(tmp_path: Path, bwr
     assert "Read-only file system" in data["stderr"] or "No such file" in data["stderr"]
 
 
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A folder outside /tmp, which the sandbox replaces wholesale, so hiding is really tested."""
+    folder = Path(tempfile.mkdtemp(prefix="mcp-tools-test-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.anyio
-async def test_bubblewrap_hides_our_state_and_secrets(tmp_path: Path, bwrap: str) -> None:
-    app = make_app(tmp_path)
-    state = tmp_path / "state"
-    assert (state / "policy.sqlite3").exists()
+async def test_bubblewrap_hides_our_state_and_the_other_namespaces_data(
+    tmp_path: Path, bwrap: str, outside_tmp: Path
+) -> None:
+    config = settings(tmp_path, allow=["ls", "cat"])
+    config["server"].update(state_dir=str(outside_tmp / "state"), data_dir=str(outside_tmp / "data"))
+    config["terminal"]["root"] = str(outside_tmp / "data" / "files")
+    app = build_app(make_config(tmp_path, config, environ=ENVIRON))
+    (outside_tmp / "data" / "files").mkdir(parents=True, exist_ok=True)
+    (outside_tmp / "data" / "inbox").mkdir(parents=True, exist_ok=True)
+    (outside_tmp / "data" / "inbox" / "mail.eml").write_text("private mail")
+    (outside_tmp / "data" / "files" / "mine.txt").write_text("readable")
+    assert (outside_tmp / "state" / "policy.sqlite3").exists()
     async with connect(tmp_path, app=app) as client:
-        data = ok(await client.call_tool("terminal_execute", {"argv": ["ls", "-A", str(state)]}))
-    assert data["stdout"] == ""  # an empty folder stands in for it
+        state = ok(await client.call_tool("terminal_execute", {"argv": ["ls", "-A", str(outside_tmp / "state")]}))
+        mail = ok(await client.call_tool("terminal_execute", {"argv": ["ls", "-A", str(outside_tmp / "data")]}))
+        own = ok(await client.call_tool("terminal_execute", {"argv": ["cat", "mine.txt"]}))
+    assert state["stdout"] == ""  # an empty folder stands in for approvals, audit and tokens
+    assert mail["stdout"] == "files\n"  # the store is there; the inbox's mail is not
+    assert own["stdout"] == "readable"
 
 
 @pytest.mark.anyio
@@ -323,3 +347,25 @@ def test_doctor_reports_bubblewrap(tmp_path: Path, bwrap: str) -> None:
     (status,) = [s for s in app.statuses if s.name == "terminal"]
     assert status.enabled and "bubblewrap: system read-only" in (status.detail or "")
     assert json.dumps(status.detail).count("no network") == 1
+
+
+@pytest.mark.anyio
+async def test_bubblewrap_hides_listed_paths_even_behind_symlinks(
+    tmp_path: Path, bwrap: str, outside_tmp: Path
+) -> None:
+    secret_dir = outside_tmp / "keys"
+    secret_dir.mkdir()
+    (secret_dir / "id").write_text("private")
+    (outside_tmp / "keys-link").symlink_to(secret_dir)
+    secret_file = outside_tmp / "token.txt"
+    secret_file.write_text("private")
+    shown = ok_listing = None
+    app = make_app(tmp_path, allow=["cat", "ls"])
+    async with connect(tmp_path, app=app) as client:  # control: without `hide` both are visible
+        shown = ok(await client.call_tool("terminal_execute", {"argv": ["cat", str(secret_file)]}))
+    assert shown["stdout"] == "private"
+    app = make_app(tmp_path, hide=[str(outside_tmp / "keys-link"), str(secret_file)], allow=["cat", "ls"])
+    async with connect(tmp_path, app=app) as client:
+        ok_listing = ok(await client.call_tool("terminal_execute", {"argv": ["ls", "-A", str(secret_dir)]}))
+        read = ok(await client.call_tool("terminal_execute", {"argv": ["cat", str(secret_file)]}))
+    assert ok_listing["stdout"] == "" and read["stdout"] == ""

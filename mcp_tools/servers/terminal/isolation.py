@@ -51,10 +51,11 @@ class Isolation:
             return argv
         args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for path in self.hidden:
-            if path.is_dir() and not path.is_symlink():
-                args += ["--tmpfs", str(path)]
-            elif path.exists():
-                args += ["--ro-bind", "/dev/null", str(path)]
+            real = path.resolve()  # a symlinked folder is hidden where it really is
+            if real.is_dir():
+                args += ["--tmpfs", str(real)]
+            elif real.exists():
+                args += ["--ro-bind", "/dev/null", str(real)]
         args += ["--ro-bind", str(root), str(root), "--bind", str(cwd), str(cwd), "--chdir", str(cwd)]
         args += ["--unshare-all", *(["--share-net"] if self.network else [])]
         args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--setenv", "TMPDIR", "/tmp", "--"]
