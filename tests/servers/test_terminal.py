@@ -359,7 +359,6 @@ async def test_bubblewrap_hides_listed_paths_even_behind_symlinks(
     (outside_tmp / "keys-link").symlink_to(secret_dir)
     secret_file = outside_tmp / "token.txt"
     secret_file.write_text("private")
-    shown = ok_listing = None
     app = make_app(tmp_path, allow=["cat", "ls"])
     async with connect(tmp_path, app=app) as client:  # control: without `hide` both are visible
         shown = ok(await client.call_tool("terminal_execute", {"argv": ["cat", str(secret_file)]}))
