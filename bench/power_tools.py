@@ -72,10 +72,11 @@ async def terminal(folder: Path, rounds: int) -> None:
         process = await asyncio.create_subprocess_exec("true")
         await process.wait()
 
+    call = {"argv": ["true"]}
     for _ in range(rounds):
         for name, (app, tool) in runs.items():
             samples[name].append(
-                await timed(lambda app=app, tool=tool: app.gate.call(tool, "x", {"argv": ["true"]}, Caller(asker=Yes())))
+                await timed(lambda app=app, tool=tool: app.gate.call(tool, "x", call, Caller(asker=Yes())))
             )
         samples["bare"].append(await timed(bare))
     for name in runs:
@@ -99,8 +100,9 @@ async def http(folder: Path, rounds: int) -> None:
             async with httpx.AsyncClient(trust_env=False) as client:
                 await client.get(f"http://127.0.0.2:{port}/echo")
 
+        call = {"url": f"http://api.test:{port}/echo"}
         for _ in range(rounds):
-            ours.append(await timed(lambda: app.gate.call(tool, "x", {"url": f"http://api.test:{port}/echo"}, Caller())))
+            ours.append(await timed(lambda: app.gate.call(tool, "x", call, Caller())))
             floor.append(await timed(bare))
         report("http_request GET vs bare httpx GET", ours, floor)
 
