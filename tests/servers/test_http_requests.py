@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from mcp_tools.app import App, build_app
+from mcp_tools.outbound import system_resolver
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.servers.http_fixtures import Recorder, fixed_resolver, local_server, self_signed
 
@@ -344,3 +345,15 @@ def test_config_errors_name_the_outbound_table(tmp_path: Path) -> None:
         build_app(make_config(tmp_path, settings(allow_networks=["not-a-network"])))
     with pytest.raises(ConfigError, match=r"http\.outbound\.allow_host: unknown setting"):
         build_app(make_config(tmp_path, {"http": {"outbound": {"enabled": True, "allow_host": ["x"]}}}))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("host", ["localhost", "2130706433", "0x7f.0.0.1", "127.1"])
+async def test_loopback_in_disguise_is_refused_by_the_real_resolver(tmp_path: Path, host: str) -> None:
+    with local_server("127.0.0.1") as (httpd, recorder):
+        app = make_app(tmp_path, {}, allow_hosts=["*"], allow_networks=[])
+        app.services["http"].resolver = system_resolver  # the system's own parsing of odd numeric forms
+        async with connect(tmp_path, app=app) as client:
+            error = failure(await client.call_tool("http_request", {"url": f"http://{host}:{httpd.server_address[1]}/"}))
+    assert error["kind"] == "denied_by_policy" and "a loopback address" in error["message"]
+    assert recorder.requests == []
