@@ -310,19 +310,22 @@ async def execute(service: TerminalService, args: ExecuteArgs, ctx: CallContext)
         await capture.drain(stream)
         done.set()
 
-    async with process, anyio.create_task_group() as group:
-        group.start_soon(drain, stdout, process.stdout, finished[0])
-        group.start_soon(drain, stderr, process.stderr, finished[1])
-        with anyio.move_on_after(timeout) as deadline:
-            await process.wait()
-        timed_out = deadline.cancelled_caught
-        _kill_group(process.pid)  # nothing the command started outlives the call
-        with anyio.move_on_after(5):
-            await process.wait()
-        with anyio.move_on_after(1):  # a child that left the group could hold the pipes open
-            for done in finished:
-                await done.wait()
-        group.cancel_scope.cancel()
+    try:
+        async with process, anyio.create_task_group() as group:
+            group.start_soon(drain, stdout, process.stdout, finished[0])
+            group.start_soon(drain, stderr, process.stderr, finished[1])
+            with anyio.move_on_after(timeout) as deadline:
+                await process.wait()
+            timed_out = deadline.cancelled_caught
+            _kill_group(process.pid)  # nothing the command started outlives the call
+            with anyio.move_on_after(5):
+                await process.wait()
+            with anyio.move_on_after(1):  # a child that left the group could hold the pipes open
+                for done in finished:
+                    await done.wait()
+            group.cancel_scope.cancel()
+    finally:
+        _kill_group(process.pid)  # also when the client cancels the call
     code = process.returncode
     killed = signal.Signals(-code).name if code is not None and code < 0 else None
     out_text, out_cut = _window(bytes(stdout.data), service.config.output_chars)
