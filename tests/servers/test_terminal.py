@@ -368,3 +368,22 @@ async def test_bubblewrap_hides_listed_paths_even_behind_symlinks(
         ok_listing = ok(await client.call_tool("terminal_execute", {"argv": ["ls", "-A", str(secret_dir)]}))
         read = ok(await client.call_tool("terminal_execute", {"argv": ["cat", str(secret_file)]}))
     assert ok_listing["stdout"] == "" and read["stdout"] == ""
+
+
+@pytest.mark.anyio
+async def test_over_stdio_a_command_reading_stdin_gets_nothing_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    """On stdio the server's stdin is the MCP stream: a command must never read from it."""
+    from mcp import Client
+
+    from tests.harness import elicitation_handler
+    from tests.processes import demo_config, stdio_params
+
+    config = demo_config(
+        tmp_path, '[terminal]\nenabled = true\nallow = ["cat"]\nisolation = "none"\n', servers='["terminal"]'
+    )
+    (tmp_path / "data" / "files").mkdir(parents=True)
+    async with Client(stdio_params(config), elicitation_callback=elicitation_handler("accept")) as client:
+        first = ok(await client.call_tool("terminal_execute", {"argv": ["cat"], "timeout_seconds": 5}))
+        second = ok(await client.call_tool("terminal_execute", {"argv": ["cat"], "timeout_seconds": 5}))
+    assert first["stdout"] == "" and first["exit_code"] == 0 and not first["timed_out"]
+    assert second["exit_code"] == 0  # the server still serves: nothing of its stream was eaten
