@@ -187,7 +187,7 @@ NAMESPACE: Namespace[SearchService] = Namespace(
     config_model=SearchConfig,
     create=create,
     tools=TOOLS,
-    instructions=None,
+    status=lambda service: f"searches: {', '.join(service.sources)} (each within {service.config.timeout_seconds:g} s)",
 )
 
 
