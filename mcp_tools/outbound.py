@@ -68,8 +68,9 @@ class OutboundPolicy:
             ip: IPAddress = ipaddress.ip_address(address.split("%", 1)[0])
         except ValueError:
             return "not an IP address"
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
+        embedded = embedded_ipv4(ip)
+        if embedded is not None:
+            ip = embedded
         if any(ip.version == network.version and ip in network for network in self.allow_networks):
             return None
         if ip.is_loopback:
@@ -81,6 +82,23 @@ class OutboundPolicy:
         if not ip.is_global or ip.is_multicast:
             return "not a public address"
         return None
+
+
+NAT64 = ipaddress.ip_network("64:ff9b::/96")
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+
+
+def embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries (mapped, compatible, NAT64, 6to4): that is where it leads."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return None
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in NAT64 or (ip in IPV4_COMPATIBLE and int(ip) > 1):
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
 
 
 @dataclass

@@ -102,6 +102,10 @@ async def test_a_host_outside_the_allowlist_is_refused_before_anyone_is_asked(
         "http://169.254.169.254/latest/meta-data/",
         "http://10.1.2.3/",
         "http://[::ffff:127.0.0.1]:{port}/",
+        "http://[::127.0.0.1]:{port}/",
+        "http://[64:ff9b::7f00:1]:{port}/",
+        "http://[2002:a00:1::1]/",
+        "http://100.64.0.1/",
         "http://0.0.0.0:{port}/",
     ],
 )
