@@ -261,11 +261,12 @@ def test_doctor_says_which_isolation_is_active(tmp_path: Path, capsys: pytest.Ca
     config = tmp_path / "config.toml"
     config.write_text(
         f'[server]\nstate_dir = "{tmp_path}/state"\ndata_dir = "{tmp_path}/data"\n'
-        '[terminal]\nenabled = true\nallow = ["ls"]\nisolation = "none"\n'
+        '[terminal]\nenabled = true\nallow = ["ls", "no-such-tool"]\nisolation = "none"\n'
     )
     assert main(["--config", str(config), "doctor"]) == 0
     out = capsys.readouterr().out
     assert "isolation: no isolation" in out
+    assert "allowed: ls, no-such-tool (not found: no-such-tool)" in out
 
 
 # --- with bubblewrap --------------------------------------------------------------------------------

@@ -150,7 +150,13 @@ def create(config: TerminalConfig, env: Environment) -> TerminalService:
 
 
 def status(service: TerminalService) -> str:
-    return f"isolation: {service.isolation.describe()}; allowed: {', '.join(service.config.allow)}"
+    line = f"isolation: {service.isolation.describe()}; allowed: {', '.join(service.config.allow)}"
+    missing = [
+        name
+        for name in service.config.allow
+        if not (os.access(name, os.X_OK) if name.startswith("/") else service.which(name))
+    ]
+    return line + (f" (not found: {', '.join(missing)})" if missing else "")
 
 
 # --- the tool -------------------------------------------------------------------------------------
