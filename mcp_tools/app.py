@@ -14,7 +14,7 @@ from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.policy.store import PolicyStore
 from mcp_tools.servers import CATALOG, load_namespace
-from mcp_tools.tooling import Environment, Namespace, NotConfigured
+from mcp_tools.tooling import Environment, Namespace, NotConfigured, Risk, SearchSource
 
 logger = logging.getLogger("mcp_tools")
 WIRE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -35,6 +35,7 @@ class NamespaceStatus:
     enabled: bool
     reason: str | None = None
     needs_account: bool = False
+    detail: str | None = None  # how an enabled namespace runs (e.g. the terminal's isolation)
 
 
 @dataclass
@@ -113,7 +114,8 @@ def build_app(config: Config, servers: list[str] | None = None) -> App:
 
 def _enable(app: App, name: str, explicit: bool) -> NamespaceStatus:
     namespace = load_namespace(name)
-    section = validate_section(name, namespace.config_model, app.config.sections.get(name, {}))
+    label = app.config.section_name(name)
+    section = validate_section(label, namespace.config_model, app.config.sections.get(name, {}))
     try:
         service = namespace.create(section, app.environment)
     except NotConfigured as exc:
@@ -133,4 +135,22 @@ def _enable(app: App, name: str, explicit: bool) -> NamespaceStatus:
         if not WIRE_NAME.match(wire):
             raise ValueError(f"tool name {wire!r} is not a valid MCP tool name")
         app.tools[wire] = BoundTool(spec, service, wire, app.rules.configured_risk(spec))
-    return NamespaceStatus(name, True, None, namespace.needs_account)
+    _register_search(app, namespace, service)
+    detail = namespace.status(service) if namespace.status is not None else None
+    return NamespaceStatus(name, True, None, namespace.needs_account, detail)
+
+
+def _register_search(app: App, namespace: Namespace, service: Any) -> None:
+    """Offer the namespace's search hook to `search.all`, unless the policy keeps its reader from the model."""
+    hook = namespace.search
+    if hook is None:
+        return
+    reader = next((spec for spec in namespace.tools if spec.name == hook.read_tool), None)
+    if reader is None or app.rules.hidden_reason(reader) or app.rules.configured_risk(reader) >= Risk.HIGH:
+        return
+
+    async def find(query: str, limit: int) -> list[Any]:
+        return await hook.find(service, query, limit)
+
+    read_tool = wire_name(hook.read_tool, app.config.server.wire_separator)
+    app.environment.search_sources[namespace.name] = SearchSource(namespace.name, find, read_tool, hook.ref_argument)

@@ -448,6 +448,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         count = sum(1 for tool in app.visible_tools(status.name)) if status.enabled else 0
         state = f"on  ({count} tools)" if status.enabled else f"off: {status.reason}"
         print(f"  {status.name:<9} {state}")
+        if status.detail:
+            print(f"            {status.detail}")
     app.store.close()
     return 0
 

@@ -84,6 +84,11 @@ class Config:
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: Path | None = None
     environ: Mapping[str, str] = field(default_factory=dict)
+    # Where a namespace's section sits when not at `[name]`, for error messages.
+    section_names: dict[str, str] = field(default_factory=dict)
+
+    def section_name(self, namespace: str) -> str:
+        return self.section_names.get(namespace, namespace)
 
     def state_dir(self) -> Path:
         return _pick_dir(self.server.state_dir, self.environ.get("MCP_TOOLS_STATE_DIR"), "state")
@@ -153,6 +158,14 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     """Validate a config mapping (as read from TOML); errors name the key and what it expects."""
     environ = dict(os.environ if environ is None else environ)
     sections: dict[str, dict[str, Any]] = {}
+    http_table = dict(raw.get("http", {})) if isinstance(raw.get("http", {}), Mapping) else raw.get("http")
+    if isinstance(http_table, dict) and "outbound" in http_table:
+        # `[http]` configures the server's own HTTP transport; the `http` namespace (outbound
+        # requests) keeps its settings apart in `[http.outbound]`, so the two never mix.
+        outbound = http_table.pop("outbound")
+        if not isinstance(outbound, Mapping):
+            raise ConfigError("[http.outbound] must be a table of settings")
+        sections["http"] = dict(outbound)
     for key, value in raw.items():
         if key in ("server", "policy", "http"):
             continue
@@ -163,9 +176,10 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
             raise ConfigError(f"[{key}] must be a table of settings")
         sections[key] = dict(value)
     return Config(
+        section_names={"http": "http.outbound"},
         server=validate_section("server", ServerSettings, raw.get("server", {})),
         policy=validate_section("policy", PolicySettings, raw.get("policy", {})),
-        http=validate_section("http", HttpSettings, raw.get("http", {})),
+        http=validate_section("http", HttpSettings, http_table if http_table is not None else {}),
         sections=sections,
         environ=environ,
     )

@@ -162,12 +162,54 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
 
 
 @dataclass(frozen=True)
+class SearchHit:
+    """One document a namespace found for a cross-namespace search.
+
+    `ref` is what the namespace's own `read_tool` takes (a path or an id); `score` only orders
+    hits within one namespace, so the merge compares ranks, not raw scores.
+    """
+
+    title: str
+    snippet: str
+    ref: str
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class SearchHook(Generic[ServiceT]):
+    """How a namespace that holds documents answers `search.all`: `find(service, query, limit)`.
+
+    `read_tool` names the tool that opens a hit (`notes.read`); when the policy hides that tool,
+    the namespace is left out of cross-namespace search as well. `find` must stop when cancelled
+    (blocking work: `anyio.to_thread.run_sync(..., abandon_on_cancel=True)`), so a slow source
+    cannot hold the answer back.
+    """
+
+    find: Callable[[ServiceT, str, int], Awaitable[list[SearchHit]]]
+    read_tool: str
+    ref_argument: str = "path"
+
+
+@dataclass(frozen=True)
+class SearchSource:
+    """A namespace's search hook bound to its running service; what the core hands `search.all`."""
+
+    namespace: str
+    find: Callable[[str, int], Awaitable[list[SearchHit]]]
+    read_tool: str
+    ref_argument: str
+
+
+@dataclass(frozen=True)
 class Environment:
     """Where a namespace may keep things; given to `Namespace.create`."""
 
     data_dir: Path
     state_dir: Path
     env: Mapping[str, str] = field(default_factory=dict)
+    # The enabled namespaces' search hooks, bound to their services and filled in by the core
+    # as namespaces start; only the search namespace reads it.
+    search_sources: dict[str, SearchSource] = field(default_factory=dict)
 
     def namespace_state_dir(self, namespace: str) -> Path:
         path = self.state_dir / namespace
@@ -213,3 +255,5 @@ class Namespace(Generic[ServiceT]):
     http_routes: Callable[[ServiceT], Sequence[HttpRoute]] | None = None
     commands: Sequence[CliCommand[ServiceT]] = ()
     instructions: str | None = None
+    search: SearchHook[ServiceT] | None = None
+    status: Callable[[ServiceT], str] | None = None  # one line for `mcp-tools doctor` (e.g. isolation)

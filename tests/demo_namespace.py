@@ -11,6 +11,8 @@ from mcp_tools.tooling import (
     NotConfigured,
     Output,
     Risk,
+    SearchHit,
+    SearchHook,
     ToolFailure,
     ToolSpec,
 )
@@ -19,6 +21,14 @@ from mcp_tools.tooling import (
 class DemoConfig(BaseModel):
     enabled: bool = True
     greeting: str = "hello"
+    search_delay: float = 0.0  # seconds its search hook takes; to test a slow source
+
+
+async def find(service: DemoService, query: str, limit: int) -> list[SearchHit]:
+    import anyio
+
+    await anyio.sleep(service.search_delay)
+    return [SearchHit(f"demo document about {query}", "from the demo namespace", query, 1.0)]
 
 
 class DemoService:
@@ -26,6 +36,7 @@ class DemoService:
         self.greeting = greeting
         self.erased: list[str] = []
         self.notes: dict[str, str] = {}
+        self.search_delay = 0.0
 
 
 class EchoArgs(Arguments):
@@ -88,7 +99,9 @@ async def fail(service: DemoService, args: FailArgs, ctx: CallContext) -> EchoOu
 def create(config: DemoConfig, env: object) -> DemoService:
     if not config.enabled:
         raise NotConfigured("set [demo] enabled = true")
-    return DemoService(config.greeting)
+    service = DemoService(config.greeting)
+    service.search_delay = config.search_delay
+    return service
 
 
 NAMESPACE = Namespace(
@@ -96,6 +109,7 @@ NAMESPACE = Namespace(
     description="Test namespace.",
     config_model=DemoConfig,
     create=create,
+    search=SearchHook(find=find, read_tool="demo.echo", ref_argument="text"),
     tools=(
         ToolSpec(
             "demo.echo",

@@ -12,6 +12,9 @@ CATALOG: dict[str, str] = {
     "calendar": "mcp_tools.servers.calendar",
     "web": "mcp_tools.servers.web",
     "inbox": "mcp_tools.servers.inbox",
+    "terminal": "mcp_tools.servers.terminal",
+    "http": "mcp_tools.servers.http_requests",
+    "search": "mcp_tools.servers.search",  # last: it searches the namespaces enabled before it
 }
 
 

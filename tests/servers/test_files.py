@@ -32,7 +32,8 @@ async def test_tools_are_listed_with_honest_annotations(tmp_path: Path, local: F
     async with connect(tmp_path, local.settings) as client:
         listing = await client.list_tools()
     tools = {tool.name: tool for tool in listing.tools}
-    assert set(tools) == {f"files_{name}" for name in ("list", "read", "write", "edit", "mkdir", "move", "delete")}
+    methods = ("list", "read", "write", "edit", "mkdir", "move", "delete", "import")
+    assert set(tools) == {f"files_{name}" for name in methods}
     assert tools["files_read"].annotations.read_only_hint is True
     assert tools["files_list"].annotations.read_only_hint is True
     assert tools["files_delete"].annotations.destructive_hint is True

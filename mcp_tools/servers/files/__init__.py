@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcp_tools.servers.files.models import FilesConfig
 from mcp_tools.servers.files.tools import TOOLS, FilesService
-from mcp_tools.tooling import Environment, Namespace, NotConfigured
+from mcp_tools.tooling import Environment, Namespace, NotConfigured, SearchHit, SearchHook
 
 S3_KEY_ID_ENV = "MCP_TOOLS_S3_ACCESS_KEY_ID"
 S3_SECRET_ENV = "MCP_TOOLS_S3_SECRET_ACCESS_KEY"
@@ -44,6 +44,12 @@ def create(config: FilesConfig | None, env: Environment) -> FilesService:
     return FilesService(LocalStore(root), config)
 
 
+async def find(service: FilesService, query: str, limit: int) -> list[SearchHit]:
+    from mcp_tools.servers.files.search import find as scan
+
+    return await scan(service, query, limit)
+
+
 NAMESPACE: Namespace[FilesService] = Namespace(
     name="files",
     description="A sandboxed file store: list, read, write, edit, move and delete files under one root.",
@@ -51,6 +57,7 @@ NAMESPACE: Namespace[FilesService] = Namespace(
     create=create,
     tools=TOOLS,
     needs_account=False,
+    search=SearchHook(find=find, read_tool="files.read"),
     instructions=(
         "Paths are relative to the store root and use only letters, digits, '_', '-', '.' and '/'. "
         "Read before you edit; pass the sha256 you read as expected_sha256 "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from mcp_tools.tooling import Arguments, Output
 
@@ -35,6 +35,20 @@ class FilesConfig(BaseModel):
     region: str | None = None
     access_key_id: str | None = None
     secret_access_key: SecretStr | None = None
+    import_hosts: list[str] = Field(default_factory=list, description="Host globs files.import may fetch from.")
+    import_networks: list[str] = Field(
+        default_factory=list, description="Non-public networks files.import may reach anyway, e.g. '10.0.5.0/24'."
+    )
+    import_plain_http: bool = False
+    import_timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+
+    @field_validator("import_networks")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        from mcp_tools.outbound import parse_networks
+
+        parse_networks(value)
+        return value
 
 
 EntryType = Literal["file", "folder", "link", "other"]
@@ -160,3 +174,27 @@ class DeleteResult(Output):
     path: str
     type: EntryType
     removed: int = Field(description="Files and folders removed.")
+
+
+class ImportArgs(Arguments):
+    path: str = PathArg
+    url: str = Field(default="", max_length=4096)
+    content_base64: str = Field(default="", max_length=100_000_000, description="Instead of url: the bytes.")
+    expected_sha256: str | None = Sha256Arg
+
+    _existing_size: int | None = PrivateAttr(default=None)
+    _existing_known: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ImportArgs:
+        if bool(self.url) == bool(self.content_base64):
+            raise ValueError("give url or content_base64, not both")
+        return self
+
+
+class ImportResult(Output):
+    path: str
+    size: int
+    sha256: str
+    created: bool
+    content_type: str

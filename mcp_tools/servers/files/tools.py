@@ -21,6 +21,8 @@ from mcp_tools.servers.files.models import (
     EditResult,
     Entry,
     FilesConfig,
+    ImportArgs,
+    ImportResult,
     ListArgs,
     ListResult,
     MkdirArgs,
@@ -54,8 +56,17 @@ class FilesService:
 
     def __init__(self, store: Store, config: FilesConfig) -> None:
         self.store = store
+        self.config = config
         self.max_read_bytes = config.max_read_bytes
         self.max_write_bytes = config.max_write_bytes
+        self.resolver: Any = None  # name resolution for files.import; None is the system's
+
+    def import_policy(self) -> Any:
+        from mcp_tools.outbound import OutboundPolicy, parse_networks
+
+        return OutboundPolicy(
+            tuple(self.config.import_hosts), parse_networks(self.config.import_networks), self.config.import_plain_http
+        )
 
     async def run(self, function: Callable[..., ResultT], *args: Any, **kwargs: Any) -> ResultT:
         if not self.store.blocking:
@@ -390,6 +401,89 @@ def describe_delete(args: DeleteArgs) -> str:
     return f"Delete {target.type} {args.path}"
 
 
+# -- files.import ---------------------------------------------------------------------------
+
+
+async def import_precheck(service: FilesService, args: ImportArgs) -> None:
+    """The path's form and the URL's host, refused before anyone is asked."""
+    _key(args.path)
+    if args.url:
+        from mcp_tools.outbound import check_url
+
+        if not service.config.import_hosts:
+            raise ToolFailure(
+                "denied_by_policy",
+                "importing from URLs is off",
+                "pass content_base64 instead; the person can list hosts in [files] import_hosts",
+            )
+        check_url(args.url, service.import_policy())
+
+
+async def _fetch_for_import(service: FilesService, url: str) -> tuple[bytes, str]:
+    from mcp_tools.outbound import fetch, system_resolver
+
+    result = await fetch(
+        method="GET",
+        url=url,
+        headers={},
+        body=None,
+        policy=service.import_policy(),
+        resolver=service.resolver or system_resolver,
+        max_bytes=service.max_write_bytes + 1,
+        timeout=service.config.import_timeout_seconds,
+        max_redirects=3,
+    )
+    if not 200 <= result.status < 300:
+        raise ToolFailure("upstream_error", f"{url} answered HTTP {result.status}; nothing was imported")
+    if len(result.body) > service.max_write_bytes:
+        raise ToolFailure("too_large", f"{url} is larger than the write limit of {service.max_write_bytes} bytes")
+    content_type = dict((name.lower(), value) for name, value in result.headers).get("content-type", "")
+    return result.body, content_type.split(";")[0].strip()
+
+
+async def import_file(service: FilesService, args: ImportArgs, ctx: CallContext) -> ImportResult:
+    key = _key(args.path)
+    if args.url:
+        await ctx.report_progress(0, None, f"downloading {args.url}")
+        data, content_type = await _fetch_for_import(service, args.url)
+    else:
+        try:
+            data = base64.b64decode(args.content_base64, validate=True)
+        except (binascii.Error, ValueError):
+            raise ToolFailure("invalid_arguments", "content_base64 is not valid base64") from None
+        if len(data) > service.max_write_bytes:
+            raise ToolFailure("too_large", f"content is {len(data)} bytes; the limit is {service.max_write_bytes}")
+        content_type = ""
+    created = await service.run(
+        service.store.write, key, data, create_parents=True, expected_sha256=args.expected_sha256
+    )
+    return ImportResult(
+        path=key,
+        size=len(data),
+        sha256=_sha256(data),
+        created=created,
+        content_type=content_type or _mime_type(key, _decode_text(data[:TEXT_SNIFF_BYTES], True) is not None),
+    )
+
+
+async def import_risk(service: FilesService, args: ImportArgs) -> Risk:
+    """Like a write: replacing an existing file without its hash asks first."""
+    try:
+        existing = await service.run(service.store.stat, _key(args.path))
+    except ToolFailure:
+        return Risk.LOW
+    args._existing_known = True
+    args._existing_size = None if existing is None else (existing.size or 0)
+    return Risk.HIGH if existing is not None and args.expected_sha256 is None else Risk.LOW
+
+
+def describe_import(args: ImportArgs) -> str:
+    source = args.url or f"{human_size(len(args.content_base64) * 3 // 4)} of uploaded data"
+    if args._existing_known and args._existing_size is not None:
+        return f"Import {source} into {args.path}, replacing it ({human_size(args._existing_size)})"
+    return f"Import {source} into {args.path}"
+
+
 TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ToolSpec(
         name="files.list",
@@ -476,5 +570,20 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         risk=Risk.HIGH,
         describe=describe_delete,
         dynamic_risk=delete_info,
+    ),
+    ToolSpec(
+        name="files.import",
+        title="Import a file",
+        description="Bring a document into the store: download a URL (from hosts allowed for imports) or "
+        "store base64 bytes.",
+        input_model=ImportArgs,
+        output_model=ImportResult,
+        handler=import_file,
+        risk=Risk.MEDIUM,
+        describe=describe_import,
+        dynamic_risk=import_risk,
+        precheck=import_precheck,
+        open_world=True,
+        tier="extended",
     ),
 ]

@@ -308,6 +308,19 @@ class MessageStore:
             next_cursor = encode_cursor(last["sort_date"], last["seq"], filters)
         return rows, next_cursor
 
+    def rank(self, keywords: str, limit: int) -> list[dict[str, Any]]:
+        """Messages matching any of the words, best BM25 first, with a snippet of the matching text."""
+        words = fts_query(keywords).split(" ")
+        sql = """SELECT m.id, m.subject, m.sender, bm25(messages_fts) AS rank,
+                 snippet(messages_fts, -1, '', '', '…', 20) AS snippet
+                 FROM messages_fts JOIN messages m ON m.seq = messages_fts.rowid
+                 WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?"""
+        with self._connect() as db:
+            try:
+                return [dict(row) for row in db.execute(sql, (" OR ".join(words), limit)).fetchall()]
+            except sqlite3.OperationalError as error:
+                raise InvalidQuery("query could not be searched; use plain words") from error
+
     def get(self, message_id: str) -> dict[str, Any] | None:
         with self._connect() as db:
             row = db.execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()

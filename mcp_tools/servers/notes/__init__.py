@@ -13,7 +13,7 @@ import anyio
 
 from mcp_tools.servers.notes.models import NotesConfig
 from mcp_tools.servers.notes.tools import TOOLS
-from mcp_tools.tooling import CliCommand, Environment, Namespace
+from mcp_tools.tooling import CliCommand, Environment, Namespace, SearchHit, SearchHook
 
 if TYPE_CHECKING:
     from mcp_tools.servers.notes.vault import NotesService
@@ -50,6 +50,20 @@ async def lifespan(service: NotesService) -> AsyncIterator[None]:
                 group.cancel_scope.cancel()
     finally:
         service.close()
+
+
+async def _find(service: NotesService, query: str, limit: int) -> list[SearchHit]:
+    """The notes part of `search.all`: the same ranked search as notes.search."""
+    from functools import partial
+
+    from mcp_tools.servers.notes.models import SearchArgs
+
+    args = SearchArgs(query=query[:2000], top_k=min(limit, 50))
+    output = await anyio.to_thread.run_sync(partial(service.search, args), abandon_on_cancel=True)
+    return [
+        SearchHit(title=hit.title or hit.path, snippet=hit.snippet, ref=hit.path, score=hit.score)
+        for hit in output.results
+    ]
 
 
 def _index_arguments(parser: argparse.ArgumentParser) -> None:
@@ -107,6 +121,7 @@ NAMESPACE: Namespace[NotesService] = Namespace(
             run=_index_command,
         ),
     ),
+    search=SearchHook(find=_find, read_tool="notes.read"),
     instructions=(
         "Note paths are relative to the vault. Read a note before replacing it and pass its sha256 as "
         "expected_sha256; use notes_rename (not write+delete) to move notes so links stay intact."

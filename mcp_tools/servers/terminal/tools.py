@@ -1,0 +1,393 @@
+"""`terminal.execute`: config, program and directory checks, running with a hard timeout, capped output."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from mcp_tools.sandbox import Sandbox
+from mcp_tools.servers.terminal.isolation import Isolation, choose
+from mcp_tools.tooling import (
+    Arguments,
+    CallContext,
+    Environment,
+    NotConfigured,
+    Output,
+    Risk,
+    ToolFailure,
+    ToolSpec,
+)
+
+KIB = 1024
+MIB = 1024 * KIB
+LOG_FOLDER = ".terminal"
+KEPT_LOGS = 40  # files in LOG_FOLDER (two per run at most)
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+DEFAULT_DENY = ["sudo", "su", "doas", "pkexec", "bwrap", "unshare", "nsenter", "chroot", "setsid", "nohup"]
+# Variables that carry our own or other services' secrets never reach a command, even when listed.
+SECRET_NAME = re.compile(
+    r"^(MCP_TOOLS_.*|AWS_.*|TAVILY_.*|GOOGLE_.*|.*(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|PRIVATE_?KEY).*)$",
+    re.IGNORECASE,
+)
+
+
+class TerminalConfig(BaseModel):
+    """The `[terminal]` section."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    allow: list[str] = Field(default_factory=list, description="Programs: names looked up on PATH, or absolute paths.")
+    deny: list[str] = Field(default_factory=lambda: list(DEFAULT_DENY), description="Wins over allow.")
+    shell: bool = Field(default=False, description="Accept /bin/sh command lines; the allowlist then sees only sh.")
+    root: Path | None = Field(default=None, description="Working folders live below it; default <data_dir>/files.")
+    isolation: Literal["bwrap", "none"] = "bwrap"
+    bwrap_path: Path | None = None
+    network: bool = Field(default=False, description="Let sandboxed commands use the network.")
+    env: list[str] = Field(default_factory=lambda: ["PATH", "LANG", "LC_ALL", "TZ"])
+    hide: list[Path] = Field(default_factory=list, description="More paths to hide inside the sandbox.")
+    timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
+    max_timeout_seconds: float = Field(default=600.0, gt=0, le=24 * 3600)
+    max_output_bytes: int = Field(default=1 * MIB, ge=1 * KIB, le=64 * MIB, description="Kept per stream.")
+    output_chars: int = Field(default=8_000, ge=500, le=200_000, description="Returned per stream.")
+
+    @field_validator("env")
+    @classmethod
+    def _no_secrets(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if SECRET_NAME.match(name):
+                raise ValueError(f"{name} looks like a secret; secrets are never passed to commands")
+        return names
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _programs(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name or ("/" in name and not name.startswith("/")):
+                raise ValueError(f"{name!r}: give a program name ('git') or an absolute path ('/usr/bin/git')")
+        return names
+
+
+class TerminalService:
+    def __init__(self, config: TerminalConfig, root: Path, isolation: Isolation, env: Mapping[str, str]) -> None:
+        self.config = config
+        self.sandbox = Sandbox(root)
+        self.isolation = isolation
+        self.child_env = {name: env[name] for name in config.env if name in env}
+        self.child_env.setdefault("PATH", DEFAULT_PATH)
+        self.search_path = [entry for entry in self.child_env["PATH"].split(os.pathsep) if entry.startswith("/")]
+
+    def which(self, name: str) -> str | None:
+        for folder in self.search_path:
+            candidate = os.path.join(folder, name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+        return None
+
+    def program(self, name: str, *, shell: bool = False) -> str:
+        """The absolute path to run, if the allowlist permits it and the deny list does not forbid it.
+
+        A shell command line needs no allowlist entry for /bin/sh: `shell = true` is the permission.
+        """
+        if os.path.basename(name) in self.config.deny or name in self.config.deny:
+            raise ToolFailure("denied_by_policy", f"{name} is on the terminal deny list")
+        if "/" in name and not name.startswith("/"):
+            raise ToolFailure(
+                "invalid_arguments", f"argv[0] {name!r} is a relative path", "give a program name or an absolute path"
+            )
+        path = name if name.startswith("/") else self.which(name)
+        if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
+            raise ToolFailure("not_found", f"program {name!r} was not found", "check the name; PATH is the config's")
+        real = os.path.realpath(path)
+        names = {os.path.basename(name), os.path.basename(path), os.path.basename(real)}
+        denied = [entry for entry in self.config.deny if entry in names or entry in (path, real)]
+        if denied:
+            raise ToolFailure("denied_by_policy", f"{name} is on the terminal deny list")
+        allowed = shell or any(
+            (entry.startswith("/") and entry in (path, real))
+            or (not entry.startswith("/") and name == entry)
+            or (not entry.startswith("/") and self.which(entry) in (path,))
+            for entry in self.config.allow
+        )
+        if not allowed:
+            allowed_list = ", ".join(self.config.allow) or "none"
+            raise ToolFailure(
+                "denied_by_policy",
+                f"{name} is not an allowed program (allowed: {allowed_list})",
+                "ask the person to add it to [terminal] allow",
+            )
+        return path
+
+
+def create(config: TerminalConfig, env: Environment) -> TerminalService:
+    if not config.enabled:
+        raise NotConfigured(
+            "off by default (a command can do whatever the allowed programs can): "
+            "set [terminal] enabled = true and allow = [...]"
+        )
+    if not hasattr(os, "killpg"):
+        raise NotConfigured("needs a POSIX system (Linux, macOS): process groups keep timeouts reliable")
+    if not config.allow:
+        raise NotConfigured("set [terminal] allow = [...]: the programs a command may start")
+    if config.timeout_seconds > config.max_timeout_seconds:
+        raise NotConfigured("[terminal] timeout_seconds is above max_timeout_seconds")
+    root = (config.root or env.data_dir / "files").expanduser()
+    home = env.env.get("HOME")
+    hidden = [env.state_dir, env.data_dir, *(path.expanduser() for path in config.hide)]
+    isolation = choose(config.isolation, config.bwrap_path, config.network, hidden, Path(home) if home else None)
+    return TerminalService(config, root, isolation, env.env)
+
+
+def status(service: TerminalService) -> str:
+    line = f"isolation: {service.isolation.describe()}; allowed: {', '.join(service.config.allow)}"
+    missing = [
+        name
+        for name in service.config.allow
+        if not (os.access(name, os.X_OK) if name.startswith("/") else service.which(name))
+    ]
+    return line + (f" (not found: {', '.join(missing)})" if missing else "")
+
+
+# --- the tool -------------------------------------------------------------------------------------
+
+Arg = Annotated[str, Field(max_length=16_384)]
+
+
+class ExecuteArgs(Arguments):
+    argv: list[Arg] = Field(default_factory=list, max_length=512, description="Program and arguments.")
+    shell: str = Field(default="", max_length=16_384, description="Instead of argv, if allowed: a sh command line.")
+    cwd: str = Field(default="", max_length=1024, description="Folder in the file store.")
+    timeout_seconds: float = Field(default=0, ge=0, le=24 * 3600)
+
+    _program: str = PrivateAttr(default="")
+    _directory: Path | None = PrivateAttr(default=None)
+    _isolation: str = PrivateAttr(default="")
+
+    @model_validator(mode="after")
+    def _one_command(self) -> ExecuteArgs:
+        if bool(self.argv) == bool(self.shell):
+            raise ValueError("give argv (a list: program and arguments), or shell (a command line), not both")
+        if any("\0" in arg for arg in [*self.argv, self.shell]):
+            raise ValueError("arguments must not contain NUL characters")
+        return self
+
+
+class ExecuteResult(Output):
+    exit_code: int | None
+    signal: str | None
+    timed_out: bool
+    duration_ms: int
+    stdout: str
+    stderr: str
+    stdout_bytes: int
+    stderr_bytes: int
+    truncated: bool
+    output_path: str | None = Field(description="All kept output, for files.read.")
+    isolation: str
+
+
+def shown_argument(arg: str) -> str:
+    """Quoted like a shell would take it, control characters made visible so nothing hides in the prompt."""
+    if arg.isprintable():
+        return shlex.quote(arg)
+    return "$" + repr(arg).replace("\\'", "'")
+
+
+def command_line(args: ExecuteArgs) -> list[str]:
+    return ["/bin/sh", "-c", args.shell] if args.shell else list(args.argv)
+
+
+async def execute_precheck(service: TerminalService, args: ExecuteArgs) -> None:
+    """Refused before the person is asked: the program, the shell setting, the folder, the timeout."""
+    if args.shell and not service.config.shell:
+        raise ToolFailure(
+            "denied_by_policy",
+            "shell command lines are off",
+            "pass argv as a list instead; the person can set [terminal] shell = true",
+        )
+    argv = command_line(args)
+    args._program = service.program(argv[0], shell=bool(args.shell))
+    directory = service.sandbox.resolve(args.cwd, field="cwd", allow_empty=True)
+    if not directory.is_dir():
+        raise ToolFailure("not_found", f"cwd {args.cwd!r} is not a folder under the files root")
+    if args.timeout_seconds > service.config.max_timeout_seconds:
+        raise ToolFailure("invalid_arguments", f"timeout_seconds is above {service.config.max_timeout_seconds:g}")
+    args._directory = directory
+    args._isolation = service.isolation.describe()
+
+
+async def always_high(service: TerminalService, args: ExecuteArgs) -> Risk:
+    """No rule lowers it: a command line is never routine."""
+    return Risk.HIGH
+
+
+def describe_execute(args: ExecuteArgs) -> str:
+    shown = " ".join(shown_argument(arg) for arg in command_line(args))
+    where = args.cwd or "the files root"
+    isolation = args._isolation or "isolation unknown"
+    return f"Run `{shown}` in {where} ({isolation})"
+
+
+class Capture:
+    """Keeps the first `limit` bytes of a stream and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.total = 0
+
+    async def drain(self, stream: Any) -> None:
+        import anyio
+
+        try:
+            async for chunk in stream:
+                self.total += len(chunk)
+                room = self.limit - len(self.data)
+                if room > 0:
+                    self.data += chunk[:room]
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _window(data: bytes, limit: int) -> tuple[str, bool]:
+    text = data.decode("utf-8", errors="replace")
+    if len(text) <= limit:
+        return text, False
+    head = limit * 2 // 3
+    tail = limit - head
+    omitted = len(text) - head - tail
+    return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[-tail:]}", True
+
+
+def _keep_output(service: TerminalService, run_id: str, stdout: Capture, stderr: Capture) -> str:
+    """Full captured output into the store, for paging with files.read; old runs are pruned."""
+    key = f"{LOG_FOLDER}/{run_id}.log"
+    body = b"=== stdout ===\n" + bytes(stdout.data) + b"\n=== stderr ===\n" + bytes(stderr.data)
+    service.sandbox.write_bytes(key, body, create_parents=True)
+    folder = service.sandbox.resolve(LOG_FOLDER)
+    logs = sorted(folder.glob("*.log"), key=lambda path: path.stat().st_mtime)
+    for old in logs[:-KEPT_LOGS]:
+        service.sandbox.unlink(f"{LOG_FOLDER}/{old.name}")
+    return key
+
+
+async def execute(service: TerminalService, args: ExecuteArgs, ctx: CallContext) -> ExecuteResult:
+    import anyio
+
+    if args._directory is None:
+        await execute_precheck(service, args)
+    assert args._directory is not None
+    argv = command_line(args)
+    argv[0] = args._program
+    full = service.isolation.command(argv, args._directory, service.sandbox.root)
+    timeout = args.timeout_seconds or service.config.timeout_seconds
+    stdout, stderr = Capture(service.config.max_output_bytes), Capture(service.config.max_output_bytes)
+    started = time.monotonic()
+    await ctx.report_progress(0, None, f"running {os.path.basename(argv[0])}")
+    try:
+        process = await anyio.open_process(
+            full,
+            stdin=subprocess.DEVNULL,  # never the server's own stdin (the MCP stream on stdio)
+            cwd=args._directory,
+            env=dict(service.child_env),
+            start_new_session=True,  # its own process group, so a timeout kills every child too
+        )
+    except OSError as error:
+        raise ToolFailure("internal_error", f"could not start {argv[0]}: {error.strerror or error}") from None
+    finished = (anyio.Event(), anyio.Event())
+
+    async def drain(capture: Capture, stream: Any, done: anyio.Event) -> None:
+        await capture.drain(stream)
+        done.set()
+
+    try:
+        async with process, anyio.create_task_group() as group:
+            group.start_soon(drain, stdout, process.stdout, finished[0])
+            group.start_soon(drain, stderr, process.stderr, finished[1])
+            with anyio.move_on_after(timeout) as deadline:
+                await process.wait()
+            timed_out = deadline.cancelled_caught
+            _kill_group(process.pid)  # nothing the command started outlives the call
+            with anyio.move_on_after(5):
+                await process.wait()
+            with anyio.move_on_after(1):  # a child that left the group could hold the pipes open
+                for done in finished:
+                    await done.wait()
+            group.cancel_scope.cancel()
+    finally:
+        _kill_group(process.pid)  # also when the client cancels the call
+    code = process.returncode
+    killed = signal.Signals(-code).name if code is not None and code < 0 else None
+    out_text, out_cut = _window(bytes(stdout.data), service.config.output_chars)
+    err_text, err_cut = _window(bytes(stderr.data), service.config.output_chars)
+    truncated = out_cut or err_cut or stdout.total > len(stdout.data) or stderr.total > len(stderr.data)
+    run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+    output_path = await anyio.to_thread.run_sync(_keep_output, service, run_id, stdout, stderr) if truncated else None
+    return ExecuteResult(
+        exit_code=None if killed or timed_out else code,
+        signal="SIGKILL (timeout)" if timed_out else killed,
+        timed_out=timed_out,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        stdout=out_text,
+        stderr=err_text,
+        stdout_bytes=stdout.total,
+        stderr_bytes=stderr.total,
+        truncated=truncated,
+        output_path=output_path,
+        isolation=service.isolation.describe(),
+    )
+
+
+def render_execute(result: ExecuteResult) -> str:
+    if result.timed_out:
+        head = f"Killed after the timeout ({result.duration_ms} ms), with everything it started."
+    elif result.signal:
+        head = f"Killed by {result.signal} after {result.duration_ms} ms."
+    else:
+        head = f"Exit code {result.exit_code} after {result.duration_ms} ms."
+    lines = [head + f" Isolation: {result.isolation}."]
+    streams = (("stdout", result.stdout, result.stdout_bytes), ("stderr", result.stderr, result.stderr_bytes))
+    for name, text, total in streams:
+        if total:
+            lines += [f"--- {name} ({total} bytes) ---", text]
+    if result.output_path:
+        lines.append(f"Output was cut; what was kept is in {result.output_path} (read it with files.read).")
+    return "\n".join(lines)
+
+
+TOOLS: list[ToolSpec[TerminalService, Any, Any]] = [
+    ToolSpec(
+        name="terminal.execute",
+        title="Run a command",
+        description=(
+            "Run an allowed program in a file-store folder, with a timeout. Returns the exit code and output "
+            "(long output is cut; all of it is kept for files.read)."
+        ),
+        input_model=ExecuteArgs,
+        output_model=ExecuteResult,
+        handler=execute,
+        risk=Risk.HIGH,
+        describe=describe_execute,
+        dynamic_risk=always_high,
+        precheck=execute_precheck,
+        open_world=True,
+        tier="extended",
+        render_text=render_execute,
+    ),
+]
