@@ -223,6 +223,8 @@ async def test_every_tool_succeeds_and_fails_with_results_that_validate(
         await run.fails("files_move", {"source": "ghost.txt", "destination": "g.txt"}, "not_found")
         await run.ok("files_delete", {"path": "old.txt"})
         await run.fails("files_delete", {"path": "old.txt"}, "not_found")
+        await run.ok("files_import", {"path": "imported.txt", "content_base64": "aGVsbG8K"})
+        await run.fails("files_import", {"path": "imported.txt", "content_base64": "not base64!"}, "invalid_arguments")
         assert read["sha256"]
 
         # notes
