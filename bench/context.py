@@ -59,7 +59,11 @@ def measure_revision(revision: str) -> dict[str, Any]:
             tar.extractall(Path(tmp) / "src", filter="data")
         env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "src")}
         out = subprocess.run(
-            [sys.executable, str(Path(__file__).resolve()), "--json"], check=True, capture_output=True, env=env, text=True
+            [sys.executable, str(Path(__file__).resolve()), "--json"],
+            check=True,
+            capture_output=True,
+            env=env,
+            text=True,
         ).stdout
     return json.loads(out)
 
@@ -88,11 +92,18 @@ def main() -> None:
     print(budget.format_summary(default, "default selection:"))
     if options.against:
         source = Path(options.against)
-        before = json.loads(source.read_text(encoding="utf-8")) if source.is_file() else measure_revision(options.against)
+        before = (
+            json.loads(source.read_text(encoding="utf-8")) if source.is_file() else measure_revision(options.against)
+        )
         for key, label in (("all", "every namespace on"), ("default", "default selection")):
             print()
-            print(budget.format_comparison(budget.from_json(before[key]), budget.from_json(figures[key]),
-                                           f"{label}: {options.against} -> this checkout"))
+            print(
+                budget.format_comparison(
+                    budget.from_json(before[key]),
+                    budget.from_json(figures[key]),
+                    f"{label}: {options.against} -> this checkout",
+                )
+            )
 
 
 if __name__ == "__main__":

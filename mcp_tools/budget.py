@@ -129,7 +129,9 @@ def _summary(label: str, costs: Sequence[ToolCost]) -> Summary:
     return Summary(label, len(costs), sum(c.visible for c in costs), sum(c.full for c in costs))
 
 
-HEADER = f"{'':26}{'tools':>6}{'visible chars':>15}{'~tokens':>9}{'/tool':>7}{'full chars':>12}{'~tokens':>9}{'/tool':>7}"
+HEADER = (
+    f"{'':26}{'tools':>6}{'visible chars':>15}{'~tokens':>9}{'/tool':>7}{'full chars':>12}{'~tokens':>9}{'/tool':>7}"
+)
 
 
 def format_summary(costs: Sequence[ToolCost], title: str) -> str:

@@ -53,19 +53,13 @@ def tool_definition(tool: BoundTool) -> types.Tool:
     destructive = not spec.read_only and (risk >= Risk.HIGH or spec.dynamic_risk is not None)
     if spec.destructive is not None:
         destructive = spec.destructive
-    note = {
-        Risk.LOW: "",
-        Risk.MEDIUM: " Risk: medium (runs, and the person is told).",
-        Risk.HIGH: " Risk: high (asks the person first).",
-    }.get(risk, "")
-    if spec.dynamic_risk is not None and risk < Risk.HIGH:
-        note += " May ask the person first, depending on the arguments."
+    note = risk_note(risk, escalates=spec.dynamic_risk is not None)
     return types.Tool(
         name=tool.wire_name,
         title=spec.title,
         description=spec.description + note,
         input_schema=compact_schema(spec.input_model.model_json_schema()),
-        output_schema=compact_schema(spec.output_model.model_json_schema(mode="serialization")),
+        output_schema=compact_output_schema(spec.output_model.model_json_schema(mode="serialization")),
         annotations=types.ToolAnnotations(
             read_only_hint=spec.read_only,
             destructive_hint=destructive,
@@ -110,17 +104,98 @@ def definitions_key(tools: list[BoundTool]) -> str:
     return digest.hexdigest()[:24]
 
 
+def risk_note(risk: Risk, escalates: bool) -> str:
+    """What the model must know about the policy before calling: whether the person is asked."""
+    if risk >= Risk.HIGH:
+        return " Risk: high; asks the person first."
+    note = " Risk: medium" if risk is Risk.MEDIUM else ""
+    if escalates:
+        return (note + ", high" if note else " Risk: high") + " for some arguments (asks the person first)."
+    return note + "." if note else ""
+
+
 def compact_schema(schema: Any) -> Any:
-    """Drop pydantic's generated titles: they repeat the property names and cost context."""
-    if isinstance(schema, dict):
-        return {
-            key: compact_schema(value)
-            for key, value in schema.items()
-            if not (key == "title" and isinstance(value, str))
-        }
+    """An input schema without what costs context and says nothing.
+
+    Pydantic's generated titles repeat the property names; an optional field's
+    `anyOf: [X, null]` with `default: null` says no more than X outside `required`.
+    """
     if isinstance(schema, list):
         return [compact_schema(item) for item in schema]
-    return schema
+    if not isinstance(schema, dict):
+        return schema
+    schema = _without_null_option(schema, keep_null=False)
+    return {
+        key: compact_schema(value) for key, value in schema.items() if not (key == "title" and isinstance(value, str))
+    }
+
+
+def compact_output_schema(schema: Any) -> Any:
+    """An output schema that describes what is returned, and nothing a result cannot use.
+
+    Besides titles, defaults and `additionalProperties` go (a result is read, never written),
+    and so does `required`: every field of a result is always present, null or not, so it
+    would list them all. `anyOf: [X, null]` becomes `type: [X, "null"]`, and a definition used
+    once stands where it is used.
+    """
+    if isinstance(schema, dict) and "$defs" in schema:
+        schema = _inline_single_use(schema)
+    return _compact_output(schema)
+
+
+def _compact_output(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_compact_output(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    schema = _without_null_option(schema, keep_null=True)
+    compacted = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):  # names, not keywords: keep every one
+            compacted[key] = {name: _compact_output(prop) for name, prop in value.items()}
+        elif key not in ("default", "additionalProperties", "required", "title"):
+            compacted[key] = _compact_output(value)
+    return compacted
+
+
+def _inline_single_use(schema: dict[str, Any]) -> dict[str, Any]:
+    """Put a definition used once in place of its `$ref`; shared ones stay in `$defs`."""
+    defs: dict[str, Any] = schema["$defs"]
+    uses = {name: json.dumps(schema).count(f'"#/$defs/{name}"') for name in defs}
+
+    def replace(node: Any) -> Any:
+        if isinstance(node, list):
+            return [replace(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and uses.get(ref[8:]) == 1 and len(node) == 1:
+            return replace(defs[ref[8:]])
+        return {key: replace(value) for key, value in node.items() if key != "$defs"}
+
+    result = replace(schema)
+    kept = {name: replace(body) for name, body in defs.items() if uses[name] != 1}
+    if kept:
+        result["$defs"] = kept
+    return result
+
+
+def _without_null_option(schema: dict[str, Any], keep_null: bool) -> dict[str, Any]:
+    options = schema.get("anyOf")
+    if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
+        return schema
+    other = next(option for option in options if option != {"type": "null"})
+    if not isinstance(other, dict) or "type" not in other or "anyOf" in other or isinstance(other["type"], list):
+        return schema
+    if not keep_null and ("default" not in schema or schema["default"] is not None):
+        return schema
+    merged = {key: value for key, value in schema.items() if key != "anyOf"}
+    merged.update(other)
+    if keep_null:
+        merged["type"] = [other["type"], "null"]
+    else:
+        merged.pop("default", None)
+    return merged
 
 
 def call_result(outcome: CallOutcome) -> types.CallToolResult:
