@@ -138,6 +138,5 @@ def resolve(
             elif name not in active:
                 selection.left_out[spec.name] = "its namespace is not running"
             else:
-                tier = getattr(spec, "tier", "core")
-                selection.left_out[spec.name] = f"{tier} tier, not selected (add {spec.name!r} or {name!r})"
+                selection.left_out[spec.name] = f"{getattr(spec, 'tier', 'core')} tier, not selected"
     return selection
