@@ -134,9 +134,7 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
     if requested is not None and servers is None and tools is None:
         outside = [name for name in named if name not in requested]
         if outside:
-            raise ConfigError(
-                f"invalid config: server.tools names {outside[0]!r}, which server.servers does not start"
-            )
+            raise ConfigError(f"invalid config: server.tools names {outside[0]!r}, which server.servers does not start")
     for name in CATALOG:
         if requested is not None and name not in requested:
             app.statuses.append(NamespaceStatus(name, False, "not selected in [server] servers or --servers"))

@@ -45,9 +45,7 @@ class RangeArgs(Arguments):
 
 
 class AvailabilityArgs(RangeArgs):
-    min_free_minutes: int | None = Field(
-        None, ge=5, le=1440, description="also free slots this long in working hours"
-    )
+    min_free_minutes: int | None = Field(None, ge=5, le=1440, description="also free slots this long in working hours")
 
 
 class BusySlot(Output):

@@ -35,9 +35,7 @@ _TEXT_APPLICATION_TYPES = frozenset(
 
 
 class SearchArgs(Arguments):
-    query: str | None = Field(
-        default=None, max_length=500, description="All must match; word* for a prefix"
-    )
+    query: str | None = Field(default=None, max_length=500, description="All must match; word* for a prefix")
     sender: str | None = Field(
         default=None, max_length=320, description="Part of a name or address, forwarded senders too"
     )
@@ -310,9 +308,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         name="inbox.search",
         tier="core",
         title="Search forwarded email",
-        description=(
-            "Search forwarded emails, newest first; returns ids, senders, subjects, dates, summaries."
-        ),
+        description=("Search forwarded emails, newest first; returns ids, senders, subjects, dates, summaries."),
         input_model=SearchArgs,
         output_model=SearchResult,
         handler=search,
@@ -326,9 +322,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         name="inbox.read",
         tier="core",
         title="Read a forwarded email",
-        description=(
-            "Read an email's text body, paged (next_offset), with its attachment list."
-        ),
+        description=("Read an email's text body, paged (next_offset), with its attachment list."),
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read,
@@ -342,9 +336,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         name="inbox.attachment",
         tier="extended",
         title="Read an email attachment",
-        description=(
-            "One attachment of an email: text paged, other types as base64 (size-limited)."
-        ),
+        description=("One attachment of an email: text paged, other types as base64 (size-limited)."),
         input_model=AttachmentArgs,
         output_model=AttachmentResult,
         handler=attachment,

@@ -52,9 +52,7 @@ class ReadArgs(Arguments):
 class SearchArgs(Arguments):
     query: str = Field(min_length=1, max_length=2000)
     top_k: int = Field(default=10, ge=1, le=50)
-    tags: list[str] = Field(
-        default_factory=list, description="all required; 'a' matches 'a/b'"
-    )
+    tags: list[str] = Field(default_factory=list, description="all required; 'a' matches 'a/b'")
     date_after: str | None = Field(default=None, description="ISO date (frontmatter date, else modified)")
     date_before: str | None = None
     folder: str | None = None

@@ -67,9 +67,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         name="notes.search",
         tier="core",
         title="Search notes",
-        description=(
-            "Find notes by words or meaning; filter by tags, dates, folder."
-        ),
+        description=("Find notes by words or meaning; filter by tags, dates, folder."),
         input_model=m.SearchArgs,
         output_model=m.SearchOutput,
         handler=threaded("search"),
@@ -82,9 +80,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         name="notes.write",
         tier="core",
         title="Write a note",
-        description=(
-            "Create or replace a note; pass expected_sha256 when replacing."
-        ),
+        description=("Create or replace a note; pass expected_sha256 when replacing."),
         input_model=m.WriteArgs,
         output_model=m.WriteOutput,
         handler=threaded("write"),
@@ -190,9 +186,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         name="notes.delete",
         tier="extended",
         title="Delete a note",
-        description=(
-            "Move a note to the vault's trash (or delete it: permanent); lists notes that linked to it."
-        ),
+        description=("Move a note to the vault's trash (or delete it: permanent); lists notes that linked to it."),
         input_model=m.DeleteArgs,
         output_model=m.DeleteOutput,
         handler=threaded("delete"),
