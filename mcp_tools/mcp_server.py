@@ -28,7 +28,7 @@ from mcp_types.version import is_version_at_least
 from mcp_tools import __version__
 from mcp_tools.app import App, wire_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
-from mcp_tools.tooling import Risk, ToolSpec
+from mcp_tools.tooling import Risk
 
 INPUT_REQUIRED_VERSION = "2026-07-28"
 CONFIRM_KEY = "mcp_tools_confirm"
@@ -405,18 +405,15 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     settings = app.config.policy
     name = "mcp-tools" if namespace is None else f"mcp-tools-{namespace}"
     clients = ClientStates()
-    meta: dict[str, tuple[ToolSpec[Any, Any, Any], str, Risk]] = {}
+    meta: dict[str, BoundTool] = {}  # the meta-tools of dynamic discovery, by wire name; service bound per call
     if dynamic:
         from mcp_tools.discovery import META_TOOLS
 
         for spec in META_TOOLS:
             if app.rules.hidden_reason(spec) is None:
-                meta[wire_name(spec.name, app.config.server.wire_separator)] = (
-                    spec,
-                    wire_name(spec.name, app.config.server.wire_separator),
-                    app.rules.configured_risk(spec),
-                )
-    meta_definitions = [tool_definition(BoundTool(spec, None, wire, risk)) for spec, wire, risk in meta.values()]
+                wire = wire_name(spec.name, app.config.server.wire_separator)
+                meta[wire] = BoundTool(spec, None, wire, app.rules.configured_risk(spec))
+    meta_definitions = [tool_definition(tool) for tool in meta.values()]
 
     def view(ctx: ServerRequestContext[Any, Any]) -> Any:
         from mcp_tools.discovery import ClientToolsets
@@ -444,9 +441,9 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         tool = app.find_tool(params.name, namespace)
         if tool is not None and not (client.serves(tool) if client is not None else app.is_selected(tool.spec)):
             tool = None  # not served to this client: as unknown as a tool that does not exist
-        found = meta.get(params.name) or next((m for m in meta.values() if m[0].name == params.name), None)
+        found = meta.get(params.name) or next((m for m in meta.values() if m.spec.name == params.name), None)
         if found is not None:
-            tool = BoundTool(found[0], client, found[1], found[2])
+            tool = BoundTool(found.spec, client, found.wire_name, found.configured_risk)
         outcome = await app.gate.call(tool, params.name, params.arguments or {}, caller)
         if client is not None and client.changed:
             await clients.notify_changed(ctx)

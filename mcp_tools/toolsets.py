@@ -13,7 +13,6 @@ about MCP or policy; it sees namespaces only as lists of `ToolSpec`s.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +74,8 @@ def parse_entries(values: Iterable[str], namespaces: Iterable[str] | None = None
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
 
@@ -123,6 +124,8 @@ def resolve(
         specs = namespaces.get(entry.namespace, ())
         methods = [spec.method for spec in specs]
         if entry.part not in methods:
+            import difflib
+
             close = difflib.get_close_matches(entry.part, [*TIERS, *methods], n=1, cutoff=0.6)
             hint = f"; did you mean '{entry.namespace}.{close[0]}'?" if close else ""
             raise SelectionError(f"{entry.namespace} has no tool or tier {entry.part!r} (in {entry.text!r}){hint}")

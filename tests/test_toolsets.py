@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -341,3 +342,35 @@ async def test_a_namespace_path_offers_only_its_own_toolset(dynamic_http: str) -
         assert failure(await client.call_tool("toolsets_enable", {"toolsets": ["demo"]}))["kind"] == (
             "invalid_arguments"
         )
+
+
+# The command line ----------------------------------------------------------------------------------
+
+
+async def test_serve_tools_selects_for_one_run(tmp_path: Path) -> None:
+    from tests.processes import demo_config, stdio_params
+
+    config = demo_config(tmp_path, servers='["demo", "files"]')
+    async with Client(stdio_params(config, "--tools=demo.echo,files,-files.extended"), mode="legacy") as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+    assert names == ["files_list", "files_read", "files_write", "files_edit", "demo_echo"]
+
+
+def test_tools_and_doctor_say_what_is_served_and_why(tmp_path: Path) -> None:
+    from tests.processes import demo_config, run_cli
+
+    config = demo_config(tmp_path, servers='["demo", "files"]')
+    listing = run_cli(config, "tools", "--all")
+    assert listing.returncode == 0, listing.stderr
+    assert 'selection: ["*.core"] (the default); discovery: static' in listing.stdout
+    assert "not served: extended tier, not selected" in listing.stdout
+    rows = {row["name"]: row for row in json.loads(run_cli(config, "tools", "--json", "--all").stdout)}
+    assert rows["files.move"]["served"] is False and rows["files.move"]["tier"] == "extended"
+    assert rows["files.read"]["served"] is True and rows["files.read"]["why"] == "selected by '*.core'"
+    doctor = run_cli(config, "doctor", "--tools", "files,-files.move")
+    assert doctor.returncode == 0, doctor.stderr
+    assert 'tools:     6 served, selection ["files", "-files.move"], discovery=static' in doctor.stdout
+    assert "files     on  (6 tools); not served: move (excluded by '-files.move')" in doctor.stdout
+    assert "demo      on  (0 tools); not served: echo, note, erase, fail (core tier, not selected)" in doctor.stdout
+    bad = run_cli(config, "tools", "--tools", "files.mvoe")
+    assert bad.returncode == 2 and "did you mean 'files.move'?" in bad.stderr
