@@ -71,7 +71,7 @@ def test_wildcards_cover_only_running_namespaces() -> None:
 def test_the_default_is_the_core_tier_of_every_running_namespace(tmp_path: Path) -> None:
     assert DEFAULT_SELECTION == ("*.core",)
     names = served_by({"server": {"tools": None}}, tmp_path)  # files and inbox need no configuration
-    assert names == ["files.list", "files.read", "files.write", "files.edit", "inbox.search", "inbox.read"]
+    assert sorted(names) == ["files.edit", "files.list", "files.read", "files.write", "inbox.read", "inbox.search"]
 
 
 def test_every_tool_declares_a_tier_and_no_tool_is_named_like_a_tier() -> None:
