@@ -301,6 +301,17 @@ def print_budget(app: Any, served: list[Any], as_json: bool) -> int:
     """What the served definitions cost in a model's context (`mcp_tools.budget`)."""
     from mcp_tools import budget
 
+    if app.config.server.discovery == "dynamic":  # each client starts with the meta-tools too
+        from mcp_tools.app import wire_name
+        from mcp_tools.discovery import META_TOOLS
+        from mcp_tools.policy.gate import BoundTool
+
+        separator = app.config.server.wire_separator
+        served = [
+            BoundTool(spec, None, wire_name(spec.name, separator), app.rules.configured_risk(spec))
+            for spec in META_TOOLS
+            if app.rules.hidden_reason(spec) is None
+        ] + served
     costs = budget.costs_of(served)
     if as_json:
         print(json.dumps({"tools": budget.as_json(costs), "instructions_chars": len(app.instructions())}, indent=2))

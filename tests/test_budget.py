@@ -114,3 +114,10 @@ def test_bench_compares_with_saved_figures(tmp_path: Path) -> None:
     total = next(line for line in again.stdout.splitlines()[::-1] if line.startswith("total"))
     tools = len(json.loads(saved.read_text())["default"])  # the last table: the default selection
     assert total.split()[1:4] == [str(tools), "->", str(tools)]
+
+
+def test_dynamic_discovery_counts_the_meta_tools_it_serves(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, servers='["demo"]\ndiscovery = "dynamic"')
+    figures = json.loads(run_cli(config, "tools", "--budget", "--json").stdout)
+    names = [item["name"] for item in figures["tools"]]
+    assert names[:2] == ["toolsets.list", "toolsets.enable"] and "demo.echo" in names
