@@ -14,7 +14,8 @@ from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.policy.store import PolicyStore
 from mcp_tools.servers import CATALOG, load_namespace
-from mcp_tools.tooling import Environment, Namespace, NotConfigured, Risk, SearchSource
+from mcp_tools.tooling import Environment, Namespace, NotConfigured, Risk, SearchSource, ToolSpec
+from mcp_tools.toolsets import DEFAULT_SELECTION, Selection, SelectionError, named_namespaces, parse_entries, resolve
 
 logger = logging.getLogger("mcp_tools")
 WIRE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -50,15 +51,35 @@ class App:
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     services: dict[str, Any] = field(default_factory=dict)
     statuses: list[NamespaceStatus] = field(default_factory=list)
-    tools: dict[str, BoundTool] = field(default_factory=dict)  # by wire name
+    tools: dict[str, BoundTool] = field(default_factory=dict)  # by wire name, every running namespace's
+    selection: Selection | None = None  # None: everything is served
 
     def visible_tools(self, namespace: str | None = None) -> list[BoundTool]:
+        """What a client is shown: selected, and not hidden by the policy."""
+        return [tool for tool in self.available_tools(namespace) if self.is_selected(tool.spec)]
+
+    def available_tools(self, namespace: str | None = None) -> list[BoundTool]:
+        """What could be served: not hidden by the policy and not excluded by the selection."""
+        excluded = self.selection.excluded if self.selection is not None else {}
         return [
             tool
             for tool in self.tools.values()
             if self.rules.hidden_reason(tool.spec) is None
+            and tool.spec.name not in excluded
             and (namespace is None or tool.spec.namespace == namespace)
         ]
+
+    def is_selected(self, spec: ToolSpec) -> bool:
+        return self.selection is None or spec.name in self.selection.chosen
+
+    def why(self, spec: ToolSpec) -> str:
+        """Why a tool is served or not, in words for `mcp-tools tools` and `doctor`."""
+        hidden = self.rules.hidden_reason(spec)
+        if hidden:
+            return f"hidden: {hidden}"
+        if self.selection is None:
+            return "served"
+        return self.selection.reason(spec.name)
 
     def find_tool(self, name: str, namespace: str | None = None) -> BoundTool | None:
         """By wire name, or by canonical name, within a namespace when one is given."""
@@ -88,10 +109,11 @@ def wire_name(canonical: str, separator: str) -> str:
     return canonical if separator == "." else canonical.replace(".", separator)
 
 
-def build_app(config: Config, servers: list[str] | None = None) -> App:
+def build_app(config: Config, servers: list[str] | None = None, tools: list[str] | None = None) -> App:
     """Build services for the selected namespaces; unselected or unconfigured ones stay off.
 
-    Namespaces the person asked for by name must start; the rest may be off with a reason.
+    Namespaces the person asked for by name (in `servers` or in a `tools` entry) must start;
+    the rest may be off with a reason. `servers` and `tools` override the config for one run.
     """
     state_dir = config.state_dir()
     data_dir = config.data_dir()
@@ -103,12 +125,29 @@ def build_app(config: Config, servers: list[str] | None = None) -> App:
     app = App(config, environment, PolicyGate(config.policy, rules, store), store, rules)
 
     requested = servers if servers is not None else config.server.servers
+    source = "--tools" if tools is not None else "server.tools"
+    texts = tools if tools is not None else config.server.tools
+    try:
+        entries = parse_entries(DEFAULT_SELECTION if texts is None else texts, CATALOG)
+    except SelectionError as exc:
+        raise ConfigError(f"invalid config: {source}: {exc}") from None
+    named = named_namespaces(entries)
+    if requested is not None and servers is None and tools is None:
+        outside = [name for name in named if name not in requested]
+        if outside:
+            raise ConfigError(f"invalid config: server.tools names {outside[0]!r}, which server.servers does not start")
     for name in CATALOG:
         if requested is not None and name not in requested:
             app.statuses.append(NamespaceStatus(name, False, "not selected in [server] servers or --servers"))
             continue
-        status = _enable(app, name, explicit=requested is not None)
+        status = _enable(app, name, explicit=requested is not None or name in named)
         app.statuses.append(status)
+    mentioned = {entry.namespace for entry in entries if entry.namespace in CATALOG}
+    specs = {name: list(load_namespace(name).tools) for name in CATALOG if name in app.namespaces or name in mentioned}
+    try:
+        app.selection = resolve(entries, specs, running=list(app.namespaces), default=texts is None)
+    except SelectionError as exc:
+        raise ConfigError(f"invalid config: {source}: {exc}") from None
     return app
 
 

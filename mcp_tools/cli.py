@@ -20,8 +20,13 @@ CONFIG_TEMPLATE = """\
 # Secrets may also come from the environment (see the README), which keeps them out of this file.
 
 [server]
-# Namespaces to serve. Unset: every namespace that is configured (files and inbox need nothing).
+# Namespaces to run. Unset: every namespace that is configured (files and inbox need nothing).
 # servers = ["files", "notes", "calendar", "web", "inbox"]
+# Tools to serve: namespace, namespace.tier (core | extended), namespace.tool, "*" or "*.core";
+# a leading "-" excludes. Unset: ["*.core"], the core tier of every running namespace.
+# tools = ["files", "notes.core", "-files.move"]
+# "dynamic": also serve toolsets_list and toolsets_enable, so the model can add toolsets itself.
+discovery = "static"
 # Wire names are namespace_method; "." gives namespace.method (some clients reject dots).
 wire_separator = "_"
 # state_dir = "..."   # approvals, audit log, indexes (default: the platform's state dir)
@@ -118,12 +123,16 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     serve.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     serve.add_argument("--host", help="HTTP address (default from [http] host: 127.0.0.1)")
     serve.add_argument("--port", type=int, help="HTTP port (default from [http] port: 8765)")
-    serve.add_argument("--servers", help="comma-separated namespaces to serve, e.g. files,notes")
+    serve.add_argument("--servers", help="comma-separated namespaces to run, e.g. files,notes")
+    serve.add_argument("--tools", help="what to serve this run, e.g. files,notes.core; --tools=-files.move excludes")
     serve.set_defaults(handler=cmd_serve)
 
     tools = commands.add_parser("tools", help="list the tools with their wire names, risks and annotations")
     tools.add_argument("--json", action="store_true")
-    tools.add_argument("--servers")
+    tools.add_argument("--servers", help="comma-separated namespaces to run")
+    tools.add_argument("--tools", help="a selection to show instead of [server] tools")
+    tools.add_argument("--all", action="store_true", help="also the tools not served, and why")
+    tools.add_argument("--budget", action="store_true", help="characters and ~tokens (chars/4) per tool and namespace")
     tools.set_defaults(handler=cmd_tools)
 
     call = commands.add_parser("call", help="call one tool through the same policy as a client")
@@ -157,6 +166,7 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     audit.set_defaults(handler=cmd_audit)
 
     doctor = commands.add_parser("doctor", help="check the config, the state dir and each namespace")
+    doctor.add_argument("--tools", help="a selection to check instead of [server] tools")
     doctor.set_defaults(handler=cmd_doctor)
 
     config = commands.add_parser("config", help="config helpers")
@@ -205,6 +215,11 @@ def _servers(value: str | None) -> list[str] | None:
     return [part.strip() for part in value.split(",") if part.strip()] if value else None
 
 
+def _tools(args: argparse.Namespace) -> list[str] | None:
+    value = getattr(args, "tools", None)
+    return None if value is None else [part.strip() for part in value.split(",") if part.strip()]
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
@@ -212,7 +227,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     config = _config(args)
     logging.getLogger().setLevel(os.environ.get("MCP_TOOLS_LOG_LEVEL", config.server.log_level).upper())
-    app = build_app(config, _servers(args.servers))
+    app = build_app(config, _servers(args.servers), _tools(args))
     if not args.http:
         anyio.run(_serve_stdio, app)
         return 0
@@ -242,9 +257,13 @@ def cmd_tools(args: argparse.Namespace) -> int:
     from mcp_tools.app import build_app
     from mcp_tools.mcp_server import tool_definition
 
-    app = build_app(_config(args), _servers(args.servers))
+    app = build_app(_config(args), _servers(args.servers), _tools(args))
+    app.store.close()
+    served = app.visible_tools()
+    if args.budget:
+        return print_budget(app, served, args.json)
     rows = []
-    for tool in app.visible_tools():
+    for tool in served if not args.all else list(app.tools.values()):
         definition = tool_definition(tool)
         annotations = definition.annotations.model_dump(by_alias=True, exclude_none=True)
         rows.append(
@@ -253,18 +272,57 @@ def cmd_tools(args: argparse.Namespace) -> int:
                 "wire_name": tool.wire_name,
                 "risk": tool.configured_risk.label,
                 "escalates": tool.spec.dynamic_risk is not None,
+                "tier": tool.spec.tier,
+                "served": tool in served,
+                "why": app.why(tool.spec),
                 "annotations": annotations,
                 "description": tool.spec.description,
             }
         )
-    app.store.close()
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    print(
+        f"selection: {app.selection.describe() if app.selection else 'everything'}; discovery: "
+        f"{app.config.server.discovery}"
+    )
     for row in rows:
         hints = ",".join(key.removesuffix("Hint") for key, value in row["annotations"].items() if value)
         risk = row["risk"] + ("+" if row["escalates"] else "")
-        print(f"{row['name']:<28} {row['wire_name']:<28} {risk:<8} {hints}")
+        line = f"{row['name']:<28} {row['wire_name']:<28} {risk:<8} {row['tier']:<9} {hints}"
+        print(line if row["served"] else f"{line}\n{'':28} not served: {row['why']}")
+    hidden = len(app.tools) - len(served)
+    if hidden and not args.all:
+        print(f"{hidden} more tools of the running namespaces are not served; `mcp-tools tools --all` says why.")
+    return 0
+
+
+def print_budget(app: Any, served: list[Any], as_json: bool) -> int:
+    """What the served definitions cost in a model's context (`mcp_tools.budget`)."""
+    from mcp_tools import budget
+
+    if app.config.server.discovery == "dynamic":  # each client starts with the meta-tools too
+        from mcp_tools.app import wire_name
+        from mcp_tools.discovery import META_TOOLS
+        from mcp_tools.policy.gate import BoundTool
+
+        separator = app.config.server.wire_separator
+        served = [
+            BoundTool(spec, None, wire_name(spec.name, separator), app.rules.configured_risk(spec))
+            for spec in META_TOOLS
+            if app.rules.hidden_reason(spec) is None
+        ] + served
+    costs = budget.costs_of(served)
+    if as_json:
+        print(json.dumps({"tools": budget.as_json(costs), "instructions_chars": len(app.instructions())}, indent=2))
+        return 0
+    print(f"selection: {app.selection.describe() if app.selection else 'everything'}")
+    print("visible = name + description + inputSchema; full = the whole definition; ~tokens = chars / 4")
+    print()
+    print(budget.format_tools(costs))
+    print(
+        f"\nserver instructions: {len(app.instructions()):,} chars, ~{budget.tokens(len(app.instructions())):,} tokens"
+    )
     return 0
 
 
@@ -433,7 +491,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"config:    {config.source or 'none found; using embedded defaults'}")
     if config.source is None:
         print(f"           (looked for {default_config_path()}; `mcp-tools config init` writes one)")
-    app = build_app(config)
+    app = build_app(config, tools=_tools(args))
     print(f"state dir: {app.environment.state_dir}")
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
@@ -443,13 +501,25 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         f"policy:    {len(policy.rules)} own rules, read_only={str(policy.read_only).lower()}, "
         f"on_no_elicitation={policy.on_no_elicitation}, disabled={policy.disabled}"
     )
+    selection = app.selection.describe() if app.selection else "everything"
+    print(f"tools:     {len(app.visible_tools())} served, selection {selection}, discovery={config.server.discovery}")
     print("namespaces:")
     for status in app.statuses:
-        count = sum(1 for tool in app.visible_tools(status.name)) if status.enabled else 0
+        count = len(app.visible_tools(status.name)) if status.enabled else 0
         state = f"on  ({count} tools)" if status.enabled else f"off: {status.reason}"
+        if status.enabled:
+            reasons: dict[str, list[str]] = {}
+            for tool in app.tools.values():
+                if tool.spec.namespace == status.name and tool not in app.visible_tools(status.name):
+                    reasons.setdefault(app.why(tool.spec), []).append(tool.spec.method)
+            if reasons:
+                state += "; not served: " + "; ".join(f"{', '.join(v)} ({k})" for k, v in reasons.items())
         print(f"  {status.name:<9} {state}")
         if status.detail:
             print(f"            {status.detail}")
+    if len(app.visible_tools()) < len(app.tools):
+        print("           to serve more, add a namespace ('files'), a tier ('files.extended') or a tool")
+        print("           ('files.move') to [server] tools; see docs/toolsets.md")
     app.store.close()
     return 0
 

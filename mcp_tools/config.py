@@ -37,6 +37,12 @@ class ServerSettings(_Section):
     servers: list[str] | None = Field(
         default=None, description="Namespaces to serve; unset serves every namespace that is configured."
     )
+    tools: list[str] | None = Field(
+        default=None,
+        description="What is served: namespace, namespace.tier, namespace.tool, '*'/'*.core'; '-' excludes. "
+        "Unset: ['*.core'].",
+    )
+    discovery: Literal["static", "dynamic"] = "static"
     wire_separator: Literal["_", "."] = "_"
     state_dir: Path | None = None
     data_dir: Path | None = None
@@ -48,6 +54,15 @@ class ServerSettings(_Section):
         for name in value or []:
             if name not in CATALOG:
                 raise ValueError(f"unknown namespace {name!r}; expected some of {sorted(CATALOG)}")
+        return value
+
+    @field_validator("tools")
+    @classmethod
+    def _known_tools(cls, value: list[str] | None) -> list[str] | None:
+        from mcp_tools.toolsets import parse_entries
+
+        if value is not None:
+            parse_entries(value, CATALOG)  # tiers and tool names are checked when the namespaces load
         return value
 
 

@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,12 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
-from mcp_tools.app import App
+from mcp_tools.app import App, wire_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
 from mcp_tools.tooling import Risk
 
@@ -53,19 +54,13 @@ def tool_definition(tool: BoundTool) -> types.Tool:
     destructive = not spec.read_only and (risk >= Risk.HIGH or spec.dynamic_risk is not None)
     if spec.destructive is not None:
         destructive = spec.destructive
-    note = {
-        Risk.LOW: "",
-        Risk.MEDIUM: " Risk: medium (runs, and the person is told).",
-        Risk.HIGH: " Risk: high (asks the person first).",
-    }.get(risk, "")
-    if spec.dynamic_risk is not None and risk < Risk.HIGH:
-        note += " May ask the person first, depending on the arguments."
+    note = risk_note(risk, escalates=spec.dynamic_risk is not None)
     return types.Tool(
         name=tool.wire_name,
         title=spec.title,
         description=spec.description + note,
         input_schema=compact_schema(spec.input_model.model_json_schema()),
-        output_schema=compact_schema(spec.output_model.model_json_schema(mode="serialization")),
+        output_schema=compact_output_schema(spec.output_model.model_json_schema(mode="serialization")),
         annotations=types.ToolAnnotations(
             read_only_hint=spec.read_only,
             destructive_hint=destructive,
@@ -110,17 +105,98 @@ def definitions_key(tools: list[BoundTool]) -> str:
     return digest.hexdigest()[:24]
 
 
+def risk_note(risk: Risk, escalates: bool) -> str:
+    """What the model must know about the policy before calling: whether the person is asked."""
+    if risk >= Risk.HIGH:
+        return " Risk: high; asks the person first."
+    note = " Risk: medium" if risk is Risk.MEDIUM else ""
+    if escalates:
+        return (note + ", high" if note else " Risk: high") + " for some arguments (asks the person first)."
+    return note + "." if note else ""
+
+
 def compact_schema(schema: Any) -> Any:
-    """Drop pydantic's generated titles: they repeat the property names and cost context."""
-    if isinstance(schema, dict):
-        return {
-            key: compact_schema(value)
-            for key, value in schema.items()
-            if not (key == "title" and isinstance(value, str))
-        }
+    """An input schema without what costs context and says nothing.
+
+    Pydantic's generated titles repeat the property names; an optional field's
+    `anyOf: [X, null]` with `default: null` says no more than X outside `required`.
+    """
     if isinstance(schema, list):
         return [compact_schema(item) for item in schema]
-    return schema
+    if not isinstance(schema, dict):
+        return schema
+    schema = _without_null_option(schema, keep_null=False)
+    return {
+        key: compact_schema(value) for key, value in schema.items() if not (key == "title" and isinstance(value, str))
+    }
+
+
+def compact_output_schema(schema: Any) -> Any:
+    """An output schema that describes what is returned, and nothing a result cannot use.
+
+    Besides titles, defaults and `additionalProperties` go (a result is read, never written),
+    and so does `required`: every field of a result is always present, null or not, so it
+    would list them all. `anyOf: [X, null]` becomes `type: [X, "null"]`, and a definition used
+    once stands where it is used.
+    """
+    if isinstance(schema, dict) and "$defs" in schema:
+        schema = _inline_single_use(schema)
+    return _compact_output(schema)
+
+
+def _compact_output(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_compact_output(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    schema = _without_null_option(schema, keep_null=True)
+    compacted = {}
+    for key, value in schema.items():
+        if key == "properties" and isinstance(value, dict):  # names, not keywords: keep every one
+            compacted[key] = {name: _compact_output(prop) for name, prop in value.items()}
+        elif key not in ("default", "additionalProperties", "required", "title"):
+            compacted[key] = _compact_output(value)
+    return compacted
+
+
+def _inline_single_use(schema: dict[str, Any]) -> dict[str, Any]:
+    """Put a definition used once in place of its `$ref`; shared ones stay in `$defs`."""
+    defs: dict[str, Any] = schema["$defs"]
+    uses = {name: json.dumps(schema).count(f'"#/$defs/{name}"') for name in defs}
+
+    def replace(node: Any) -> Any:
+        if isinstance(node, list):
+            return [replace(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/") and uses.get(ref[8:]) == 1 and len(node) == 1:
+            return replace(defs[ref[8:]])
+        return {key: replace(value) for key, value in node.items() if key != "$defs"}
+
+    result = replace(schema)
+    kept = {name: replace(body) for name, body in defs.items() if uses[name] != 1}
+    if kept:
+        result["$defs"] = kept
+    return result
+
+
+def _without_null_option(schema: dict[str, Any], keep_null: bool) -> dict[str, Any]:
+    options = schema.get("anyOf")
+    if not isinstance(options, list) or len(options) != 2 or {"type": "null"} not in options:
+        return schema
+    other = next(option for option in options if option != {"type": "null"})
+    if not isinstance(other, dict) or "type" not in other or "anyOf" in other or isinstance(other["type"], list):
+        return schema
+    if not keep_null and ("default" not in schema or schema["default"] is not None):
+        return schema
+    merged = {key: value for key, value in schema.items() if key != "anyOf"}
+    merged.update(other)
+    if keep_null:
+        merged["type"] = [other["type"], "null"]
+    else:
+        merged.pop("default", None)
+    return merged
 
 
 def call_result(outcome: CallOutcome) -> types.CallToolResult:
@@ -242,17 +318,115 @@ def progress_reporter(
     return report
 
 
+class ClientStates:
+    """Each client's enabled toolsets in dynamic discovery, and how to tell it the list changed.
+
+    A 2025-11-25 connection has a session: the set lives and dies with it. A 2026-07-28 client
+    has no session, so its set is keyed by its principal (the HTTP token's name; `local` on
+    stdio, where the process serves one client), and `notifications/tools/list_changed` goes
+    to that principal's `subscriptions/listen` streams only. Give each HTTP client its own token.
+    """
+
+    def __init__(self) -> None:
+        self.by_session: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+        self.by_principal: dict[str, set[str]] = {}
+        self.listeners: dict[str, Any] = {}
+        self.buses: dict[str, Any] = {}
+
+    def enabled(self, ctx: ServerRequestContext[Any, Any]) -> set[str]:
+        if is_modern(ctx):
+            return self.by_principal.setdefault(principal_of(ctx, "local"), set())
+        # The SDK builds a ServerSession per request around the connection's one `Connection`.
+        connection = getattr(ctx.session, "_connection", ctx.session)
+        return self.by_session.setdefault(connection, set())
+
+    def bus(self, principal: str) -> Any:
+        from mcp.server.subscriptions import InMemorySubscriptionBus
+
+        return self.buses.setdefault(principal, InMemorySubscriptionBus())
+
+    async def listen(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        from mcp.server.subscriptions import ListenHandler
+
+        principal = principal_of(ctx, "local")
+        handler = self.listeners.get(principal)
+        if handler is None:
+            handler = self.listeners[principal] = ListenHandler(self.bus(principal), max_subscriptions=16)
+        result: types.SubscriptionsListenResult = await handler(ctx, params)
+        return result
+
+    async def notify_changed(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        from mcp.server.subscriptions import ToolsListChanged
+
+        if is_modern(ctx):
+            await self.bus(principal_of(ctx, "local")).publish(ToolsListChanged())
+        else:
+            with contextlib.suppress(Exception):  # a client gone away needs no notice
+                await ctx.session.send_notification(
+                    types.ToolListChangedNotification(), related_request_id=ctx.request_id
+                )
+
+
+def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
+    return bool(ctx.protocol_version) and is_version_at_least(ctx.protocol_version, INPUT_REQUIRED_VERSION)
+
+
+class ToolsServer(Server[Any]):
+    """The SDK's server, declaring `tools.listChanged` on 2025-era connections when the list can change."""
+
+    def __init__(self, *args: Any, tools_change: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tools_change = tools_change
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        if notification_options is None and self.tools_change:
+            notification_options = NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
+
+
 def build_server(app: App, transport: str, namespace: str | None = None) -> Server[Any]:
-    """One MCP server over all enabled namespaces, or over one of them (`/files/mcp`)."""
-    listed = cached_definitions(app.visible_tools(namespace), app.environment.state_dir / "cache")
+    """One MCP server over all enabled namespaces, or over one of them (`/files/mcp`).
+
+    With `[server] discovery = "dynamic"` each client is served the meta-tools and its own
+    set of tools, which grows when the model enables toolsets (see `mcp_tools.discovery`).
+    """
+    dynamic = app.config.server.discovery == "dynamic"
+    cache_dir = app.environment.state_dir / "cache"
+    listed = cached_definitions(app.available_tools(namespace) if dynamic else app.visible_tools(namespace), cache_dir)
+    definitions = {definition.name: definition for definition in listed}
     used_nonces: dict[str, float] = {}
     settings = app.config.policy
     name = "mcp-tools" if namespace is None else f"mcp-tools-{namespace}"
+    clients = ClientStates()
+    meta: dict[str, BoundTool] = {}  # the meta-tools of dynamic discovery, by wire name; service bound per call
+    if dynamic:
+        from mcp_tools.discovery import META_TOOLS
+
+        for spec in META_TOOLS:
+            if app.rules.hidden_reason(spec) is None:
+                wire = wire_name(spec.name, app.config.server.wire_separator)
+                meta[wire] = BoundTool(spec, None, wire, app.rules.configured_risk(spec))
+    meta_definitions = [tool_definition(tool) for tool in meta.values()]
+
+    def view(ctx: ServerRequestContext[Any, Any]) -> Any:
+        from mcp_tools.discovery import ClientToolsets
+
+        return ClientToolsets(app, clients.enabled(ctx), namespace)
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
+        if not dynamic:
+            return types.ListToolsResult(tools=listed)
+        served = [definitions[tool.wire_name] for tool in view(ctx).served() if tool.wire_name in definitions]
+        return types.ListToolsResult(tools=[*meta_definitions, *served])
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -263,8 +437,16 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             asker=_asker(ctx, params),
             progress=progress_reporter(ctx),
         )
+        client = view(ctx) if dynamic else None
         tool = app.find_tool(params.name, namespace)
+        if tool is not None and not (client.serves(tool) if client is not None else app.is_selected(tool.spec)):
+            tool = None  # not served to this client: as unknown as a tool that does not exist
+        found = meta.get(params.name) or next((m for m in meta.values() if m.spec.name == params.name), None)
+        if found is not None:
+            tool = BoundTool(found.spec, client, found.wire_name, found.configured_risk)
         outcome = await app.gate.call(tool, params.name, params.arguments or {}, caller)
+        if client is not None and client.changed:
+            await clients.notify_changed(ctx)
         if outcome.ask_later is not None:
             payload: types.InputRequiredResult = outcome.ask_later.payload
             return payload
@@ -273,18 +455,20 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     def _asker(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         if not can_elicit_form(ctx):
             return None
-        if ctx.protocol_version and is_version_at_least(ctx.protocol_version, INPUT_REQUIRED_VERSION):
+        if is_modern(ctx):
             return InputRequiredElicitation(params, used_nonces, settings.approval_ttl_seconds)
         if ctx.session.can_send_request:
             return LegacyElicitation(ctx, settings.elicitation_timeout_seconds)
         return None
 
-    server: Server[Any] = Server(
+    server = ToolsServer(
         name,
         version=__version__,
         instructions=app.instructions(namespace),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_subscriptions_listen=clients.listen if dynamic else None,
+        tools_change=dynamic,
     )
     security = RequestStateSecurity.ephemeral(ttl=float(settings.elicitation_timeout_seconds))
     server.middleware.append(RequestStateBoundary(security, default_audience=name))

@@ -22,9 +22,14 @@ ElicitBehaviour = Literal["accept", "decline", "cancel", "accept_unchecked"] | N
 def make_config(
     tmp_path: Path, settings: dict[str, Any] | None = None, environ: dict[str, str] | None = None
 ):
-    """A config whose state and data live under tmp_path unless the settings say otherwise."""
+    """A config whose state and data live under tmp_path unless the settings say otherwise.
+
+    It serves every tool of the running namespaces (`tools = ["*"]`) unless the settings choose:
+    tests of a namespace exercise all its tiers; tests of the default pass `"tools": None`.
+    """
     settings = {key: dict(value) for key, value in (settings or {}).items()}
     server = settings.setdefault("server", {})
+    server.setdefault("tools", ["*"])
     server.setdefault("state_dir", str(tmp_path / "state"))
     server.setdefault("data_dir", str(tmp_path / "data"))
     return parse_config(settings, environ or {})

@@ -36,23 +36,21 @@ if TYPE_CHECKING:
 MAX_RANGE_DAYS = 366
 MAX_AVAILABILITY_DAYS = 92
 UID_PATTERN = r"^[^\x00-\x1f\x7f]{1,255}$"
-MOMENT_HELP = "ISO 8601 date (all day) or date-time; without an offset it is read in the calendar's zone"
+MOMENT_HELP = "ISO 8601 date or date-time (no offset: calendar's zone)"
 
 
 class RangeArgs(Arguments):
     start: str = Field(max_length=40, description=MOMENT_HELP)
-    end: str = Field(max_length=40, description="exclusive date-time, or a date meaning through that day")
+    end: str = Field(max_length=40, description="exclusive; a date means through that day")
 
 
 class AvailabilityArgs(RangeArgs):
-    min_free_minutes: int | None = Field(
-        None, ge=5, le=1440, description="also list free slots of at least this length within working hours"
-    )
+    min_free_minutes: int | None = Field(None, ge=5, le=1440, description="also free slots this long in working hours")
 
 
 class BusySlot(Output):
     start: str
-    end: str = Field(description="exclusive for times; the last day for all-day slots")
+    end: str = Field(description="exclusive; for all-day, the last day")
     all_day: bool
 
 
@@ -73,7 +71,7 @@ class AvailabilityResult(Output):
 class EventsArgs(Arguments):
     start: str | None = Field(None, max_length=40, description=MOMENT_HELP)
     end: str | None = Field(None, max_length=40, description="exclusive; a date means through that day")
-    uid: str | None = Field(None, pattern=UID_PATTERN, description="one event (series) instead of a range")
+    uid: str | None = Field(None, pattern=UID_PATTERN, description="one event instead of a range")
     limit: int = Field(50, ge=1, le=200)
     cursor: str | None = Field(None, max_length=100)
     _answer: EventsAnswer | None = PrivateAttr(default=None)
@@ -83,10 +81,10 @@ class Event(Output):
     uid: str
     title: str
     start: str
-    end: str = Field(description="exclusive for times; the last day for all-day events")
+    end: str = Field(description="exclusive; for all-day, the last day")
     all_day: bool
-    recurrence_id: str | None = Field(None, description="set on occurrences of a repeating event")
-    recurrence: str | None = Field(None, description="RRULE of a repeating series")
+    recurrence_id: str | None = None
+    recurrence: str | None = Field(None, description="RRULE")
     created_by_assistant: bool
     location: str | None = None
     description: str | None = None
@@ -100,11 +98,11 @@ class EventsResult(Output):
 
 class CreateArgs(Arguments):
     title: str = Field(min_length=1, max_length=300)
-    start: str = Field(max_length=40, description=MOMENT_HELP + "; a date makes an all-day event")
+    start: str = Field(max_length=40, description=MOMENT_HELP + "; a date: all day")
     end: str | None = Field(
         None,
         max_length=40,
-        description="required for timed events; for all-day events the last day (default start)",
+        description="needed for timed events; for all-day, the last day",
     )
     recurrence: str | None = Field(None, max_length=300, description="RRULE, e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10")
     location: str | None = Field(None, max_length=500)
@@ -116,14 +114,14 @@ class UpdateArgs(Arguments):
     occurrence: str | None = Field(
         None,
         max_length=40,
-        description="recurrence_id of one occurrence to change; omit for the whole series",
+        description="recurrence_id of one occurrence; omit for the series",
     )
     title: str | None = Field(None, min_length=1, max_length=300)
     start: str | None = Field(None, max_length=40, description=MOMENT_HELP)
-    end: str | None = Field(None, max_length=40, description="for all-day events the last day")
-    recurrence: str | None = Field(None, max_length=300, description="new RRULE for the series; empty stops it")
-    location: str | None = Field(None, max_length=500, description="empty string removes it")
-    description: str | None = Field(None, max_length=8000, description="empty string removes it")
+    end: str | None = Field(None, max_length=40, description="for all-day, the last day")
+    recurrence: str | None = Field(None, max_length=300, description="RRULE; empty stops it")
+    location: str | None = Field(None, max_length=500, description="empty removes")
+    description: str | None = Field(None, max_length=8000, description="empty removes")
 
 
 class DeleteArgs(Arguments):
@@ -131,7 +129,7 @@ class DeleteArgs(Arguments):
     occurrence: str | None = Field(
         None,
         max_length=40,
-        description="recurrence_id of one occurrence to delete; omit for the whole series",
+        description="recurrence_id of one occurrence; omit for the series",
     )
 
 
@@ -387,9 +385,9 @@ def describe_delete(args: DeleteArgs) -> str:
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         name="calendar.availability",
+        tier="core",
         title="Busy and free times",
-        description="Busy slots (no titles) between start and end, merged; with min_free_minutes also the "
-        "free slots within working hours. Times are ISO 8601 in the calendar's zone.",
+        description="Merged busy slots (no titles) between start and end, and free slots on request.",
         input_model=AvailabilityArgs,
         output_model=AvailabilityResult,
         handler=availability,
@@ -401,9 +399,9 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="calendar.events",
+        tier="core",
         title="Calendar events",
-        description="Events (title, start, end, all-day) between start and end, repeating events expanded "
-        "into occurrences with their recurrence_id; or one event by uid.",
+        description="Events between start and end, repeating ones expanded into occurrences; or one by uid.",
         input_model=EventsArgs,
         output_model=EventsResult,
         handler=events,
@@ -416,8 +414,9 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="calendar.create_event",
+        tier="core",
         title="Create an event",
-        description="Create an event; a date as start makes it all-day. Returns its uid.",
+        description="Create an event; returns it with its uid.",
         input_model=CreateArgs,
         output_model=EventResult,
         handler=create_event,
@@ -427,9 +426,9 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="calendar.update_event",
+        tier="extended",
         title="Change an event",
-        description="Change an event by uid: the whole series, or one occurrence given its recurrence_id. "
-        "A new start alone keeps the duration.",
+        description="Change an event (series or one occurrence); a new start alone keeps the duration.",
         input_model=UpdateArgs,
         output_model=EventResult,
         handler=update_event,
@@ -439,8 +438,9 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="calendar.delete_event",
+        tier="extended",
         title="Delete an event",
-        description="Delete an event by uid: the whole series, or one occurrence given its recurrence_id.",
+        description="Delete an event: the series or one occurrence.",
         input_model=DeleteArgs,
         output_model=DeleteResult,
         handler=delete_event,

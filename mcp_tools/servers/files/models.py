@@ -12,11 +12,11 @@ from mcp_tools.tooling import Arguments, Output
 KIB = 1024
 MIB = 1024 * KIB
 
-PathArg = Field(description="Relative to the store root, e.g. 'docs/report.md'. Allowed: A-Z a-z 0-9 _ - . /")
+PathArg = Field(description="e.g. 'docs/report.md'; characters A-Z a-z 0-9 _ - . /")
 Sha256Arg = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
-    description="sha256 from your last read; if the file changed since, nothing is written (conflict).",
+    description="sha256 of your last read; if the file changed since, nothing is written.",
 )
 
 
@@ -58,19 +58,19 @@ class Entry(Output):
     path: str
     type: EntryType
     size: int | None = None
-    modified: str | None = Field(default=None, description="ISO 8601, UTC")
+    modified: str | None = Field(default=None, description="ISO 8601 UTC")
 
 
 class ListArgs(Arguments):
-    path: str = Field(default="", description="Folder relative to the root; '' is the root.")
+    path: str = Field(default="", description="'' is the root.")
     recursive: bool = False
     pattern: str | None = Field(
         default=None,
         max_length=256,
-        description="Glob on the path below the folder ('*.md', 'src/**/*.py'); without '/', on the name.",
+        description="Glob below the folder ('*.md', 'src/**/*.py'); without '/', on names.",
     )
     limit: int = Field(default=200, ge=1, le=1000)
-    cursor: str | None = Field(default=None, description="next_cursor from the previous page.")
+    cursor: str | None = Field(default=None, description="next_cursor of the last page.")
 
 
 class ListResult(Output):
@@ -81,28 +81,28 @@ class ListResult(Output):
 
 class ReadArgs(Arguments):
     path: str = PathArg
-    offset: int = Field(default=0, ge=0, description="Byte offset to start from.")
-    limit: int | None = Field(default=None, ge=1, description="Bytes to return; default and cap: the read limit.")
+    offset: int = Field(default=0, ge=0, description="In bytes.")
+    limit: int | None = Field(default=None, ge=1, description="Bytes; at most the read limit.")
 
 
 class ReadResult(Output):
     path: str
     size: int
-    sha256: str = Field(description="Of the whole file; pass it back as expected_sha256 when writing.")
+    sha256: str = Field(description="Of the whole file.")
     mime_type: str
     encoding: Literal["text", "base64"]
     content: str
     offset: int
-    truncated: bool = Field(description="True when more bytes follow; continue at next_offset.")
+    truncated: bool
     next_offset: int | None = None
 
 
 class WriteArgs(Arguments):
     path: str = PathArg
     content: str
-    encoding: Literal["text", "base64"] = Field(default="text", description="'base64' for binary content.")
+    encoding: Literal["text", "base64"] = Field(default="text", description="base64 for binary.")
     expected_sha256: str | None = Sha256Arg
-    create_parents: bool = Field(default=True, description="Create missing folders on the way.")
+    create_parents: bool = True
 
     _existing_size: int | None = PrivateAttr(default=None)
     _existing_known: bool = PrivateAttr(default=False)
@@ -116,21 +116,21 @@ class WriteResult(Output):
 
 
 class Edit(Arguments):
-    old_string: str = Field(description="Exact text to find, including whitespace; must match exactly once.")
-    new_string: str = Field(description="Replacement text, taken literally ($ and \\ are not special).")
-    replace_all: bool = Field(default=False, description="Replace every occurrence instead of exactly one.")
+    old_string: str = Field(description="Exact text, whitespace included.")
+    new_string: str = Field(description="Taken literally.")
+    replace_all: bool = False
 
 
 class EditArgs(Arguments):
     path: str = PathArg
-    edits: list[Edit] = Field(min_length=1, max_length=100, description="Applied in order, each to the result.")
+    edits: list[Edit] = Field(min_length=1, max_length=100)
     expected_sha256: str | None = Sha256Arg
-    dry_run: bool = Field(default=False, description="Return the diff without writing.")
+    dry_run: bool = Field(default=False, description="Diff only.")
 
 
 class EditResult(Output):
     path: str
-    sha256: str = Field(description="Of the new content (of the current content on a dry run).")
+    sha256: str
     size: int
     replacements: int
     diff: str
@@ -139,7 +139,7 @@ class EditResult(Output):
 
 class MkdirArgs(Arguments):
     path: str = PathArg
-    parents: bool = Field(default=True, description="Create missing parent folders too.")
+    parents: bool = True
 
 
 class MkdirResult(Output):
@@ -150,8 +150,8 @@ class MkdirResult(Output):
 class MoveArgs(Arguments):
     source: str = PathArg
     destination: str = PathArg
-    overwrite: bool = Field(default=False, description="Replace an existing destination file.")
-    create_parents: bool = Field(default=True, description="Create the destination's missing folders.")
+    overwrite: bool = False
+    create_parents: bool = True
 
     _destination_size: int | None = PrivateAttr(default=None)
 
@@ -164,7 +164,7 @@ class MoveResult(Output):
 
 class DeleteArgs(Arguments):
     path: str = PathArg
-    recursive: bool = Field(default=False, description="Required to delete a folder and everything in it.")
+    recursive: bool = Field(default=False, description="Needed for a folder.")
 
     _target: Entry | None = PrivateAttr(default=None)
     _file_count: int | None = PrivateAttr(default=None)
@@ -173,13 +173,13 @@ class DeleteArgs(Arguments):
 class DeleteResult(Output):
     path: str
     type: EntryType
-    removed: int = Field(description="Files and folders removed.")
+    removed: int
 
 
 class ImportArgs(Arguments):
     path: str = PathArg
     url: str = Field(default="", max_length=4096)
-    content_base64: str = Field(default="", max_length=100_000_000, description="Instead of url: the bytes.")
+    content_base64: str = Field(default="", max_length=100_000_000, description="instead of url")
     expected_sha256: str | None = Sha256Arg
 
     _existing_size: int | None = PrivateAttr(default=None)

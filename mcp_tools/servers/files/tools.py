@@ -487,9 +487,9 @@ def describe_import(args: ImportArgs) -> str:
 TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ToolSpec(
         name="files.list",
+        tier="core",
         title="List files",
-        description="List a folder's files and folders (type, size, modified), optionally recursive and "
-        "filtered by a glob; paginated.",
+        description="List a folder's entries (type, size, modified), optionally recursive or by glob.",
         input_model=ListArgs,
         output_model=ListResult,
         handler=list_files,
@@ -501,9 +501,10 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.read",
+        tier="core",
         title="Read a file",
-        description="Read a file: UTF-8 text as is, anything else as base64 with its mime type. Returns size "
-        "and sha256; large files are read in windows (offset, next_offset).",
+        description="Read a file: UTF-8 as text, else base64. Returns its sha256; big files come in windows "
+        "(next_offset).",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read_file,
@@ -515,9 +516,9 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.write",
+        tier="core",
         title="Write a file",
-        description="Create or replace a file atomically. Pass expected_sha256 from your last read to avoid "
-        "overwriting someone else's change.",
+        description="Create or replace a file atomically; pass expected_sha256 when replacing.",
         input_model=WriteArgs,
         output_model=WriteResult,
         handler=write_file,
@@ -527,9 +528,10 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.edit",
+        tier="core",
         title="Edit a file",
-        description="Replace exact text in a file. Each old_string must match exactly once (or set "
-        "replace_all); edits apply in order; line endings are kept. Returns a diff and the new sha256.",
+        description="Replace exact text: each old_string must match once (or replace_all); edits apply in "
+        "order; line endings kept. Returns a diff and the new sha256.",
         input_model=EditArgs,
         output_model=EditResult,
         handler=edit_file,
@@ -539,8 +541,9 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.mkdir",
+        tier="extended",
         title="Create a folder",
-        description="Create a folder (and its parents); succeeds if it already exists.",
+        description="Create a folder; fine if it exists.",
         input_model=MkdirArgs,
         output_model=MkdirResult,
         handler=make_folder,
@@ -550,9 +553,9 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.move",
+        tier="extended",
         title="Move or rename",
-        description="Move or rename a file or folder; refuses to replace an existing destination unless "
-        "overwrite is true.",
+        description="Move or rename a file or folder; replaces an existing destination only with overwrite.",
         input_model=MoveArgs,
         output_model=MoveResult,
         handler=move_file,
@@ -562,8 +565,9 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.delete",
+        tier="extended",
         title="Delete",
-        description="Delete a file, or a folder with everything in it when recursive is true.",
+        description="Delete a file, or a folder and its contents.",
         input_model=DeleteArgs,
         output_model=DeleteResult,
         handler=delete_file,

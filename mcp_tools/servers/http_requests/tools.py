@@ -373,7 +373,7 @@ TOOLS: list[ToolSpec[HttpService, Any, Any]] = [
         dynamic_risk=request_risk,
         precheck=request_precheck,
         open_world=True,
-        tier="extended",
+        tier="core",
         render_text=render_request,
     ),
 ]

@@ -35,23 +35,21 @@ _TEXT_APPLICATION_TYPES = frozenset(
 
 
 class SearchArgs(Arguments):
-    query: str | None = Field(
-        default=None, max_length=500, description="Keywords, all must match; `word*` matches a prefix."
-    )
+    query: str | None = Field(default=None, max_length=500, description="All must match; word* for a prefix")
     sender: str | None = Field(
-        default=None, max_length=320, description="Part of a name or address: the sender or a forwarded mail's sender."
+        default=None, max_length=320, description="Part of a name or address, forwarded senders too"
     )
-    since: date | None = Field(default=None, description="Sent on or after this day (YYYY-MM-DD, UTC).")
-    until: date | None = Field(default=None, description="Sent on or before this day (YYYY-MM-DD, UTC).")
+    since: date | None = Field(default=None, description="UTC day, inclusive")
+    until: date | None = Field(default=None, description="UTC day, inclusive")
     has_attachment: bool | None = None
     limit: int = Field(default=10, ge=1, le=50)
-    cursor: str | None = Field(default=None, max_length=200, description="next_cursor from the previous page.")
+    cursor: str | None = Field(default=None, max_length=200, description="next_cursor of the last page")
 
 
 class MessageItem(Output):
     id: str
     sender: str
-    forwarded_from: list[str] = Field(description="Senders of the forwarded messages inside.")
+    forwarded_from: list[str] = Field(description="Senders of forwarded mails inside")
     subject: str
     date: str
     summary: str
@@ -60,12 +58,12 @@ class MessageItem(Output):
 
 class SearchResult(Output):
     messages: list[MessageItem]
-    next_cursor: str | None = Field(description="Pass as cursor for more; null when this is the last page.")
+    next_cursor: str | None
 
 
 class ReadArgs(Arguments):
     id: str = Field(max_length=64)
-    offset: int = Field(default=0, ge=0, description="Character offset into the body.")
+    offset: int = Field(default=0, ge=0, description="In characters")
     max_chars: int = Field(default=8000, ge=100, le=50_000)
 
 
@@ -86,16 +84,16 @@ class ReadResult(Output):
     summary: str
     body: str
     offset: int
-    body_chars: int = Field(description="Length of the whole body in characters.")
-    next_offset: int | None = Field(description="Offset of the next chunk; null when the body is complete.")
+    body_chars: int
+    next_offset: int | None
     attachments: list[AttachmentInfo]
-    warnings: list[str] = Field(description="What could not be parsed cleanly.")
+    warnings: list[str]
 
 
 class AttachmentArgs(Arguments):
     id: str = Field(max_length=64)
-    index: int = Field(ge=0, description="Attachment index from inbox_read.")
-    offset: int = Field(default=0, ge=0, description="Character offset, for text attachments.")
+    index: int = Field(ge=0, description="From inbox_read")
+    offset: int = Field(default=0, ge=0, description="In characters, for text")
     max_chars: int = Field(default=20_000, ge=100, le=100_000)
 
 
@@ -308,11 +306,9 @@ def render_attachment(result: AttachmentResult) -> str:
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="inbox.search",
+        tier="core",
         title="Search forwarded email",
-        description=(
-            "Search emails forwarded to the inbox, newest first, by keywords, sender, date range or "
-            "attachments. Returns ids, senders, subjects, dates and one-line summaries."
-        ),
+        description=("Search forwarded emails, newest first; returns ids, senders, subjects, dates, summaries."),
         input_model=SearchArgs,
         output_model=SearchResult,
         handler=search,
@@ -324,11 +320,9 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="inbox.read",
+        tier="core",
         title="Read a forwarded email",
-        description=(
-            "Read one email's text body in chunks (offset/max_chars) with its attachment list. "
-            "Long bodies come in pages: follow next_offset."
-        ),
+        description=("Read an email's text body, paged (next_offset), with its attachment list."),
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read,
@@ -340,11 +334,9 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="inbox.attachment",
+        tier="extended",
         title="Read an email attachment",
-        description=(
-            "One attachment of an email: text types as text (paged with offset/max_chars), "
-            "other types as base64 up to a size limit."
-        ),
+        description=("One attachment of an email: text paged, other types as base64 (size-limited)."),
         input_model=AttachmentArgs,
         output_model=AttachmentResult,
         handler=attachment,

@@ -11,10 +11,10 @@ from mcp_tools.tooling import Arguments, Output
 SHA256 = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
-    description="sha256 from notes_read; guards against overwriting a newer version",
+    description="sha256 of your last read; a newer version is not overwritten",
 )
 LIMIT = Field(default=50, ge=1, le=500)
-CURSOR = Field(default=None, description="next_cursor from the previous page")
+CURSOR = Field(default=None, description="next_cursor of the last page")
 
 
 class NotesConfig(BaseModel):
@@ -41,21 +41,19 @@ class NotesConfig(BaseModel):
 
 # -- inputs ---------------------------------------------------------------------------------
 
-NotePath = Field(description="note path relative to the vault, e.g. 'Projects/Plan.md' ('.md' may be left out)")
+NotePath = Field(description="e.g. 'Projects/Plan' ('.md' optional)")
 
 
 class ReadArgs(Arguments):
     path: str = NotePath
-    heading: str | None = Field(default=None, description="return only the section under this heading")
+    heading: str | None = Field(default=None, description="only this section")
 
 
 class SearchArgs(Arguments):
     query: str = Field(min_length=1, max_length=2000)
     top_k: int = Field(default=10, ge=1, le=50)
-    tags: list[str] = Field(
-        default_factory=list, description="notes must have all of these; 'project' matches 'project/alpha'"
-    )
-    date_after: str | None = Field(default=None, description="ISO date; frontmatter date, else modified time")
+    tags: list[str] = Field(default_factory=list, description="all required; 'a' matches 'a/b'")
+    date_after: str | None = Field(default=None, description="ISO date (frontmatter date, else modified)")
     date_before: str | None = None
     folder: str | None = None
 
@@ -68,7 +66,7 @@ class WriteArgs(Arguments):
 
 class UpdateFrontmatterArgs(Arguments):
     path: str = NotePath
-    set: dict[str, Any] = Field(description="keys to merge into the frontmatter; null removes a key")
+    set: dict[str, Any] = Field(description="keys to merge; null removes one")
     expected_sha256: str | None = SHA256
 
 
@@ -79,12 +77,12 @@ class LinksArgs(Arguments):
 
 
 class DailyArgs(Arguments):
-    date: str | None = Field(default=None, description="ISO date (YYYY-MM-DD); default today")
-    create: bool = Field(default=True, description="create the note from the template when missing")
+    date: str | None = Field(default=None, description="YYYY-MM-DD; default today")
+    create: bool = True
 
 
 class TagArgs(Arguments):
-    tag: str = Field(min_length=1, description="e.g. 'project' (also matches 'project/alpha')")
+    tag: str = Field(min_length=1)
     limit: int = LIMIT
     cursor: str | None = CURSOR
 
@@ -95,13 +93,13 @@ class PathArgs(Arguments):
 
 class RenameArgs(Arguments):
     path: str = NotePath
-    new_path: str = Field(description="new path relative to the vault")
-    dry_run: bool = Field(default=False, description="only list the files and diffs that would change")
+    new_path: str
+    dry_run: bool = False
 
 
 class DeleteArgs(Arguments):
     path: str = NotePath
-    permanent: bool = Field(default=False, description="delete instead of moving to the vault's trash")
+    permanent: bool = False
 
 
 class RandomArgs(Arguments):

@@ -52,8 +52,9 @@ async def daily_risk(service: NotesService, args: m.DailyArgs) -> Risk:
 TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ToolSpec(
         name="notes.read",
+        tier="core",
         title="Read a note",
-        description="Read a note (or one section by heading) with its frontmatter, tags and sha256.",
+        description="Read a note (or one section) with its frontmatter, tags and sha256.",
         input_model=m.ReadArgs,
         output_model=m.ReadOutput,
         handler=threaded("read"),
@@ -64,10 +65,9 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.search",
+        tier="core",
         title="Search notes",
-        description=(
-            "Find notes by words or meaning (hybrid when embeddings are configured); filter by tags, dates, folder."
-        ),
+        description=("Find notes by words or meaning; filter by tags, dates, folder."),
         input_model=m.SearchArgs,
         output_model=m.SearchOutput,
         handler=threaded("search"),
@@ -78,10 +78,9 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.write",
+        tier="core",
         title="Write a note",
-        description=(
-            "Create a note (folders too) or replace one; pass expected_sha256 from notes_read when replacing."
-        ),
+        description=("Create or replace a note; pass expected_sha256 when replacing."),
         input_model=m.WriteArgs,
         output_model=m.WriteOutput,
         handler=threaded("write"),
@@ -94,8 +93,9 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.update_frontmatter",
+        tier="extended",
         title="Update frontmatter",
-        description="Merge keys into a note's YAML frontmatter (null removes a key); the body is untouched.",
+        description="Merge keys into a note's YAML frontmatter; the body stays untouched.",
         input_model=m.UpdateFrontmatterArgs,
         output_model=m.FrontmatterOutput,
         handler=threaded("update_frontmatter"),
@@ -105,6 +105,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.backlinks",
+        tier="extended",
         title="Backlinks",
         description="Notes that link to this note.",
         input_model=m.LinksArgs,
@@ -117,8 +118,9 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.forward_links",
+        tier="extended",
         title="Forward links",
-        description="Links in this note and where they resolve (unresolved ones included).",
+        description="Links in this note and where they resolve.",
         input_model=m.LinksArgs,
         output_model=m.ForwardLinksOutput,
         handler=threaded("forward_links"),
@@ -129,8 +131,9 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.daily",
+        tier="core",
         title="Daily note",
-        description="Open today's (or a date's) daily note, creating it from the template when missing.",
+        description="Today's (or a date's) daily note, created from the template if missing.",
         input_model=m.DailyArgs,
         output_model=m.DailyOutput,
         handler=threaded("daily"),
@@ -142,8 +145,9 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.search_by_tag",
+        tier="extended",
         title="Notes by tag",
-        description="Notes with a tag (frontmatter or inline); 'project' also matches 'project/alpha'.",
+        description="Notes with a tag (frontmatter or inline); 'a' also matches 'a/b'.",
         input_model=m.TagArgs,
         output_model=m.TagOutput,
         handler=threaded("search_by_tag"),
@@ -154,8 +158,9 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.metadata",
+        tier="extended",
         title="Note metadata",
-        description="Frontmatter, tags, headings, word and link counts, dates of a note, without its body.",
+        description="A note's frontmatter, tags, headings, counts and dates, without its body.",
         input_model=m.PathArgs,
         output_model=m.MetadataOutput,
         handler=threaded("metadata"),
@@ -166,8 +171,9 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.rename",
+        tier="extended",
         title="Rename a note",
-        description=("Move or rename a note and rewrite every link to it across the vault; dry_run shows the diffs."),
+        description="Move or rename a note and rewrite every link to it; dry_run shows the diffs.",
         input_model=m.RenameArgs,
         output_model=m.RenameOutput,
         handler=rename_handler,
@@ -178,10 +184,9 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.delete",
+        tier="extended",
         title="Delete a note",
-        description=(
-            "Move a note to the vault's trash (or delete it with permanent); reports notes that linked to it."
-        ),
+        description=("Move a note to the vault's trash (or delete it: permanent); lists notes that linked to it."),
         input_model=m.DeleteArgs,
         output_model=m.DeleteOutput,
         handler=threaded("delete"),
@@ -190,6 +195,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.random",
+        tier="extended",
         title="Random note",
         description="A random note, optionally within a tag or folder.",
         input_model=m.RandomArgs,

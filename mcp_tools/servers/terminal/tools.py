@@ -387,7 +387,7 @@ TOOLS: list[ToolSpec[TerminalService, Any, Any]] = [
         dynamic_risk=always_high,
         precheck=execute_precheck,
         open_world=True,
-        tier="extended",
+        tier="core",
         render_text=render_execute,
     ),
 ]

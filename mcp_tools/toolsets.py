@@ -1,0 +1,145 @@
+"""Which tools are served: the `[server] tools` selection and the toolsets a model may enable.
+
+An entry names a namespace (`files`), a tier of one (`notes.core`), a single tool
+(`files.read`), or every running namespace (`*`, `*.core`); a leading `-` excludes what it
+names. Order does not matter: the served set is everything the entries include minus
+everything they exclude, so an exclusion always wins. Without `[server] tools` the default
+is `*.core`: the core tier of every running namespace.
+
+Selection decides what a client is shown, not what is allowed: `[policy] disabled` and
+`read_only` hide and refuse tools whatever the selection says. This module knows nothing
+about MCP or policy; it sees namespaces only as lists of `ToolSpec`s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+TIERS = ("core", "extended")
+WILDCARD = "*"
+DEFAULT_SELECTION = ("*.core",)
+ENTRY = re.compile(r"^(-?)(\*|[a-z][a-z0-9_]*)(?:\.([a-z][a-z0-9_]*))?$")
+
+
+class SelectionError(ValueError):
+    """A selection entry that names nothing; the message suggests the closest name."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    text: str
+    exclude: bool
+    namespace: str  # a namespace name or "*"
+    part: str | None  # a tier, a tool's method, or None for the whole namespace
+
+    @property
+    def name(self) -> str:
+        return self.text.removeprefix("-")
+
+    def matches(self, spec: Any, running: Iterable[str]) -> bool:
+        if self.namespace == WILDCARD:
+            if spec.namespace not in running:
+                return False
+        elif spec.namespace != self.namespace:
+            return False
+        if self.part is None:
+            return True
+        if self.part in TIERS:
+            return getattr(spec, "tier", "core") == self.part
+        return spec.method == self.part
+
+
+def parse_entries(values: Iterable[str], namespaces: Iterable[str] | None = None) -> list[Entry]:
+    """Check each entry's form (and, given the known namespaces, its namespace)."""
+    known = list(namespaces) if namespaces is not None else None
+    entries = []
+    for raw in values:
+        text = raw.strip()
+        match = ENTRY.match(text)
+        if not match:
+            raise SelectionError(
+                f"{raw!r} is not a selection entry: expected namespace, namespace.tier, namespace.tool "
+                "or '*' / '*.core', optionally with a leading '-' to exclude"
+            )
+        exclude, namespace, part = bool(match.group(1)), match.group(2), match.group(3)
+        if namespace == WILDCARD and part not in (None, *TIERS):
+            raise SelectionError(f"{raw!r}: after '*.' only a tier may follow ({', '.join(TIERS)})")
+        if known is not None and namespace != WILDCARD and namespace not in known:
+            raise SelectionError(f"unknown namespace {namespace!r} in {raw!r}{suggest(namespace, known)}")
+        entries.append(Entry(text, exclude, namespace, part))
+    return entries
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def named_namespaces(entries: Iterable[Entry]) -> list[str]:
+    """Namespaces an including entry names explicitly: the person asked for them, so they must run."""
+    return list(dict.fromkeys(e.namespace for e in entries if not e.exclude and e.namespace != WILDCARD))
+
+
+@dataclass
+class Selection:
+    """The outcome: each tool served with the entry that chose it, or left out with the reason."""
+
+    entries: list[Entry]
+    default: bool
+    chosen: dict[str, str] = field(default_factory=dict)  # canonical name -> the including entry
+    excluded: dict[str, str] = field(default_factory=dict)  # canonical name -> the excluding entry
+    left_out: dict[str, str] = field(default_factory=dict)  # canonical name -> why it is not served
+
+    def describe(self) -> str:
+        shown = ", ".join(f'"{e.text}"' for e in self.entries) or "nothing"
+        return f"[{shown}]" + (" (the default)" if self.default else "")
+
+    def reason(self, name: str) -> str:
+        if name in self.chosen:
+            return f"selected by {self.chosen[name]!r}"
+        if name in self.excluded:
+            return f"excluded by {self.excluded[name]!r}"
+        return self.left_out.get(name, "not selected")
+
+
+def resolve(
+    entries: Sequence[Entry],
+    namespaces: Mapping[str, Sequence[Any]],
+    running: Iterable[str] | None = None,
+    default: bool = False,
+) -> Selection:
+    """Apply the entries to the tools of `namespaces` (name -> specs); wildcards cover `running` only.
+
+    Every namespace an entry names must be in `namespaces`, and its tier or tool must exist.
+    """
+    active = set(namespaces if running is None else running)
+    for entry in entries:
+        if entry.namespace == WILDCARD or entry.part is None or entry.part in TIERS:
+            continue
+        specs = namespaces.get(entry.namespace, ())
+        methods = [spec.method for spec in specs]
+        if entry.part not in methods:
+            import difflib
+
+            close = difflib.get_close_matches(entry.part, [*TIERS, *methods], n=1, cutoff=0.6)
+            hint = f"; did you mean '{entry.namespace}.{close[0]}'?" if close else ""
+            raise SelectionError(f"{entry.namespace} has no tool or tier {entry.part!r} (in {entry.text!r}){hint}")
+    selection = Selection(list(entries), default)
+    for name, specs in namespaces.items():
+        for spec in specs:
+            including = next((e for e in entries if not e.exclude and e.matches(spec, active)), None)
+            excluding = next((e for e in entries if e.exclude and e.matches(spec, active)), None)
+            if excluding is not None:
+                selection.excluded[spec.name] = excluding.text
+            elif including is not None:
+                selection.chosen[spec.name] = including.text
+            elif name not in active:
+                selection.left_out[spec.name] = "its namespace is not running"
+            else:
+                selection.left_out[spec.name] = f"{getattr(spec, 'tier', 'core')} tier, not selected"
+    return selection
