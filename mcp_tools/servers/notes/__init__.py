@@ -99,6 +99,7 @@ NAMESPACE: Namespace[NotesService] = Namespace(
     create=create,
     tools=TOOLS,
     lifespan=lifespan,
+    requires=("yaml", "watchfiles"),
     commands=(
         CliCommand(
             name="index",
