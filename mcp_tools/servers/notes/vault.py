@@ -370,6 +370,28 @@ class NotesService:
                 "read the note again, merge your change, and retry with the new sha256",
             )
 
+    # -- preconditions: checked before the person is asked, so nobody approves a call bound to fail
+
+    def precheck_write(self, args: m.WriteArgs) -> None:
+        """A valid note path, no folder in the way, and the note still as it was read."""
+        key = note_key(args.path)
+        self.sandbox.check(key)
+        current = self._current_hash(key) if args.expected_sha256 is not None else None
+        self._check_expected(key, args.expected_sha256, current)
+
+    def precheck_update_frontmatter(self, args: m.UpdateFrontmatterArgs) -> None:
+        if not args.set:
+            raise ToolFailure("invalid_arguments", "set needs at least one key", 'e.g. {"status": "done"}')
+        key = self.existing_key(args.path)
+        if args.expected_sha256 is not None:
+            self._check_expected(key, args.expected_sha256, self.read_text(key)[1])
+
+    def precheck_rename(self, args: m.RenameArgs) -> None:
+        self._rename_keys(args)
+
+    def precheck_delete(self, args: m.DeleteArgs) -> None:
+        self.existing_key(args.path)
+
     # -- tools --------------------------------------------------------------------------------
 
     def read(self, args: m.ReadArgs) -> m.ReadOutput:
@@ -661,18 +683,23 @@ class NotesService:
             number += 1
         return candidate
 
+    def _rename_keys(self, args: m.RenameArgs) -> tuple[str, str]:
+        """The note to rename and its new key; the note must exist and the new name be free."""
+        old = self.existing_key(args.path)
+        new = note_key(args.new_path)
+        self.sandbox.check(new, field="new_path")
+        if new == old:
+            raise ToolFailure("invalid_arguments", "new_path is the same as path")
+        if (
+            self.sandbox.stat(new) is not None
+            and unicodedata.normalize("NFC", new).casefold() != unicodedata.normalize("NFC", old).casefold()
+        ):
+            raise ToolFailure("conflict", f"{new} already exists", "choose another name or delete it first")
+        return old, new
+
     def rename(self, args: m.RenameArgs) -> m.RenameOutput:
         with self.write_lock:
-            old = self.existing_key(args.path)
-            new = note_key(args.new_path)
-            self.sandbox.check(new, field="new_path")
-            if new == old:
-                raise ToolFailure("invalid_arguments", "new_path is the same as path")
-            if (
-                self.sandbox.stat(new) is not None
-                and unicodedata.normalize("NFC", new).casefold() != unicodedata.normalize("NFC", old).casefold()
-            ):
-                raise ToolFailure("conflict", f"{new} already exists", "choose another name or delete it first")
+            old, new = self._rename_keys(args)
             self.refresh()  # links from notes edited a moment ago count too
             sources = {r.source_path for r in self.index.links_to(old)} | {old}
             # notes whose links the new name could capture (a closer or exact match) are checked too
