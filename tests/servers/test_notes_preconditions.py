@@ -77,9 +77,8 @@ async def test_writes_with_a_stale_hash_ask_nobody(tmp_path: Path) -> None:
         )
         no_note = failure(await client.call_tool("notes_update_frontmatter", {"path": "Gone", "set": {"a": 1}}))
         assert seen == []
-        written = ok(
-            await client.call_tool("notes_write", {"path": "Plan", "content": "# Plan v2\n", "expected_sha256": current})
-        )
+        replacement = {"path": "Plan", "content": "# Plan v2\n", "expected_sha256": current}
+        written = ok(await client.call_tool("notes_write", replacement))
     assert stale["kind"] == "conflict" and vanished["kind"] == "conflict"
     assert frontmatter["kind"] == "conflict" and no_note["kind"] == "not_found"
     assert written["created"] is False and (vault / "Plan.md").read_text() == "# Plan v2\n"
