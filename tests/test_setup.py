@@ -136,6 +136,13 @@ def test_an_s3_store_without_boto3_is_off_with_the_install_command(tmp_path: Pat
     assert "pip install 'mcp-tools[s3]'" in next(line for line in result.stdout.splitlines() if "files" in line)
 
 
+def test_the_smtp_receiver_without_aiosmtpd_says_what_to_install(tmp_path: Path) -> None:
+    config = notes_config(tmp_path, extra='[inbox]\naddresses = ["me@example.org"]\n')
+    result = mcp_tools(config, "inbox", "smtp", "--listen", "127.0.0.1:0", env=blocked_env(tmp_path, "aiosmtpd"))
+    assert result.returncode == 78
+    assert "pip install 'mcp-tools[inbox]'" in result.stderr and "Traceback" not in result.stderr
+
+
 # -- serve on a terminal --------------------------------------------------------------------
 
 
