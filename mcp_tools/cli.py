@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -260,7 +260,7 @@ class TerminalLines:
     def __init__(self, fd: int) -> None:
         self.fd = fd
 
-    async def __aiter__(self) -> Any:
+    async def __aiter__(self) -> AsyncIterator[str]:
         import anyio
 
         pending = b""

@@ -166,7 +166,8 @@ def read_line(fd: int, timeout: float) -> str:
 def test_serve_on_a_terminal_says_what_it_waits_for_and_quits_on_ctrl_c(tmp_path: Path) -> None:
     import pty
 
-    config = notes_config(tmp_path)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[server]\nstate_dir = "{tmp_path / "s"}"\ndata_dir = "{tmp_path / "d"}"\n', encoding="utf-8")
     leader, follower = pty.openpty()
     process = subprocess.Popen(
         [sys.executable, "-m", "mcp_tools", "--config", str(config), "serve"],
