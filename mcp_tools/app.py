@@ -85,7 +85,7 @@ class App:
                     details={"namespace": status.name},
                 )
         names = [tool.wire_name for tool in self.visible_tools()]
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+        close = [match for match in difflib.get_close_matches(name, names, n=4, cutoff=0.6) if match != name][:3]
         if transport == "cli":
             where = "Run `mcp-tools tools` for the names."
         elif transport == "text":
