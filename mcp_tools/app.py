@@ -19,6 +19,7 @@ from mcp_tools.tooling import Environment, Namespace, NotConfigured, ToolFailure
 
 logger = logging.getLogger("mcp_tools")
 WIRE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+MAX_NAMES_SHOWN = 60  # tool names listed in an unknown_tool hint for calls written as text
 
 CORE_INSTRUCTIONS = """\
 These tools act on the person's own data. Every call passes a policy layer:
@@ -89,7 +90,8 @@ class App:
         if transport == "cli":
             where = "Run `mcp-tools tools` for the names."
         elif transport == "text":
-            where = f"The tools are: {', '.join(names) or 'none'}."
+            shown = ", ".join(names[:MAX_NAMES_SHOWN]) + (", …" if len(names) > MAX_NAMES_SHOWN else "")
+            where = f"The tools are: {shown or 'none'}."
         else:
             where = "Call tools/list for the names."
         guess = f"Did you mean {' or '.join(close)}? " if close else ""
