@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -14,11 +15,22 @@ from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.policy.store import PolicyStore
 from mcp_tools.servers import CATALOG, load_namespace
-from mcp_tools.tooling import Environment, Namespace, NotConfigured, Risk, SearchSource, ToolSpec
+from mcp_tools.tooling import (
+    Environment,
+    Namespace,
+    NotConfigured,
+    Risk,
+    SearchSource,
+    ToolFailure,
+    ToolSpec,
+    install_hint,
+    missing_modules,
+)
 from mcp_tools.toolsets import DEFAULT_SELECTION, Selection, SelectionError, named_namespaces, parse_entries, resolve
 
 logger = logging.getLogger("mcp_tools")
 WIRE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+MAX_NAMES_SHOWN = 60  # tool names listed in an unknown_tool hint for calls written as text
 
 CORE_INSTRUCTIONS = """\
 These tools act on the person's own data. Every call passes a policy layer:
@@ -88,6 +100,35 @@ class App:
             return None
         return tool
 
+    def unknown_tool(self, name: str, transport: str) -> ToolFailure:
+        """Why there is no tool by this name, in terms the caller can act on.
+
+        A tool of a namespace that is off says so and what to set; any other name gets the way
+        to the names that suits the caller: tools/list for MCP clients, `mcp-tools tools` on the
+        command line, the list itself for calls written as text.
+        """
+        separator = self.config.server.wire_separator
+        for status in self.statuses:
+            if not status.enabled and name.startswith((f"{status.name}.", f"{status.name}{separator}")):
+                return ToolFailure(
+                    "not_configured",
+                    f"{name} belongs to the {status.name} namespace, which is off: {status.reason}",
+                    f"Tell the person the {status.name} namespace is off and what to set; "
+                    "`mcp-tools doctor` shows it too. Until then, use the tools that are listed.",
+                    details={"namespace": status.name},
+                )
+        names = [tool.wire_name for tool in self.visible_tools()]
+        close = [match for match in difflib.get_close_matches(name, names, n=4, cutoff=0.6) if match != name][:3]
+        if transport == "cli":
+            where = "Run `mcp-tools tools` for the names."
+        elif transport == "text":
+            shown = ", ".join(names[:MAX_NAMES_SHOWN]) + (", …" if len(names) > MAX_NAMES_SHOWN else "")
+            where = f"The tools are: {shown or 'none'}."
+        else:
+            where = "Call tools/list for the names."
+        guess = f"Did you mean {' or '.join(close)}? " if close else ""
+        return ToolFailure("unknown_tool", f"there is no tool named {name!r}", guess + where)
+
     def instructions(self, namespace: str | None = None) -> str:
         parts = [CORE_INSTRUCTIONS]
         for name, ns in self.namespaces.items():
@@ -123,6 +164,7 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
     store = PolicyStore(state_dir / "policy.sqlite3")
     rules = RulePolicy(config.policy)
     app = App(config, environment, PolicyGate(config.policy, rules, store), store, rules)
+    app.gate.explain_unknown = app.unknown_tool
 
     requested = servers if servers is not None else config.server.servers
     source = "--tools" if tools is not None else "server.tools"
@@ -152,20 +194,26 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
 
 
 def _enable(app: App, name: str, explicit: bool) -> NamespaceStatus:
-    namespace = load_namespace(name)
+    def off(reason: str, needs_account: bool = False) -> NamespaceStatus:
+        if explicit:
+            raise ConfigError(f"namespace {name} cannot start: {reason}")
+        return NamespaceStatus(name, False, reason, needs_account)
+
+    try:
+        namespace = load_namespace(name)
+    except ImportError as exc:
+        return off(install_hint(name, exc.name or str(exc)))
+    missing = missing_modules(namespace.requires)
+    if missing:
+        return off(install_hint(namespace.extra or name, missing), namespace.needs_account)
     label = app.config.section_name(name)
     section = validate_section(label, namespace.config_model, app.config.sections.get(name, {}))
     try:
         service = namespace.create(section, app.environment)
     except NotConfigured as exc:
-        if explicit:
-            raise ConfigError(f"namespace {name} cannot start: {exc}") from None
-        return NamespaceStatus(name, False, str(exc), namespace.needs_account)
+        return off(str(exc), namespace.needs_account)
     except ImportError as exc:
-        reason = f"a library it needs is missing ({exc.name}); install mcp-tools[{name}]"
-        if explicit:
-            raise ConfigError(f"namespace {name} cannot start: {reason}") from None
-        return NamespaceStatus(name, False, reason, namespace.needs_account)
+        return off(install_hint(namespace.extra or name, exc.name or str(exc)), namespace.needs_account)
     app.namespaces[name] = namespace
     app.services[name] = service
     separator = app.config.server.wire_separator

@@ -8,7 +8,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -243,14 +243,53 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+TERMINAL_NOTICE = (
+    "mcp-tools: waiting for an MCP client on stdio (this is a terminal). Connect one with "
+    "`mcp-tools install claude-desktop`, or try it in `npx @modelcontextprotocol/inspector mcp-tools serve`. "
+    "Ctrl-C quits."
+)
+
+
 async def _serve_stdio(app: Any) -> None:
     from mcp.server.stdio import stdio_server
 
     from mcp_tools.mcp_server import build_server
 
     server = build_server(app, transport="stdio")
-    async with app.running(), stdio_server() as (read_stream, write_stream):
+    stdin = None
+    if sys.stdin.isatty():  # a person, not a client: say what this is, and let Ctrl-C end it at once
+        print(TERMINAL_NOTICE, file=sys.stderr, flush=True)
+        if os.name == "posix":  # waiting on a console handle is not possible on Windows
+            stdin = TerminalLines(sys.stdin.fileno())
+    async with app.running(), stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class TerminalLines:
+    """Lines typed on a terminal, read as the event loop sees them arrive.
+
+    The SDK reads stdin in a worker thread, which holds Ctrl-C until the next Enter; waiting on
+    the descriptor instead lets cancellation end the server at once.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        import anyio
+
+        pending = b""
+        while True:
+            await anyio.wait_readable(self.fd)
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                if pending:
+                    yield pending.decode("utf-8", errors="replace")
+                return
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                yield line.decode("utf-8", errors="replace") + "\n"
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
@@ -542,19 +581,26 @@ def claude_desktop_config_path() -> Path:
     return Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "Claude/claude_desktop_config.json"
 
 
-def claude_desktop_entry(config_path: str | None) -> dict[str, Any]:
+def claude_desktop_entry(config_path: Path | None) -> dict[str, Any]:
     entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcp_tools", "serve"]}
     if config_path:
-        entry["args"] += ["--config", str(Path(config_path).expanduser().resolve())]
+        entry["args"] += ["--config", str(config_path.expanduser().resolve())]
     return entry
 
 
 def cmd_install_claude(args: argparse.Namespace) -> int:
-    entry = claude_desktop_entry(args.config)
+    from mcp_tools.config import locate_config
+
+    # The config in use now (--config, $MCP_TOOLS_CONFIG, or the default file when it exists), pinned
+    # by absolute path: Claude Desktop starts the server with another working directory and environment.
+    config_path, _ = locate_config(args.config, os.environ)
+    entry = claude_desktop_entry(config_path)
+    path = Path(args.claude_config).expanduser() if args.claude_config else claude_desktop_config_path()
+    used = f"config {config_path}" if config_path else "the embedded defaults (no config file found)"
     if not args.write:
         print(json.dumps({"mcpServers": {args.name: entry}}, indent=2))
+        print(f"mcp-tools: this entry serves {used}; `--write` merges it into {path}", file=sys.stderr)
         return 0
-    path = Path(args.claude_config).expanduser() if args.claude_config else claude_desktop_config_path()
     current: dict[str, Any] = {}
     if path.exists():
         try:
@@ -564,7 +610,7 @@ def cmd_install_claude(args: argparse.Namespace) -> int:
             return 1
     current.setdefault("mcpServers", {})[args.name] = entry
     write_atomically(path, json.dumps(current, indent=2) + "\n")
-    print(f"Added {args.name!r} to {path}. Restart Claude Desktop to load it.")
+    print(f"Added {args.name!r} to {path}, serving {used}. Restart Claude Desktop to load it.")
     return 0
 
 

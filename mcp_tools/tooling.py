@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import enum
+import importlib.util
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -77,6 +78,24 @@ class ToolFailure(Exception):
 
 class NotConfigured(Exception):
     """Raised by a namespace's `create` when it cannot run; the message says what to set."""
+
+
+def missing_modules(modules: tuple[str, ...]) -> list[str]:
+    """The modules that cannot be imported, found without importing any of them."""
+    missing = []
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(module)
+    return missing
+
+
+def install_hint(extra: str, missing: list[str] | str) -> str:
+    names = missing if isinstance(missing, str) else ", ".join(missing)
+    return f"a library it needs is not installed ({names}); run: pip install 'mcp-tools[{extra}]'"
 
 
 class Arguments(BaseModel):
@@ -243,6 +262,10 @@ class Namespace(Generic[ServiceT]):
     `create` must be cheap (start-up time matters); slow work belongs in `lifespan`, which
     runs for as long as the server serves. `create` raises `NotConfigured` with what to set
     when the namespace cannot run.
+
+    `requires` names the top-level modules the namespace cannot work without; they are looked
+    up (never imported) before `create`, and when one is missing the namespace stays off with
+    the `pip install 'mcp-tools[<extra>]'` that brings it (`extra` defaults to the name).
     """
 
     name: str
@@ -257,3 +280,5 @@ class Namespace(Generic[ServiceT]):
     instructions: str | None = None
     search: SearchHook[ServiceT] | None = None
     status: Callable[[ServiceT], str] | None = None  # one line for `mcp-tools doctor` (e.g. isolation)
+    requires: tuple[str, ...] = ()
+    extra: str | None = None

@@ -37,6 +37,7 @@ class DemoService:
         self.erased: list[str] = []
         self.notes: dict[str, str] = {}
         self.search_delay = 0.0
+        self.gone: set[str] = set()  # targets that erase's precondition reports as missing
 
 
 class EchoArgs(Arguments):
@@ -90,6 +91,11 @@ async def erase(service: DemoService, args: EraseArgs, ctx: CallContext) -> Eras
     return EraseOut(erased=args.target)
 
 
+async def erase_precheck(service: DemoService, args: EraseArgs) -> None:
+    if args.target.startswith("missing") or args.target in service.gone:
+        raise ToolFailure("not_found", f"{args.target} does not exist", "erase something that exists")
+
+
 async def fail(service: DemoService, args: FailArgs, ctx: CallContext) -> EchoOut:
     if args.kind == "crash":
         raise RuntimeError("secret-internal-detail")
@@ -139,6 +145,7 @@ NAMESPACE = Namespace(
             erase,
             Risk.HIGH,
             lambda a: f"Erase {a.target!r}",
+            precheck=erase_precheck,
         ),
         ToolSpec(
             "demo.fail", "Always fails.", FailArgs, EchoOut, fail, Risk.LOW, lambda a: "Fail", read_only=True

@@ -151,6 +151,8 @@ class PolicyGate:
         self.settings = settings
         self.rules = rules
         self.store = store
+        # (name, transport) -> the failure for a name with no tool; the app knows which namespaces are off
+        self.explain_unknown: Callable[[str, str], ToolFailure] | None = None
 
     async def call(self, tool: BoundTool | None, name: str, raw_args: Any, caller: Caller) -> CallOutcome:
         started = time.perf_counter()
@@ -171,6 +173,8 @@ class PolicyGate:
     ) -> CallOutcome:
         if tool is None:
             state.decision = "denied"
+            if self.explain_unknown is not None:
+                raise self.explain_unknown(name, caller.transport)
             raise ToolFailure("unknown_tool", f"there is no tool named {name!r}", "call tools/list for the names")
         spec = tool.spec
         hidden = self.rules.hidden_reason(spec)

@@ -362,7 +362,9 @@ async def test_delete_file_and_folder(tmp_path: Path, backend: FilesBackend) -> 
     assert folder["type"] == "folder" and folder["removed"] >= 2
     assert missing["kind"] == "not_found" and listing["entries"] == []
     assert backend.get("build/sub/b.o") is None
-    assert len(seen) == 4 and "Delete file junk.txt (1 B)" in seen[0].message  # delete always asks
+    # A delete that can run asks; one bound to fail (a folder without recursive, a missing path) does not.
+    assert len(seen) == 2 and "Delete file junk.txt (1 B)" in seen[0].message
+    assert "Delete folder build" in seen[1].message
 
 
 async def test_delete_declined_keeps_the_file(tmp_path: Path, backend: FilesBackend) -> None:

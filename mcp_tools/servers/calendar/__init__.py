@@ -41,6 +41,7 @@ NAMESPACE: Namespace[CalendarService] = Namespace(
     create=create,
     tools=TOOLS,
     needs_account=True,
+    requires=("caldav", "icalendar"),
     commands=(
         CliCommand(
             name="check",

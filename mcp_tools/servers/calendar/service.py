@@ -141,6 +141,19 @@ class CalendarService:
 
         await self._call(lambda calendar: _rewrite(calendar, uid, edit))
 
+    async def rehearse(self, uid: str, edit: Callable[[icalendar.Calendar], None] | None = None) -> None:
+        """Find the event and try `edit` on a copy, writing nothing: what an update or delete would meet."""
+        from mcp_tools.servers.calendar import ical
+
+        def work(calendar: caldav.Calendar) -> None:
+            resource = _by_uid(calendar, uid)
+            if resource is None:
+                raise ToolFailure("not_found", f"no event with uid {uid!r} in the calendar")
+            if edit is not None:
+                edit(ical.parse_calendar(resource.data))
+
+        await self._call(work)
+
     async def check(self) -> str:
         """Connect and open the calendar; returns its URL for a person to read."""
         return await self._call(lambda calendar: str(calendar.url))

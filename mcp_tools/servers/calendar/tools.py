@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, PrivateAttr
 
@@ -30,7 +30,7 @@ from mcp_tools.servers.calendar.timeutil import (
 from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
-    from mcp_tools.servers.calendar.ical import Occurrence
+    from mcp_tools.servers.calendar.ical import Changes, Occurrence
     from mcp_tools.servers.calendar.service import CalendarService
 
 MAX_RANGE_DAYS = 366
@@ -122,6 +122,7 @@ class UpdateArgs(Arguments):
     recurrence: str | None = Field(None, max_length=300, description="RRULE; empty stops it")
     location: str | None = Field(None, max_length=500, description="empty removes")
     description: str | None = Field(None, max_length=8000, description="empty removes")
+    _ours: bool | None = PrivateAttr(default=None)
 
 
 class DeleteArgs(Arguments):
@@ -131,6 +132,7 @@ class DeleteArgs(Arguments):
         max_length=40,
         description="recurrence_id of one occurrence; omit for the series",
     )
+    _ours: bool | None = PrivateAttr(default=None)
 
 
 class EventResult(Output):
@@ -312,7 +314,7 @@ def _exclusive_end(moment: dt.date | dt.datetime) -> dt.date | dt.datetime:
     return moment + dt.timedelta(days=1)
 
 
-async def create_event(service: CalendarService, args: CreateArgs, ctx: CallContext) -> EventResult:
+def _event_times(service: CalendarService, args: CreateArgs) -> tuple[dt.date | dt.datetime, dt.date | dt.datetime]:
     from mcp_tools.servers.calendar.ical import check_order
 
     zone = service.zone
@@ -324,6 +326,20 @@ async def create_event(service: CalendarService, args: CreateArgs, ctx: CallCont
     else:
         end = _exclusive_end(parse_moment(args.end, zone, "end"))
     check_order(start, end)
+    return start, end
+
+
+async def create_precheck(service: CalendarService, args: CreateArgs) -> None:
+    """Times that parse and are in order, and a rule the calendar accepts (no server round trip)."""
+    _event_times(service, args)
+    if args.recurrence:
+        from mcp_tools.servers.calendar.ical import check_rule
+
+        check_rule(args.recurrence)
+
+
+async def create_event(service: CalendarService, args: CreateArgs, ctx: CallContext) -> EventResult:
+    start, end = _event_times(service, args)
     created = await service.create(args.title, start, end, args.recurrence, args.location, args.description)
     return EventResult(event=to_event(service, created, True))
 
@@ -334,7 +350,7 @@ def describe_create(args: CreateArgs) -> str:
     return f"Add the event {args.title!r} ({when}{repeat}) to the calendar"
 
 
-async def update_event(service: CalendarService, args: UpdateArgs, ctx: CallContext) -> EventResult:
+def _update_plan(service: CalendarService, args: UpdateArgs) -> tuple[Changes, dt.date | dt.datetime | None]:
     from mcp_tools.servers.calendar.ical import Changes
 
     zone = service.zone
@@ -356,8 +372,36 @@ async def update_event(service: CalendarService, args: UpdateArgs, ctx: CallCont
         recurrence=args.recurrence,
     )
     occurrence = None if args.occurrence is None else parse_moment(args.occurrence, zone, "occurrence")
+    return changes, occurrence
+
+
+async def update_precheck(service: CalendarService, args: UpdateArgs) -> None:
+    """The change is valid and the event (and occurrence) exist: the edit is tried on a copy first."""
+    from mcp_tools.servers.calendar import ical
+
+    changes, occurrence = _update_plan(service, args)
+
+    def edit(document: Any) -> None:
+        if occurrence is None:
+            ical.update_series(document, args.uid, changes, service.zone)
+        else:
+            ical.update_occurrence(document, args.uid, occurrence, changes, service.zone)
+
+    await service.rehearse(args.uid, edit)
+    args._ours = bool(service.created.known([args.uid]))
+
+
+async def update_event(service: CalendarService, args: UpdateArgs, ctx: CallContext) -> EventResult:
+    changes, occurrence = _update_plan(service, args)
     updated = await service.update(args.uid, occurrence, changes)
     return EventResult(event=to_event(service, updated, bool(service.created.known([args.uid]))))
+
+
+def _whose(ours: bool | None) -> str:
+    """Whose event it is, for the confirmation line (never its title: that is the person's to share)."""
+    if ours is None:
+        return ""
+    return " (created by the assistant)" if ours else " (one of your own events)"
 
 
 def describe_update(args: UpdateArgs) -> str:
@@ -367,7 +411,7 @@ def describe_update(args: UpdateArgs) -> str:
         for name in ("title", "start", "end", "recurrence", "location", "description")
         if getattr(args, name) is not None
     )
-    return f"Change {target} {args.uid}: {changed}"
+    return f"Change {target} {args.uid}{_whose(args._ours)}: {changed}"
 
 
 async def delete_event(service: CalendarService, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
@@ -376,10 +420,24 @@ async def delete_event(service: CalendarService, args: DeleteArgs, ctx: CallCont
     return DeleteResult(deleted=args.uid, occurrence=args.occurrence)
 
 
+async def delete_precheck(service: CalendarService, args: DeleteArgs) -> None:
+    """The event (and occurrence) exist: the deletion is tried on a copy first."""
+    from mcp_tools.servers.calendar import ical
+
+    occurrence = None if args.occurrence is None else parse_moment(args.occurrence, service.zone, "occurrence")
+
+    def edit(document: Any) -> None:
+        if occurrence is not None:
+            ical.delete_occurrence(document, args.uid, occurrence, service.zone)
+
+    await service.rehearse(args.uid, edit)
+    args._ours = bool(service.created.known([args.uid]))
+
+
 def describe_delete(args: DeleteArgs) -> str:
     if args.occurrence:
-        return f"Delete the occurrence at {args.occurrence} of event {args.uid}"
-    return f"Delete event {args.uid} (every occurrence, if it repeats)"
+        return f"Delete the occurrence at {args.occurrence} of event {args.uid}{_whose(args._ours)}"
+    return f"Delete event {args.uid}{_whose(args._ours)} (every occurrence, if it repeats)"
 
 
 TOOLS: list[ToolSpec] = [
@@ -423,6 +481,7 @@ TOOLS: list[ToolSpec] = [
         risk=Risk.HIGH,
         describe=describe_create,
         open_world=True,
+        precheck=create_precheck,
     ),
     ToolSpec(
         name="calendar.update_event",
@@ -435,6 +494,7 @@ TOOLS: list[ToolSpec] = [
         risk=Risk.HIGH,
         describe=describe_update,
         open_world=True,
+        precheck=update_precheck,
     ),
     ToolSpec(
         name="calendar.delete_event",
@@ -447,5 +507,6 @@ TOOLS: list[ToolSpec] = [
         risk=Risk.HIGH,
         describe=describe_delete,
         open_world=True,
+        precheck=delete_precheck,
     ),
 ]

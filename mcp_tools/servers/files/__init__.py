@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from mcp_tools.servers.files.models import FilesConfig
 from mcp_tools.servers.files.tools import TOOLS, FilesService
-from mcp_tools.tooling import Environment, Namespace, NotConfigured, SearchHit, SearchHook
+from mcp_tools.tooling import (
+    Environment,
+    Namespace,
+    NotConfigured,
+    SearchHit,
+    SearchHook,
+    install_hint,
+    missing_modules,
+)
 
 S3_KEY_ID_ENV = "MCP_TOOLS_S3_ACCESS_KEY_ID"
 S3_SECRET_ENV = "MCP_TOOLS_S3_SECRET_ACCESS_KEY"
@@ -16,6 +24,8 @@ def create(config: FilesConfig | None, env: Environment) -> FilesService:
     if config.backend == "s3":
         from mcp_tools.servers.files.s3 import S3Settings, S3Store
 
+        if missing_modules(("boto3",)):
+            raise NotConfigured(install_hint("s3", "boto3") + ' (for [files] backend = "s3")')
         if not config.bucket:
             raise NotConfigured('set [files] bucket = "..." (and endpoint_url for R2 or MinIO) for backend = "s3"')
         key_id = config.access_key_id or env.env.get(S3_KEY_ID_ENV) or env.env.get("AWS_ACCESS_KEY_ID")

@@ -87,6 +87,28 @@ def _as_entry(stored: StoredEntry) -> Entry:
     return Entry(path=stored.key, type=stored.type, size=stored.size, modified=stored.modified)
 
 
+# -- preconditions: checked before the person is asked, so nobody approves a call bound to fail
+
+
+async def _existing(service: FilesService, key: str, field: str = "path") -> StoredEntry:
+    target = await service.run(service.store.stat, key)
+    if target is None:
+        raise ToolFailure("not_found", f"{key} does not exist", f"check {field} with files.list")
+    return target
+
+
+async def _check_unchanged(
+    service: FilesService, key: str, expected_sha256: str | None, target: StoredEntry | None
+) -> None:
+    """expected_sha256 against the file as it is now (one hashing pass, nothing kept in memory).
+
+    Anything but a plain file is refused by the store's own read, with the handler's words."""
+    if expected_sha256 is None and (target is None or target.type == "file"):
+        return
+    current = None if target is None else (await service.run(service.store.read_window, key, 0, 0)).sha256
+    check_expected(key, current, expected_sha256)
+
+
 # -- files.list -----------------------------------------------------------------------------
 
 
@@ -222,6 +244,16 @@ async def write_file(service: FilesService, args: WriteArgs, ctx: CallContext) -
     return WriteResult(path=key, size=len(data), sha256=_sha256(data), created=created)
 
 
+async def write_precheck(service: FilesService, args: WriteArgs) -> None:
+    """Valid content within the limit, and the file still as it was read."""
+    key = _key(args.path)
+    size = len(_content_bytes(args))
+    if size > service.max_write_bytes:
+        raise ToolFailure("too_large", f"content is {size} bytes; the write limit is {service.max_write_bytes} bytes")
+    if args.expected_sha256 is not None:
+        await _check_unchanged(service, key, args.expected_sha256, await service.run(service.store.stat, key))
+
+
 async def write_risk(service: FilesService, args: WriteArgs) -> Risk:
     try:
         existing = await service.run(service.store.stat, _key(args.path))
@@ -293,6 +325,19 @@ async def edit_file(service: FilesService, args: EditArgs, ctx: CallContext) -> 
     )
 
 
+async def edit_precheck(service: FilesService, args: EditArgs) -> None:
+    """The file exists, is within the edit limit, and is still as it was read."""
+    key = _key(args.path)
+    target = await _existing(service, key)
+    if target.type == "file" and (target.size or 0) > service.max_write_bytes:
+        raise ToolFailure(
+            "too_large",
+            f"{key} is larger than the edit limit of {service.max_write_bytes} bytes",
+            "read it in windows with files.read; replace it with files.write if you must",
+        )
+    await _check_unchanged(service, key, args.expected_sha256, target)
+
+
 def describe_edit(args: EditArgs) -> str:
     count = len(args.edits)
     verb = "Preview" if args.dry_run else "Apply"
@@ -328,6 +373,26 @@ async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext) -> 
         create_parents=args.create_parents,
     )
     return MoveResult(source=source, destination=destination, replaced=replaced)
+
+
+async def move_precheck(service: FilesService, args: MoveArgs) -> None:
+    """The source exists; the destination is a new path, or a file that overwrite may replace."""
+    source = _key(args.source, "source")
+    destination = _key(args.destination, "destination")
+    if source == destination:
+        raise ToolFailure("invalid_arguments", "source and destination are the same path")
+    if destination.startswith(source + "/"):
+        raise ToolFailure("invalid_arguments", "cannot move a folder into itself")
+    await _existing(service, source, "source")
+    target = await service.run(service.store.stat, destination)
+    if target is None:
+        return
+    if target.type == "folder":
+        raise ToolFailure(
+            "conflict", f"{destination} is a folder", "give the full new path, e.g. destination: 'folder/name.txt'"
+        )
+    if not args.overwrite:
+        raise ToolFailure("conflict", f"{destination} already exists", "pass overwrite: true to replace it")
 
 
 async def move_risk(service: FilesService, args: MoveArgs) -> Risk:
@@ -385,6 +450,16 @@ async def delete_info(service: FilesService, args: DeleteArgs) -> Risk:
     except ToolFailure:
         pass
     return Risk.LOW
+
+
+async def delete_precheck(service: FilesService, args: DeleteArgs) -> None:
+    """The target exists, and a folder goes only with recursive."""
+    key = _key(args.path)
+    target = await _existing(service, key)
+    if target.type == "folder" and not args.recursive:
+        raise ToolFailure(
+            "invalid_arguments", f"{key} is a folder", "pass recursive: true to delete it and everything in it"
+        )
 
 
 def describe_delete(args: DeleteArgs) -> str:
@@ -525,6 +600,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         risk=Risk.MEDIUM,
         describe=describe_write,
         dynamic_risk=write_risk,
+        precheck=write_precheck,
     ),
     ToolSpec(
         name="files.edit",
@@ -538,6 +614,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         risk=Risk.MEDIUM,
         describe=describe_edit,
         render_text=_render_edit,
+        precheck=edit_precheck,
     ),
     ToolSpec(
         name="files.mkdir",
@@ -562,6 +639,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         risk=Risk.MEDIUM,
         describe=describe_move,
         dynamic_risk=move_risk,
+        precheck=move_precheck,
     ),
     ToolSpec(
         name="files.delete",
@@ -574,6 +652,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         risk=Risk.HIGH,
         describe=describe_delete,
         dynamic_risk=delete_info,
+        precheck=delete_precheck,
     ),
     ToolSpec(
         name="files.import",

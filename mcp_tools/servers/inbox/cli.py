@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, BinaryIO
 
 from mcp_tools.net import is_loopback
-from mcp_tools.tooling import CliCommand
+from mcp_tools.tooling import CliCommand, install_hint, missing_modules
 
 if TYPE_CHECKING:
     from mcp_tools.servers.inbox.service import InboxService
@@ -31,6 +31,9 @@ async def run_smtp(service: InboxService, args: argparse.Namespace) -> int:
 
     if not service.config.addresses:
         print('inbox: set [inbox] addresses = ["you@example.org"] before receiving mail', file=sys.stderr)
+        return EX_CONFIG
+    if missing_modules(("aiosmtpd",)):
+        print(f"inbox: the SMTP receiver cannot start: {install_hint('inbox', 'aiosmtpd')}", file=sys.stderr)
         return EX_CONFIG
     try:
         host, port = parse_listen(args.listen or service.config.listen)

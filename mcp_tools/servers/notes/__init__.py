@@ -113,6 +113,7 @@ NAMESPACE: Namespace[NotesService] = Namespace(
     create=create,
     tools=TOOLS,
     lifespan=lifespan,
+    requires=("yaml", "watchfiles"),
     commands=(
         CliCommand(
             name="index",

@@ -24,6 +24,15 @@ def threaded(method: str) -> Callable[[NotesService, Any, CallContext], Awaitabl
     return handler
 
 
+def precheck(method: str) -> Callable[[NotesService, Any], Awaitable[None]]:
+    """A precondition check: the service method `method`, in a worker thread."""
+
+    async def check(service: NotesService, args: Any) -> None:
+        await anyio.to_thread.run_sync(partial(getattr(service, method), args))
+
+    return check
+
+
 async def rename_handler(service: NotesService, args: m.RenameArgs, ctx: CallContext) -> m.RenameOutput:
     await ctx.report_progress(0, 1, f"planning the rename of {args.path}")
     result = await anyio.to_thread.run_sync(partial(service.rename, args))
@@ -90,6 +99,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
             f"write note {a.path} ({len(a.content)} characters)"
             + ("" if a.expected_sha256 else ", replacing it if it exists")
         ),
+        precheck=precheck("precheck_write"),
     ),
     ToolSpec(
         name="notes.update_frontmatter",
@@ -102,6 +112,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         risk=Risk.MEDIUM,
         describe=lambda a: f"set frontmatter {', '.join(sorted(a.set))} on {a.path}",
         idempotent=True,
+        precheck=precheck("precheck_update_frontmatter"),
     ),
     ToolSpec(
         name="notes.backlinks",
@@ -181,6 +192,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         describe=lambda a: (
             f"{'preview renaming' if a.dry_run else 'rename'} {a.path} to {a.new_path}, rewriting links to it"
         ),
+        precheck=precheck("precheck_rename"),
     ),
     ToolSpec(
         name="notes.delete",
@@ -192,6 +204,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         handler=threaded("delete"),
         risk=Risk.HIGH,
         describe=lambda a: f"{'permanently delete' if a.permanent else 'move to trash'} note {a.path}",
+        precheck=precheck("precheck_delete"),
     ),
     ToolSpec(
         name="notes.random",

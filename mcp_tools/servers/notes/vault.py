@@ -44,6 +44,7 @@ from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
 NOTE_SUFFIX = ".md"
 EMBED_BATCH = 64
 RECONCILE_BATCH = 100
+BUILT_KEY = "built_for_vault"  # meta: the vault a full pass finished for
 MAX_DIFF_CHARS = 20_000
 
 Progress = Callable[[int, int], None]
@@ -126,6 +127,7 @@ class NotesService:
         self._index_lock = threading.Lock()
         self.vectors = VectorMatrix()
         self.progress = IndexProgress()
+        self._built = False  # a full pass over this vault has finished (recorded in the index)
         self.stopping = threading.Event()
         self.write_lock = threading.RLock()
 
@@ -244,6 +246,9 @@ class NotesService:
                 if self.index.remove(key):
                     state.removed += 1
             state.finished_once = True
+            if not self._built:
+                self.index.set_meta(BUILT_KEY, str(self.root))
+                self._built = True
             if state.indexed + state.removed > RECONCILE_BATCH:
                 self.index.checkpoint()
             return state
@@ -298,13 +303,20 @@ class NotesService:
         self.embed_pending()
 
     def index_state(self) -> m.IndexState:
+        """Complete once a full pass over the vault has finished, in this process or an earlier one.
+
+        Later passes (at start-up, after folder moves) only catch up with edits made meanwhile, so
+        they do not make a built index partial; only a first build in progress does.
+        """
         indexed = self.index.count()
         embedded, chunks = self.index.vector_counts() if self.embedder else (0, 0)
         state = self.progress
-        complete = state.finished_once and not state.running
-        total = max(state.total, indexed) if state.running else indexed
+        if not self._built:
+            self._built = self.index.get_meta(BUILT_KEY) == str(self.root)
+        complete = self._built
+        total = indexed if complete else max(state.total, indexed)
         return m.IndexState(
-            indexed=indexed if complete else min(state.done, total),
+            indexed=min(state.done, total) if state.running and not complete else indexed,
             total=total,
             complete=complete,
             embedded_chunks=embedded,
@@ -357,6 +369,28 @@ class NotesService:
                 f"{key} changed since it was read (sha256 is now {current})",
                 "read the note again, merge your change, and retry with the new sha256",
             )
+
+    # -- preconditions: checked before the person is asked, so nobody approves a call bound to fail
+
+    def precheck_write(self, args: m.WriteArgs) -> None:
+        """A valid note path, no folder in the way, and the note still as it was read."""
+        key = note_key(args.path)
+        self.sandbox.check(key)
+        current = self._current_hash(key) if args.expected_sha256 is not None else None
+        self._check_expected(key, args.expected_sha256, current)
+
+    def precheck_update_frontmatter(self, args: m.UpdateFrontmatterArgs) -> None:
+        if not args.set:
+            raise ToolFailure("invalid_arguments", "set needs at least one key", 'e.g. {"status": "done"}')
+        key = self.existing_key(args.path)
+        if args.expected_sha256 is not None:
+            self._check_expected(key, args.expected_sha256, self.read_text(key)[1])
+
+    def precheck_rename(self, args: m.RenameArgs) -> None:
+        self._rename_keys(args)
+
+    def precheck_delete(self, args: m.DeleteArgs) -> None:
+        self.existing_key(args.path)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -423,7 +457,7 @@ class NotesService:
                     note = f"embeddings cover {embedded} of {total_chunks} chunks; indexing continues"
         state = self.index_state()
         if not state.complete:
-            progress = f"{state.indexed}/{state.total} notes" if state.total else "being built"
+            progress = f"{state.indexed}/{state.total} notes" if state.indexed < state.total else "being built"
             note = (note + "; " if note else "") + f"the index is {progress}; results may be partial"
         docs = index.documents_by_id(h.doc_id for h in hits)
         results = [
@@ -649,18 +683,23 @@ class NotesService:
             number += 1
         return candidate
 
+    def _rename_keys(self, args: m.RenameArgs) -> tuple[str, str]:
+        """The note to rename and its new key; the note must exist and the new name be free."""
+        old = self.existing_key(args.path)
+        new = note_key(args.new_path)
+        self.sandbox.check(new, field="new_path")
+        if new == old:
+            raise ToolFailure("invalid_arguments", "new_path is the same as path")
+        if (
+            self.sandbox.stat(new) is not None
+            and unicodedata.normalize("NFC", new).casefold() != unicodedata.normalize("NFC", old).casefold()
+        ):
+            raise ToolFailure("conflict", f"{new} already exists", "choose another name or delete it first")
+        return old, new
+
     def rename(self, args: m.RenameArgs) -> m.RenameOutput:
         with self.write_lock:
-            old = self.existing_key(args.path)
-            new = note_key(args.new_path)
-            self.sandbox.check(new, field="new_path")
-            if new == old:
-                raise ToolFailure("invalid_arguments", "new_path is the same as path")
-            if (
-                self.sandbox.stat(new) is not None
-                and unicodedata.normalize("NFC", new).casefold() != unicodedata.normalize("NFC", old).casefold()
-            ):
-                raise ToolFailure("conflict", f"{new} already exists", "choose another name or delete it first")
+            old, new = self._rename_keys(args)
             self.refresh()  # links from notes edited a moment ago count too
             sources = {r.source_path for r in self.index.links_to(old)} | {old}
             # notes whose links the new name could capture (a closer or exact match) are checked too
