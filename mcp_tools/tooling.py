@@ -168,6 +168,9 @@ class Environment:
     data_dir: Path
     state_dir: Path
     env: Mapping[str, str] = field(default_factory=dict)
+    # Channels that can tell the person something (`"telegram"`), by name; a namespace that
+    # announces (new mail) picks one by the name its config gives and knows nothing else of it.
+    announcers: Mapping[str, Callable[[str], Awaitable[None]]] = field(default_factory=dict)
 
     def namespace_state_dir(self, namespace: str) -> Path:
         path = self.state_dir / namespace

@@ -1,0 +1,293 @@
+"""The Telegram channel: a message with Approve and Deny buttons for each pending approval.
+
+Callback data is `a:<nonce>` or `d:<nonce>` (a random nonce, far below Telegram's 64 bytes),
+never the arguments. A press counts only from the configured chat (and allowed users), on the
+message it was sent with, while the approval is pending and unexpired, and only once. The bot
+answers every press and edits the message to show the decision and who made it, wherever the
+decision was made (a press, the page, the CLI, the client cancelling).
+
+Updates come by long polling (`getUpdates`) while a message waits for an answer, or through a
+webhook (`handle_update`) that checks Telegram's secret token header.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from mcp_tools.config import TelegramSettings
+from mcp_tools.policy.channels import ApprovalNotice
+from mcp_tools.policy.decisions import Decisions, describe_decider
+from mcp_tools.policy.store import iso_time
+
+logger = logging.getLogger("mcp_tools.telegram")
+MAX_TEXT = 4096
+SETTLED_WORDS = {
+    "approved": "✅ Approved",
+    "denied": "❌ Denied",
+    "consumed": "✅ Approved",
+    "withdrawn": "↩️ Withdrawn: the request was cancelled",
+    "expired": "⌛ Expired without an answer",
+}
+SECRET_HEADER = "x-telegram-bot-api-secret-token"
+
+
+class TelegramError(Exception):
+    """The Bot API refused a request; the message is Telegram's description, never the token."""
+
+
+@dataclass
+class SentMessage:
+    approval_id: str
+    chat_id: int
+    message_id: int
+    text: str
+    expires: float
+    nonce: str
+    settled: bool = False
+
+
+class TelegramChannel:
+    name = "telegram"
+
+    def __init__(self, settings: TelegramSettings, token: str) -> None:
+        self.settings = settings
+        self._token = token
+        self._by_nonce: dict[str, SentMessage] = {}
+        self._by_approval: dict[str, SentMessage] = {}
+        self._waiting = anyio.Event()
+        self._offset: int | None = None
+        self._decisions: Decisions | None = None
+        self._http: Any = None
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # httpx logs URLs, and ours hold the token
+
+    # -- Bot API ------------------------------------------------------------------------------
+
+    async def call(self, method: str, params: dict[str, Any], timeout: float = 15.0) -> Any:
+        """One Bot API method; raises TelegramError with Telegram's description when it says no."""
+        import httpx
+
+        if self._http is None:
+            self._http = httpx.AsyncClient(timeout=timeout)
+        url = f"{self.settings.api_base}/bot{self._token}/{method}"
+        try:
+            response = await self._http.post(url, json=params, timeout=timeout)
+            body = response.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            raise TelegramError(f"{method}: {type(exc).__name__}") from None
+        if not isinstance(body, dict) or not body.get("ok"):
+            description = body.get("description") if isinstance(body, dict) else None
+            raise TelegramError(f"{method}: {str(description or response.status_code).replace(self._token, '***')}")
+        return body.get("result")
+
+    async def say(self, text: str) -> None:
+        """A plain message to the configured chat (new mail)."""
+        await self.call("sendMessage", {"chat_id": self.settings.chat_id, "text": text[:MAX_TEXT]})
+
+    # -- the channel --------------------------------------------------------------------------
+
+    async def announce(self, notice: ApprovalNotice) -> None:
+        if notice.id in self._by_approval:
+            return
+        nonce = secrets.token_urlsafe(12)
+        text = message_text(notice)
+        keyboard = {
+            "inline_keyboard": [
+                [
+                    {"text": "Approve", "callback_data": f"a:{nonce}"},
+                    {"text": "Deny", "callback_data": f"d:{nonce}"},
+                ]
+            ]
+        }
+        sent = await self.call(
+            "sendMessage", {"chat_id": self.settings.chat_id, "text": text, "reply_markup": keyboard}
+        )
+        message = SentMessage(
+            approval_id=notice.id,
+            chat_id=int(sent["chat"]["id"]),
+            message_id=int(sent["message_id"]),
+            text=text,
+            expires=notice.expires,
+            nonce=nonce,
+        )
+        self._by_nonce[nonce] = message
+        self._by_approval[notice.id] = message
+        self._waiting.set()
+
+    @asynccontextmanager
+    async def running(self, decisions: Decisions) -> AsyncIterator[None]:
+        self._decisions = decisions
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._follow, decisions)
+            if self.settings.updates == "polling":
+                group.start_soon(self._poll)
+            else:
+                group.start_soon(self._set_webhook)
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    async def _set_webhook(self) -> None:
+        if not self.settings.webhook_url:
+            logger.warning('[approvals.telegram] updates = "webhook" needs webhook_url; no presses will arrive')
+            return
+        try:
+            await self.call(
+                "setWebhook",
+                {
+                    "url": f"{self.settings.webhook_url}{WEBHOOK_PATH}",
+                    "secret_token": self.webhook_secret(),
+                    "allowed_updates": ["callback_query"],
+                },
+            )
+        except TelegramError as exc:
+            logger.warning("could not set the Telegram webhook: %s", exc)
+
+    def webhook_secret(self) -> str:
+        """The secret Telegram sends back in a header; derived from the bot token unless configured."""
+        if self.settings.webhook_secret is not None:
+            return self.settings.webhook_secret.get_secret_value()
+        return hmac.new(self._token.encode(), b"mcp-tools webhook", "sha256").hexdigest()
+
+    def webhook_authentic(self, header: str | None) -> bool:
+        return header is not None and hmac.compare_digest(header.encode(), self.webhook_secret().encode())
+
+    async def _poll(self) -> None:
+        """Long polling, only while a message waits for a press (several servers may share a bot)."""
+        while True:
+            if not self._open_messages():
+                self._waiting = anyio.Event()
+                await self._waiting.wait()
+                continue
+            params: dict[str, Any] = {
+                "timeout": self.settings.poll_timeout_seconds,
+                "allowed_updates": ["callback_query"],
+            }
+            if self._offset is not None:
+                params["offset"] = self._offset
+            try:
+                updates = await self.call("getUpdates", params, timeout=self.settings.poll_timeout_seconds + 10)
+            except TelegramError as exc:
+                logger.warning("Telegram getUpdates failed: %s", exc)
+                await anyio.sleep(5)
+                continue
+            for update in updates or []:
+                self._offset = int(update.get("update_id", 0)) + 1
+                await self.handle_update(update)
+            await self._settle_expired()
+
+    def _open_messages(self) -> list[SentMessage]:
+        return [message for message in self._by_approval.values() if not message.settled]
+
+    async def _follow(self, decisions: Decisions) -> None:
+        """Edit our message when the approval is decided anywhere else (page, CLI, cancelled call)."""
+        async for event in decisions.follow():
+            message = self._by_approval.get(event.approval_id)
+            if message is None or message.settled or event.status == "pending":
+                continue
+            by = decisions.store.approval_meta([event.approval_id]).get(event.approval_id, {}).get("decided_by")
+            await self._settle(message, event.status, by)
+
+    async def _settle_expired(self) -> None:
+        now = time.time()
+        for message in self._open_messages():
+            if message.expires <= now:
+                await self._settle(message, "expired", None)
+
+    async def _settle(self, message: SentMessage, status: str, by: str | None) -> None:
+        if message.settled:
+            return
+        message.settled = True
+        words = SETTLED_WORDS.get(status, status)
+        if by and status in ("approved", "denied", "consumed"):
+            words += f" by {by}"
+        try:
+            await self.call(
+                "editMessageText",
+                {
+                    "chat_id": message.chat_id,
+                    "message_id": message.message_id,
+                    "text": f"{message.text}\n\n{words}"[:MAX_TEXT],
+                },
+            )
+        except TelegramError as exc:
+            logger.warning("could not edit the Telegram message for %s: %s", message.approval_id, exc)
+
+    async def handle_update(self, update: dict[str, Any]) -> None:
+        """One update from getUpdates or the webhook: a button press, checked before it counts."""
+        query = update.get("callback_query")
+        if not isinstance(query, dict) or "id" not in query:
+            return
+        verdict = self._judge(query)
+        if isinstance(verdict, str):
+            await self._answer(query, verdict)
+            return
+        message, approve, by = verdict
+        assert self._decisions is not None
+        try:
+            decided = self._decisions.decide(message.approval_id, approve, by)
+        except (LookupError, ValueError) as exc:
+            await self._answer(query, f"Not accepted: {exc}")
+            current = self._decisions.store.get_approval(message.approval_id)
+            if current is not None:
+                await self._settle(message, current.effective_status(time.time()), None)
+            return
+        await self._answer(query, "Approved" if decided.status == "approved" else "Denied")
+        await self._settle(message, decided.status, by)
+
+    def _judge(self, query: dict[str, Any]) -> tuple[SentMessage, bool, str] | str:
+        """The press and who made it, or why it does not count."""
+        data = query.get("data")
+        if not isinstance(data, str) or data[:2] not in ("a:", "d:"):
+            return "Not accepted: unknown button."
+        message = self._by_nonce.get(data[2:])
+        sender = query.get("from") or {}
+        chat = ((query.get("message") or {}).get("chat") or {}).get("id")
+        message_id = (query.get("message") or {}).get("message_id")
+        if message is None:
+            return "Not accepted: this button is not known to this server."
+        if chat != self.settings.chat_id or chat != message.chat_id or message_id != message.message_id:
+            logger.warning("refused a Telegram press for %s from another chat or message", message.approval_id)
+            return "Not accepted: wrong chat or message."
+        allowed = self.settings.allowed_user_ids
+        if allowed and sender.get("id") not in allowed:
+            logger.warning("refused a Telegram press for %s from user %s", message.approval_id, sender.get("id"))
+            return "Not accepted: you may not answer this approval."
+        if message.settled:
+            return "Not accepted: this approval was already answered."
+        if message.expires <= time.time():
+            return "Not accepted: this approval has expired."
+        who = f"@{sender['username']}" if sender.get("username") else sender.get("id")
+        return message, data[0] == "a", describe_decider("telegram", who)
+
+    async def _answer(self, query: dict[str, Any], text: str) -> None:
+        try:
+            await self.call("answerCallbackQuery", {"callback_query_id": query["id"], "text": text[:200]})
+        except TelegramError as exc:
+            logger.warning("could not answer a Telegram press: %s", exc)
+
+
+WEBHOOK_PATH = "/telegram/webhook"
+
+
+def message_text(notice: ApprovalNotice) -> str:
+    """The confirmation text, who asked and until when; the page link when there is one."""
+    text = (
+        f"{notice.message}\n\nAsked by {notice.principal} over {notice.transport}; "
+        f"expires {iso_time(notice.expires)}. Approval {notice.id}."
+    )
+    if notice.link:
+        text += f"\n{notice.link}"
+    return text[:MAX_TEXT]
