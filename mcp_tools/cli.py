@@ -149,6 +149,13 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
         item = sub.add_parser(action, help=text)
         item.add_argument("id")
         item.set_defaults(handler=cmd_approvals_item, action=action)
+    serve_page = sub.add_parser("serve", help="serve the approvals page (loopback by default)")
+    serve_page.add_argument("--host", help="address (default from [approvals.page] host: 127.0.0.1)")
+    serve_page.add_argument("--port", type=int, help="port (default from [approvals.page] port: 8766)")
+    serve_page.set_defaults(handler=cmd_approvals_serve)
+    login = sub.add_parser("login", help="print a one-time sign-in link for the approvals page")
+    login.add_argument("--http", action="store_true", help="for the page of `serve --http` (at [http] host:port)")
+    login.set_defaults(handler=cmd_approvals_login)
     approvals.set_defaults(handler=cmd_approvals_list, all=False, json=False)
 
     audit = commands.add_parser("audit", help="the audit log of every call")
@@ -222,8 +229,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     host = args.host or config.http.host
     port = args.port if args.port is not None else config.http.port
-    starlette = build_http_app(app, host)
+    starlette = build_http_app(app, host, port)
     print(f"mcp-tools: serving streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
+    if config.approvals.page.enabled:
+        print(
+            f"mcp-tools: approvals page on http://{host}:{port}/approvals "
+            "(sign in with the link from `mcp-tools approvals login --http`)",
+            file=sys.stderr,
+        )
     uvicorn.run(starlette, host=host, port=port, log_level="warning", lifespan="on")
     return 0
 
@@ -396,7 +409,7 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
         print(json.dumps(approval.as_dict(now), indent=2, ensure_ascii=False))
         return 0
     try:
-        decided = store.decide_approval(args.id, args.action == "approve", config.policy.approval_ttl_seconds)
+        decided = store.decide(args.id, args.action == "approve", config.policy.approval_ttl_seconds, decided_by="cli")
     except (LookupError, ValueError) as exc:
         print(f"mcp-tools: {exc}", file=sys.stderr)
         return 1
@@ -405,6 +418,67 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
     if decided.status == "approved":
         print(f"The same call with the same arguments may now run once, until {decided.as_dict(now)['expires']}.")
     return 0
+
+
+def login_base(config: Config, for_http: bool) -> str:
+    from mcp_tools.approvals import page_url
+
+    if for_http and not config.approvals.page.url:
+        host = config.http.host
+        return f"http://{f'[{host}]' if ':' in host else host}:{config.http.port}/approvals"
+    return page_url(config)
+
+
+def cmd_approvals_login(args: argparse.Namespace) -> int:
+    from mcp_tools.approvals.page import new_login_link
+
+    store, config = _store(args)
+    link = new_login_link(store, login_base(config, args.http), config.approvals.page.login_ttl_seconds)
+    print(link)
+    print(f"Open it within {config.approvals.page.login_ttl_seconds // 60} minutes; it works once.", file=sys.stderr)
+    return 0
+
+
+def cmd_approvals_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from mcp_tools.approvals.page import ApprovalsPage, new_login_link
+    from mcp_tools.http import page_security
+    from mcp_tools.net import is_loopback
+    from mcp_tools.policy.decisions import Decisions
+
+    store, config = _store(args)
+    settings = config.approvals.page
+    host = args.host or settings.host
+    port = args.port if args.port is not None else settings.port
+    if not is_loopback(host) and not settings.allowed_hosts:
+        raise ConfigError(
+            f"refusing to serve the approvals page on {host} without [approvals.page] allowed_hosts "
+            "(the names the page is reached by)"
+        )
+    if port == 0:
+        print("mcp-tools: port 0 is not supported for the page (the sign-in link needs the port)", file=sys.stderr)
+        return 2
+    decisions = Decisions(store, config.policy.approval_ttl_seconds)
+    page = ApprovalsPage(store, decisions, settings, page_security(host, settings.allowed_hosts))
+    shown = f"[{host}]" if ":" in host else host
+    base = settings.url or f"http://{shown}:{port}/approvals"
+    print(f"mcp-tools: approvals page on {base}/", file=sys.stderr)
+    print(f"Sign in (once, within {settings.login_ttl_seconds // 60} minutes):", file=sys.stderr)
+    print(new_login_link(store, base, settings.login_ttl_seconds), flush=True)
+    uvicorn.run(page_server(page), host=host, port=port, log_level="warning")
+    return 0
+
+
+def page_server(page: Any) -> Any:
+    from starlette.applications import Starlette
+    from starlette.responses import RedirectResponse
+    from starlette.routing import Mount, Route
+
+    async def home(request: Any) -> Any:
+        return RedirectResponse("/approvals/", status_code=307)
+
+    return Starlette(routes=[Route("/", home), Mount("/approvals", app=page)])
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

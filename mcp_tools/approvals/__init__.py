@@ -9,6 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from mcp_tools.app import App
+    from mcp_tools.approvals.page import ApprovalsPage
     from mcp_tools.config import Config
     from mcp_tools.policy.channels import ApprovalChannel, OutOfBand
     from mcp_tools.policy.decisions import Decisions
@@ -51,3 +55,21 @@ def build_out_of_band(config: Config, decisions: Decisions) -> OutOfBand:
         progress_interval=settings.progress_interval_seconds,
         page_url=page_url(config) if settings.page.enabled else None,
     )
+
+
+def serve_page_here(app: App, security: TransportSecuritySettings, url: str) -> ApprovalsPage | None:
+    """The page inside a running server (`serve --http`): calls may then wait for it."""
+    from mcp_tools.approvals.page import ApprovalsPage
+    from mcp_tools.policy.channels import PageChannel
+
+    settings = app.config.approvals.page
+    if not settings.enabled:
+        return None
+    if settings.allowed_hosts:
+        security = security.model_copy(update={"allowed_hosts": [*security.allowed_hosts, *settings.allowed_hosts]})
+    out_of_band = app.out_of_band
+    if not any(channel.name == "page" for channel in out_of_band.channels):
+        out_of_band.channels.append(PageChannel())
+    if not settings.url:
+        out_of_band.page_url = url
+    return ApprovalsPage(app.store, out_of_band.decisions, settings, security)

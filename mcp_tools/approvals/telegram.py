@@ -282,6 +282,25 @@ class TelegramChannel:
 WEBHOOK_PATH = "/telegram/webhook"
 
 
+def webhook_endpoint(channel: TelegramChannel) -> Any:
+    """The webhook route: only requests carrying Telegram's secret token header count."""
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+
+    async def endpoint(request: Request) -> JSONResponse:
+        if not channel.webhook_authentic(request.headers.get(SECRET_HEADER)):
+            return JSONResponse({"error": "forbidden"}, status_code=403)
+        try:
+            update = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "not JSON"}, status_code=400)
+        if isinstance(update, dict):
+            await channel.handle_update(update)
+        return JSONResponse({"ok": True})
+
+    return endpoint
+
+
 def message_text(notice: ApprovalNotice) -> str:
     """The confirmation text, who asked and until when; the page link when there is one."""
     text = (
