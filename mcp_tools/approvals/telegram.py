@@ -165,24 +165,28 @@ class TelegramChannel:
         return header is not None and hmac.compare_digest(header.encode(), self.webhook_secret().encode())
 
     async def _poll(self) -> None:
-        """Long polling, only while a message waits for a press (several servers may share a bot)."""
+        """Long polling, only while a message waits for a press (several servers may share a bot).
+
+        Before it rests it confirms what it has seen (`offset`), so no press is delivered twice.
+        """
+        confirmed = True
         while True:
-            if not self._open_messages():
+            waiting = bool(self._open_messages())
+            if not waiting and confirmed:
                 self._waiting = anyio.Event()
                 await self._waiting.wait()
                 continue
-            params: dict[str, Any] = {
-                "timeout": self.settings.poll_timeout_seconds,
-                "allowed_updates": ["callback_query"],
-            }
+            timeout = self.settings.poll_timeout_seconds if waiting else 0
+            params: dict[str, Any] = {"timeout": timeout, "allowed_updates": ["callback_query"]}
             if self._offset is not None:
                 params["offset"] = self._offset
             try:
-                updates = await self.call("getUpdates", params, timeout=self.settings.poll_timeout_seconds + 10)
+                updates = await self.call("getUpdates", params, timeout=timeout + 10)
             except TelegramError as exc:
                 logger.warning("Telegram getUpdates failed: %s", exc)
                 await anyio.sleep(5)
                 continue
+            confirmed = not updates and not waiting
             for update in updates or []:
                 self._offset = int(update.get("update_id", 0)) + 1
                 await self.handle_update(update)
