@@ -111,6 +111,15 @@ class OutOfBand:
         """Channels that can also deliver a plain message (`say`), for namespaces that announce news."""
         return {channel.name: channel.say for channel in self.channels if callable(getattr(channel, "say", None))}
 
+    def places(self, approval_id: str) -> str | None:
+        """Where the person can answer, in words for the model: `in Telegram or at <link>`."""
+        places = [
+            f"in {channel.name.capitalize()}" for channel in self.channels if channel.name not in ("page", "notify")
+        ]
+        if any(channel.name == "page" for channel in self.channels) and self.page_url:
+            places.append(f"on the approvals page ({self.link(approval_id)})")
+        return " or ".join(places) or None
+
     def link(self, approval_id: str) -> str | None:
         return f"{self.page_url}/a/{approval_id}" if self.page_url else None
 

@@ -294,7 +294,7 @@ class PolicyGate:
             if out_of_band.wait_seconds > 0:
                 await self._wait_for_person(approval, out_of_band, caller, state)
                 return None
-        raise approval_required(approval, tool.wire_name)
+        raise approval_required(approval, tool.wire_name, out_of_band.places(approval.id) if out_of_band else None)
 
     async def _wait_for_person(
         self, approval: Approval, out_of_band: OutOfBand, caller: Caller, state: _CallRecord
@@ -330,7 +330,7 @@ class PolicyGate:
                 f"{approval.tool} was not run: the person denied approval {approval.id}.",
                 "Do not retry; ask the person what they want instead.",
             )
-        raise approval_required(approval, state.wire_name)
+        raise approval_required(approval, state.wire_name, out_of_band.places(approval.id))
 
     async def _run(self, tool: BoundTool, args: BaseModel, context: CallContext) -> CallOutcome:
         spec = tool.spec
@@ -376,12 +376,13 @@ def _internal_error(tool: str) -> ToolFailure:
     )
 
 
-def approval_required(approval: Approval, wire_name: str) -> ToolFailure:
+def approval_required(approval: Approval, wire_name: str, places: str | None = None) -> ToolFailure:
     minutes = max(1, round((approval.expires - approval.created) / 60))
+    ask = f"approve it {places} or run" if places else "run"
     return ToolFailure(
         "approval_required",
         f"{approval.tool} needs the person's approval before it runs ({approval.summary}). Approval id: {approval.id}.",
-        f"Ask the person to run `mcp-tools approvals approve {approval.id}` (it expires in about {minutes} "
+        f"Ask the person to {ask} `mcp-tools approvals approve {approval.id}` (it expires in about {minutes} "
         f"minutes), then call {wire_name} again with exactly the same arguments.",
         details={"approval_id": approval.id, "expires": iso_time(approval.expires)},
     )

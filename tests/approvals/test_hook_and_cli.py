@@ -62,6 +62,8 @@ async def test_the_hook_posts_each_pending_approval_as_json_without_secrets(
         replaced = failure(await client.call_tool("demo_note", {"key": "k", "text": "v2", "api_token": "sk-live-123"}))
         again = failure(await client.call_tool("demo_note", {"key": "k", "text": "v2", "api_token": "sk-live-123"}))
     assert replaced["kind"] == "approval_required" and again["approval_id"] == replaced["approval_id"]
+    link = f"https://phone.example/approvals/a/{replaced['approval_id']}"
+    assert replaced["hint"].startswith(f"Ask the person to approve it on the approvals page ({link}) or run `mcp-tools")
     [notice] = received  # announced once, though asked twice
     assert notice["event"] == "approval_requested" and notice["id"] == replaced["approval_id"]
     assert notice["tool"] == "demo.note" and notice["risk"] == "high" and notice["summary"] == "Store note 'k'"
