@@ -49,6 +49,18 @@ port = 8765
 allowed_hosts = []         # extra Host values allowed besides loopback
 allowed_origins = []       # extra browser Origins allowed
 
+[approvals]
+# How high-risk calls reach you when the client cannot ask (see docs/approvals.md).
+wait_seconds = 120         # a call waits this long for your answer on a channel below
+# [approvals.page]         # `mcp-tools approvals serve`, and /approvals in `serve --http`
+# url = "http://127.0.0.1:8766/approvals"   # set it to make stdio calls wait for the page
+# [approvals.telegram]
+# chat_id = 123456789
+# allowed_user_ids = [123456789]
+# bot token: set MCP_TOOLS_TELEGRAM_BOT_TOKEN
+# [approvals.notify]
+# command = ["notify-send", "mcp-tools: an approval is waiting"]
+
 [files]
 # root = "~/mcp-files"     # default: <data_dir>/files
 
@@ -517,6 +529,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         f"policy:    {len(policy.rules)} own rules, read_only={str(policy.read_only).lower()}, "
         f"on_no_elicitation={policy.on_no_elicitation}, disabled={policy.disabled}"
     )
+    channels = ", ".join(channel.name for channel in app.out_of_band.channels) or "none (approval_required at once)"
+    print(f"approvals: channels {channels}; calls wait up to {config.approvals.wait_seconds:g} s")
     print("namespaces:")
     for status in app.statuses:
         count = sum(1 for tool in app.visible_tools(status.name)) if status.enabled else 0
