@@ -153,6 +153,7 @@ def approval_routes(app: App, host: str, port: int, settings: TransportSecurityS
     if telegram is not None and app.config.approvals.telegram and app.config.approvals.telegram.updates == "webhook":
         from mcp_tools.approvals.telegram import WEBHOOK_PATH, webhook_endpoint
 
+        telegram.receives_webhook = True  # type: ignore[attr-defined]
         routes.append(Route(WEBHOOK_PATH, webhook_endpoint(telegram), methods=["POST"]))
     return routes
 

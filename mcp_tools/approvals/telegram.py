@@ -7,18 +7,24 @@ answers every press and edits the message to show the decision and who made it, 
 decision was made (a press, the page, the CLI, the client cancelling).
 
 Updates come by long polling (`getUpdates`) while a message waits for an answer, or through a
-webhook (`handle_update`) that checks Telegram's secret token header.
+webhook (`handle_update`) that checks Telegram's secret token header. Several server processes
+may share one bot: the `Ledger` (SQLite) lets any of them take a press and one poll at a time.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import hmac
 import logging
 import secrets
+import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -38,6 +44,8 @@ SETTLED_WORDS = {
     "expired": "⌛ Expired without an answer",
 }
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
+IDLE_CHECK_SECONDS = 1.0
+LEASE_MARGIN_SECONDS = 20.0
 
 
 class TelegramError(Exception):
@@ -51,20 +59,124 @@ class SentMessage:
     message_id: int
     text: str
     expires: float
-    nonce: str
     settled: bool = False
+
+
+class Ledger:
+    """The bot's messages, its update offset and who polls, shared by every server process.
+
+    A press may reach any process that runs the bot (the one polling, or the HTTP server behind
+    the webhook), so what was sent lives in SQLite, not in the memory of the process that sent
+    it. Settling a message is one UPDATE, so exactly one process edits it. One process at a time
+    holds the polling lease, because Telegram answers parallel `getUpdates` with a conflict.
+    Nonces are stored as hashes.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(LEDGER_SCHEMA)
+        with contextlib.suppress(OSError):
+            path.chmod(0o600)
+
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
+        with self._lock:
+            return self._db.execute(sql, params)
+
+    def record(self, nonce: str, message: SentMessage) -> None:
+        self._run(
+            "INSERT INTO messages VALUES (?,?,?,?,?,?,0)",
+            (
+                nonce_hash(nonce),
+                message.approval_id,
+                message.chat_id,
+                message.message_id,
+                message.text,
+                message.expires,
+            ),
+        )
+
+    def by_nonce(self, nonce: str) -> SentMessage | None:
+        row = self._run(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE nonce_sha256=?", (nonce_hash(nonce),)).fetchone()
+        return None if row is None else SentMessage(*row[:5], settled=bool(row[5]))
+
+    def knows(self, approval_id: str) -> bool:
+        return self._run("SELECT 1 FROM messages WHERE approval_id=?", (approval_id,)).fetchone() is not None
+
+    def claim(self, approval_id: str) -> SentMessage | None:
+        """Mark the approval's message settled; returns it only to the one caller that did."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute(
+                    f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE approval_id=? AND settled=0", (approval_id,)
+                ).fetchone()
+                if row is not None:
+                    self._db.execute("UPDATE messages SET settled=1 WHERE approval_id=?", (approval_id,))
+            finally:
+                self._db.execute("COMMIT")
+        return None if row is None else SentMessage(*row[:5], settled=True)
+
+    def open_approvals(self) -> list[tuple[str, float]]:
+        """(approval id, expires) of every message still waiting for an answer."""
+        return [(row[0], row[1]) for row in self._run("SELECT approval_id, expires FROM messages WHERE settled=0")]
+
+    def take_lease(self, owner: str, seconds: float) -> bool:
+        now = time.time()
+        with self._lock:
+            updated = self._db.execute(
+                "INSERT INTO poller VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET owner=excluded.owner, "
+                "until=excluded.until WHERE poller.owner=excluded.owner OR poller.until<?",
+                (owner, now + seconds, now),
+            ).rowcount
+        return updated == 1
+
+    def release_lease(self, owner: str) -> None:
+        self._run("DELETE FROM poller WHERE owner=?", (owner,))
+
+    def offset(self) -> int | None:
+        row = self._run("SELECT value FROM state WHERE key='offset'").fetchone()
+        return None if row is None else int(row[0])
+
+    def set_offset(self, offset: int) -> None:
+        self._run(
+            "INSERT INTO state VALUES ('offset', ?) ON CONFLICT (key) DO UPDATE SET value=excluded.value", (offset,)
+        )
+
+
+LEDGER_SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    nonce_sha256 TEXT PRIMARY KEY,
+    approval_id TEXT NOT NULL,
+    chat_id INTEGER NOT NULL,
+    message_id INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    expires REAL NOT NULL,
+    settled INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_approval ON messages (approval_id, settled);
+CREATE TABLE IF NOT EXISTS poller (id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL, until REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+MESSAGE_COLUMNS = "approval_id, chat_id, message_id, text, expires, settled"
+
+
+def nonce_hash(nonce: str) -> str:
+    return hashlib.sha256(nonce.encode()).hexdigest()
 
 
 class TelegramChannel:
     name = "telegram"
 
-    def __init__(self, settings: TelegramSettings, token: str) -> None:
+    def __init__(self, settings: TelegramSettings, token: str, state_dir: Path) -> None:
         self.settings = settings
         self._token = token
-        self._by_nonce: dict[str, SentMessage] = {}
-        self._by_approval: dict[str, SentMessage] = {}
+        self.ledger = Ledger(state_dir / "telegram.sqlite3")
+        self.receives_webhook = False  # set by the HTTP server that serves the webhook route
+        self._owner = secrets.token_hex(8)
         self._waiting = anyio.Event()
-        self._offset: int | None = None
         self._decisions: Decisions | None = None
         self._http: Any = None
         logging.getLogger("httpx").setLevel(logging.WARNING)  # httpx logs URLs, and ours hold the token
@@ -95,7 +207,7 @@ class TelegramChannel:
     # -- the channel --------------------------------------------------------------------------
 
     async def announce(self, notice: ApprovalNotice) -> None:
-        if notice.id in self._by_approval:
+        if self.ledger.knows(notice.id):
             return
         nonce = secrets.token_urlsafe(12)
         text = message_text(notice)
@@ -116,10 +228,8 @@ class TelegramChannel:
             message_id=int(sent["message_id"]),
             text=text,
             expires=notice.expires,
-            nonce=nonce,
         )
-        self._by_nonce[nonce] = message
-        self._by_approval[notice.id] = message
+        self.ledger.record(nonce, message)
         self._waiting.set()
 
     @asynccontextmanager
@@ -129,12 +239,13 @@ class TelegramChannel:
             group.start_soon(self._follow, decisions)
             if self.settings.updates == "polling":
                 group.start_soon(self._poll)
-            else:
+            elif self.receives_webhook:
                 group.start_soon(self._set_webhook)
             try:
                 yield
             finally:
                 group.cancel_scope.cancel()
+                self.ledger.release_lease(self._owner)
         if self._http is not None:
             await self._http.aclose()
             self._http = None
@@ -165,21 +276,27 @@ class TelegramChannel:
         return header is not None and hmac.compare_digest(header.encode(), self.webhook_secret().encode())
 
     async def _poll(self) -> None:
-        """Long polling, only while a message waits for a press (several servers may share a bot).
+        """Long polling while any message waits for a press, by one process at a time (the lease).
 
         Before it rests it confirms what it has seen (`offset`), so no press is delivered twice.
         """
         confirmed = True
         while True:
-            waiting = bool(self._open_messages())
+            waiting = bool(self.ledger.open_approvals())
             if not waiting and confirmed:
+                self.ledger.release_lease(self._owner)
                 self._waiting = anyio.Event()
-                await self._waiting.wait()
+                with anyio.move_on_after(IDLE_CHECK_SECONDS):  # another process may have sent one
+                    await self._waiting.wait()
                 continue
             timeout = self.settings.poll_timeout_seconds if waiting else 0
+            if not self.ledger.take_lease(self._owner, timeout + LEASE_MARGIN_SECONDS):
+                await anyio.sleep(IDLE_CHECK_SECONDS)
+                continue
             params: dict[str, Any] = {"timeout": timeout, "allowed_updates": ["callback_query"]}
-            if self._offset is not None:
-                params["offset"] = self._offset
+            offset = self.ledger.offset()
+            if offset is not None:
+                params["offset"] = offset
             try:
                 updates = await self.call("getUpdates", params, timeout=timeout + 10)
             except TelegramError as exc:
@@ -188,32 +305,28 @@ class TelegramChannel:
                 continue
             confirmed = not updates and not waiting
             for update in updates or []:
-                self._offset = int(update.get("update_id", 0)) + 1
+                self.ledger.set_offset(int(update.get("update_id", 0)) + 1)
                 await self.handle_update(update)
             await self._settle_expired()
 
-    def _open_messages(self) -> list[SentMessage]:
-        return [message for message in self._by_approval.values() if not message.settled]
-
     async def _follow(self, decisions: Decisions) -> None:
-        """Edit our message when the approval is decided anywhere else (page, CLI, cancelled call)."""
+        """Edit the message when its approval is decided anywhere (page, CLI, a cancelled call)."""
         async for event in decisions.follow():
-            message = self._by_approval.get(event.approval_id)
-            if message is None or message.settled or event.status == "pending":
+            if event.status == "pending":
                 continue
             by = decisions.store.approval_meta([event.approval_id]).get(event.approval_id, {}).get("decided_by")
-            await self._settle(message, event.status, by)
+            await self._settle(event.approval_id, event.status, by)
 
     async def _settle_expired(self) -> None:
         now = time.time()
-        for message in self._open_messages():
-            if message.expires <= now:
-                await self._settle(message, "expired", None)
+        for approval_id, expires in self.ledger.open_approvals():
+            if expires <= now:
+                await self._settle(approval_id, "expired", None)
 
-    async def _settle(self, message: SentMessage, status: str, by: str | None) -> None:
-        if message.settled:
+    async def _settle(self, approval_id: str, status: str, by: str | None) -> None:
+        message = self.ledger.claim(approval_id)
+        if message is None:  # not ours to edit, or another process already did
             return
-        message.settled = True
         words = SETTLED_WORDS.get(status, status)
         if by and status in ("approved", "denied", "consumed"):
             words += f" by {by}"
@@ -227,7 +340,7 @@ class TelegramChannel:
                 },
             )
         except TelegramError as exc:
-            logger.warning("could not edit the Telegram message for %s: %s", message.approval_id, exc)
+            logger.warning("could not edit the Telegram message for %s: %s", approval_id, exc)
 
     async def handle_update(self, update: dict[str, Any]) -> None:
         """One update from getUpdates or the webhook: a button press, checked before it counts."""
@@ -246,17 +359,17 @@ class TelegramChannel:
             await self._answer(query, f"Not accepted: {exc}")
             current = self._decisions.store.get_approval(message.approval_id)
             if current is not None:
-                await self._settle(message, current.effective_status(time.time()), None)
+                await self._settle(message.approval_id, current.effective_status(time.time()), None)
             return
         await self._answer(query, "Approved" if decided.status == "approved" else "Denied")
-        await self._settle(message, decided.status, by)
+        await self._settle(message.approval_id, decided.status, by)
 
     def _judge(self, query: dict[str, Any]) -> tuple[SentMessage, bool, str] | str:
         """The press and who made it, or why it does not count."""
         data = query.get("data")
         if not isinstance(data, str) or data[:2] not in ("a:", "d:"):
             return "Not accepted: unknown button."
-        message = self._by_nonce.get(data[2:])
+        message = self.ledger.by_nonce(data[2:])
         sender = query.get("from") or {}
         chat = ((query.get("message") or {}).get("chat") or {}).get("id")
         message_id = (query.get("message") or {}).get("message_id")

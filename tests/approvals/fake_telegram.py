@@ -5,7 +5,7 @@ envelope (`{"ok": true, "result": ...}` or `{"ok": false, "error_code", "descrip
 and refuses what Telegram refuses: a wrong token (401), an unknown method (404), a chat it
 does not know, empty or overlong text, callback data outside 1-64 bytes, editing a message
 that does not exist or to the same text, answering a callback query twice or one it never
-sent, and getUpdates while a webhook is set (409). `press` plays a person tapping a button.
+sent, getUpdates while a webhook is set, and two getUpdates at once (409). `press` plays a person tapping a button.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ class FakeBotApi:
     answers: dict[str, str | None] = field(default_factory=dict)
     webhook: dict[str, Any] | None = None
     base: str = ""
+    polling: int = 0  # getUpdates requests in flight: Telegram allows one
+    conflicts: int = 0
 
     def __post_init__(self) -> None:
         self._lock = threading.Condition()
@@ -252,13 +254,23 @@ class FakeBotApi:
             raise BadRequest("Bad Request: can't parse allowed updates")
         deadline = time.monotonic() + timeout
         with self._lock:
-            if offset:
-                self.updates = [u for u in self.updates if u["update_id"] >= offset]
-            while True:
-                ready = [u for u in self.updates if allowed is None or any(k in u for k in allowed)]
-                if ready or time.monotonic() >= deadline:
-                    return ready
-                self._lock.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+            if self.polling:
+                self.conflicts += 1
+                raise BadRequest(
+                    "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+                    code=409,
+                )
+            self.polling += 1
+            try:
+                if offset:
+                    self.updates = [u for u in self.updates if u["update_id"] >= offset]
+                while True:
+                    ready = [u for u in self.updates if allowed is None or any(k in u for k in allowed)]
+                    if ready or time.monotonic() >= deadline:
+                        return ready
+                    self._lock.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+            finally:
+                self.polling -= 1
 
     def api_setWebhook(self, params: dict[str, Any]) -> bool:
         url = params.get("url", "")

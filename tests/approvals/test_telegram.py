@@ -178,6 +178,31 @@ async def test_the_message_shows_decisions_made_elsewhere(
     assert app.services["demo"].erased == ["by-cli"]
 
 
+async def test_servers_sharing_one_bot_poll_in_turn_and_any_of_them_takes_the_press(
+    tmp_path: Path, fake: FakeBotApi, demo_namespace: str
+) -> None:
+    """Claude Desktop's stdio server and `serve --http` often run side by side with the same bot."""
+    first, second = telegram_app(tmp_path, fake), telegram_app(tmp_path, fake)
+    result: dict[str, Any] = {}
+
+    async def call(client: Any, target: str) -> None:
+        result[target] = await client.call_tool("demo_erase", {"target": target})
+
+    async with second.running(), connect(tmp_path, app=first, elicit=None) as client:
+        for target, button in (("one", "Approve"), ("two", "Deny"), ("three", "Approve")):
+            async with anyio.create_task_group() as group:
+                group.start_soon(call, client, target)
+                message = await in_thread(fake.sent_with_buttons)
+                await anyio.sleep(1.2)  # both servers have seen the open message by now
+                assert await in_thread(fake.answer_to, fake.press(message, button)) in ("Approved", "Denied")
+            await in_thread(fake.edited_text, message["message_id"], "by telegram:@ada")
+    assert ok(result["one"]) == {"erased": "one"} and ok(result["three"]) == {"erased": "three"}
+    assert failure(result["two"])["kind"] == "declined_by_user"
+    assert fake.conflicts == 0  # never two getUpdates at once
+    assert fake.methods().count("editMessageText") == 3  # each message edited once, by one server
+    assert fake.methods().count("sendMessage") == 3
+
+
 async def test_new_mail_is_announced_with_sender_subject_and_summary(
     tmp_path: Path, fake: FakeBotApi, demo_namespace: str
 ) -> None:
