@@ -179,7 +179,8 @@ class TelegramChannel:
         self._waiting = anyio.Event()
         self._decisions: Decisions | None = None
         self._http: Any = None
-        logging.getLogger("httpx").setLevel(logging.WARNING)  # httpx logs URLs, and ours hold the token
+        for name in ("httpx", "httpcore"):  # they log request URLs at info and debug, and ours hold the token
+            logging.getLogger(name).setLevel(logging.WARNING)
 
     # -- Bot API ------------------------------------------------------------------------------
 

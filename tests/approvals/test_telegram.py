@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ import anyio
 import pytest
 
 from mcp_tools.app import build_app
+from mcp_tools.approvals.telegram import TelegramError
 from mcp_tools.config import ConfigError
 from tests.approvals.fake_telegram import CHAT, PERSON, STRANGER, TOKEN, FakeBotApi, running_fake
 from tests.harness import connect, failure, make_config, ok
@@ -241,3 +243,19 @@ def test_the_bot_token_is_required_and_never_shown(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as raised:
         make_config(tmp_path, bad)
     assert TOKEN not in str(raised.value)
+
+
+async def test_the_bot_token_stays_out_of_logs_even_when_telegram_refuses(
+    tmp_path: Path, fake: FakeBotApi, demo_namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    app = telegram_app(tmp_path, fake, wait=0.5, chat_id=9999)  # a chat the bot is not in
+    async with connect(tmp_path, app=app, elicit=None) as client:
+        refused = failure(await client.call_tool("demo_erase", {"target": "t"}))
+        channel = app.out_of_band.channels[0]
+        with pytest.raises(TelegramError, match="chat not found"):
+            await channel.say("hello")  # type: ignore[attr-defined]
+    assert refused["kind"] == "approval_required"
+    assert "could not announce" in caplog.text
+    assert TOKEN not in caplog.text and TOKEN.split(":")[1] not in caplog.text
+    assert fake.methods()[0] == "sendMessage" and not fake.messages
