@@ -315,19 +315,21 @@ class TelegramChannel:
         async for event in decisions.follow():
             if event.status == "pending":
                 continue
-            by = decisions.store.approval_meta([event.approval_id]).get(event.approval_id, {}).get("decided_by")
-            await self._settle(event.approval_id, event.status, by)
+            await self._settle(event.approval_id, event.status)
 
     async def _settle_expired(self) -> None:
         now = time.time()
         for approval_id, expires in self.ledger.open_approvals():
             if expires <= now:
-                await self._settle(approval_id, "expired", None)
+                await self._settle(approval_id, "expired")
 
-    async def _settle(self, approval_id: str, status: str, by: str | None) -> None:
+    async def _settle(self, approval_id: str, status: str) -> None:
         message = self.ledger.claim(approval_id)
         if message is None:  # not ours to edit, or another process already did
             return
+        by = None
+        if self._decisions is not None:
+            by = self._decisions.store.approval_meta([approval_id]).get(approval_id, {}).get("decided_by")
         words = SETTLED_WORDS.get(status, status)
         if by and status in ("approved", "denied", "consumed"):
             words += f" by {by}"
@@ -360,10 +362,10 @@ class TelegramChannel:
             await self._answer(query, f"Not accepted: {exc}")
             current = self._decisions.store.get_approval(message.approval_id)
             if current is not None:
-                await self._settle(message.approval_id, current.effective_status(time.time()), None)
+                await self._settle(message.approval_id, current.effective_status(time.time()))
             return
         await self._answer(query, "Approved" if decided.status == "approved" else "Denied")
-        await self._settle(message.approval_id, decided.status, by)
+        await self._settle(message.approval_id, decided.status)
 
     def _judge(self, query: dict[str, Any]) -> tuple[SentMessage, bool, str] | str:
         """The press and who made it, or why it does not count."""

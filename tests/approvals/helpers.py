@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,7 +13,8 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.processes import bearer, run_cli
+from mcp_tools.policy.store import PolicyStore
+from tests.processes import bearer
 
 TOKEN = "tok-laptop-0123456789"
 TOKENS = f'[http.tokens]\nlaptop = "{TOKEN}"\n'
@@ -29,14 +30,27 @@ async def http_client(url: str, token: str = TOKEN, **kwargs: Any) -> AsyncItera
         yield client
 
 
+def store_of(config: Path) -> PolicyStore:
+    """The server's policy store, opened beside it as `mcp-tools approvals` would (demo_config's layout)."""
+    return PolicyStore(config.parent / "state" / "policy.sqlite3")
+
+
 def approvals(config: Path, *flags: str) -> list[dict[str, Any]]:
-    result = run_cli(config, "approvals", "list", "--json", *flags)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    """What `mcp-tools approvals list --json [--all]` prints, without starting a process."""
+    store = store_of(config)
+    try:
+        now = time.time()
+        return [item.as_dict(now) for item in store.list_approvals(include_done="--all" in flags)]
+    finally:
+        store.close()
 
 
 def audit(config: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in run_cli(config, "audit", "--json", "--tail", "500").stdout.splitlines()]
+    store = store_of(config)
+    try:
+        return [row.as_dict() for row in store.tail(500)]
+    finally:
+        store.close()
 
 
 async def wait_for_pending(config: Path, count: int = 1, timeout: float = 20) -> list[dict[str, Any]]:
