@@ -28,6 +28,9 @@ class NotifyHook:
     def __init__(self, settings: NotifySettings) -> None:
         self.settings = settings
 
+    def where(self, link: str | None) -> str | None:
+        return None  # it only tells; answers come elsewhere
+
     async def announce(self, notice: ApprovalNotice) -> None:
         payload = json.dumps(notice.as_dict(), ensure_ascii=False).encode()
         with anyio.fail_after(self.settings.timeout_seconds):

@@ -188,11 +188,13 @@ class TelegramChannel:
         """One Bot API method; raises TelegramError with Telegram's description when it says no."""
         import httpx
 
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=timeout)
         url = f"{self.settings.api_base}/bot{self._token}/{method}"
         try:
-            response = await self._http.post(url, json=params, timeout=timeout)
+            if self._http is not None:  # the server's client, kept open while it runs
+                response = await self._http.post(url, json=params, timeout=timeout)
+            else:  # a one-off message from a command (new mail through `inbox ingest`)
+                async with httpx.AsyncClient() as client:
+                    response = await client.post(url, json=params, timeout=timeout)
             body = response.json()
         except (httpx.HTTPError, ValueError) as exc:
             raise TelegramError(f"{method}: {type(exc).__name__}") from None
@@ -206,6 +208,9 @@ class TelegramChannel:
         await self.call("sendMessage", {"chat_id": self.settings.chat_id, "text": text[:MAX_TEXT]})
 
     # -- the channel --------------------------------------------------------------------------
+
+    def where(self, link: str | None) -> str | None:
+        return "in Telegram"
 
     async def announce(self, notice: ApprovalNotice) -> None:
         if self.ledger.knows(notice.id):
@@ -235,7 +240,10 @@ class TelegramChannel:
 
     @asynccontextmanager
     async def running(self, decisions: Decisions) -> AsyncIterator[None]:
+        import httpx
+
         self._decisions = decisions
+        self._http = httpx.AsyncClient()
         async with anyio.create_task_group() as group:
             group.start_soon(self._follow, decisions)
             if self.settings.updates == "polling":

@@ -80,6 +80,10 @@ class ApprovalChannel(Protocol):
 
     async def announce(self, notice: ApprovalNotice) -> None: ...
 
+    def where(self, link: str | None) -> str | None:
+        """Where the person answers through this channel (`in Telegram`); None if they cannot."""
+        ...
+
     def running(self, decisions: Decisions) -> AbstractAsyncContextManager[None]: ...
 
 
@@ -112,12 +116,9 @@ class OutOfBand:
         return {channel.name: channel.say for channel in self.channels if callable(getattr(channel, "say", None))}
 
     def places(self, approval_id: str) -> str | None:
-        """Where the person can answer, in words for the model: `in Telegram or at <link>`."""
-        places = [
-            f"in {channel.name.capitalize()}" for channel in self.channels if channel.name not in ("page", "notify")
-        ]
-        if any(channel.name == "page" for channel in self.channels) and self.page_url:
-            places.append(f"on the approvals page ({self.link(approval_id)})")
+        """Where the person can answer, in words for the model: `in Telegram or on the approvals page (link)`."""
+        link = self.link(approval_id)
+        places = [place for channel in self.channels if (place := channel.where(link))]
         return " or ".join(places) or None
 
     def link(self, approval_id: str) -> str | None:
@@ -157,6 +158,9 @@ class PageChannel:
 
     async def announce(self, notice: ApprovalNotice) -> None:
         return None
+
+    def where(self, link: str | None) -> str | None:
+        return f"on the approvals page ({link})" if link else "on the approvals page"
 
     @asynccontextmanager
     async def running(self, decisions: Decisions) -> AsyncIterator[None]:
