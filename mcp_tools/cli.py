@@ -428,7 +428,10 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
     verb = "Approved" if decided.status == "approved" else "Denied"
     print(f"{verb} {decided.id}: {decided.summary}")
     if decided.status == "approved":
-        print(f"The same call with the same arguments may now run once, until {decided.as_dict(now)['expires']}.")
+        print(
+            "A call waiting for it runs now; otherwise the same call with the same arguments may run once, "
+            f"until {decided.as_dict(now)['expires']}."
+        )
     return 0
 
 

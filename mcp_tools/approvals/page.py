@@ -125,14 +125,14 @@ class ApprovalsPage:
         decisions: Decisions,
         settings: ApprovalPageSettings,
         security: TransportSecuritySettings,
-        secure_cookie: bool = False,
     ) -> None:
         self.store = store
         self.decisions = decisions
         self.settings = settings
         self.sessions = Sessions(settings.session_hours * 3600)
         self.origin_check = TransportSecurityMiddleware(security)
-        self.secure_cookie = secure_cookie
+        # Behind a TLS-terminating proxy the request looks like plain HTTP; the public URL says otherwise.
+        self.secure_cookie = bool(settings.url and settings.url.startswith("https://"))
         self._routes = self.app()
 
     def app(self) -> Starlette:
