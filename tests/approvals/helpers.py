@@ -25,7 +25,7 @@ async def http_client(url: str, token: str = TOKEN, **kwargs: Any) -> AsyncItera
     """The SDK's real client over streamable HTTP, without elicitation (like Claude Desktop)."""
     async with (
         httpx2.AsyncClient(headers=bearer(token), timeout=120) as http,
-        Client(streamable_http_client(url, http_client=http), mode="legacy", **kwargs) as client,  # type: ignore[arg-type]
+        Client(streamable_http_client(url, http_client=http), **{"mode": "legacy", **kwargs}) as client,  # type: ignore[arg-type]
     ):
         yield client
 

@@ -222,3 +222,29 @@ async def test_webhook_updates_need_telegrams_secret_header(tmp_path: Path, fake
             assert await anyio.to_thread.run_sync(fake.answer_to, query) == "Approved"
     assert ok(outcome["result"]) == {"erased": "hooked"}
     assert "getUpdates" not in fake.methods()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_waiting_call_on_the_2026_protocol_runs_after_a_press(
+    tmp_path: Path, fake: FakeBotApi, transport: str
+) -> None:
+    config = telegram_config(tmp_path, fake, wait=20)
+    result: dict[str, Any] = {}
+    env = {"MCP_TOOLS_TELEGRAM_BOT_TOKEN": TOKEN}
+
+    async def call(client: Client) -> None:
+        result["r"] = await client.call_tool("demo_erase", {"target": "modern"})
+
+    async def run(client: Client) -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, client)
+            await pressed(fake, "Approve", set())
+
+    if transport == "stdio":
+        async with Client(stdio_params(config, **env), mode="2026-07-28") as client:
+            await run(client)
+    else:
+        with http_server(config, **env) as base:
+            async with http_client(base + "/mcp", mode="2026-07-28") as client:
+                await run(client)
+    assert ok(result["r"]) == {"erased": "modern"}
