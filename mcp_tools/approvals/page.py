@@ -8,8 +8,10 @@ A page that can let mail be sent and files be deleted is guarded like one:
   script, no third-party assets, no caching, no framing;
 - it shows what the confirmation shows (summary, tool, risk, redacted arguments), never a secret.
 
-Every approval has its own link (`/approvals/a/<id>`). The page script polls a fragment once a
-second and swaps it in when it changed, so new and decided approvals appear without a reload.
+Every approval has its own link (`/approvals/a/<id>`). The page script long-polls a fragment:
+the server answers when what the page shows has changed (woken at once by decisions made in
+its process, and within a poll interval by other processes' through the store's events), so new
+and decided approvals appear without a reload.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ COOKIE = "mcp_tools_approvals"
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
 RECENT = 15
+LONG_POLL_SECONDS = 10.0
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -234,7 +237,14 @@ class ApprovalsPage:
         focus = request.query_params.get("focus")
         if focus is not None and not valid_id(focus):
             focus = None
-        return HTMLResponse(self.render(root_of(request), session, focus))
+        since = request.query_params.get("since")
+        deadline = time.monotonic() + LONG_POLL_SECONDS
+        while True:  # a long poll: answer as soon as what the page shows has changed
+            html = self.render(root_of(request), session, focus)
+            version = hashlib.sha256(html.encode()).hexdigest()[:16]
+            if version != since or time.monotonic() >= deadline or await request.is_disconnected():
+                return HTMLResponse(html, headers={"X-Version": version})
+            await self.decisions.wait_for_change(min(self.decisions.poll_interval, deadline - time.monotonic()))
 
     async def static(self, request: Request) -> Response:
         name = request.path_params["name"]

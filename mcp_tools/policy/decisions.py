@@ -41,7 +41,7 @@ class Decisions:
         self.store = store
         self.ttl_seconds = ttl_seconds
         self.poll_interval = poll_interval
-        self._changed: anyio.Event | None = None
+        self._waiters: set[anyio.Event] = set()
 
     def decide(self, approval_id: str, approve: bool, by: str) -> Approval:
         """The person's answer through any channel; raises LookupError or ValueError if it cannot count."""
@@ -58,17 +58,20 @@ class Decisions:
 
     def changed(self) -> None:
         """Wake every follower in this process now instead of at its next poll."""
-        event, self._changed = self._changed, None
-        if event is not None:
-            with contextlib.suppress(RuntimeError):  # from a thread outside the loop: the next poll sees it
+        waiters, self._waiters = self._waiters, set()
+        for event in waiters:
+            with contextlib.suppress(RuntimeError):  # from another loop or thread: its next poll sees it
                 event.set()
 
-    async def _wait_for_change(self, timeout: float) -> None:
-        if self._changed is None:
-            self._changed = anyio.Event()
-        event = self._changed
-        with anyio.move_on_after(timeout):
-            await event.wait()
+    async def wait_for_change(self, timeout: float) -> None:
+        """Return when this process changes an approval, or after `timeout` (then poll the store)."""
+        event = anyio.Event()
+        self._waiters.add(event)
+        try:
+            with anyio.move_on_after(timeout):
+                await event.wait()
+        finally:
+            self._waiters.discard(event)
 
     async def follow(self, since: int | None = None) -> AsyncIterator[ApprovalEvent]:
         """Every event after `since` (default: from now on), for as long as the caller iterates."""
@@ -79,7 +82,7 @@ class Decisions:
                 cursor = seq
                 yield ApprovalEvent(seq, approval_id, status)
             if not events:
-                await self._wait_for_change(self.poll_interval)
+                await self.wait_for_change(self.poll_interval)
 
     async def wait(
         self,
@@ -113,7 +116,7 @@ class Decisions:
                     await tick(elapsed)
                 except Exception:  # a client that cannot take progress still gets its answer
                     logger.debug("progress notification failed", exc_info=True)
-            await self._wait_for_change(min(self.poll_interval, deadline - now, max(0.01, next_tick - elapsed)))
+            await self.wait_for_change(min(self.poll_interval, deadline - now, max(0.01, next_tick - elapsed)))
 
 
 def describe_decider(channel: str, who: Any | None = None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,3 +137,30 @@ def test_expired_sign_in_links_do_not_work(store: PolicyStore) -> None:
     client = page_client(store)
     link = new_login_link(store, f"{BASE}/approvals", -1)
     assert client.get(link.removeprefix(BASE)).status_code == 403
+
+
+def test_the_fragment_long_polls_until_what_it_shows_changes(
+    store: PolicyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("mcp_tools.approvals.page.LONG_POLL_SECONDS", 1.0)
+    client, _ = signed_in(store)
+    first = client.get("/approvals/fragment")
+    version = first.headers["x-version"]
+    started = time.monotonic()
+    unchanged = client.get(f"/approvals/fragment?since={version}")
+    assert unchanged.headers["x-version"] == version and 0.9 <= time.monotonic() - started < 5
+
+    monkeypatch.setattr("mcp_tools.approvals.page.LONG_POLL_SECONDS", 30.0)
+    other_process = PolicyStore(store.path)
+
+    def ask_later() -> None:
+        time.sleep(0.3)
+        hostile_approval(other_process)
+
+    thread = threading.Thread(target=ask_later)
+    started = time.monotonic()
+    thread.start()
+    changed = client.get(f"/approvals/fragment?since={version}")
+    thread.join()
+    assert changed.headers["x-version"] != version and "Waiting for you (1)" in changed.text
+    assert time.monotonic() - started < 5  # not the 30 s the poll may last

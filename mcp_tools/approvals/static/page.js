@@ -7,31 +7,40 @@
   if (!live) return;
   const fragmentUrl = live.dataset.fragment;
   let last = live.innerHTML;
-  let busy = false;
 
   function say(text) {
     if (status) status.textContent = text;
   }
 
-  async function refresh() {
-    if (busy) return;
-    busy = true;
-    try {
-      const response = await fetch(fragmentUrl, { credentials: "same-origin", cache: "no-store" });
-      if (response.status === 401) {
-        say("Signed out: open a new sign-in link from `mcp-tools approvals login`.");
-        return;
+  let version = "";
+
+  // Ask for the list; the server holds the request until it differs from `version`.
+  async function refresh(wait) {
+    const url = fragmentUrl + (fragmentUrl.includes("?") ? "&" : "?") + "since=" + (wait ? version : "");
+    const response = await fetch(url, { credentials: "same-origin", cache: "no-store" });
+    if (response.status === 401) {
+      say("Signed out: open a new sign-in link from `mcp-tools approvals login`.");
+      return false;
+    }
+    if (!response.ok) throw new Error("HTTP " + response.status);
+    const html = await response.text();
+    version = response.headers.get("X-Version") || "";
+    if (html !== last) {
+      live.innerHTML = html;
+      last = html;
+    }
+    return true;
+  }
+
+  async function follow() {
+    for (;;) {
+      try {
+        if (!(await refresh(true))) return;
+        if (status && status.textContent.startsWith("Connection lost")) say("");
+      } catch (error) {
+        say("Connection lost; retrying…");
+        await new Promise(function (resolve) { setTimeout(resolve, 2000); });
       }
-      if (!response.ok) return;
-      const html = await response.text();
-      if (html !== last) {
-        live.innerHTML = html;
-        last = html;
-      }
-    } catch (error) {
-      say("Connection lost; retrying…");
-    } finally {
-      busy = false;
     }
   }
 
@@ -58,8 +67,8 @@
     } catch (error) {
       say("Not done: the server could not be reached.");
     }
-    await refresh();
+    await refresh(false).catch(function () {});
   });
 
-  setInterval(refresh, 1000);
+  follow();
 })();
