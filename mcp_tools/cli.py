@@ -418,7 +418,8 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
         if approval is None:
             print(f"mcp-tools: no approval with id {args.id}", file=sys.stderr)
             return 1
-        print(json.dumps(approval.as_dict(now), indent=2, ensure_ascii=False))
+        shown = approval.as_dict(now) | store.approval_meta([approval.id]).get(approval.id, {})
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
         return 0
     try:
         decided = store.decide(args.id, args.action == "approve", config.policy.approval_ttl_seconds, decided_by="cli")

@@ -137,3 +137,5 @@ async def test_cli_decisions_are_recorded_as_the_cli(tmp_path: Path, demo_namesp
     assert result.returncode == 0
     meta = app.store.approval_meta([pending["approval_id"]])[pending["approval_id"]]
     assert meta == {"transport": "test", "decided_by": "cli"}
+    shown = json.loads(run_cli(config, "approvals", "show", pending["approval_id"]).stdout)
+    assert shown["status"] == "denied" and shown["decided_by"] == "cli" and shown["transport"] == "test"
