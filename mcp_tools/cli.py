@@ -422,7 +422,9 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
         print(json.dumps(shown, indent=2, ensure_ascii=False))
         return 0
     try:
-        decided = store.decide(args.id, args.action == "approve", config.policy.approval_ttl_seconds, decided_by="cli")
+        from mcp_tools.policy.decisions import Decisions
+
+        decided = Decisions(store, config.policy.approval_ttl_seconds).decide(args.id, args.action == "approve", "cli")
     except (LookupError, ValueError) as exc:
         print(f"mcp-tools: {exc}", file=sys.stderr)
         return 1
