@@ -53,7 +53,7 @@ def build_out_of_band(config: Config, decisions: Decisions) -> OutOfBand:
         channels,
         wait_seconds=settings.wait_seconds,
         progress_interval=settings.progress_interval_seconds,
-        page_url=page_url(config) if settings.page.enabled else None,
+        page_url=settings.page.url if settings.page.enabled else None,  # a link only to a page that runs
     )
 
 
