@@ -10,7 +10,10 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_tools.approvals import build_out_of_band
 from mcp_tools.config import Config, ConfigError, validate_section
+from mcp_tools.policy.channels import OutOfBand
+from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.policy.store import PolicyStore
@@ -60,6 +63,7 @@ class App:
     gate: PolicyGate
     store: PolicyStore
     rules: RulePolicy
+    out_of_band: OutOfBand
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     services: dict[str, Any] = field(default_factory=dict)
     statuses: list[NamespaceStatus] = field(default_factory=list)
@@ -140,6 +144,7 @@ class App:
     async def running(self) -> AsyncIterator[App]:
         """Runs each namespace's background work (indexers, watchers) for the life of the server."""
         async with AsyncExitStack() as stack:
+            await stack.enter_async_context(self.out_of_band.running())
             for name, ns in self.namespaces.items():
                 if ns.lifespan is not None:
                     await stack.enter_async_context(ns.lifespan(self.services[name]))
@@ -160,10 +165,13 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
     data_dir = config.data_dir()
     state_dir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
-    environment = Environment(data_dir=data_dir, state_dir=state_dir, env=config.environ)
     store = PolicyStore(state_dir / "policy.sqlite3")
+    out_of_band = build_out_of_band(config, Decisions(store, config.policy.approval_ttl_seconds))
+    environment = Environment(
+        data_dir=data_dir, state_dir=state_dir, env=config.environ, announcers=out_of_band.announcers()
+    )
     rules = RulePolicy(config.policy)
-    app = App(config, environment, PolicyGate(config.policy, rules, store), store, rules)
+    app = App(config, environment, PolicyGate(config.policy, rules, store, out_of_band), store, rules, out_of_band)
     app.gate.explain_unknown = app.unknown_tool
 
     requested = servers if servers is not None else config.server.servers

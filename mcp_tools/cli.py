@@ -54,6 +54,18 @@ port = 8765
 allowed_hosts = []         # extra Host values allowed besides loopback
 allowed_origins = []       # extra browser Origins allowed
 
+[approvals]
+# How high-risk calls reach you when the client cannot ask (see docs/approvals.md).
+wait_seconds = 120         # a call waits this long for your answer on a channel below
+# [approvals.page]         # `mcp-tools approvals serve`, and /approvals in `serve --http`
+# url = "http://127.0.0.1:8766/approvals"   # set it to make stdio calls wait for the page
+# [approvals.telegram]
+# chat_id = 123456789
+# allowed_user_ids = [123456789]
+# bot token: set MCP_TOOLS_TELEGRAM_BOT_TOKEN
+# [approvals.notify]
+# command = ["notify-send", "mcp-tools: an approval is waiting"]
+
 [files]
 # root = "~/mcp-files"     # default: <data_dir>/files
 
@@ -158,6 +170,13 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
         item = sub.add_parser(action, help=text)
         item.add_argument("id")
         item.set_defaults(handler=cmd_approvals_item, action=action)
+    serve_page = sub.add_parser("serve", help="serve the approvals page (loopback by default)")
+    serve_page.add_argument("--host", help="address (default from [approvals.page] host: 127.0.0.1)")
+    serve_page.add_argument("--port", type=int, help="port (default from [approvals.page] port: 8766)")
+    serve_page.set_defaults(handler=cmd_approvals_serve)
+    login = sub.add_parser("login", help="print a one-time sign-in link for the approvals page")
+    login.add_argument("--http", action="store_true", help="for the page of `serve --http` (at [http] host:port)")
+    login.set_defaults(handler=cmd_approvals_login)
     approvals.set_defaults(handler=cmd_approvals_list, all=False, json=False)
 
     audit = commands.add_parser("audit", help="the audit log of every call")
@@ -237,8 +256,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     host = args.host or config.http.host
     port = args.port if args.port is not None else config.http.port
-    starlette = build_http_app(app, host)
+    starlette = build_http_app(app, host, port)
     print(f"mcp-tools: serving streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
+    if config.approvals.page.enabled:
+        print(
+            f"mcp-tools: approvals page on http://{host}:{port}/approvals "
+            "(sign in with the link from `mcp-tools approvals login --http`)",
+            file=sys.stderr,
+        )
     uvicorn.run(starlette, host=host, port=port, log_level="warning", lifespan="on")
     return 0
 
@@ -490,18 +515,85 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
         if approval is None:
             print(f"mcp-tools: no approval with id {args.id}", file=sys.stderr)
             return 1
-        print(json.dumps(approval.as_dict(now), indent=2, ensure_ascii=False))
+        shown = approval.as_dict(now) | store.approval_meta([approval.id]).get(approval.id, {})
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
         return 0
     try:
-        decided = store.decide_approval(args.id, args.action == "approve", config.policy.approval_ttl_seconds)
+        from mcp_tools.policy.decisions import Decisions
+
+        decided = Decisions(store, config.policy.approval_ttl_seconds).decide(args.id, args.action == "approve", "cli")
     except (LookupError, ValueError) as exc:
         print(f"mcp-tools: {exc}", file=sys.stderr)
         return 1
     verb = "Approved" if decided.status == "approved" else "Denied"
     print(f"{verb} {decided.id}: {decided.summary}")
     if decided.status == "approved":
-        print(f"The same call with the same arguments may now run once, until {decided.as_dict(now)['expires']}.")
+        print(
+            "A call waiting for it runs now; otherwise the same call with the same arguments may run once, "
+            f"until {decided.as_dict(now)['expires']}."
+        )
     return 0
+
+
+def login_base(config: Config, for_http: bool) -> str:
+    from mcp_tools.approvals import page_url
+
+    if for_http and not config.approvals.page.url:
+        host = config.http.host
+        return f"http://{f'[{host}]' if ':' in host else host}:{config.http.port}/approvals"
+    return page_url(config)
+
+
+def cmd_approvals_login(args: argparse.Namespace) -> int:
+    from mcp_tools.approvals.page import new_login_link
+
+    store, config = _store(args)
+    link = new_login_link(store, login_base(config, args.http), config.approvals.page.login_ttl_seconds)
+    print(link)
+    print(f"Open it within {config.approvals.page.login_ttl_seconds // 60} minutes; it works once.", file=sys.stderr)
+    return 0
+
+
+def cmd_approvals_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from mcp_tools.approvals.page import ApprovalsPage, new_login_link
+    from mcp_tools.http import page_security
+    from mcp_tools.net import is_loopback
+    from mcp_tools.policy.decisions import Decisions
+
+    store, config = _store(args)
+    settings = config.approvals.page
+    host = args.host or settings.host
+    port = args.port if args.port is not None else settings.port
+    if not is_loopback(host) and not settings.allowed_hosts:
+        raise ConfigError(
+            f"refusing to serve the approvals page on {host} without [approvals.page] allowed_hosts "
+            "(the names the page is reached by)"
+        )
+    if port == 0:
+        print("mcp-tools: port 0 is not supported for the page (the sign-in link needs the port)", file=sys.stderr)
+        return 2
+    decisions = Decisions(store, config.policy.approval_ttl_seconds)
+    page = ApprovalsPage(store, decisions, settings, page_security(host, settings.allowed_hosts))
+    shown = f"[{host}]" if ":" in host else host
+    base = settings.url or f"http://{shown}:{port}/approvals"
+    print(f"mcp-tools: approvals page on {base}/", file=sys.stderr)
+    print(f"Sign in (once, within {settings.login_ttl_seconds // 60} minutes):", file=sys.stderr)
+    print(new_login_link(store, base, settings.login_ttl_seconds), flush=True)
+    uvicorn.run(page_server(page), host=host, port=port, log_level="warning")
+    return 0
+
+
+def page_server(page: Any) -> Any:
+    from starlette.applications import Starlette
+    from starlette.responses import RedirectResponse
+    from starlette.routing import Mount, Route
+
+    async def home(request: Any) -> Any:
+        return RedirectResponse("/approvals/", status_code=307)
+
+    return Starlette(routes=[Route("/", home), Mount("/approvals", app=page)])
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -542,6 +634,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     )
     selection = app.selection.describe() if app.selection else "everything"
     print(f"tools:     {len(app.visible_tools())} served, selection {selection}, discovery={config.server.discovery}")
+    channels = ", ".join(channel.name for channel in app.out_of_band.channels) or "none (approval_required at once)"
+    print(f"approvals: channels {channels}; calls wait up to {config.approvals.wait_seconds:g} s")
     print("namespaces:")
     for status in app.statuses:
         count = len(app.visible_tools(status.name)) if status.enabled else 0

@@ -23,6 +23,7 @@ CONFIG_ENV = "MCP_TOOLS_CONFIG"
 TOKEN_ENV = "MCP_TOOLS_HTTP_TOKEN"
 TOKEN_ENV_PREFIX = "MCP_TOOLS_HTTP_TOKEN_"
 ModelT = TypeVar("ModelT", bound=BaseModel)
+CORE_SECTIONS = ("server", "policy", "http", "approvals")
 
 
 class ConfigError(Exception):
@@ -89,6 +90,68 @@ class HttpSettings(_Section):
     allowed_origins: list[str] = Field(default_factory=list)
 
 
+TELEGRAM_TOKEN_ENV = "MCP_TOOLS_TELEGRAM_BOT_TOKEN"
+
+
+class ApprovalPageSettings(_Section):
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(default=8766, ge=0, le=65535)
+    url: str | None = Field(
+        default=None,
+        description="Public address of the page, for links in messages, e.g. http://127.0.0.1:8766/approvals",
+    )
+    login_ttl_seconds: int = Field(default=600, ge=30, le=24 * 3600)
+    session_hours: float = Field(default=12, gt=0, le=24 * 30)
+    allowed_hosts: list[str] = Field(default_factory=list)
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("url must start with http:// or https://")
+        return value.rstrip("/") if value else None
+
+
+class TelegramSettings(_Section):
+    bot_token: SecretStr | None = Field(default=None, description=f"Or {TELEGRAM_TOKEN_ENV}.")
+    chat_id: int
+    allowed_user_ids: list[int] = Field(default_factory=list)
+    api_base: str = "https://api.telegram.org"
+    updates: Literal["polling", "webhook"] = "polling"
+    webhook_url: str | None = None
+    webhook_secret: SecretStr | None = None
+    poll_timeout_seconds: int = Field(default=30, ge=0, le=50)
+
+    @field_validator("api_base", "webhook_url")
+    @classmethod
+    def _check_http(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/") if value else None
+
+
+class NotifySettings(_Section):
+    command: list[str] = Field(default_factory=list, max_length=64)
+    url: str | None = None
+    timeout_seconds: float = Field(default=10, gt=0, le=120)
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("url must start with http:// or https://")
+        return value or None
+
+
+class ApprovalsSettings(_Section):
+    wait_seconds: float = Field(default=120, ge=0, le=3600)
+    progress_interval_seconds: float = Field(default=10, gt=0, le=300)
+    page: ApprovalPageSettings = Field(default_factory=ApprovalPageSettings)
+    telegram: TelegramSettings | None = None
+    notify: NotifySettings | None = None
+
+
 @dataclass
 class Config:
     """The whole configuration, core sections validated, namespace sections still raw."""
@@ -96,6 +159,7 @@ class Config:
     server: ServerSettings = field(default_factory=ServerSettings)
     policy: PolicySettings = field(default_factory=PolicySettings)
     http: HttpSettings = field(default_factory=HttpSettings)
+    approvals: ApprovalsSettings = field(default_factory=ApprovalsSettings)
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: Path | None = None
     environ: Mapping[str, str] = field(default_factory=dict)
@@ -120,6 +184,12 @@ class Config:
             elif key.startswith(TOKEN_ENV_PREFIX) and value:
                 tokens[key[len(TOKEN_ENV_PREFIX) :].lower()] = value
         return tokens
+
+    def telegram_token(self) -> str | None:
+        """`[approvals.telegram] bot_token`, or MCP_TOOLS_TELEGRAM_BOT_TOKEN."""
+        telegram = self.approvals.telegram
+        configured = telegram.bot_token.get_secret_value() if telegram and telegram.bot_token else ""
+        return configured or self.environ.get(TELEGRAM_TOKEN_ENV) or None
 
 
 def _pick_dir(configured: Path | None, from_env: str | None, kind: str) -> Path:
@@ -182,10 +252,10 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
             raise ConfigError("[http.outbound] must be a table of settings")
         sections["http"] = dict(outbound)
     for key, value in raw.items():
-        if key in ("server", "policy", "http"):
+        if key in CORE_SECTIONS:
             continue
         if key not in CATALOG:
-            expected = ", ".join(["server", "policy", "http", *sorted(CATALOG)])
+            expected = ", ".join([*CORE_SECTIONS, *sorted(CATALOG)])
             raise ConfigError(f"unknown section [{key}]; expected one of: {expected}")
         if not isinstance(value, Mapping):
             raise ConfigError(f"[{key}] must be a table of settings")
@@ -195,6 +265,7 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
         server=validate_section("server", ServerSettings, raw.get("server", {})),
         policy=validate_section("policy", PolicySettings, raw.get("policy", {})),
         http=validate_section("http", HttpSettings, http_table if http_table is not None else {}),
+        approvals=validate_section("approvals", ApprovalsSettings, raw.get("approvals", {})),
         sections=sections,
         environ=environ,
     )

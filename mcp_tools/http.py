@@ -31,6 +31,9 @@ from mcp_tools.net import is_loopback
 
 logger = logging.getLogger("mcp_tools.http")
 PUBLIC_PATHS = ("/healthz",)
+# Paths with their own authentication: the approvals page (its sign-in and session cookie) and
+# the Telegram webhook (Telegram's secret token header). Host/Origin checks still apply.
+OWN_AUTH_PREFIXES = ("/approvals", "/telegram/webhook")
 
 
 def resolve_tokens(app: App, host: str) -> dict[str, str]:
@@ -71,6 +74,17 @@ def security_settings(app: App, host: str) -> TransportSecuritySettings:
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
+def page_security(host: str, allowed_hosts: list[str]) -> TransportSecuritySettings:
+    """Host/Origin rules for the standalone approvals page (`mcp-tools approvals serve`)."""
+    hosts = list(allowed_hosts)
+    origins: list[str] = []
+    if is_loopback(host):
+        hosts += ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
+        origins += ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    origins += [f"{scheme}://{name.removesuffix(':*')}" for name in allowed_hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
 class GuardMiddleware:
     """Host/Origin validation, then bearer-token authentication, in front of everything."""
 
@@ -87,6 +101,9 @@ class GuardMiddleware:
         refused = await self.origin_check.validate_request(request, is_post=False)
         if refused is not None:
             await refused(scope, receive, send)
+            return
+        if scope["path"].startswith(OWN_AUTH_PREFIXES):
+            await self.app(scope, receive, send)
             return
         principal = self.authenticate(request.headers.get("authorization", ""))
         if principal is None:
@@ -121,7 +138,27 @@ async def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def build_http_app(app: App, host: str) -> Starlette:
+def approval_routes(app: App, host: str, port: int, settings: TransportSecuritySettings) -> list[Any]:
+    """The approvals page at `/approvals` and, when configured, the Telegram webhook."""
+    from starlette.routing import Mount
+
+    from mcp_tools.approvals import serve_page_here
+
+    routes: list[Any] = []
+    shown = f"[{host}]" if ":" in host else host
+    page = serve_page_here(app, settings, f"http://{shown}:{port}/approvals")
+    if page is not None:
+        routes.append(Mount("/approvals", app=page))
+    telegram = next((c for c in app.out_of_band.channels if c.name == "telegram"), None)
+    if telegram is not None and app.config.approvals.telegram and app.config.approvals.telegram.updates == "webhook":
+        from mcp_tools.approvals.telegram import WEBHOOK_PATH, webhook_endpoint
+
+        telegram.receives_webhook = True  # type: ignore[attr-defined]
+        routes.append(Route(WEBHOOK_PATH, webhook_endpoint(telegram), methods=["POST"]))
+    return routes
+
+
+def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
     """The ASGI app; its lifespan runs the namespaces' background work and the MCP sessions."""
     tokens = resolve_tokens(app, host)
     settings = security_settings(app, host)
@@ -135,6 +172,7 @@ def build_http_app(app: App, host: str) -> Starlette:
         managers.append(manager)
         routes.append(Route(path, endpoint=StreamableHTTPASGIApp(manager)))
 
+    routes.extend(approval_routes(app, host, app.config.http.port if port is None else port, settings))
     mount("/mcp", None)
     for name, namespace in app.namespaces.items():
         mount(f"/{name}/mcp", name)

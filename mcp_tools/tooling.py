@@ -229,6 +229,9 @@ class Environment:
     # The enabled namespaces' search hooks, bound to their services and filled in by the core
     # as namespaces start; only the search namespace reads it.
     search_sources: dict[str, SearchSource] = field(default_factory=dict)
+    # Channels that can tell the person something (`"telegram"`), by name; a namespace that
+    # announces (new mail) picks one by the name its config gives and knows nothing else of it.
+    announcers: Mapping[str, Callable[[str], Awaitable[None]]] = field(default_factory=dict)
 
     def namespace_state_dir(self, namespace: str) -> Path:
         path = self.state_dir / namespace

@@ -14,8 +14,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
 from pydantic import BaseModel, ValidationError
 
 from mcp_tools.config import PolicySettings
@@ -23,6 +24,9 @@ from mcp_tools.policy.redact import redact
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.store import Approval, AuditRow, PolicyStore, iso_time
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+
+if TYPE_CHECKING:
+    from mcp_tools.policy.channels import OutOfBand
 
 logger = logging.getLogger("mcp_tools.policy")
 
@@ -147,12 +151,15 @@ def _format_loc(loc: tuple[int | str, ...]) -> str:
 class PolicyGate:
     """Decides, asks, runs and records; one instance serves every transport."""
 
-    def __init__(self, settings: PolicySettings, rules: RulePolicy, store: PolicyStore) -> None:
+    def __init__(
+        self, settings: PolicySettings, rules: RulePolicy, store: PolicyStore, out_of_band: OutOfBand | None = None
+    ) -> None:
         self.settings = settings
         self.rules = rules
         self.store = store
         # (name, transport) -> the failure for a name with no tool; the app knows which namespaces are off
         self.explain_unknown: Callable[[str, str], ToolFailure] | None = None
+        self.out_of_band = out_of_band
 
     async def call(self, tool: BoundTool | None, name: str, raw_args: Any, caller: Caller) -> CallOutcome:
         started = time.perf_counter()
@@ -161,6 +168,11 @@ class PolicyGate:
             outcome = await self._call(tool, name, raw_args, caller, state)
         except ToolFailure as failure:
             outcome = failure_outcome(failure)
+        except anyio.get_cancelled_exc_class():
+            if state.decision == "withdrawn":  # the client cancelled while the person was being asked
+                cancelled = CallOutcome(text="", structured={"error": {"kind": "cancelled"}}, is_error=True)
+                self._audit(caller, state, cancelled, started)
+            raise
         except Exception:
             logger.exception("policy checks for %s failed unexpectedly", state.tool)
             outcome = failure_outcome(_internal_error(state.tool))
@@ -177,6 +189,7 @@ class PolicyGate:
                 raise self.explain_unknown(name, caller.transport)
             raise ToolFailure("unknown_tool", f"there is no tool named {name!r}", "call tools/list for the names")
         spec = tool.spec
+        state.wire_name = tool.wire_name
         hidden = self.rules.hidden_reason(spec)
         if hidden:
             state.decision = "denied"
@@ -278,7 +291,50 @@ class PolicyGate:
             ttl_seconds=self.settings.approval_ttl_seconds,
         )
         state.decision, state.approval_id = "approval_required", approval.id
-        raise approval_required(approval, tool.wire_name)
+        self.store.note_origin(approval.id, caller.transport)
+        out_of_band = self.out_of_band
+        if out_of_band is not None and out_of_band.reaches_person:
+            await out_of_band.announce(approval, request.message(), caller.transport)
+            if out_of_band.wait_seconds > 0:
+                await self._wait_for_person(approval, out_of_band, caller, state)
+                return None
+        raise approval_required(approval, tool.wire_name, out_of_band.places(approval.id) if out_of_band else None)
+
+    async def _wait_for_person(
+        self, approval: Approval, out_of_band: OutOfBand, caller: Caller, state: _CallRecord
+    ) -> None:
+        """Hold the call open until the person answers on a channel; returns only when it may run.
+
+        Progress notifications every few seconds keep the client from timing out. A cancelled
+        request withdraws the approval, so a late press cannot run anything.
+        """
+        total = out_of_band.wait_seconds
+
+        async def tick(elapsed: float) -> None:
+            if caller.progress is not None:
+                left = max(0, round(total - elapsed))
+                await caller.progress(
+                    elapsed, total, f"Waiting for the person to approve {approval.id} ({left} s left)"
+                )
+
+        await tick(0.0)
+        try:
+            verdict = await out_of_band.decisions.wait(approval.id, total, tick, out_of_band.progress_interval)
+        except anyio.get_cancelled_exc_class():
+            out_of_band.decisions.withdraw(approval.id)
+            state.decision = "withdrawn"
+            raise
+        if verdict == "approved" and self.store.consume_approval_id(approval.id) is not None:
+            state.decision = "approved_out_of_band"
+            return
+        if verdict == "denied":
+            state.decision = "declined"
+            raise ToolFailure(
+                "declined_by_user",
+                f"{approval.tool} was not run: the person denied approval {approval.id}.",
+                "Do not retry; ask the person what they want instead.",
+            )
+        raise approval_required(approval, state.wire_name, out_of_band.places(approval.id))
 
     async def _run(self, tool: BoundTool, args: BaseModel, context: CallContext) -> CallOutcome:
         spec = tool.spec
@@ -324,12 +380,13 @@ def _internal_error(tool: str) -> ToolFailure:
     )
 
 
-def approval_required(approval: Approval, wire_name: str) -> ToolFailure:
+def approval_required(approval: Approval, wire_name: str, places: str | None = None) -> ToolFailure:
     minutes = max(1, round((approval.expires - approval.created) / 60))
+    ask = f"approve it {places} or run" if places else "run"
     return ToolFailure(
         "approval_required",
         f"{approval.tool} needs the person's approval before it runs ({approval.summary}). Approval id: {approval.id}.",
-        f"Ask the person to run `mcp-tools approvals approve {approval.id}` (it expires in about {minutes} "
+        f"Ask the person to {ask} `mcp-tools approvals approve {approval.id}` (it expires in about {minutes} "
         f"minutes), then call {wire_name} again with exactly the same arguments.",
         details={"approval_id": approval.id, "expires": iso_time(approval.expires)},
     )
@@ -344,3 +401,4 @@ class _CallRecord:
     risk: Risk | None = None
     decision: str = "ran"
     approval_id: str | None = None
+    wire_name: str = ""

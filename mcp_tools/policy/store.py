@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-ApprovalStatus = Literal["pending", "approved", "denied", "consumed", "expired"]
+ApprovalStatus = Literal["pending", "approved", "denied", "consumed", "expired", "withdrawn"]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS approvals (
@@ -48,6 +48,33 @@ CREATE TABLE IF NOT EXISTS audit (
     approval_id TEXT,
     duration_ms REAL NOT NULL,
     outcome TEXT NOT NULL
+);
+"""
+# Who asked over what and who answered live beside `approvals`, and every change of an approval's
+# status leaves a numbered event (written by triggers, so no code path and no process can skip
+# it): servers, the page and Telegram follow the events to learn what another process decided.
+APPROVAL_EVENTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS approval_meta (
+    approval_id TEXT PRIMARY KEY,
+    transport TEXT,
+    decided_by TEXT
+);
+CREATE TABLE IF NOT EXISTS approval_events (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    approval_id TEXT NOT NULL,
+    status TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS approval_created AFTER INSERT ON approvals BEGIN
+    INSERT INTO approval_events (approval_id, status) VALUES (NEW.id, NEW.status);
+END;
+CREATE TRIGGER IF NOT EXISTS approval_status_changed AFTER UPDATE OF status ON approvals
+WHEN NEW.status != OLD.status BEGIN
+    INSERT INTO approval_events (approval_id, status) VALUES (NEW.id, NEW.status);
+END;
+CREATE TABLE IF NOT EXISTS page_logins (
+    token_sha256 TEXT PRIMARY KEY,
+    expires REAL NOT NULL,
+    used REAL
 );
 """
 AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome"
@@ -136,6 +163,7 @@ class PolicyStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        self._db.executescript(APPROVAL_EVENTS_SCHEMA)
         with contextlib.suppress(OSError):  # not every file system keeps modes
             path.chmod(0o600)
 
@@ -227,6 +255,14 @@ class PolicyStore:
 
     def decide_approval(self, approval_id: str, approve: bool, ttl_seconds: float) -> Approval:
         """The person's answer; only a pending, unexpired approval can be decided."""
+        return self.decide(approval_id, approve, ttl_seconds, decided_by=None)
+
+    def decide(self, approval_id: str, approve: bool, ttl_seconds: float, decided_by: str | None) -> Approval:
+        """Like `decide_approval`, recording who answered in the same transaction.
+
+        BEGIN IMMEDIATE makes the check and the update one step across threads and processes:
+        when the page, Telegram and the CLI answer at once, exactly one of them wins.
+        """
         now = self.clock()
         with self._transaction() as db:
             row = db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
@@ -245,9 +281,94 @@ class PolicyStore:
                     approval_id,
                 ),
             )
+            if decided_by is not None:
+                db.execute(
+                    "INSERT INTO approval_meta (approval_id, decided_by) VALUES (?, ?) "
+                    "ON CONFLICT (approval_id) DO UPDATE SET decided_by=excluded.decided_by",
+                    (approval_id, decided_by),
+                )
         decided = self.get_approval(approval_id)
         assert decided is not None
         return decided
+
+    def consume_approval_id(self, approval_id: str) -> Approval | None:
+        """Use one approved, unexpired approval by its id (the call that asked for it waited)."""
+        now = self.clock()
+        with self._transaction() as db:
+            updated = db.execute(
+                "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved' AND expires>?",
+                (now, approval_id, now),
+            ).rowcount
+        return self.get_approval(approval_id) if updated == 1 else None
+
+    def withdraw_approval(self, approval_id: str) -> bool:
+        """The call that asked went away (cancelled): its pending approval can no longer be decided."""
+        with self._transaction() as db:
+            return (
+                db.execute(
+                    "UPDATE approvals SET status='withdrawn', decided=? WHERE id=? AND status='pending'",
+                    (self.clock(), approval_id),
+                ).rowcount
+                == 1
+            )
+
+    def note_origin(self, approval_id: str, transport: str) -> None:
+        """Remember over which transport the call that asked for an approval came."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO approval_meta (approval_id, transport) VALUES (?, ?) "
+                "ON CONFLICT (approval_id) DO UPDATE SET transport=excluded.transport",
+                (approval_id, transport),
+            )
+
+    def approval_meta(self, approval_ids: list[str]) -> dict[str, dict[str, str | None]]:
+        """`{id: {"transport", "decided_by"}}` for the approvals that have any."""
+        if not approval_ids:
+            return {}
+        marks = ",".join("?" * len(approval_ids))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT approval_id, transport, decided_by FROM approval_meta WHERE approval_id IN ({marks})",
+                approval_ids,
+            ).fetchall()
+        return {row[0]: {"transport": row[1], "decided_by": row[2]} for row in rows}
+
+    def events_since(self, seq: int, limit: int = 200) -> list[tuple[int, str, str]]:
+        """`(seq, approval_id, status)` for every status change after `seq`, oldest first."""
+        with self._lock:
+            return [
+                (row[0], row[1], row[2])
+                for row in self._db.execute(
+                    "SELECT seq, approval_id, status FROM approval_events WHERE seq>? ORDER BY seq LIMIT ?",
+                    (seq, limit),
+                ).fetchall()
+            ]
+
+    def last_event(self) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT MAX(seq) FROM approval_events").fetchone()
+        return int(row[0] or 0)
+
+    # -- page logins -----------------------------------------------------------------------
+
+    def add_page_login(self, token_sha256: str, ttl_seconds: float) -> None:
+        """A one-time login for the approvals page; only the token's hash is stored."""
+        now = self.clock()
+        with self._transaction() as db:
+            db.execute("DELETE FROM page_logins WHERE expires<?", (now,))
+            db.execute("INSERT INTO page_logins VALUES (?, ?, NULL)", (token_sha256, now + ttl_seconds))
+
+    def use_page_login(self, token_sha256: str) -> bool:
+        """True once for an unexpired login token; never again."""
+        now = self.clock()
+        with self._transaction() as db:
+            return (
+                db.execute(
+                    "UPDATE page_logins SET used=? WHERE token_sha256=? AND used IS NULL AND expires>?",
+                    (now, token_sha256, now),
+                ).rowcount
+                == 1
+            )
 
     def get_approval(self, approval_id: str) -> Approval | None:
         with self._lock:

@@ -35,7 +35,7 @@ class InboxConfig(BaseModel):
     summary_model: str = "gpt-4o-mini"
     summary_api_key: SecretStr | None = None
     summary_timeout_seconds: float = Field(default=20.0, gt=0, le=300)
-    notify: Literal["log", "none"] = "log"
+    notify: Literal["log", "none", "telegram"] = "log"
 
     @field_validator("addresses")
     @classmethod

@@ -13,7 +13,7 @@ import anyio
 from mcp_tools.servers.inbox.config import InboxConfig
 from mcp_tools.servers.inbox.store import BlobStore, MessageStore, NewMessage
 from mcp_tools.servers.inbox.summary import SummaryEndpoint, summarise
-from mcp_tools.tooling import Environment
+from mcp_tools.tooling import Environment, NotConfigured
 
 logger = logging.getLogger("mcp_tools.inbox")
 
@@ -49,6 +49,7 @@ class InboxService:
     blobs: BlobStore
     summary_endpoint: SummaryEndpoint | None
     new_mail_hooks: list[NewMailHook] = field(default_factory=list)
+    announce: Callable[[str], Awaitable[None]] | None = None  # the channel `notify` names
 
     def accepts_recipient(self, address: str) -> bool:
         return address.strip().strip("<>").lower() in self.config.addresses
@@ -104,6 +105,8 @@ class InboxService:
         result = IngestResult(stored_id, duplicate, parsed.warnings)
         if not duplicate:
             await self._notify(result, len(raw), len(parsed.attachments), via)
+            if self.announce is not None:
+                await self._announce(parsed.sender, parsed.subject, summary, len(parsed.attachments))
         return result
 
     async def _notify(self, result: IngestResult, size: int, attachment_count: int, via: str) -> None:
@@ -122,6 +125,18 @@ class InboxService:
             except Exception:  # a failing listener must not lose the stored message
                 logger.exception("new-mail hook failed for %s", result.id)
 
+    async def _announce(self, sender: str, subject: str, summary: str, attachment_count: int) -> None:
+        """New mail, told where the person is: sender, subject and summary (never the body)."""
+        assert self.announce is not None
+        text = f"New mail from {sender or 'an unknown sender'}\nSubject: {subject or '(no subject)'}"
+        if attachment_count:
+            text += f"\nAttachments: {attachment_count}"
+        text += f"\n\n{summary}" if summary else ""
+        try:
+            await self.announce(text)
+        except Exception as exc:  # a channel outage must not lose the stored message
+            logger.warning("could not announce new mail: %s", type(exc).__name__)
+
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).replace(microsecond=0).isoformat()
@@ -132,6 +147,11 @@ def create_service(config: InboxConfig, env: Environment) -> InboxService:
     state_dir = env.namespace_state_dir("inbox")
     blob_dir = env.data_dir / (config.blob_dir.expanduser() if config.blob_dir else "inbox")
     blob_dir.mkdir(parents=True, exist_ok=True)
+    announce = None
+    if config.notify not in ("log", "none"):
+        announce = env.announcers.get(config.notify)
+        if announce is None:
+            raise NotConfigured(f'[inbox] notify = "{config.notify}" needs [approvals.{config.notify}] configured')
     endpoint = None
     if config.summary_url:
         key = config.summary_api_key.get_secret_value() if config.summary_api_key else None
@@ -146,4 +166,5 @@ def create_service(config: InboxConfig, env: Environment) -> InboxService:
         store=MessageStore(state_dir / "inbox.sqlite3"),
         blobs=BlobStore(blob_dir),
         summary_endpoint=endpoint,
+        announce=announce,
     )

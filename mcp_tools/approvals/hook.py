@@ -1,0 +1,59 @@
+"""The notify hook: each new pending approval as JSON, to a command's stdin or a webhook URL.
+
+For channels this project does not speak itself: ntfy, Slack, a desktop notification. The JSON
+is `ApprovalNotice.as_dict()`: the confirmation text, the redacted arguments, who asked, when
+it expires and the page link; never a secret. The hook only tells; answers come through the
+page, Telegram or `mcp-tools approvals approve`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+
+from mcp_tools.config import NotifySettings
+from mcp_tools.policy.channels import ApprovalNotice
+from mcp_tools.policy.decisions import Decisions
+
+logger = logging.getLogger("mcp_tools.notify")
+
+
+class NotifyHook:
+    name = "notify"
+
+    def __init__(self, settings: NotifySettings) -> None:
+        self.settings = settings
+
+    def where(self, link: str | None) -> str | None:
+        return None  # it only tells; answers come elsewhere
+
+    async def announce(self, notice: ApprovalNotice) -> None:
+        payload = json.dumps(notice.as_dict(), ensure_ascii=False).encode()
+        with anyio.fail_after(self.settings.timeout_seconds):
+            if self.settings.command:
+                await self._run_command(payload)
+            if self.settings.url:
+                await self._post(payload)
+
+    async def _run_command(self, payload: bytes) -> None:
+        result = await anyio.run_process(self.settings.command, input=payload, check=False)
+        if result.returncode != 0:
+            logger.warning("notify command exited with %s", result.returncode)
+
+    async def _post(self, payload: bytes) -> None:
+        import httpx
+
+        async with httpx.AsyncClient(timeout=self.settings.timeout_seconds) as client:
+            response = await client.post(
+                str(self.settings.url), content=payload, headers={"Content-Type": "application/json"}
+            )
+        if response.status_code >= 300:
+            logger.warning("notify URL answered HTTP %s", response.status_code)
+
+    @asynccontextmanager
+    async def running(self, decisions: Decisions) -> AsyncIterator[None]:
+        yield

@@ -1,0 +1,414 @@
+"""The approvals page: pending high-risk calls, Approve and Deny, and recent decisions.
+
+A page that can let mail be sent and files be deleted is guarded like one:
+- its own login: a one-time link (`mcp-tools approvals login`, or printed by `approvals serve`)
+  whose token is stored only as a hash, then an HttpOnly, SameSite=Strict session cookie;
+- a CSRF token, bound to the session, on every state change, and POSTs only from its own origin;
+- Host/Origin validation against DNS rebinding, a strict Content-Security-Policy, no inline
+  script, no third-party assets, no caching, no framing;
+- it shows what the confirmation shows (summary, tool, risk, redacted arguments), never a secret.
+
+Every approval has its own link (`/approvals/a/<id>`). The page script long-polls a fragment:
+the server answers when what the page shows has changed (woken at once by decisions made in
+its process, and within a poll interval by other processes' through the store's events), so new
+and decided approvals appear without a reload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from mcp_tools.config import ApprovalPageSettings
+from mcp_tools.policy.decisions import Decisions
+from mcp_tools.policy.gate import ConfirmationRequest
+from mcp_tools.policy.store import Approval, PolicyStore, iso_time
+from mcp_tools.tooling import Risk
+
+logger = logging.getLogger("mcp_tools.page")
+STATIC = Path(__file__).resolve().parent / "static"
+COOKIE = "mcp_tools_approvals"
+CSRF_FIELD = "csrf"
+CSRF_HEADER = "x-csrf-token"
+RECENT = 15
+LONG_POLL_SECONDS = 10.0
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+APPROVAL_ID_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_login_link(store: PolicyStore, base_url: str, ttl_seconds: float) -> str:
+    """A one-time sign-in link; only the token's hash is stored."""
+    token = secrets.token_urlsafe(32)
+    store.add_page_login(token_hash(token), ttl_seconds)
+    return f"{base_url.rstrip('/')}/login?token={token}"
+
+
+@dataclass
+class Session:
+    csrf: str
+    expires: float
+
+
+class Sessions:
+    """Signed-in browsers of this process, by the hash of their cookie."""
+
+    def __init__(self, lifetime_seconds: float) -> None:
+        self.lifetime = lifetime_seconds
+        self._sessions: dict[str, Session] = {}
+
+    def start(self) -> tuple[str, Session]:
+        now = time.time()
+        for key, session in list(self._sessions.items()):
+            if session.expires <= now:
+                del self._sessions[key]
+        cookie = secrets.token_urlsafe(32)
+        session = Session(csrf=secrets.token_urlsafe(32), expires=now + self.lifetime)
+        self._sessions[token_hash(cookie)] = session
+        return cookie, session
+
+    def find(self, cookie: str | None) -> Session | None:
+        if not cookie:
+            return None
+        session = self._sessions.get(token_hash(cookie))
+        if session is None or session.expires <= time.time():
+            return None
+        return session
+
+    def end(self, cookie: str | None) -> None:
+        if cookie:
+            self._sessions.pop(token_hash(cookie), None)
+
+
+def confirmation_text(approval: Approval) -> str:
+    """The same words the person would read in a client's confirmation form."""
+    try:
+        risk = Risk.parse(approval.risk)
+    except ValueError:
+        risk = Risk.HIGH
+    request = ConfirmationRequest(approval.tool, risk, approval.summary, approval.args_display, approval.args_sha256)
+    return request.message().removesuffix("\n\nAllow this?")
+
+
+class ApprovalsPage:
+    """The page's routes, mounted at `/approvals` by `approvals serve` and by `serve --http`."""
+
+    def __init__(
+        self,
+        store: PolicyStore,
+        decisions: Decisions,
+        settings: ApprovalPageSettings,
+        security: TransportSecuritySettings,
+    ) -> None:
+        self.store = store
+        self.decisions = decisions
+        self.settings = settings
+        self.sessions = Sessions(settings.session_hours * 3600)
+        self.origin_check = TransportSecurityMiddleware(security)
+        # Behind a TLS-terminating proxy the request looks like plain HTTP; the public URL says otherwise.
+        self.secure_cookie = bool(settings.url and settings.url.startswith("https://"))
+        self._routes = self.app()
+
+    def app(self) -> Starlette:
+        routes = [
+            Route("/", self.index, methods=["GET"]),
+            Route("/a/{approval_id}", self.index, methods=["GET"]),
+            Route("/fragment", self.fragment, methods=["GET"]),
+            Route("/login", self.login, methods=["GET"]),
+            Route("/logout", self.logout, methods=["POST"]),
+            Route("/a/{approval_id}/{action}", self.decide, methods=["POST"]),
+            Route("/static/{name}", self.static, methods=["GET"]),
+        ]
+        return Starlette(routes=routes)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Host/Origin checks and the security headers around every route of the page."""
+        if scope["type"] != "http":
+            return
+        request = Request(scope)
+        refused = await self.origin_check.validate_request(request, is_post=False)
+        if refused is None and request.method == "POST" and not same_origin(request):
+            refused = Response("cross-origin request refused", status_code=403)
+        await (refused or self._routes)(scope, receive, self._with_headers(send))
+
+    def _with_headers(self, send: Any) -> Any:
+        async def wrapped(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.decode().lower() != "cache-control"]
+                headers += [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return wrapped
+
+    # -- sign-in ----------------------------------------------------------------------------
+
+    def _session(self, request: Request) -> Session | None:
+        return self.sessions.find(request.cookies.get(COOKIE))
+
+    async def login(self, request: Request) -> Response:
+        token = request.query_params.get("token", "")
+        if not token or len(token) > 200 or not self.store.use_page_login(token_hash(token)):
+            return page_shell(
+                "Sign-in link not valid",
+                "<p>This sign-in link is unknown, used or expired. Run <code>mcp-tools approvals login</code> "
+                "for a new one.</p>",
+                status=403,
+            )
+        cookie, _ = self.sessions.start()
+        target = root_of(request) + "/"
+        response = page_shell(
+            "Signed in",
+            f'<p>Signed in. <a href="{html.escape(target)}">Open the approvals</a>.</p>',
+            refresh=target,
+        )
+        response.set_cookie(
+            COOKIE,
+            cookie,
+            max_age=int(self.sessions.lifetime),
+            path=root_of(request) or "/",
+            httponly=True,
+            samesite="strict",
+            secure=self.secure_cookie or request.url.scheme == "https",
+        )
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None or not await csrf_ok(request, session):
+            return refusal(request, 403, "sign-in or CSRF token missing")
+        self.sessions.end(request.cookies.get(COOKIE))
+        response = RedirectResponse(root_of(request) + "/", status_code=303)
+        response.delete_cookie(COOKIE, path=root_of(request) or "/")
+        return response
+
+    # -- pages ------------------------------------------------------------------------------
+
+    async def index(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return signed_out(root_of(request))
+        focus = request.path_params.get("approval_id")
+        if focus is not None and not valid_id(focus):
+            return page_shell("Not found", "<p>No such approval.</p>", status=404)
+        root = root_of(request)
+        body = (
+            f'<main id="live" data-fragment="{html.escape(root)}/fragment'
+            f'{"?focus=" + html.escape(focus) if focus else ""}">{self.render(root, session, focus)}</main>'
+            f'<form method="post" action="{html.escape(root)}/logout" class="logout">'
+            f'<input type="hidden" name="{CSRF_FIELD}" value="{html.escape(session.csrf)}">'
+            '<button type="submit">Sign out</button></form>'
+        )
+        return page_shell("Approvals", body, root=root)
+
+    async def fragment(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return JSONResponse({"error": "signed_out"}, status_code=401)
+        focus = request.query_params.get("focus")
+        if focus is not None and not valid_id(focus):
+            focus = None
+        since = request.query_params.get("since")
+        deadline = time.monotonic() + LONG_POLL_SECONDS
+        while True:  # a long poll: answer as soon as what the page shows has changed
+            html = self.render(root_of(request), session, focus)
+            version = hashlib.sha256(html.encode()).hexdigest()[:16]
+            if version != since or time.monotonic() >= deadline or await request.is_disconnected():
+                return HTMLResponse(html, headers={"X-Version": version})
+            await self.decisions.wait_for_change(min(self.decisions.poll_interval, deadline - time.monotonic()))
+
+    async def static(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        types = {"page.js": "text/javascript", "page.css": "text/css"}
+        if name not in types:
+            return Response("not found", status_code=404)
+        return Response((STATIC / name).read_bytes(), media_type=types[name])
+
+    async def decide(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None:
+            return refusal(request, 401, "sign in first")
+        if not await csrf_ok(request, session):
+            return refusal(request, 403, "CSRF token missing or wrong")
+        approval_id, action = request.path_params["approval_id"], request.path_params["action"]
+        if action not in ("approve", "deny") or not valid_id(approval_id):
+            return refusal(request, 404, "no such action")
+        try:
+            decided = self.decisions.decide(approval_id, action == "approve", "page")
+        except LookupError:
+            return refusal(request, 404, f"no approval with id {approval_id}")
+        except ValueError as exc:
+            return refusal(request, 409, str(exc))
+        if wants_json(request):
+            return JSONResponse({"id": decided.id, "status": decided.status})
+        return RedirectResponse(f"{root_of(request)}/a/{decided.id}", status_code=303)
+
+    # -- rendering --------------------------------------------------------------------------
+
+    def render(self, root: str, session: Session, focus: str | None = None) -> str:
+        now = self.store.clock()
+        pending = [a for a in self.store.list_approvals() if a.effective_status(now) == "pending"]
+        focused = self.store.get_approval(focus) if focus else None
+        rows = [row for row in self.store.tail(200) if row.risk == "high" or row.approval_id][-RECENT:]
+        ids = (
+            [a.id for a in pending] + ([focused.id] if focused else []) + [r.approval_id for r in rows if r.approval_id]
+        )
+        meta = self.store.approval_meta(sorted(set(ids)))
+        parts: list[str] = []
+        if focus:
+            if focused is None:
+                parts.append('<section class="focus"><p>No approval with this id.</p></section>')
+            else:
+                parts.append('<section class="focus"><h2>This approval</h2>')
+                parts.append(self._card(root, session, focused, meta.get(focused.id, {}), now))
+                parts.append(f'<p><a href="{html.escape(root)}/">All approvals</a></p></section>')
+        parts.append(f'<section class="pending"><h2>Waiting for you ({len(pending)})</h2>')
+        if not pending:
+            parts.append('<p class="empty">Nothing waits for your approval.</p>')
+        for approval in pending:
+            if focused is None or approval.id != focused.id:
+                parts.append(self._card(root, session, approval, meta.get(approval.id, {}), now))
+        parts.append("</section>")
+        parts.append('<section class="recent"><h2>Recent decisions</h2>')
+        if not rows:
+            parts.append('<p class="empty">No high-risk calls yet.</p>')
+        else:
+            parts.append(
+                "<table><thead><tr><th>Time (UTC)</th><th>Tool</th><th>Decision</th><th>Answered by</th>"
+                "<th>Outcome</th></tr></thead><tbody>"
+            )
+            for row in reversed(rows):
+                by = (meta.get(row.approval_id or "", {}) or {}).get("decided_by") or ""
+                parts.append(
+                    f'<tr class="decision-{e(row.decision)}"><td>{e(iso_time(row.ts)[11:19])}</td>'
+                    f"<td>{e(row.tool)}</td><td>{e(row.decision.replace('_', ' '))}</td>"
+                    f"<td>{e(by)}</td><td>{e(row.outcome)}</td></tr>"
+                )
+            parts.append("</tbody></table>")
+        parts.append("</section>")
+        return "".join(parts)
+
+    def _card(self, root: str, session: Session, approval: Approval, meta: dict[str, Any], now: float) -> str:
+        status = approval.effective_status(now)
+        link = f"{root}/a/{approval.id}"
+        who = f"{approval.principal} over {meta.get('transport') or 'unknown transport'}"
+        out = [
+            f'<article class="approval status-{e(status)}" id="{e(approval.id)}">',
+            f"<h3>{e(approval.summary)}</h3>",
+            f'<pre class="confirmation">{e(confirmation_text(approval))}</pre>',
+            "<dl>",
+            f"<dt>Asked by</dt><dd>{e(who)}</dd>",
+            f"<dt>Asked at</dt><dd>{e(iso_time(approval.created))}</dd>",
+            f"<dt>Expires</dt><dd>{e(iso_time(approval.expires))}</dd>",
+            f'<dt>Approval</dt><dd><a href="{e(link)}">{e(approval.id)}</a></dd>',
+            f'<dt>Status</dt><dd class="status">{e(status)}</dd>',
+        ]
+        if meta.get("decided_by"):
+            out.append(f"<dt>Answered by</dt><dd>{e(meta['decided_by'])}</dd>")
+        out.append("</dl>")
+        if status == "pending":
+            out.append('<div class="actions">')
+            for action, label in (("approve", "Approve"), ("deny", "Deny")):
+                out.append(
+                    f'<form method="post" action="{e(link)}/{action}">'
+                    f'<input type="hidden" name="{CSRF_FIELD}" value="{e(session.csrf)}">'
+                    f'<button type="submit" class="{action}" data-approval="{e(approval.id)}">{label}</button></form>'
+                )
+            out.append("</div>")
+        out.append("</article>")
+        return "".join(out)
+
+
+def e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def valid_id(value: str) -> bool:
+    return 0 < len(value) <= 40 and set(value) <= APPROVAL_ID_CHARS
+
+
+def root_of(request: Request) -> str:
+    return str(request.scope.get("root_path", "")).rstrip("/")
+
+
+def same_origin(request: Request) -> bool:
+    """A state change must come from this page: its Origin names the host it was sent to."""
+    origin = request.headers.get("origin")
+    host = request.headers.get("host")
+    if not origin or not host or origin == "null":
+        return False
+    return urlsplit(origin).netloc.lower() == host.lower()
+
+
+async def csrf_ok(request: Request, session: Session) -> bool:
+    presented = request.headers.get(CSRF_HEADER)
+    if presented is None:
+        content_type = request.headers.get("content-type", "")
+        if content_type.startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
+            form = await request.form()
+            value = form.get(CSRF_FIELD)
+            presented = value if isinstance(value, str) else None
+    return presented is not None and hmac.compare_digest(presented.encode(), session.csrf.encode())
+
+
+def wants_json(request: Request) -> bool:
+    return "application/json" in request.headers.get("accept", "")
+
+
+def refusal(request: Request, status: int, message: str) -> Response:
+    if wants_json(request):
+        return JSONResponse({"error": message}, status_code=status)
+    return page_shell("Not done", f"<p>{e(message)}</p>", status=status)
+
+
+def signed_out(root: str) -> Response:
+    return page_shell(
+        "Sign in",
+        "<p>Sign in with a link from <code>mcp-tools approvals login</code> (it works once).</p>",
+        status=401,
+        root=root,
+    )
+
+
+def page_shell(title: str, body: str, status: int = 200, root: str = "", refresh: str | None = None) -> HTMLResponse:
+    root = root or "/approvals"
+    script = f'<script src="{e(root)}/static/page.js" defer></script>' if body.startswith("<main") else ""
+    meta_refresh = f'<meta http-equiv="refresh" content="0; url={e(refresh)}">' if refresh else ""
+    page = (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"{meta_refresh}<title>{e(title)} · mcp-tools</title>"
+        f'<link rel="stylesheet" href="{e(root)}/static/page.css">{script}</head>'
+        f'<body><header><h1>{e(title)}</h1><p class="live" role="status" aria-live="polite"></p></header>'
+        f"{body}</body></html>"
+    )
+    return HTMLResponse(page, status_code=status)

@@ -1,0 +1,167 @@
+"""Out-of-band channels: how a pending approval reaches the person when the client cannot ask.
+
+A channel announces a pending approval (a Telegram message with buttons, a hook that pipes
+JSON to ntfy, the approvals page that shows it anyway) and may run background work while the
+server runs (polling for button presses). Answers never come back through this interface:
+a channel that takes answers calls `Decisions.decide`, like the page and the CLI.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+
+from mcp_tools.policy.decisions import Decisions
+from mcp_tools.policy.store import Approval, iso_time
+
+logger = logging.getLogger("mcp_tools.policy")
+ANNOUNCE_TIMEOUT_SECONDS = 15.0
+
+
+@dataclass(frozen=True)
+class ApprovalNotice:
+    """What every channel may say about a pending approval: never more than the confirmation shows."""
+
+    id: str
+    tool: str
+    summary: str
+    message: str
+    risk: str
+    arguments: dict[str, Any]
+    principal: str
+    transport: str
+    created: float
+    expires: float
+    link: str | None = None
+
+    @classmethod
+    def of(cls, approval: Approval, message: str, transport: str, link: str | None) -> ApprovalNotice:
+        return cls(
+            id=approval.id,
+            tool=approval.tool,
+            summary=approval.summary,
+            message=message,
+            risk=approval.risk,
+            arguments=approval.args_display,
+            principal=approval.principal,
+            transport=transport,
+            created=approval.created,
+            expires=approval.expires,
+            link=link,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "event": "approval_requested",
+            "id": self.id,
+            "tool": self.tool,
+            "summary": self.summary,
+            "message": self.message,
+            "risk": self.risk,
+            "arguments": self.arguments,
+            "principal": self.principal,
+            "transport": self.transport,
+            "created": iso_time(self.created),
+            "expires": iso_time(self.expires),
+            "link": self.link,
+            "approve_command": f"mcp-tools approvals approve {self.id}",
+        }
+
+
+class ApprovalChannel(Protocol):
+    """One way to reach the person."""
+
+    name: str
+
+    async def announce(self, notice: ApprovalNotice) -> None: ...
+
+    def where(self, link: str | None) -> str | None:
+        """Where the person answers through this channel (`in Telegram`); None if they cannot."""
+        ...
+
+    def running(self, decisions: Decisions) -> AbstractAsyncContextManager[None]: ...
+
+
+class OutOfBand:
+    """The configured channels, and how long a call that cannot ask waits for their answer."""
+
+    def __init__(
+        self,
+        decisions: Decisions,
+        channels: Sequence[ApprovalChannel],
+        *,
+        wait_seconds: float,
+        progress_interval: float,
+        page_url: str | None = None,
+    ) -> None:
+        self.decisions = decisions
+        self.channels = list(channels)
+        self.wait_seconds = wait_seconds
+        self.progress_interval = progress_interval
+        self.page_url = page_url.rstrip("/") if page_url else None
+        self._announced: set[str] = set()
+
+    @property
+    def reaches_person(self) -> bool:
+        """Whether a call may wait: someone will see the approval without opening a terminal."""
+        return bool(self.channels)
+
+    def announcers(self) -> dict[str, Callable[[str], Awaitable[None]]]:
+        """Channels that can also deliver a plain message (`say`), for namespaces that announce news."""
+        return {channel.name: channel.say for channel in self.channels if callable(getattr(channel, "say", None))}
+
+    def places(self, approval_id: str) -> str | None:
+        """Where the person can answer, in words for the model: `in Telegram or on the approvals page (link)`."""
+        link = self.link(approval_id)
+        places = [place for channel in self.channels if (place := channel.where(link))]
+        return " or ".join(places) or None
+
+    def link(self, approval_id: str) -> str | None:
+        return f"{self.page_url}/a/{approval_id}" if self.page_url else None
+
+    async def announce(self, approval: Approval, message: str, transport: str) -> None:
+        """Tell every channel, once per approval; a failing channel is logged and the others still go."""
+        if approval.id in self._announced:
+            return
+        self._announced.add(approval.id)
+        self.decisions.changed()
+        notice = ApprovalNotice.of(approval, message, transport, self.link(approval.id))
+
+        async def one(channel: ApprovalChannel) -> None:
+            try:
+                with anyio.fail_after(ANNOUNCE_TIMEOUT_SECONDS):
+                    await channel.announce(notice)
+            except Exception as exc:  # one channel's outage must not stop the others
+                logger.warning("could not announce %s on %s: %s", approval.id, channel.name, type(exc).__name__)
+
+        async with anyio.create_task_group() as group:
+            for channel in self.channels:
+                group.start_soon(one, channel)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[OutOfBand]:
+        async with AsyncExitStack() as stack:
+            for channel in self.channels:
+                await stack.enter_async_context(channel.running(self.decisions))
+            yield self
+
+
+class PageChannel:
+    """The approvals page: it lists pending approvals by itself, so announcing is nothing to do."""
+
+    name = "page"
+
+    async def announce(self, notice: ApprovalNotice) -> None:
+        return None
+
+    def where(self, link: str | None) -> str | None:
+        return f"on the approvals page ({link})" if link else "on the approvals page"
+
+    @asynccontextmanager
+    async def running(self, decisions: Decisions) -> AsyncIterator[None]:
+        yield

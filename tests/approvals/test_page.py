@@ -1,0 +1,166 @@
+"""The approvals page's guards, request by request (Starlette's test client, no browser)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from mcp_tools.approvals.page import ApprovalsPage, new_login_link
+from mcp_tools.cli import page_server
+from mcp_tools.config import ApprovalPageSettings
+from mcp_tools.http import page_security
+from mcp_tools.policy.decisions import Decisions
+from mcp_tools.policy.redact import redact
+from mcp_tools.policy.store import PolicyStore
+
+BASE = "http://127.0.0.1:8766"
+HOSTILE = "<script>alert('x')</script>"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[PolicyStore]:
+    store = PolicyStore(tmp_path / "policy.sqlite3")
+    yield store
+    store.close()
+
+
+def page_client(store: PolicyStore, **settings: object) -> TestClient:
+    page_settings = ApprovalPageSettings.model_validate(settings)
+    page = ApprovalsPage(store, Decisions(store, 600), page_settings, page_security("127.0.0.1", []))
+    return TestClient(page_server(page), base_url=BASE)
+
+
+def signed_in(store: PolicyStore, **settings: object) -> tuple[TestClient, str]:
+    client = page_client(store, **settings)
+    link = new_login_link(store, f"{BASE}/approvals", 600)
+    assert client.get(link.removeprefix(BASE)).status_code == 200
+    csrf = client.get("/approvals/").text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+    return client, csrf
+
+
+def hostile_approval(store: PolicyStore):
+    arguments = redact({"path": f"{HOSTILE}.md", "api_token": "sk-live-secret"})
+    return store.request_approval(
+        tool="files.delete",
+        args_sha256="d" * 64,
+        args_display=arguments,
+        summary=f"Delete file {HOSTILE}",
+        risk="high",
+        principal="laptop",
+        ttl_seconds=600,
+    )
+
+
+def test_what_the_page_shows_is_escaped_and_never_a_secret(store: PolicyStore) -> None:
+    approval = hostile_approval(store)
+    store.note_origin(approval.id, "http")
+    client, _ = signed_in(store)
+    for path in ("/approvals/", f"/approvals/a/{approval.id}", "/approvals/fragment"):
+        body = client.get(path).text
+        assert HOSTILE not in body and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
+        assert "sk-live-secret" not in body and "[redacted]" in body
+        assert "laptop over http" in body and "Tool: files.delete (high risk)" in body
+
+
+def test_every_response_carries_the_security_headers(store: PolicyStore) -> None:
+    client = page_client(store)
+    for response in (client.get("/approvals/"), client.get("/approvals/static/page.js"), client.get("/approvals/x")):
+        headers = response.headers
+        assert headers["content-security-policy"].startswith("default-src 'none'; script-src 'self'")
+        assert headers["x-frame-options"] == "DENY" and headers["cache-control"] == "no-store"
+        assert headers["referrer-policy"] == "no-referrer" and headers["x-content-type-options"] == "nosniff"
+
+
+def test_without_a_session_nothing_is_shown_or_done(store: PolicyStore) -> None:
+    approval = hostile_approval(store)
+    client = page_client(store)
+    assert client.get("/approvals/").status_code == 401
+    assert client.get(f"/approvals/a/{approval.id}").status_code == 401
+    assert client.get("/approvals/fragment").status_code == 401
+    forged = client.post(f"/approvals/a/{approval.id}/approve", data={"csrf": "x"}, headers={"Origin": BASE})
+    assert forged.status_code == 401
+    assert store.get_approval(approval.id).status == "pending"  # type: ignore[union-attr]
+
+
+def test_state_changes_need_the_csrf_token_and_the_pages_own_origin(store: PolicyStore) -> None:
+    approval = hostile_approval(store)
+    client, csrf = signed_in(store)
+    url = f"/approvals/a/{approval.id}/approve"
+    assert client.post(url, headers={"Origin": BASE}).status_code == 403
+    assert client.post(url, data={"csrf": csrf[:-1] + "A"}, headers={"Origin": BASE}).status_code == 403
+    assert client.post(url, data={"csrf": csrf}, headers={"Origin": "http://127.0.0.1:9999"}).status_code == 403
+    assert client.post(url, data={"csrf": csrf}, headers={"Origin": "null"}).status_code == 403
+    assert client.post(url, data={"csrf": csrf}).status_code == 403  # no Origin at all
+    assert client.post("/approvals/logout", headers={"Origin": BASE}).status_code == 403
+    assert store.get_approval(approval.id).status == "pending"  # type: ignore[union-attr]
+    done = client.post(url, data={"csrf": csrf}, headers={"Origin": BASE}, follow_redirects=False)
+    assert done.status_code == 303 and done.headers["location"] == f"/approvals/a/{approval.id}"
+    assert store.get_approval(approval.id).status == "approved"  # type: ignore[union-attr]
+    again = client.post(url, data={"csrf": csrf}, headers={"Origin": BASE, "Accept": "application/json"})
+    assert again.status_code == 409 and "approved" in again.json()["error"]
+    assert store.approval_meta([approval.id])[approval.id]["decided_by"] == "page"
+
+
+def test_a_csrf_token_belongs_to_its_session(store: PolicyStore) -> None:
+    approval = hostile_approval(store)
+    _, mine = signed_in(store)
+    other, _ = signed_in(store)
+    response = other.post(f"/approvals/a/{approval.id}/deny", data={"csrf": mine}, headers={"Origin": BASE})
+    assert response.status_code == 403
+
+
+def test_signing_out_ends_the_session(store: PolicyStore) -> None:
+    client, csrf = signed_in(store)
+    out = client.post("/approvals/logout", data={"csrf": csrf}, headers={"Origin": BASE}, follow_redirects=False)
+    assert out.status_code == 303 and "Max-Age=0" in out.headers["set-cookie"]
+    assert client.get("/approvals/").status_code == 401
+
+
+def test_foreign_hosts_are_refused(store: PolicyStore) -> None:
+    client = page_client(store)
+    assert client.get("/approvals/", headers={"Host": "rebound.example"}).status_code == 421
+
+
+def test_the_cookie_is_secure_when_the_page_is_public_over_https(store: PolicyStore) -> None:
+    client = page_client(store, url="https://assistant.example.org/approvals")
+    link = new_login_link(store, f"{BASE}/approvals", 600)
+    cookie = client.get(link.removeprefix(BASE)).headers["set-cookie"]
+    assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+
+
+def test_expired_sign_in_links_do_not_work(store: PolicyStore) -> None:
+    client = page_client(store)
+    link = new_login_link(store, f"{BASE}/approvals", -1)
+    assert client.get(link.removeprefix(BASE)).status_code == 403
+
+
+def test_the_fragment_long_polls_until_what_it_shows_changes(
+    store: PolicyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("mcp_tools.approvals.page.LONG_POLL_SECONDS", 1.0)
+    client, _ = signed_in(store)
+    first = client.get("/approvals/fragment")
+    version = first.headers["x-version"]
+    started = time.monotonic()
+    unchanged = client.get(f"/approvals/fragment?since={version}")
+    assert unchanged.headers["x-version"] == version and 0.9 <= time.monotonic() - started < 5
+
+    monkeypatch.setattr("mcp_tools.approvals.page.LONG_POLL_SECONDS", 30.0)
+    other_process = PolicyStore(store.path)
+
+    def ask_later() -> None:
+        time.sleep(0.3)
+        hostile_approval(other_process)
+
+    thread = threading.Thread(target=ask_later)
+    started = time.monotonic()
+    thread.start()
+    changed = client.get(f"/approvals/fragment?since={version}")
+    thread.join()
+    assert changed.headers["x-version"] != version and "Waiting for you (1)" in changed.text
+    assert time.monotonic() - started < 5  # not the 30 s the poll may last
