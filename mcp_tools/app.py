@@ -96,12 +96,14 @@ def build_app(config: Config, servers: list[str] | None = None) -> App:
     data_dir = config.data_dir()
     state_dir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
-    environment = Environment(data_dir=data_dir, state_dir=state_dir, env=config.environ)
+    requested = servers if servers is not None else config.server.servers
+    environment = Environment(
+        data_dir=data_dir, state_dir=state_dir, env=config.environ, sections=config.sections, servers=requested
+    )
     store = PolicyStore(state_dir / "policy.sqlite3")
     rules = RulePolicy(config.policy)
     app = App(config, environment, PolicyGate(config.policy, rules, store), store, rules)
 
-    requested = servers if servers is not None else config.server.servers
     for name in CATALOG:
         if requested is not None and name not in requested:
             app.statuses.append(NamespaceStatus(name, False, "not selected in [server] servers or --servers"))

@@ -67,6 +67,12 @@ allowed_origins = []       # extra browser Origins allowed
 
 # [inbox]
 # addresses = ["assistant@example.com"]
+
+# [google]
+# client_secrets = "~/.config/mcp-tools/client_secret.json"   # then: mcp-tools auth google
+
+# [gmail]
+# allowed_recipients = ["*@example.com"]
 """
 
 
@@ -172,6 +178,12 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     claude.add_argument("--claude-config", help="path of claude_desktop_config.json (default: the platform's)")
     claude.add_argument("--name", default="mcp-tools", help="server name in Claude Desktop")
     claude.set_defaults(handler=cmd_install_claude)
+
+    auth = commands.add_parser("auth", help="sign in to an account that namespaces use")
+    auth_sub = auth.add_subparsers(metavar="ACCOUNT")
+    google = auth_sub.add_parser("google", help="sign in to Google (gmail and the other Google namespaces)")
+    google.add_argument("--no-browser", action="store_true", help="print the address; paste back where it ends")
+    google.set_defaults(handler=cmd_auth_google)
 
     add_namespace_commands(commands, namespaces)
     return parser
@@ -448,8 +460,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         count = sum(1 for tool in app.visible_tools(status.name)) if status.enabled else 0
         state = f"on  ({count} tools)" if status.enabled else f"off: {status.reason}"
         print(f"  {status.name:<9} {state}")
+    if "google" in config.sections:
+        from mcp_tools.servers.google.cli import doctor_lines
+
+        for line in doctor_lines(config):
+            print(line)
     app.store.close()
     return 0
+
+
+def cmd_auth_google(args: argparse.Namespace) -> int:
+    from mcp_tools.servers.google.cli import auth_google
+
+    return auth_google(_config(args), args)
 
 
 def cmd_config_init(args: argparse.Namespace) -> int:

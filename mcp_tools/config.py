@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from mcp_tools.servers import CATALOG
+from mcp_tools.servers import CATALOG, SHARED_SECTIONS
 
 APP_NAME = "mcp-tools"
 CONFIG_ENV = "MCP_TOOLS_CONFIG"
@@ -156,8 +156,8 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     for key, value in raw.items():
         if key in ("server", "policy", "http"):
             continue
-        if key not in CATALOG:
-            expected = ", ".join(["server", "policy", "http", *sorted(CATALOG)])
+        if key not in CATALOG and key not in SHARED_SECTIONS:
+            expected = ", ".join(["server", "policy", "http", *sorted(CATALOG), *sorted(SHARED_SECTIONS)])
             raise ConfigError(f"unknown section [{key}]; expected one of: {expected}")
         if not isinstance(value, Mapping):
             raise ConfigError(f"[{key}] must be a table of settings")

@@ -168,6 +168,10 @@ class Environment:
     data_dir: Path
     state_dir: Path
     env: Mapping[str, str] = field(default_factory=dict)
+    # Raw config sections other namespaces may read (`[google]`, `[files]`) and the namespaces
+    # the person selected (None: every configured one).
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    servers: Sequence[str] | None = None
 
     def namespace_state_dir(self, namespace: str) -> Path:
         path = self.state_dir / namespace

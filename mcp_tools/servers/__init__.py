@@ -12,7 +12,12 @@ CATALOG: dict[str, str] = {
     "calendar": "mcp_tools.servers.calendar",
     "web": "mcp_tools.servers.web",
     "inbox": "mcp_tools.servers.inbox",
+    "gmail": "mcp_tools.servers.gmail",
 }
+
+# Config sections shared by several namespaces rather than owned by one: `[google]` holds the
+# Google account every Google namespace (gmail, later drive, docs, ...) signs in with.
+SHARED_SECTIONS: frozenset[str] = frozenset({"google"})
 
 
 def load_namespace(name: str) -> Namespace:
