@@ -79,7 +79,8 @@ def extract(payload: dict[str, Any], fetched: dict[str, bytes] | None = None) ->
             return None
         else:
             raw = b""
-        return decode_bytes(raw, charset_of(part), body.warnings, f"part {part.get('partId') or 0}")
+        text = decode_bytes(raw, charset_of(part), body.warnings, f"part {part.get('partId') or 0}")
+        return text.replace("\r\n", "\n").replace("\r", "\n")
 
     def walk(part: dict[str, Any], in_alternative: bool) -> None:
         nonlocal count

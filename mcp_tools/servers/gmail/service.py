@@ -175,7 +175,10 @@ class GmailService:
         return {
             "messages": hits,
             "next_cursor": listing.get("nextPageToken"),
-            "failed": [{"id": key, **failure.as_dict()} for key, failure in failed.items()],
+            "failed": [
+                {"id": key, "kind": failure.kind, "message": failure.message, "hint": failure.hint or ""}
+                for key, failure in failed.items()
+            ],
         }
 
     # --- read ---------------------------------------------------------------------------------
@@ -290,7 +293,7 @@ class GmailService:
             in_reply_to = headers.get("message-id") or None
             references = " ".join(part for part in (headers.get("references"), in_reply_to) if part) or None
             thread_id = original.get("threadId")
-            if subject is None:
+            if not subject:
                 old = headers.get("subject", "")
                 subject = old if old.lower().startswith("re:") else f"Re: {old}"
             if not to:

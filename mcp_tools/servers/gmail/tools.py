@@ -7,9 +7,9 @@ Scopes are checked before each call, so a missing grant names the scope and the 
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, model_validator
 
 from mcp_tools.servers.google.text import fence, page
 from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
@@ -17,7 +17,16 @@ from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure,
 if TYPE_CHECKING:
     from mcp_tools.servers.gmail.service import GmailService
 
-Id = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+
+def _gmail_id(value: str) -> str:
+    """Gmail ids are short letters, digits, '-' and '_'; checked here to keep the schemas small."""
+    if value and not value.replace("-", "").replace("_", "").isalnum() or not value.isascii():
+        raise ValueError(f"{value[:80]!r} is not a Gmail id")
+    return value
+
+
+GmailId = Annotated[str, AfterValidator(_gmail_id)]
+Id = Field(min_length=1, max_length=64)
 Address = Field(default_factory=list, max_length=50)
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/csv", "application/x-yaml")
 
@@ -36,11 +45,11 @@ class Failed(Output):
     id: str
     kind: str
     message: str
-    hint: str | None = None
+    hint: str = ""
 
 
 def _failed(failures: dict[Any, Any]) -> list[Failed]:
-    return [Failed(id=str(key), kind=f.kind, message=f.message, hint=f.hint) for key, f in failures.items()]
+    return [Failed(id=str(key), kind=f.kind, message=f.message, hint=f.hint or "") for key, f in failures.items()]
 
 
 def _failed_text(failed: list[Failed]) -> str:
@@ -57,14 +66,10 @@ def _failed_text(failed: list[Failed]) -> str:
 
 
 class SearchArgs(Arguments):
-    query: str = Field(
-        default="",
-        max_length=500,
-        description="Gmail search syntax, e.g. from:ann is:unread after:2025/01/31. Empty: latest inbox.",
-    )
-    labels: list[str] = Field(default_factory=list, max_length=10, description="Label names or ids; all must match.")
+    query: str = Field(default="", max_length=500, description="Gmail syntax, e.g. from:ann is:unread newer_than:7d")
+    labels: list[str] = Field(default_factory=list, max_length=10, description="Label names; all must match.")
     limit: int = Field(default=10, ge=1, le=50)
-    cursor: str | None = Field(default=None, max_length=200)
+    cursor: str = Field(default="", max_length=200)
 
 
 class Hit(Output):
@@ -110,7 +115,7 @@ def render_search(result: SearchResult) -> str:
 
 
 class ReadArgs(Arguments):
-    id: str = Id
+    id: GmailId = Id
     thread: bool = Field(default=False, description="id is a thread id: read every message in it.")
     offset: int = Field(default=0, ge=0)
     max_chars: int = Field(default=8000, ge=200, le=50_000)
@@ -181,9 +186,9 @@ def render_read(result: ReadResult) -> str:
 
 
 class AttachmentArgs(Arguments):
-    message_id: str = Id
+    message_id: GmailId = Id
     index: int = Field(ge=0, le=499, description="From gmail_read.")
-    save: bool = Field(default=False, description="Store it in the files store instead of returning it.")
+    save: bool = Field(default=False, description="Save to the files store instead.")
     offset: int = Field(default=0, ge=0)
     max_chars: int = Field(default=20_000, ge=200, le=100_000)
 
@@ -288,16 +293,10 @@ class ComposeArgs(Arguments):
     to: list[str] = Address
     cc: list[str] = Address
     bcc: list[str] = Address
-    subject: str | None = Field(default=None, max_length=998, description="Default for a reply: Re: the original's.")
+    subject: str = Field(default="", max_length=998)
     body: str = Field(default="", max_length=200_000, description="Plain text.")
-    html: str | None = Field(default=None, max_length=500_000, description="HTML alternative of body.")
-    reply_to: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=64,
-        pattern=r"^[A-Za-z0-9_-]+$",
-        description="Message id to answer, in its thread; to defaults to its sender.",
-    )
+    html: str = Field(default="", max_length=500_000, description="Optional HTML alternative.")
+    reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer in-thread.")
     attachments: list[str] = Field(default_factory=list, max_length=10, description="Paths in the files store.")
 
     @model_validator(mode="after")
@@ -310,13 +309,7 @@ class ComposeArgs(Arguments):
 
 
 class DraftArgs(ComposeArgs):
-    draft_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=64,
-        pattern=r"^[A-Za-z0-9_-]+$",
-        description="Replace this draft instead of creating one.",
-    )
+    draft_id: GmailId = Field(default="", max_length=64, description="Draft to replace.")
 
 
 class DraftResult(Output):
@@ -346,13 +339,7 @@ async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> Dra
 
 
 class SendArgs(ComposeArgs):
-    draft_id: str | None = Field(
-        default=None,
-        min_length=1,
-        max_length=64,
-        pattern=r"^[A-Za-z0-9_-]+$",
-        description="Send this draft; then leave the other fields empty.",
-    )
+    draft_id: GmailId = Field(default="", max_length=64, description="Draft to send, alone.")
     _prepared: Any = PrivateAttr(default=None)
 
     @model_validator(mode="after")
@@ -456,14 +443,12 @@ async def send(service: GmailService, args: SendArgs, ctx: CallContext) -> SendR
 
 
 class LabelsArgs(Arguments):
-    ids: list[str] = Field(
-        default_factory=list, max_length=100, description="Messages (or threads); none: list labels."
-    )
+    ids: list[str] = Field(default_factory=list, max_length=100)
     thread: bool = Field(default=False, description="ids are thread ids.")
-    add: list[str] = Field(default_factory=list, max_length=20, description="Label names or ids.")
+    add: list[str] = Field(default_factory=list, max_length=20, description="Label names.")
     remove: list[str] = Field(default_factory=list, max_length=20)
-    archive: bool = Field(default=False, description="Remove INBOX.")
-    mark_read: bool | None = Field(default=None, description="true: remove UNREAD; false: add it.")
+    archive: bool = False
+    mark_read: bool | None = None
 
     @model_validator(mode="after")
     def _check(self) -> LabelsArgs:
@@ -531,7 +516,7 @@ def describe_labels(args: LabelsArgs) -> str:
 
 
 class TrashArgs(Arguments):
-    ids: list[str] = Field(min_length=1, max_length=50, description="Message (or thread) ids.")
+    ids: list[str] = Field(min_length=1, max_length=50)
     thread: bool = Field(default=False, description="ids are thread ids.")
     _lines: Any = PrivateAttr(default=None)
 
@@ -581,7 +566,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="gmail.search",
         title="Search Gmail",
-        description="Search the mailbox; each hit has ids, from, to, subject, date, snippet, labels.",
+        description="Search Gmail; empty query: latest inbox mail.",
         input_model=SearchArgs,
         output_model=SearchResult,
         handler=search,

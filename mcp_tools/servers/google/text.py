@@ -16,7 +16,7 @@ from mcp_tools.tooling import ToolFailure
 __all__ = ["b64url_decode", "b64url_encode", "decode_bytes", "fence", "html_to_text", "is_browser_stub", "page"]
 
 _STUB = re.compile(
-    r"view (this|it|the (e-?mail|message|newsletter)) (online|in (a|your) (web )?browser)|"
+    r"view (this|it|the)( e-?mail| message| newsletter)? (online|in (a|your) (web )?browser)|"
     r"(your|this) (e-?mail )?(client|program|reader) (does not|doesn't|cannot|can't) (support|display) html|"
     r"html[- ]only|im browser (anzeigen|ansehen)|version en ligne",
     re.IGNORECASE,

@@ -9,6 +9,7 @@ References or In-Reply-To header names a message in it, and the subjects match.
 from __future__ import annotations
 
 import base64
+import email.header
 import email.parser
 import email.policy
 import email.utils
@@ -44,6 +45,14 @@ def b64url(data: bytes) -> str:
 
 def unb64url(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def header_text(value: object) -> str:
+    """Header values as Gmail returns them: RFC 2047 encoded words decoded."""
+    try:
+        return str(email.header.make_header(email.header.decode_header(str(value))))
+    except (ValueError, LookupError):
+        return str(value)
 
 
 def _subject_key(subject: str) -> str:
@@ -130,7 +139,7 @@ class FakeGmail:
 
     # --- representation ------------------------------------------------------------------------
     def _part(self, stored: StoredMessage, part: Message, part_id: str) -> dict[str, Any]:
-        headers = [{"name": key, "value": str(value)} for key, value in part.items()]
+        headers = [{"name": key, "value": header_text(value)} for key, value in part.items()]
         out: dict[str, Any] = {
             "partId": part_id,
             "mimeType": part.get_content_type(),
@@ -174,7 +183,7 @@ class FakeGmail:
             out["raw"] = b64url(stored.raw)
         elif fmt == "metadata":
             wanted = {name.lower() for name in metadata_headers or []}
-            headers = [{"name": k, "value": str(v)} for k, v in parsed.items() if not wanted or k.lower() in wanted]
+            headers = [{"name": k, "value": header_text(v)} for k, v in parsed.items() if not wanted or k.lower() in wanted]
             full = self._part(stored, parsed, "")
             out["payload"] = {
                 "partId": "",
