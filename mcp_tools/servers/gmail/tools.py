@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def _gmail_id(value: str) -> str:
     """Gmail ids are short letters, digits, '-' and '_'; checked here to keep the schemas small."""
-    if value and not value.replace("-", "").replace("_", "").isalnum() or not value.isascii():
+    if (value and not value.replace("-", "").replace("_", "").isalnum()) or not value.isascii():
         raise ValueError(f"{value[:80]!r} is not a Gmail id")
     return value
 
@@ -50,6 +50,14 @@ class Failed(Output):
 
 def _failed(failures: dict[Any, Any]) -> list[Failed]:
     return [Failed(id=str(key), kind=f.kind, message=f.message, hint=f.hint or "") for key, f in failures.items()]
+
+
+def raise_if_none_done(done: list[str], failures: dict[Any, Any]) -> None:
+    """When every item failed, the call failed: an error result, not a quiet empty success."""
+    if failures and not done:
+        key, first = next(iter(failures.items()))
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise ToolFailure(first.kind, f"{key}: {first.message}{more}", first.hint, first.details)
 
 
 def _failed_text(failed: list[Failed]) -> str:
@@ -497,6 +505,7 @@ async def labels(service: GmailService, args: LabelsArgs, ctx: CallContext) -> L
         return service.modify(list(dict.fromkeys(args.ids)), args.thread, add, remove)
 
     changed, failed = await _run(service, tool, change)
+    raise_if_none_done(changed, failed)
     return LabelsResult(labels=[], changed=changed, failed=_failed(failed))
 
 
@@ -550,6 +559,7 @@ def describe_trash(args: TrashArgs) -> str:
 
 async def trash(service: GmailService, args: TrashArgs, ctx: CallContext) -> TrashResult:
     trashed, failed = await _run(service, "gmail.trash", service.trash, list(dict.fromkeys(args.ids)), args.thread)
+    raise_if_none_done(trashed, failed)
     return TrashResult(trashed=trashed, failed=_failed(failed))
 
 

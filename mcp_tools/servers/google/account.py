@@ -328,7 +328,8 @@ def sign_in(
         port = int(server.server_address[1])
     flow.redirect_uri = f"http://127.0.0.1:{port}/"
     state = secrets.token_urlsafe(24)
-    url, _ = flow.authorization_url(access_type="offline", prompt="consent", state=state)
+    with insecure_loopback(client.get("auth_uri") or ""):
+        url, _ = flow.authorization_url(access_type="offline", prompt="consent", state=state)
     try:
         if no_browser:
             say(f"Open this address in a browser, sign in, then paste the address it ends on:\n\n{url}\n")

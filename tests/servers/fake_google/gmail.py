@@ -183,7 +183,9 @@ class FakeGmail:
             out["raw"] = b64url(stored.raw)
         elif fmt == "metadata":
             wanted = {name.lower() for name in metadata_headers or []}
-            headers = [{"name": k, "value": header_text(v)} for k, v in parsed.items() if not wanted or k.lower() in wanted]
+            headers = [
+                {"name": k, "value": header_text(v)} for k, v in parsed.items() if not wanted or k.lower() in wanted
+            ]
             full = self._part(stored, parsed, "")
             out["payload"] = {
                 "partId": "",

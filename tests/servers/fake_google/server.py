@@ -80,6 +80,7 @@ class Injected:
     reason: str | None
     times: int
     retry_after: int | None = None
+    message: str | None = None
 
 
 @dataclass
@@ -192,11 +193,17 @@ class FakeGoogle:
             self.refresh_tokens.clear()
 
     def fail(
-        self, method_id: str, status: int, reason: str | None = None, times: int = 1, retry_after: int | None = None
+        self,
+        method_id: str,
+        status: int,
+        reason: str | None = None,
+        times: int = 1,
+        retry_after: int | None = None,
+        message: str | None = None,
     ) -> None:
         """The next `times` calls of the method (or "batch", "token") answer with this error."""
         with self.lock:
-            self.injected[method_id].append(Injected(status, reason, times, retry_after))
+            self.injected[method_id].append(Injected(status, reason, times, retry_after, message))
 
     def _take_injected(self, key: str) -> Injected | None:
         with self.lock:
@@ -253,7 +260,7 @@ class FakeGoogle:
             injected = self._take_injected(method.id)
             if injected is not None:
                 extra = {"Retry-After": str(injected.retry_after)} if injected.retry_after is not None else {}
-                message = REASON_MESSAGES.get(injected.reason or "", f"injected {injected.status}")
+                message = injected.message or REASON_MESSAGES.get(injected.reason or "", f"injected {injected.status}")
                 return Response.json(injected.status, google_error(injected.status, message, injected.reason), extra)
             params = {
                 key: values if method.parameters.get(key, {}).get("repeated") else values[0]
