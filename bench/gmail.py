@@ -4,7 +4,7 @@
    `mcp-tools serve` with files only (today's baseline), and with files + gmail signed in. The
    Google libraries load on the first call, so gmail should add little.
 2. `gmail.search` returning 25 messages through the real MCP client and the policy layer,
-   against the same requests (messages.list, then one batch of 25 metadata gets) made directly
+   against the same requests (messages.list, then one batch of 25 trimmed gets) made directly
    with googleapiclient. p50 and p95, interleaved call by call.
 
 Run: .venv/bin/python bench/gmail.py [--rounds 5] [--calls 40]
@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+from mcp_tools.servers.gmail.service import SEARCH_FIELDS  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.fake_google import FakeGmail, FakeGoogle  # noqa: E402
 from tests.servers.gmail_fixtures import plain, sign_in  # noqa: E402
@@ -101,7 +102,7 @@ async def startup(base: Path, settings: dict, rounds: int) -> None:
 
 
 def direct_search(google: FakeGoogle, token: str):
-    """The same requests with googleapiclient alone: list, then one batch of 25 metadata gets."""
+    """The same requests with googleapiclient alone: list, then one batch of 25 trimmed gets."""
     import httplib2
     from google.oauth2.credentials import Credentials
     from google_auth_httplib2 import AuthorizedHttp
@@ -118,11 +119,7 @@ def direct_search(google: FakeGoogle, token: str):
             callback=lambda _id, response, error: found.append(response), batch_uri=google.url + "batch"
         )
         for ref in listing["messages"]:
-            batch.add(
-                service.users()
-                .messages()
-                .get(userId="me", id=ref["id"], format="metadata", metadataHeaders=["From", "To", "Subject", "Date"])
-            )
+            batch.add(service.users().messages().get(userId="me", id=ref["id"], format="full", fields=SEARCH_FIELDS))
         batch.execute()
         return len(found)
 

@@ -20,7 +20,8 @@ from mcp_tools.tooling import Environment, ToolFailure
 
 API, VERSION = "gmail", "v1"
 ME = "me"
-SEARCH_HEADERS = ["From", "To", "Subject", "Date"]
+# format=full trimmed to what a hit shows: headers, and part names to count attachments (3 levels deep)
+SEARCH_FIELDS = "id,threadId,labelIds,snippet,payload(headers,parts(filename,parts(filename,parts(filename))))"
 LABEL_CACHE_SECONDS = 300
 
 
@@ -144,7 +145,7 @@ class GmailService:
             (
                 ref["id"],
                 lambda s, i=ref["id"]: (
-                    s.users().messages().get(userId=ME, id=i, format="metadata", metadataHeaders=SEARCH_HEADERS)
+                    s.users().messages().get(userId=ME, id=i, format="full", fields=SEARCH_FIELDS)
                 ),
             )
             for ref in refs
@@ -156,7 +157,8 @@ class GmailService:
             message = found.get(ref["id"])
             if message is None:
                 continue
-            headers = headers_of(message.get("payload") or {})
+            payload = message.get("payload") or {}
+            headers = headers_of(payload)
             hits.append(
                 {
                     "id": message["id"],
@@ -167,9 +169,7 @@ class GmailService:
                     "date": headers.get("date", ""),
                     "snippet": message.get("snippet", ""),
                     "labels": [names.get(label, label) for label in message.get("labelIds", [])],
-                    "attachments": sum(
-                        1 for part in (message.get("payload") or {}).get("parts") or [] if part.get("filename")
-                    ),
+                    "attachments": count_attachments(payload),
                 }
             )
         return {
@@ -434,6 +434,11 @@ class GmailService:
             requests = [(i, lambda s, i=i: s.users().messages().trash(userId=ME, id=i)) for i in ids]
         done, failed = self.client.batch(API, VERSION, requests, tool=tool)
         return [i for i in ids if i in done], failed
+
+
+def count_attachments(part: dict[str, Any]) -> int:
+    own = 1 if part.get("filename") else 0
+    return own + sum(count_attachments(child) for child in part.get("parts") or [])
 
 
 def digest(raw: bytes) -> str:

@@ -186,19 +186,13 @@ class FakeGmail:
             headers = [
                 {"name": k, "value": header_text(v)} for k, v in parsed.items() if not wanted or k.lower() in wanted
             ]
-            full = self._part(stored, parsed, "")
-            out["payload"] = {
+            out["payload"] = {  # Gmail sends headers but no parts in metadata format
                 "partId": "",
-                "mimeType": full["mimeType"],
+                "mimeType": parsed.get_content_type(),
                 "filename": "",
                 "headers": headers,
                 "body": {"size": 0},
             }
-            if "parts" in full:  # Gmail keeps the part skeleton (no bodies) in metadata format
-                out["payload"]["parts"] = [
-                    {key: value for key, value in part.items() if key in ("partId", "mimeType", "filename")}
-                    for part in full["parts"]
-                ]
         elif fmt == "full":
             out["payload"] = self._part(stored, parsed, "")
         return out

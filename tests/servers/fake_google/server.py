@@ -68,6 +68,46 @@ def google_error(status: int, message: str, reason: str | None = None) -> dict[s
     return {"error": error}
 
 
+def parse_fields(text: str) -> dict[str, Any]:
+    """Google's partial-response mask (`a,b(c,d/e)`) as a tree; a leaf (None) keeps everything."""
+    position = 0
+    text = text.replace(" ", "")
+
+    def level() -> dict[str, Any]:
+        nonlocal position
+        tree: dict[str, Any] = {}
+        while position < len(text) and text[position] != ")":
+            name = ""
+            while position < len(text) and text[position] not in ",()":
+                name += text[position]
+                position += 1
+            sub: dict[str, Any] | None = None
+            if position < len(text) and text[position] == "(":
+                position += 1
+                sub = level()
+                position += 1  # the closing parenthesis
+            parts = name.split("/")
+            node = tree
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+            node[parts[-1]] = sub
+            if position < len(text) and text[position] == ",":
+                position += 1
+        return tree
+
+    return level()
+
+
+def apply_fields(value: Any, tree: dict[str, Any] | None) -> Any:
+    if tree is None:
+        return value
+    if isinstance(value, list):
+        return [apply_fields(item, tree) for item in value]
+    if isinstance(value, dict):
+        return {key: apply_fields(item, tree[key]) for key, item in value.items() if key in tree}
+    return value
+
+
 class ApiError(Exception):
     def __init__(self, status: int, message: str, reason: str | None = None) -> None:
         super().__init__(message)
@@ -272,6 +312,8 @@ class FakeGoogle:
                 )
             if isinstance(result, Response):
                 return result
+            if "fields" in query:
+                result = apply_fields(result, parse_fields(query["fields"][0]))
             return Response.json(200, result if result is not None else {})
         raise ApiError(404, f"Not Found: {path}", "notFound")
 
