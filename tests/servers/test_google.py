@@ -361,3 +361,40 @@ def test_narrowest_scopes_per_tool():
     assert scopes.missing_scopes("gmail.read", ["https://mail.google.com/"]) == []
     assert scopes.missing_scopes("gmail.read", [scopes.GMAIL_MODIFY]) == []
     assert scopes.missing_scopes("gmail.labels", [scopes.GMAIL_READONLY]) == [scopes.GMAIL_MODIFY]
+
+
+async def test_signing_in_again_is_picked_up_without_a_restart(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):
+    gmail.add(plain())
+    settings = sign_in(tmp_path, google, expires_in=0)
+    google.revoke_refresh_tokens()
+    async with connect(tmp_path, settings) as client:
+        assert failure(await client.call_tool("gmail_search", {}))["kind"] == "not_configured"
+        data = token_data(tmp_path)
+        data["token"], data["refresh_token"] = google.issue(sorted(data["scopes"]))
+        token_file = tmp_path / "state" / "google" / "token.json"
+        token_file.write_text(json.dumps(data))  # what `mcp-tools auth google` leaves behind
+        ok(await client.call_tool("gmail_search", {}))
+
+
+def test_the_loopback_ignores_other_requests_until_the_answer_comes(
+    tmp_path: Path, google: FakeGoogle, gmail: FakeGmail
+):
+    from mcp_tools.config import load_config
+    from mcp_tools.servers.google.cli import auth_google
+
+    config_file, _ = _config_file(tmp_path, google)
+
+    def browser(url: str) -> None:
+        from urllib.parse import parse_qs, urlsplit
+
+        redirect = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+        try:
+            urllib.request.urlopen(redirect + "favicon.ico", timeout=10)
+        except urllib.error.HTTPError as error:
+            assert error.code == 404
+        _browser(url)
+
+    code = auth_google(
+        load_config(config_file, {}), argparse.Namespace(no_browser=False), open_url=browser, say=lambda text: None
+    )
+    assert code == 0 and token_data(tmp_path)["account"] == google.account

@@ -14,6 +14,7 @@ import os
 import secrets
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -89,6 +90,7 @@ class GoogleAccount:
         self._credentials: Any = None
         self._stored: dict[str, Any] = {}
         self._persisted_token: str | None = None
+        self._loaded_stamp: tuple[int, int] | None = None
 
     def __repr__(self) -> str:
         return f"GoogleAccount(token_file={str(self.token_file)!r})"
@@ -134,14 +136,28 @@ class GoogleAccount:
     def credentials(self) -> Any:
         """Valid credentials, refreshed (and stored) when within five minutes of expiry."""
         with self._lock:
-            if self._credentials is None:
+            if self._credentials is None or self._signed_in_again():
                 self._credentials = self._load()
+                self._loaded_stamp = self._stamp()
             credentials = self._credentials
             expiry = credentials.expiry
             soon = expiry is None or expiry - REFRESH_MARGIN <= dt.datetime.now(dt.UTC).replace(tzinfo=None)
             if not credentials.token or soon:
                 self._refresh(credentials)
             return credentials
+
+    def _stamp(self) -> tuple[int, int] | None:
+        if self.is_service_account:
+            return None
+        try:
+            info = self.token_file.stat()
+        except OSError:
+            return None
+        return (info.st_mtime_ns, info.st_ino)
+
+    def _signed_in_again(self) -> bool:
+        """`mcp-tools auth google` replaced the token file while this server runs: use the new one."""
+        return not self.is_service_account and self._stamp() != self._loaded_stamp
 
     def invalidate(self) -> None:
         """After a 401: the next call refreshes."""
@@ -223,6 +239,7 @@ class GoogleAccount:
         write_private(self.token_file, data)
         self._stored = data
         self._persisted_token = credentials.token
+        self._loaded_stamp = self._stamp()
 
 
 def refresh_failure(error: Exception, service_account: bool = False) -> ToolFailure:
@@ -270,8 +287,13 @@ def insecure_loopback(url: str):  # type: ignore[no-untyped-def]
 
 class _Callback(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
-        query = parse_qs(urlsplit(self.path).query)
-        self.server.answer = {key: values[0] for key, values in query.items()}  # type: ignore[attr-defined]
+        query = {key: values[0] for key, values in parse_qs(urlsplit(self.path).query).items()}
+        if "state" not in query:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.server.answer = query  # type: ignore[attr-defined]
         body = (
             b"<!doctype html><title>mcp-tools</title><p>Signed in to Google. You can close this window."
             if "code" in self.server.answer  # type: ignore[attr-defined]
@@ -344,8 +366,13 @@ def sign_in(
                 webbrowser.open(url, new=1)
             else:
                 threading.Thread(target=open_url, args=(url,), daemon=True).start()
-            server.handle_request()
+            deadline = time.monotonic() + timeout_seconds
+            while not server.answer and time.monotonic() < deadline:  # type: ignore[attr-defined]
+                server.timeout = max(0.1, deadline - time.monotonic())
+                server.handle_request()  # a favicon or prefetch request does not end the wait
             answer = server.answer  # type: ignore[attr-defined]
+            if not answer:
+                raise SignInError(f"no answer from the browser within {int(timeout_seconds)} s; try again")
     finally:
         if server is not None:
             server.server_close()
