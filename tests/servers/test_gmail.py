@@ -441,3 +441,29 @@ async def test_tool_definitions_fit_the_context_budget(tmp_path: Path, google: F
     annotations: dict[str, Any] = {t.name: t.annotations for t in visible}
     assert annotations["gmail_send"].destructive_hint is True and annotations["gmail_trash"].destructive_hint is True
     assert annotations["gmail_search"].read_only_hint is True
+
+
+async def test_an_html_only_draft_gets_a_plain_text_part_too(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):
+    async with connect(tmp_path, sign_in(tmp_path, google)) as client:
+        made = ok(
+            await client.call_tool(
+                "gmail_draft",
+                {"to": ["bob@example.org"], "html": '<p>See <a href="https://example.org/plan">the plan</a>.</p>'},
+            )
+        )
+    message = parsed(gmail, gmail.drafts[made["draft_id"]])
+    assert message.get_body(("plain",)).get_content().strip() == "See the plan (https://example.org/plan)."
+
+
+def test_the_google_section_is_shared_config_and_unknown_sections_still_fail(tmp_path: Path):
+    from mcp_tools.config import ConfigError, parse_config
+
+    config = parse_config({"google": {"client_secrets": "cs.json"}, "gmail": {"allowed_recipients": ["*@x.org"]}}, {})
+    assert config.sections["google"] == {"client_secrets": "cs.json"}
+    with pytest.raises(ConfigError, match="unknown section \\[gogle\\]"):
+        parse_config({"gogle": {}}, {})
+    with pytest.raises(ConfigError, match="allowed_recipients"):
+        from mcp_tools.app import build_app
+        from tests.harness import make_config
+
+        build_app(make_config(tmp_path, {"gmail": {"allowed_recipients": ["nobody"]}}))

@@ -175,7 +175,8 @@ class Outgoing:
         if self.in_reply_to:
             message["In-Reply-To"] = self.in_reply_to
             message["References"] = self.references or self.in_reply_to
-        message.set_content(self.text)
+        text = self.text or (html_to_text(self.html) if self.html else "")
+        message.set_content(text)
         if self.html:
             message.add_alternative(self.html, subtype="html")
         for filename, data in self.attachments:
