@@ -467,3 +467,21 @@ def test_the_google_section_is_shared_config_and_unknown_sections_still_fail(tmp
         from tests.harness import make_config
 
         build_app(make_config(tmp_path, {"gmail": {"allowed_recipients": ["nobody"]}}))
+
+
+async def test_a_large_message_goes_as_a_media_upload_to_the_configured_endpoint(
+    tmp_path: Path, google: FakeGoogle, gmail: FakeGmail
+):
+    import os as _os
+
+    payload = _os.urandom(5 * 1024 * 1024)
+    settings = sign_in(tmp_path, google)
+    (tmp_path / "data" / "files").mkdir(parents=True)
+    (tmp_path / "data" / "files" / "big.bin").write_bytes(payload)
+    async with connect(tmp_path, settings) as client:
+        made = ok(await client.call_tool("gmail_draft", {"to": ["bob@example.org"], "attachments": ["big.bin"]}))
+        sent = ok(await client.call_tool("gmail_send", {"to": ["bob@example.org"], "attachments": ["big.bin"]}))
+    assert gmail.uploads == 2
+    for message_id in (made["message_id"], sent["message_id"]):
+        [attached] = list(parsed(gmail, message_id).iter_attachments())
+        assert attached.get_content() == payload

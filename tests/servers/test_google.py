@@ -398,3 +398,21 @@ def test_the_loopback_ignores_other_requests_until_the_answer_comes(
         load_config(config_file, {}), argparse.Namespace(no_browser=False), open_url=browser, say=lambda text: None
     )
     assert code == 0 and token_data(tmp_path)["account"] == google.account
+
+
+def test_upload_urls_keep_the_configured_scheme(tmp_path: Path):
+    from types import SimpleNamespace
+
+    from mcp_tools.servers.google.client import GoogleClient
+    from mcp_tools.servers.google.config import GoogleConfig
+
+    client = GoogleClient(None, GoogleConfig(api_endpoint="http://127.0.0.1:8080"))  # type: ignore[arg-type]
+    request = SimpleNamespace(uri="https://127.0.0.1:8080/upload/gmail/v1/users/me/messages/send?uploadType=multipart")
+    assert (
+        client.fix_upload(request).uri
+        == "http://127.0.0.1:8080/upload/gmail/v1/users/me/messages/send?uploadType=multipart"
+    )
+    elsewhere = SimpleNamespace(uri="https://gmail.googleapis.com/upload/x")
+    assert client.fix_upload(elsewhere).uri == "https://gmail.googleapis.com/upload/x"
+    with pytest.raises(ValueError, match="https"):
+        GoogleConfig(api_endpoint="http://proxy.example.org/")

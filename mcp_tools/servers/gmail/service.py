@@ -23,6 +23,7 @@ ME = "me"
 # format=full trimmed to what a hit shows: headers, and part names to count attachments (3 levels deep)
 SEARCH_FIELDS = "id,threadId,labelIds,snippet,payload(headers,parts(filename,parts(filename,parts(filename))))"
 LABEL_CACHE_SECONDS = 300
+UPLOAD_ABOVE = 4 * 1024 * 1024  # larger messages go as a media upload, not base64 inside JSON
 
 
 @dataclass
@@ -144,9 +145,7 @@ class GmailService:
         requests = [
             (
                 ref["id"],
-                lambda s, i=ref["id"]: (
-                    s.users().messages().get(userId=ME, id=i, format="full", fields=SEARCH_FIELDS)
-                ),
+                lambda s, i=ref["id"]: s.users().messages().get(userId=ME, id=i, format="full", fields=SEARCH_FIELDS),
             )
             for ref in refs
         ]
@@ -335,20 +334,25 @@ class GmailService:
     def draft(self, args: Any) -> dict[str, Any]:
         tool = "gmail.draft"
         outgoing = self.outgoing(tool, args)
-        message: dict[str, Any] = {"raw": b64url_encode(outgoing.build())}
-        if outgoing.thread_id:
-            message["threadId"] = outgoing.thread_id
-        if args.draft_id:
-            draft = self.call(
-                tool,
-                lambda s: (
-                    s.users()
-                    .drafts()
-                    .update(userId=ME, id=args.draft_id, body={"id": args.draft_id, "message": message})
-                ),
-            )
+        raw = outgoing.build()
+        message: dict[str, Any] = {"threadId": outgoing.thread_id} if outgoing.thread_id else {}
+        media = None
+        if len(raw) > UPLOAD_ABOVE:
+            media = _media(raw)
         else:
-            draft = self.call(tool, lambda s: s.users().drafts().create(userId=ME, body={"message": message}))
+            message["raw"] = b64url_encode(raw)
+        client = self.client
+
+        def build(s: Any) -> Any:
+            drafts = s.users().drafts()
+            if args.draft_id:
+                body = {"id": args.draft_id, "message": message}
+                request = drafts.update(userId=ME, id=args.draft_id, body=body, media_body=media)
+            else:
+                request = drafts.create(userId=ME, body={"message": message}, media_body=media)
+            return client.fix_upload(request)
+
+        draft = self.call(tool, build)
         return {
             "draft_id": draft["id"],
             "message_id": draft.get("message", {}).get("id", ""),
@@ -362,10 +366,17 @@ class GmailService:
         return b64url_decode(message.get("raw", "")), message.get("threadId")
 
     def send_raw(self, raw: bytes, thread_id: str | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"raw": b64url_encode(raw)}
-        if thread_id:
-            body["threadId"] = thread_id
-        return self.call("gmail.send", lambda s: s.users().messages().send(userId=ME, body=body))
+        body: dict[str, Any] = {"threadId": thread_id} if thread_id else {}
+        media = None
+        if len(raw) > UPLOAD_ABOVE:
+            media = _media(raw)
+        else:
+            body["raw"] = b64url_encode(raw)
+        client = self.client
+        return self.call(
+            "gmail.send",
+            lambda s: client.fix_upload(s.users().messages().send(userId=ME, body=body, media_body=media)),
+        )
 
     def send_draft(self, draft_id: str) -> dict[str, Any]:
         return self.call("gmail.send", lambda s: s.users().drafts().send(userId=ME, body={"id": draft_id}))
@@ -398,9 +409,7 @@ class GmailService:
                 (
                     i,
                     lambda s, i=i: (
-                        s.users()
-                        .threads()
-                        .get(userId=ME, id=i, format="metadata", metadataHeaders=["Subject", "From"])
+                        s.users().threads().get(userId=ME, id=i, format="metadata", metadataHeaders=["Subject", "From"])
                     ),
                 )
                 for i in ids
@@ -434,6 +443,14 @@ class GmailService:
             requests = [(i, lambda s, i=i: s.users().messages().trash(userId=ME, id=i)) for i in ids]
         done, failed = self.client.batch(API, VERSION, requests, tool=tool)
         return [i for i in ids if i in done], failed
+
+
+def _media(raw: bytes) -> Any:
+    import io
+
+    from googleapiclient.http import MediaIoBaseUpload
+
+    return MediaIoBaseUpload(io.BytesIO(raw), mimetype="message/rfc822", resumable=False)
 
 
 def count_attachments(part: dict[str, Any]) -> int:

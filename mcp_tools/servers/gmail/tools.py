@@ -75,9 +75,7 @@ def _failed_text(failed: list[Failed]) -> str:
     if not failed:
         return ""
     lines = [f"\nNOT DONE for {len(failed)} item(s):"]
-    lines += [
-        f"- {item.id}: {item.kind}: {item.message}" + (f" ({item.hint})" if item.hint else "") for item in failed
-    ]
+    lines += [f"- {item.id}: {item.kind}: {item.message}" + (f" ({item.hint})" if item.hint else "") for item in failed]
     return "\n".join(lines)
 
 

@@ -73,6 +73,17 @@ class GoogleClient:
         cache[(api, version)] = (credentials, service)
         return service
 
+    def fix_upload(self, request: Any) -> Any:
+        """googleapiclient keeps https on upload URLs when only the host was overridden; keep ours."""
+        endpoint = self.config.api_endpoint
+        if endpoint and endpoint.startswith("http://") and request.uri.startswith("https://"):
+            from urllib.parse import urlsplit, urlunsplit
+
+            ours, theirs = urlsplit(endpoint), urlsplit(request.uri)
+            if theirs.netloc == ours.netloc:
+                request.uri = urlunsplit(theirs._replace(scheme=ours.scheme))
+        return request
+
     def check_scopes(self, tool: str) -> None:
         """Fail before calling when the sign-in lacks a scope the tool needs."""
         missing = missing_scopes(tool, self.account.granted_scopes())

@@ -77,6 +77,7 @@ class FakeGmail:
         self.google = google
         self.messages: dict[str, StoredMessage] = {}
         self.drafts: dict[str, str] = {}  # draft id -> message id
+        self.uploads = 0
         self.labels: dict[str, dict[str, Any]] = {
             name: {"id": name, "name": name, "type": "system"} for name in SYSTEM_LABELS
         }
@@ -125,6 +126,13 @@ class FakeGmail:
     ) -> Any:
         if path.get("userId") not in ("me", token.account):
             raise ApiError(403, "Delegation denied for " + token.account, "forbidden")
+        if media is not None:  # an upload: the message bytes came as media, not as `raw`
+            body = dict(body or {})
+            if method_id == "gmail.users.messages.send":
+                body["raw"] = b64url(media)
+            else:
+                body["message"] = {**body.get("message", {}), "raw": b64url(media)}
+            self.uploads += 1
         name = method_id.removeprefix("gmail.users.").replace(".", "_")
         handler = getattr(self, "do_" + name, None)
         if handler is None:

@@ -13,6 +13,7 @@ import email.parser
 import email.policy
 import hashlib
 import json
+import re
 import secrets
 import threading
 import time
@@ -288,12 +289,13 @@ class FakeGoogle:
             try:
                 discovery.check_query(method, query, path_params)
                 payload: Any = None
-                if body and not method.upload:
+                if method.upload:
+                    payload, body = self._upload(query, lowered, body)
+                elif body:
                     if "json" not in lowered.get("content-type", ""):
                         raise Rejected(f"{method.id}: request body must be JSON")
                     payload = json.loads(body)
-                if not method.upload:
-                    discovery.check_body(method, payload)
+                discovery.check_body(method, payload)
             except Rejected as error:
                 self.violations.append(f"{method.id}: {error}")
                 raise ApiError(400, str(error), "invalidArgument") from None
@@ -316,6 +318,35 @@ class FakeGoogle:
                 result = apply_fields(result, parse_fields(query["fields"][0]))
             return Response.json(200, result if result is not None else {})
         raise ApiError(404, f"Not Found: {path}", "notFound")
+
+    @staticmethod
+    def _upload(query: dict[str, list[str]], headers: dict[str, str], body: bytes) -> tuple[Any, bytes]:
+        """uploadType=media (the bytes alone) or multipart (JSON metadata, then the bytes)."""
+        kind = (query.get("uploadType") or [""])[0]
+        if kind == "media":
+            return None, body
+        if kind != "multipart":
+            raise Rejected(f"uploadType {kind!r} is not served by this fake (media or multipart)")
+        content_type = headers.get("content-type", "")
+        if not content_type.startswith("multipart/related"):
+            raise Rejected("a multipart upload must be multipart/related")
+        boundary = re.search(r'boundary="?([^";]+)"?', content_type)
+        if boundary is None:
+            raise Rejected("a multipart upload needs a boundary")
+        delimiter = b"--" + boundary.group(1).encode()
+        parts = [part for part in body.split(delimiter)[1:] if not part.startswith(b"--")]
+        if len(parts) != 2:
+            raise Rejected("a multipart upload holds the JSON metadata, then the media")
+        split = []
+        for part in parts:
+            part = part.removeprefix(b"\r\n").removeprefix(b"\n")
+            head, separator, content = part.partition(b"\r\n\r\n")
+            if not separator:
+                head, _, content = part.partition(b"\n\n")
+            split.append((head.decode("latin-1").lower(), content.removesuffix(b"\r\n").removesuffix(b"\n")))
+        if "json" not in split[0][0]:
+            raise Rejected("the first part of a multipart upload is the JSON metadata")
+        return json.loads(split[0][1] or b"{}"), split[1][1]
 
     def _check_token(self, authorization: str, accepted: list[str]) -> Token:
         if not authorization.startswith("Bearer "):
