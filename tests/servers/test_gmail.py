@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import email
 import email.policy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -373,9 +374,19 @@ async def test_send_arguments_are_validated(tmp_path: Path, google: FakeGoogle, 
         both = failure(await client.call_tool("gmail_send", {"draft_id": "r1", "to": ["a@example.org"]}))
         header = failure(await client.call_tool("gmail_send", {"to": ["a@example.org\r\nBcc: x@evil.test"]}))
         missing = failure(await client.call_tool("gmail_send", {"to": ["a@example.org"], "attachments": ["nope.pdf"]}))
+        subject = failure(
+            await client.call_tool("gmail_send", {"to": ["a@example.org"], "subject": "Hi\nBcc: x@evil.test"})
+        )
+        escape = failure(
+            await client.call_tool(
+                "gmail_draft", {"to": ["a@example.org"], "attachments": ["../state/google/token.json"]}
+            )
+        )
     assert nobody["kind"] == both["kind"] == header["kind"] == "invalid_arguments"
     assert "to" in nobody["message"] and "draft_id" in both["message"]
     assert missing["kind"] == "not_found" and "nope.pdf" in missing["message"]
+    assert subject["kind"] == escape["kind"] == "invalid_arguments" and "subject" in subject["message"]
+    assert "refresh_token" not in json.dumps(escape) and gmail.messages == {}
 
 
 # --- labels and trash --------------------------------------------------------------------------

@@ -82,7 +82,7 @@ def extract(payload: dict[str, Any], fetched: dict[str, bytes] | None = None) ->
         text = decode_bytes(raw, charset_of(part), body.warnings, f"part {part.get('partId') or 0}")
         return text.replace("\r\n", "\n").replace("\r", "\n")
 
-    def walk(part: dict[str, Any], in_alternative: bool) -> None:
+    def walk(part: dict[str, Any]) -> None:
         nonlocal count
         count += 1
         if count > MAX_PARTS:
@@ -90,16 +90,12 @@ def extract(payload: dict[str, Any], fetched: dict[str, bytes] | None = None) ->
         mime = str(part.get("mimeType", "")).lower()
         children = part.get("parts") or []
         if mime.startswith("multipart/"):
-            if mime == "multipart/alternative":
-                for child in children:
-                    walk(child, True)
-            else:
-                for child in children:
-                    walk(child, in_alternative)
+            for child in children:
+                walk(child)
             return
         if mime == "message/rfc822" and children and not part.get("filename"):
             for child in children:
-                walk(child, in_alternative)
+                walk(child)
             return
         if _is_attachment(part) or mime not in ("text/plain", "text/html"):
             if not part.get("filename") and not (part.get("body") or {}).get("size"):
@@ -122,7 +118,7 @@ def extract(payload: dict[str, Any], fetched: dict[str, bytes] | None = None) ->
             return
         (htmls if mime == "text/html" else plains).append(text)
 
-    walk(payload, False)
+    walk(payload)
     plain = "\n\n".join(item.strip("\n") for item in plains if item.strip())
     html = "\n\n".join(html_to_text(item) for item in htmls if item.strip())
     if html and is_browser_stub(plain, html):

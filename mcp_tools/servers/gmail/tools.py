@@ -322,6 +322,8 @@ class ComposeArgs(Arguments):
             for value in getattr(self, field_name):
                 if len(value) > 320 or "@" not in value or "\n" in value or "\r" in value:
                     raise ValueError(f"{field_name}: {value[:80]!r} is not an email address")
+        if "\n" in self.subject or "\r" in self.subject:
+            raise ValueError("subject: must be one line")
         return self
 
 

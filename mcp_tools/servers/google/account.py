@@ -252,9 +252,7 @@ def refresh_failure(error: Exception, service_account: bool = False) -> ToolFail
             "for the scopes of the enabled tools, and check [google] subject.",
         )
     if "invalid_grant" in text:
-        return ToolFailure(
-            "not_configured", "Google no longer accepts the stored sign-in (invalid_grant)", REAUTH_HINT
-        )
+        return ToolFailure("not_configured", "Google no longer accepts the stored sign-in (invalid_grant)", REAUTH_HINT)
     if "invalid_client" in text or "unauthorized_client" in text:
         return ToolFailure(
             "not_configured",

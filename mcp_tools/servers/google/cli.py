@@ -45,9 +45,7 @@ def _profile(google: GoogleConfig) -> Callable[[Any], str | None]:
 
         http = google_auth_httplib2.AuthorizedHttp(credentials, http=httplib2.Http(timeout=google.timeout_seconds))
         options = {"api_endpoint": google.api_endpoint} if google.api_endpoint else None
-        service = build(
-            "gmail", "v1", http=http, static_discovery=True, cache_discovery=False, client_options=options
-        )
+        service = build("gmail", "v1", http=http, static_discovery=True, cache_discovery=False, client_options=options)
         return service.users().getProfile(userId="me").execute().get("emailAddress")
 
     return profile

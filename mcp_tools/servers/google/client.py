@@ -65,9 +65,7 @@ class GoogleClient:
         import httplib2
         from googleapiclient.discovery import build
 
-        http = google_auth_httplib2.AuthorizedHttp(
-            credentials, http=httplib2.Http(timeout=self.config.timeout_seconds)
-        )
+        http = google_auth_httplib2.AuthorizedHttp(credentials, http=httplib2.Http(timeout=self.config.timeout_seconds))
         options = {"api_endpoint": self.config.api_endpoint} if self.config.api_endpoint else None
         service = build(api, version, http=http, static_discovery=True, cache_discovery=False, client_options=options)
         cache[(api, version)] = (credentials, service)
@@ -125,9 +123,7 @@ class GoogleClient:
                     self._local.services = {}
                     continue
                 kind = "timeout" if isinstance(error, TimeoutError) else "upstream_error"
-                raise ToolFailure(
-                    kind, f"cannot reach Google ({type(error).__name__})", "retry in a minute"
-                ) from None
+                raise ToolFailure(kind, f"cannot reach Google ({type(error).__name__})", "retry in a minute") from None
 
     def _wait(self, started: float, attempt: int, retry_after: float | None) -> bool:
         delay = backoff_delay(attempt, retry_after)
@@ -197,9 +193,7 @@ class GoogleClient:
                         results[key] = response
                         continue
                     if not isinstance(exception, HttpError):
-                        failures[key] = ToolFailure(
-                            "upstream_error", f"batch item failed ({type(exception).__name__})"
-                        )
+                        failures[key] = ToolFailure("upstream_error", f"batch item failed ({type(exception).__name__})")
                         continue
                     status = int(exception.resp.status)
                     _, reasons = parse_error(exception.content)
