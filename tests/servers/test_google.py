@@ -249,6 +249,7 @@ def test_the_oauth_flow_end_to_end_with_pkce_and_a_loopback_redirect(
     )
     token_file = tmp_path / "state" / "google" / "token.json"
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(token_file.parent.stat().st_mode) == 0o700
     [exchange] = [r for r in google.token_requests if r["grant_type"] == "authorization_code"]
     assert exchange["code_verifier"] and exchange["redirect_uri"].startswith("http://127.0.0.1:")
     client_secret = json.loads(secrets_file.read_text())["installed"]["client_secret"]

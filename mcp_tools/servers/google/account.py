@@ -39,8 +39,9 @@ class SignInError(Exception):
 
 
 def write_private(path: Path, data: dict[str, Any]) -> None:
-    """Atomic write, mode 0600 from the first byte."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Atomic write, mode 0600 from the first byte, in a folder only the owner can enter."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         os.fchmod(fd, 0o600)
