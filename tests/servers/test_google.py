@@ -417,3 +417,11 @@ def test_upload_urls_keep_the_configured_scheme(tmp_path: Path):
     assert client.fix_upload(elsewhere).uri == "https://gmail.googleapis.com/upload/x"
     with pytest.raises(ValueError, match="https"):
         GoogleConfig(api_endpoint="http://proxy.example.org/")
+
+
+def test_auth_google_without_a_client_file_says_what_to_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    config = tmp_path / "config.toml"
+    config.write_text(f'[server]\nstate_dir = "{tmp_path / "state"}"\n')
+    assert main(["--config", str(config), "auth", "google", "--no-browser"]) == 1
+    assert "set [google] client_secrets" in capsys.readouterr().err
+    assert not (tmp_path / "state" / "google" / "token.json").exists()
