@@ -425,3 +425,24 @@ def test_auth_google_without_a_client_file_says_what_to_set(tmp_path: Path, caps
     assert main(["--config", str(config), "auth", "google", "--no-browser"]) == 1
     assert "set [google] client_secrets" in capsys.readouterr().err
     assert not (tmp_path / "state" / "google" / "token.json").exists()
+
+
+async def test_gmail_over_stdio_in_a_real_server_process(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):
+    from mcp import Client
+
+    from tests.processes import run_cli, stdio_params
+
+    gmail.add(plain(subject="Over stdio"))
+    settings = sign_in(tmp_path, google, expires_in=30)
+    before = token_data(tmp_path)["token"]
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[server]\nservers = ["gmail"]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
+        f'[google]\nclient_secrets = "{settings["google"]["client_secrets"]}"\napi_endpoint = "{google.url}"\n'
+    )
+    async with Client(stdio_params(config)) as client:
+        data = ok(await client.call_tool("gmail_search", {"query": "stdio"}))
+    assert data["messages"][0]["subject"] == "Over stdio"
+    assert token_data(tmp_path)["token"] not in (before, None)  # refreshed in the server process, and stored
+    audit = run_cli(config, "audit", "--json").stdout
+    assert '"gmail.search"' in audit and token_data(tmp_path)["refresh_token"] not in audit
