@@ -516,3 +516,11 @@ async def test_a_large_message_goes_as_a_media_upload_to_the_configured_endpoint
     for message_id in (made["message_id"], sent["message_id"]):
         [attached] = list(parsed(gmail, message_id).iter_attachments())
         assert attached.get_content() == payload
+
+
+async def test_send_is_confirmed_on_the_2026_protocol_era_too(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):
+    seen: list[types.ElicitRequestParams] = []
+    async with connect(tmp_path, sign_in(tmp_path, google), mode="2026-07-28", seen=seen) as client:
+        sent = ok(await client.call_tool("gmail_send", {"to": ["bob@example.org"], "subject": "Era", "body": "hi"}))
+    assert len(seen) == 1 and "Subject: Era" in seen[0].message
+    assert google.calls.count("gmail.users.messages.send") == 1 and sent["recipients"] == ["bob@example.org"]
