@@ -29,8 +29,8 @@ TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("gmail.users.drafts.create", "gmail.users.drafts.update", "gmail.users.messages.get"),
     ),
     "gmail.send": (
-        (GMAIL_SEND, GMAIL_COMPOSE),  # compose: reading and sending a saved draft
-        ("gmail.users.messages.send", "gmail.users.drafts.get", "gmail.users.drafts.send"),
+        (GMAIL_SEND, GMAIL_COMPOSE, GMAIL_READONLY),  # compose: a saved draft; readonly: the message answered
+        ("gmail.users.messages.send", "gmail.users.drafts.get", "gmail.users.drafts.send", "gmail.users.messages.get"),
     ),
     "gmail.labels": (
         (GMAIL_MODIFY,),
