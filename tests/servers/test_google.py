@@ -446,3 +446,15 @@ async def test_gmail_over_stdio_in_a_real_server_process(tmp_path: Path, google:
     assert token_data(tmp_path)["token"] not in (before, None)  # refreshed in the server process, and stored
     audit = run_cli(config, "audit", "--json").stdout
     assert '"gmail.search"' in audit and token_data(tmp_path)["refresh_token"] not in audit
+
+
+def test_google_namespaces_share_one_client_per_account(tmp_path: Path):
+    from mcp_tools.servers.google.client import shared_client
+    from mcp_tools.servers.google.config import GoogleConfig
+
+    config = GoogleConfig(client_secrets=tmp_path / "cs.json")
+    first = shared_client(config, tmp_path / "token.json", [scopes.GMAIL_READONLY])
+    second = shared_client(config, tmp_path / "token.json", [scopes.GMAIL_SEND])
+    other = shared_client(config, tmp_path / "other.json", [scopes.GMAIL_SEND])
+    assert first is second and other is not first
+    assert first.account.scopes == sorted([scopes.GMAIL_READONLY, scopes.GMAIL_SEND])

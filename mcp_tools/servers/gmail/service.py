@@ -67,11 +67,10 @@ class GmailService:
     def client(self) -> Any:
         with self._lock:
             if self._client is None:
-                from mcp_tools.servers.google.account import GoogleAccount
-                from mcp_tools.servers.google.client import GoogleClient
+                from mcp_tools.servers.google.client import shared_client
 
-                account = GoogleAccount(self.google_config, token_path(self.google_config, self.env), self.scopes)
-                self._client = GoogleClient(account, self.google_config)
+                token_file = token_path(self.google_config, self.env)
+                self._client = shared_client(self.google_config, token_file, self.scopes)
             return self._client
 
     def call(self, tool: str, build: Any) -> Any:

@@ -225,3 +225,23 @@ class _BatchCall:
 
     def execute(self, num_retries: int = 0) -> None:
         self.batch.execute()
+
+
+_SHARED: dict[tuple[str, str], GoogleClient] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_client(config: GoogleConfig, token_file: Any, scopes: Sequence[str]) -> GoogleClient:
+    """One client per Google account in the process, shared by every Google namespace.
+
+    gmail, drive and the rest then refresh one token under one lock and store it once.
+    """
+    key = (str(token_file), str(config.service_account_file or ""))
+    with _SHARED_LOCK:
+        client = _SHARED.get(key)
+        if client is None or client.config != config:
+            client = GoogleClient(GoogleAccount(config, token_file, scopes), config)
+            _SHARED[key] = client
+        else:
+            client.account.scopes = sorted(set(client.account.scopes) | set(scopes))
+        return client
