@@ -165,16 +165,21 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
     data_dir = config.data_dir()
     state_dir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
+    requested = servers if servers is not None else config.server.servers
     store = PolicyStore(state_dir / "policy.sqlite3")
     out_of_band = build_out_of_band(config, Decisions(store, config.policy.approval_ttl_seconds))
     environment = Environment(
-        data_dir=data_dir, state_dir=state_dir, env=config.environ, announcers=out_of_band.announcers()
+        data_dir=data_dir,
+        state_dir=state_dir,
+        env=config.environ,
+        announcers=out_of_band.announcers(),
+        sections=config.sections,
+        servers=requested,
     )
     rules = RulePolicy(config.policy)
     app = App(config, environment, PolicyGate(config.policy, rules, store, out_of_band), store, rules, out_of_band)
     app.gate.explain_unknown = app.unknown_tool
 
-    requested = servers if servers is not None else config.server.servers
     source = "--tools" if tools is not None else "server.tools"
     texts = tools if tools is not None else config.server.tools
     try:

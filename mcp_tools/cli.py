@@ -84,6 +84,12 @@ wait_seconds = 120         # a call waits this long for your answer on a channel
 
 # [inbox]
 # addresses = ["assistant@example.com"]
+
+# [google]
+# client_secrets = "~/.config/mcp-tools/client_secret.json"   # then: mcp-tools auth google
+
+# [gmail]
+# allowed_recipients = ["*@example.com"]
 """
 
 
@@ -201,6 +207,12 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     claude.add_argument("--claude-config", help="path of claude_desktop_config.json (default: the platform's)")
     claude.add_argument("--name", default="mcp-tools", help="server name in Claude Desktop")
     claude.set_defaults(handler=cmd_install_claude)
+
+    auth = commands.add_parser("auth", help="sign in to an account that namespaces use")
+    auth_sub = auth.add_subparsers(metavar="ACCOUNT")
+    google = auth_sub.add_parser("google", help="sign in to Google (gmail and the other Google namespaces)")
+    google.add_argument("--no-browser", action="store_true", help="print the address; paste back where it ends")
+    google.set_defaults(handler=cmd_auth_google)
 
     add_namespace_commands(commands, namespaces)
     return parser
@@ -653,8 +665,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     if len(app.visible_tools()) < len(app.tools):
         print("           to serve more, add a namespace ('files'), a tier ('files.extended') or a tool")
         print("           ('files.move') to [server] tools; see docs/toolsets.md")
+    if "google" in config.sections:
+        from mcp_tools.servers.google.cli import doctor_lines
+
+        for line in doctor_lines(config):
+            print(line)
     app.store.close()
     return 0
+
+
+def cmd_auth_google(args: argparse.Namespace) -> int:
+    from mcp_tools.servers.google.cli import auth_google
+
+    return auth_google(_config(args), args)
 
 
 def cmd_config_init(args: argparse.Namespace) -> int:

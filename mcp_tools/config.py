@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from mcp_tools.servers import CATALOG
+from mcp_tools.servers import CATALOG, SHARED_SECTIONS
 
 APP_NAME = "mcp-tools"
 CONFIG_ENV = "MCP_TOOLS_CONFIG"
@@ -254,8 +254,8 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     for key, value in raw.items():
         if key in CORE_SECTIONS:
             continue
-        if key not in CATALOG:
-            expected = ", ".join([*CORE_SECTIONS, *sorted(CATALOG)])
+        if key not in CATALOG and key not in SHARED_SECTIONS:
+            expected = ", ".join([*CORE_SECTIONS, *sorted(CATALOG), *sorted(SHARED_SECTIONS)])
             raise ConfigError(f"unknown section [{key}]; expected one of: {expected}")
         if not isinstance(value, Mapping):
             raise ConfigError(f"[{key}] must be a table of settings")

@@ -232,6 +232,10 @@ class Environment:
     # Channels that can tell the person something (`"telegram"`), by name; a namespace that
     # announces (new mail) picks one by the name its config gives and knows nothing else of it.
     announcers: Mapping[str, Callable[[str], Awaitable[None]]] = field(default_factory=dict)
+    # Raw config sections other namespaces may read (`[google]`, `[files]`) and the namespaces
+    # the person selected (None: every configured one).
+    sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    servers: Sequence[str] | None = None
 
     def namespace_state_dir(self, namespace: str) -> Path:
         path = self.state_dir / namespace

@@ -39,7 +39,7 @@ from mcp_tools.config import (
     parse_config,
     validate_section,
 )
-from mcp_tools.servers import CATALOG, load_namespace
+from mcp_tools.servers import CATALOG, SHARED_SECTIONS, load_namespace, shared_section_model
 from mcp_tools.tooling import ToolSpec
 from tests.results import ERROR_RESULT_SCHEMA, schema_errors
 
@@ -109,6 +109,8 @@ def section_model(table: str) -> type[BaseModel] | None:
         return CORE_MODELS[table]
     if table in CATALOG:
         return load_namespace(table).config_model
+    if table in SHARED_SECTIONS:
+        return shared_section_model(table)
     return None
 
 
@@ -116,7 +118,8 @@ def check_config(raw: dict[str, Any]) -> None:
     """Load a (possibly partial) config the way `mcp-tools` does, namespace sections included."""
     config = parse_config(raw, environ={})
     for name, section in config.sections.items():
-        validate_section(name, load_namespace(name).config_model, section)
+        model = load_namespace(name).config_model if name in CATALOG else shared_section_model(name)
+        validate_section(name, model, section)
 
 
 def check_commented_options(block: Block) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from mcp_tools.tooling import Namespace
 
@@ -12,10 +13,15 @@ CATALOG: dict[str, str] = {
     "calendar": "mcp_tools.servers.calendar",
     "web": "mcp_tools.servers.web",
     "inbox": "mcp_tools.servers.inbox",
+    "gmail": "mcp_tools.servers.gmail",
     "terminal": "mcp_tools.servers.terminal",
     "http": "mcp_tools.servers.http_requests",
     "search": "mcp_tools.servers.search",  # last: it searches the namespaces enabled before it
 }
+
+# Config sections shared by several namespaces rather than owned by one, with their models:
+# `[google]` holds the Google account every Google namespace (gmail, later drive, docs, ...) uses.
+SHARED_SECTIONS: dict[str, str] = {"google": "mcp_tools.servers.google.config:GoogleConfig"}
 
 
 def load_namespace(name: str) -> Namespace:
@@ -26,3 +32,9 @@ def load_namespace(name: str) -> Namespace:
     module = importlib.import_module(CATALOG[name])
     namespace: Namespace = module.NAMESPACE
     return namespace
+
+
+def shared_section_model(name: str) -> Any:
+    """The pydantic model of a shared section (`[google]`), imported on first use."""
+    module, _, attribute = SHARED_SECTIONS[name].partition(":")
+    return getattr(importlib.import_module(module), attribute)

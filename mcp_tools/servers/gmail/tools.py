@@ -1,0 +1,690 @@
+"""The seven gmail tools, declared as data.
+
+Mail content is untrusted: every text block carrying it is fenced with the inbox's markers.
+Scopes are checked before each call, so a missing grant names the scope and the command.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, PrivateAttr, model_validator
+
+from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+
+if TYPE_CHECKING:
+    from mcp_tools.servers.gmail.service import GmailService
+
+
+def _gmail_id(value: str) -> str:
+    """Gmail ids are short letters, digits, '-' and '_'; checked here to keep the schemas small."""
+    if (value and not value.replace("-", "").replace("_", "").isalnum()) or not value.isascii():
+        raise ValueError(f"{value[:80]!r} is not a Gmail id")
+    return value
+
+
+GmailId = Annotated[str, AfterValidator(_gmail_id)]
+Id = Field(min_length=1, max_length=64)
+Address = Field(default_factory=list, max_length=50)
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/csv", "application/x-yaml")
+
+
+async def _run(service: GmailService, tool: str, function: Any, *args: Any) -> Any:
+    def call() -> Any:
+        service.client.check_scopes(tool)
+        return function(*args)
+
+    import anyio
+
+    return await anyio.to_thread.run_sync(call)
+
+
+def fence(label: str, content: str) -> str:
+    from mcp_tools.servers.google.text import fence as untrusted
+
+    return untrusted(label, content)
+
+
+def page(text: str, offset: int, max_chars: int, what: str) -> tuple[str, int | None]:
+    from mcp_tools.servers.google.text import page as window
+
+    return window(text, offset, max_chars, what)
+
+
+class Failed(Output):
+    id: str
+    kind: str
+    message: str
+    hint: str = ""
+
+
+def _failed(failures: dict[Any, Any]) -> list[Failed]:
+    return [Failed(id=str(key), kind=f.kind, message=f.message, hint=f.hint or "") for key, f in failures.items()]
+
+
+def raise_if_none_done(done: list[str], failures: dict[Any, Any]) -> None:
+    """When every item failed, the call failed: an error result, not a quiet empty success."""
+    if failures and not done:
+        key, first = next(iter(failures.items()))
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise ToolFailure(first.kind, f"{key}: {first.message}{more}", first.hint, first.details)
+
+
+def _failed_text(failed: list[Failed]) -> str:
+    if not failed:
+        return ""
+    lines = [f"\nNOT DONE for {len(failed)} item(s):"]
+    lines += [f"- {item.id}: {item.kind}: {item.message}" + (f" ({item.hint})" if item.hint else "") for item in failed]
+    return "\n".join(lines)
+
+
+# --- search ------------------------------------------------------------------------------------
+
+
+class SearchArgs(Arguments):
+    query: str = Field(default="", max_length=500, description="Gmail syntax, e.g. from:ann is:unread newer_than:7d")
+    labels: list[str] = Field(default_factory=list, max_length=10, description="Label names; all must match.")
+    limit: int = Field(default=10, ge=1, le=50)
+    cursor: str = Field(default="", max_length=200)
+
+
+class Hit(Output):
+    id: str
+    thread_id: str
+    sender: str
+    to: str
+    subject: str
+    date: str
+    snippet: str
+    labels: list[str]
+    attachments: int
+
+
+class SearchResult(Output):
+    messages: list[Hit]
+    next_cursor: str | None
+    failed: list[Failed] = Field(description="Messages found but not fetched.")
+
+
+async def search(service: GmailService, args: SearchArgs, ctx: CallContext) -> SearchResult:
+    found = await _run(
+        service, "gmail.search", service.search, args.query.strip(), args.labels, args.limit, args.cursor
+    )
+    return SearchResult.model_validate(found)
+
+
+def render_search(result: SearchResult) -> str:
+    if not result.messages and not result.failed:
+        return "No messages match."
+    lines = []
+    for hit in result.messages:
+        extra = f" [{hit.attachments} attachment(s)]" if hit.attachments else ""
+        lines.append(f"- id {hit.id} thread {hit.thread_id} | {hit.date} | {hit.sender} | {hit.subject}{extra}")
+        lines.append(f"  labels: {', '.join(hit.labels)} | {hit.snippet}")
+    text = fence("email listing", "\n".join(lines)) if lines else "No message could be fetched."
+    if result.next_cursor:
+        text += f"\nMore: cursor={result.next_cursor}"
+    return text + _failed_text(result.failed)
+
+
+# --- read --------------------------------------------------------------------------------------
+
+
+class ReadArgs(Arguments):
+    id: GmailId = Id
+    thread: bool = Field(default=False, description="id is a thread id: read every message in it.")
+    offset: int = Field(default=0, ge=0)
+    max_chars: int = Field(default=8000, ge=200, le=50_000)
+
+
+class AttachmentInfo(Output):
+    index: int
+    filename: str
+    content_type: str
+    size: int
+
+
+class MessageInfo(Output):
+    id: str
+    sender: str
+    to: str
+    cc: str
+    subject: str
+    date: str
+    labels: list[str]
+    attachments: list[AttachmentInfo]
+
+
+class ReadResult(Output):
+    id: str
+    thread_id: str
+    messages: list[MessageInfo]
+    text: str
+    offset: int
+    total_chars: int
+    next_offset: int | None = Field(description="Pass as offset for more; null at the end.")
+    warnings: list[str]
+
+
+async def read(service: GmailService, args: ReadArgs, ctx: CallContext) -> ReadResult:
+    found = await _run(service, "gmail.read", service.read, args.id, args.thread)
+    text, next_offset = page(found["text"], args.offset, args.max_chars, "total")
+    return ReadResult(
+        id=found["id"],
+        thread_id=found["thread_id"],
+        messages=found["messages"],
+        text=text,
+        offset=args.offset,
+        total_chars=len(found["text"]),
+        next_offset=next_offset,
+        warnings=found["warnings"][:20],
+    )
+
+
+def render_read(result: ReadResult) -> str:
+    header = []
+    for message in result.messages:
+        header += [f"Message {message.id}", f"From: {message.sender}", f"To: {message.to}"]
+        if message.cc:
+            header.append(f"Cc: {message.cc}")
+        header += [f"Subject: {message.subject}", f"Date: {message.date}", f"Labels: {', '.join(message.labels)}"]
+        header += [
+            f"Attachment {a.index}: {a.filename} ({a.content_type}, {a.size} bytes)" for a in message.attachments
+        ]
+    end = result.offset + len(result.text)
+    position = f"Thread {result.thread_id}, characters {result.offset}-{end} of {result.total_chars}"
+    if result.next_offset is not None:
+        position += f"; more with offset={result.next_offset}"
+    return position + "\n" + fence("email", "\n".join(header) + "\n\n" + result.text)
+
+
+# --- attachment --------------------------------------------------------------------------------
+
+
+class AttachmentArgs(Arguments):
+    message_id: GmailId = Id
+    index: int = Field(ge=0, le=499, description="From gmail_read.")
+    save: bool = Field(default=False, description="Save to the files store instead.")
+    offset: int = Field(default=0, ge=0)
+    max_chars: int = Field(default=20_000, ge=200, le=100_000)
+
+
+class AttachmentResult(Output):
+    message_id: str
+    index: int
+    filename: str
+    content_type: str
+    size: int
+    encoding: Literal["text", "base64", "saved"]
+    content: str
+    saved_path: str | None
+    offset: int
+    total_chars: int
+    next_offset: int | None
+
+
+def _safe_name(name: str) -> str:
+    import re
+
+    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "attachment"
+    return cleaned[:120]
+
+
+async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallContext) -> AttachmentResult:
+    from mcp_tools.servers.google.text import decode_bytes
+
+    item, data = await _run(service, "gmail.attachment", service.attachment, args.message_id, args.index)
+    common = {
+        "message_id": args.message_id,
+        "index": args.index,
+        "filename": item.filename,
+        "content_type": item.content_type,
+        "size": len(data),
+    }
+    textual = item.content_type.startswith(TEXT_TYPES)
+    if args.save:
+        files = service.files()
+        if files is None:
+            raise ToolFailure(
+                "not_configured",
+                "the files namespace is off, so attachments cannot be saved",
+                "call without save to get the content",
+            )
+        path = f"{service.config.attachments_folder}/{args.message_id}/{_safe_name(item.filename)}"
+        import anyio
+
+        await anyio.to_thread.run_sync(files.save, path, data)
+        return AttachmentResult(
+            **common, encoding="saved", content="", saved_path=path, offset=0, total_chars=0, next_offset=None
+        )
+    if textual:
+        text = decode_bytes(data, item.charset, [], "attachment")
+        chunk, next_offset = page(text, args.offset, args.max_chars, "total")
+        return AttachmentResult(
+            **common,
+            encoding="text",
+            content=chunk,
+            saved_path=None,
+            offset=args.offset,
+            total_chars=len(text),
+            next_offset=next_offset,
+        )
+    if len(data) > service.config.max_attachment_bytes:
+        raise ToolFailure(
+            "too_large",
+            f"{item.filename} is {len(data)} bytes; binary attachments are returned up to "
+            f"{service.config.max_attachment_bytes} bytes",
+            "pass save=true to store it in the files store",
+        )
+    content = base64.b64encode(data).decode("ascii")
+    return AttachmentResult(
+        **common,
+        encoding="base64",
+        content=content,
+        saved_path=None,
+        offset=0,
+        total_chars=len(content),
+        next_offset=None,
+    )
+
+
+def render_attachment(result: AttachmentResult) -> str:
+    head = f"Attachment {result.index} of {result.message_id}: {result.filename}"
+    head += f" ({result.content_type}, {result.size} bytes)"
+    if result.encoding == "saved":
+        return head + f", saved to the files store as {result.saved_path}"
+    if result.encoding == "base64":
+        return head + ", base64:\n" + result.content
+    end = result.offset + len(result.content)
+    head += f", characters {result.offset}-{end} of {result.total_chars}"
+    if result.next_offset is not None:
+        head += f"; more with offset={result.next_offset}"
+    return head + "\n" + fence("attachment", result.content)
+
+
+# --- draft and send ----------------------------------------------------------------------------
+
+
+class ComposeArgs(Arguments):
+    to: list[str] = Address
+    cc: list[str] = Address
+    bcc: list[str] = Address
+    subject: str = Field(default="", max_length=998)
+    body: str = Field(default="", max_length=200_000, description="Plain text.")
+    html: str = Field(default="", max_length=500_000, description="Optional HTML alternative.")
+    reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer in-thread.")
+    attachments: list[str] = Field(default_factory=list, max_length=10, description="Paths in the files store.")
+
+    @model_validator(mode="after")
+    def _addresses(self) -> ComposeArgs:
+        for field_name in ("to", "cc", "bcc"):
+            for value in getattr(self, field_name):
+                if len(value) > 320 or "@" not in value or "\n" in value or "\r" in value:
+                    raise ValueError(f"{field_name}: {value[:80]!r} is not an email address")
+        if "\n" in self.subject or "\r" in self.subject:
+            raise ValueError("subject: must be one line")
+        return self
+
+
+class DraftArgs(ComposeArgs):
+    draft_id: GmailId = Field(default="", max_length=64, description="Draft to replace.")
+
+
+class DraftResult(Output):
+    draft_id: str
+    message_id: str
+    thread_id: str
+    to: list[str]
+    cc: list[str]
+    bcc: list[str]
+    subject: str
+    attachments: list[str]
+
+
+async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> DraftResult:
+    made = await _run(service, "gmail.draft", service.draft, args)
+    outgoing = made["outgoing"]
+    return DraftResult(
+        draft_id=made["draft_id"],
+        message_id=made["message_id"],
+        thread_id=made["thread_id"],
+        to=outgoing.to,
+        cc=outgoing.cc,
+        bcc=outgoing.bcc,
+        subject=outgoing.subject,
+        attachments=[f"{name} ({len(data)} bytes)" for name, data in outgoing.attachments],
+    )
+
+
+class SendArgs(ComposeArgs):
+    draft_id: GmailId = Field(default="", max_length=64, description="Draft to send, alone.")
+    _prepared: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SendArgs:
+        composed = self.to or self.cc or self.bcc or self.subject or self.body or self.html or self.reply_to
+        if self.draft_id and (composed or self.attachments):
+            raise ValueError("give draft_id alone, or the message fields without draft_id")
+        if not self.draft_id and not (self.to or self.cc or self.bcc or self.reply_to):
+            raise ValueError("to: name at least one recipient (or send a draft_id)")
+        return self
+
+
+class SendResult(Output):
+    message_id: str
+    thread_id: str
+    recipients: list[str]
+
+
+def _prepare_send(service: GmailService, args: SendArgs) -> dict[str, Any]:
+    from mcp_tools.servers.gmail.mime import summarize_outgoing
+    from mcp_tools.servers.gmail.service import digest
+
+    if args.draft_id:
+        raw, thread_id = service.draft_raw(args.draft_id)
+    else:
+        outgoing = service.outgoing("gmail.send", args)
+        raw, thread_id = outgoing.build(), outgoing.thread_id
+    summary = summarize_outgoing(raw)
+    if not summary["recipients"]:
+        raise ToolFailure("invalid_arguments", "the message has no recipient", "add to, cc or bcc")
+    refused = service.refused_recipients(summary["recipients"])
+    if refused:
+        raise ToolFailure(
+            "denied_by_policy",
+            f"[gmail] allowed_recipients does not allow {', '.join(refused)}",
+            "Send only to allowed addresses; the person can widen [gmail] allowed_recipients.",
+        )
+    return {"raw": raw, "thread_id": thread_id, "summary": summary, "digest": digest(raw)}
+
+
+async def precheck_send(service: GmailService, args: SendArgs) -> None:
+    args._prepared = await _run(service, "gmail.send", _prepare_send, service, args)
+
+
+def _size(size: int) -> str:
+    for unit in ("bytes", "KB", "MB"):
+        if size < 1024 or unit == "MB":
+            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024  # type: ignore[assignment]
+    return str(size)
+
+
+def describe_send(args: SendArgs) -> str:
+    prepared = args._prepared
+    if prepared is None:
+        return f"send draft {args.draft_id}" if args.draft_id else f"send email to {', '.join(args.to + args.cc)}"
+    info = prepared["summary"]
+    lines = [f"Send email from {info['from'] or 'this account'}"]
+    lines.append(f"To: {', '.join(info['to']) or '-'}")
+    if info["cc"]:
+        lines.append(f"Cc: {', '.join(info['cc'])}")
+    if info["bcc"]:
+        lines.append(f"Bcc: {', '.join(info['bcc'])}")
+    lines.append(f"Subject: {info['subject'] or '(no subject)'}")
+    first = [line for line in info["text"].splitlines() if line.strip()][:3]
+    lines.append("First lines: " + (" / ".join(line.strip()[:100] for line in first) or "(empty)"))
+    for name, size in info["attachments"]:
+        lines.append(f"Attachment: {name} ({_size(size)})")
+    return "\n".join(lines)
+
+
+async def send(service: GmailService, args: SendArgs, ctx: CallContext) -> SendResult:
+    prepared = args._prepared
+    if prepared is None:
+        await precheck_send(service, args)
+        prepared = args._prepared
+
+    def deliver() -> dict[str, Any]:
+        from mcp_tools.servers.gmail.service import digest
+
+        if args.draft_id:
+            current, _ = service.draft_raw(args.draft_id)
+            if digest(current) != prepared["digest"]:
+                raise ToolFailure(
+                    "conflict",
+                    f"draft {args.draft_id} changed after it was confirmed",
+                    "call gmail_send again so the person confirms the current draft",
+                )
+            return service.send_draft(args.draft_id)
+        return service.send_raw(prepared["raw"], prepared["thread_id"])
+
+    sent = await _run(service, "gmail.send", deliver)
+    return SendResult(
+        message_id=sent.get("id", ""),
+        thread_id=sent.get("threadId", ""),
+        recipients=prepared["summary"]["recipients"],
+    )
+
+
+# --- labels and trash --------------------------------------------------------------------------
+
+
+class LabelsArgs(Arguments):
+    ids: list[str] = Field(default_factory=list, max_length=100)
+    thread: bool = Field(default=False, description="ids are thread ids.")
+    add: list[str] = Field(default_factory=list, max_length=20, description="Label names.")
+    remove: list[str] = Field(default_factory=list, max_length=20)
+    archive: bool = False
+    mark_read: bool | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> LabelsArgs:
+        changes = self.add or self.remove or self.archive or self.mark_read is not None
+        if changes and not self.ids:
+            raise ValueError("ids: name the messages to change")
+        if self.ids and not changes:
+            raise ValueError("add, remove, archive or mark_read: say what to change")
+        for value in self.ids:
+            if not value or len(value) > 64 or not value.replace("-", "").replace("_", "").isalnum():
+                raise ValueError(f"ids: {value[:80]!r} is not a Gmail id")
+        return self
+
+
+class LabelInfo(Output):
+    id: str
+    name: str
+    type: str
+
+
+class LabelsResult(Output):
+    labels: list[LabelInfo]
+    changed: list[str]
+    failed: list[Failed]
+
+
+async def labels(service: GmailService, args: LabelsArgs, ctx: CallContext) -> LabelsResult:
+    tool = "gmail.labels"
+    if not args.ids:
+        found = await _run(service, tool, service.labels, tool, True)
+        return LabelsResult(
+            labels=[LabelInfo(id=item["id"], name=item.get("name", ""), type=item.get("type", "")) for item in found],
+            changed=[],
+            failed=[],
+        )
+
+    def change() -> tuple[list[str], dict]:
+        add = service.resolve_labels(tool, args.add)
+        remove = service.resolve_labels(tool, args.remove)
+        if args.archive:
+            remove.append("INBOX")
+        if args.mark_read is True:
+            remove.append("UNREAD")
+        elif args.mark_read is False:
+            add.append("UNREAD")
+        return service.modify(list(dict.fromkeys(args.ids)), args.thread, add, remove)
+
+    changed, failed = await _run(service, tool, change)
+    raise_if_none_done(changed, failed)
+    return LabelsResult(labels=[], changed=changed, failed=_failed(failed))
+
+
+def render_labels(result: LabelsResult) -> str:
+    if result.labels:
+        return "Labels:\n" + "\n".join(f"- {item.name} (id {item.id}, {item.type})" for item in result.labels)
+    return f"Changed {len(result.changed)}: {', '.join(result.changed) or 'none'}" + _failed_text(result.failed)
+
+
+def describe_labels(args: LabelsArgs) -> str:
+    if not args.ids:
+        return "list Gmail labels"
+    what = [f"+{name}" for name in args.add] + [f"-{name}" for name in args.remove]
+    what += ["archive"] if args.archive else []
+    what += [] if args.mark_read is None else ["mark read" if args.mark_read else "mark unread"]
+    return f"{', '.join(what)} on {len(args.ids)} {'thread' if args.thread else 'message'}(s)"
+
+
+class TrashArgs(Arguments):
+    ids: list[str] = Field(min_length=1, max_length=50)
+    thread: bool = Field(default=False, description="ids are thread ids.")
+    _lines: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _check(self) -> TrashArgs:
+        for value in self.ids:
+            if not value or len(value) > 64 or not value.replace("-", "").replace("_", "").isalnum():
+                raise ValueError(f"ids: {value[:80]!r} is not a Gmail id")
+        return self
+
+
+class TrashResult(Output):
+    trashed: list[str]
+    failed: list[Failed]
+
+
+async def precheck_trash(service: GmailService, args: TrashArgs) -> None:
+    lines, failed = await _run(service, "gmail.trash", service.describe_items, "gmail.trash", args.ids, args.thread)
+    if failed:
+        first = next(iter(failed.items()))
+        raise ToolFailure(first[1].kind, f"{first[0]}: {first[1].message}", first[1].hint)
+    args._lines = lines
+
+
+def describe_trash(args: TrashArgs) -> str:
+    kind = "thread" if args.thread else "message"
+    lines = [f"Move {len(args.ids)} {kind}(s) to the Gmail trash (recoverable for 30 days):"]
+    lines += [f"- {item}: {(args._lines or {}).get(item, '')}" for item in args.ids[:20]]
+    return "\n".join(lines)
+
+
+async def trash(service: GmailService, args: TrashArgs, ctx: CallContext) -> TrashResult:
+    trashed, failed = await _run(service, "gmail.trash", service.trash, list(dict.fromkeys(args.ids)), args.thread)
+    raise_if_none_done(trashed, failed)
+    return TrashResult(trashed=trashed, failed=_failed(failed))
+
+
+def render_trash(result: TrashResult) -> str:
+    return f"Moved to trash: {', '.join(result.trashed) or 'none'}" + _failed_text(result.failed)
+
+
+def _recipients_line(args: ComposeArgs) -> str:
+    names = args.to + args.cc + args.bcc
+    return ", ".join(names) if names else "the original sender"
+
+
+TOOLS: list[ToolSpec[Any, Any, Any]] = [
+    ToolSpec(
+        name="gmail.search",
+        title="Search Gmail",
+        description="Search Gmail; empty query: latest inbox mail.",
+        input_model=SearchArgs,
+        output_model=SearchResult,
+        handler=search,
+        risk=Risk.LOW,
+        describe=lambda args: f"search Gmail for {args.query!r}",
+        read_only=True,
+        idempotent=True,
+        open_world=True,
+        tier="core",
+        render_text=render_search,
+    ),
+    ToolSpec(
+        name="gmail.read",
+        title="Read Gmail message",
+        description="Read a message or thread as text with headers and attachment list; page with next_offset.",
+        input_model=ReadArgs,
+        output_model=ReadResult,
+        handler=read,
+        risk=Risk.LOW,
+        describe=lambda args: f"read Gmail {'thread' if args.thread else 'message'} {args.id}",
+        read_only=True,
+        idempotent=True,
+        open_world=True,
+        tier="core",
+        render_text=render_read,
+    ),
+    ToolSpec(
+        name="gmail.attachment",
+        title="Get Gmail attachment",
+        description="One attachment: text types as text, others as base64, or saved to the files store.",
+        input_model=AttachmentArgs,
+        output_model=AttachmentResult,
+        handler=attachment,
+        risk=Risk.LOW,
+        describe=lambda args: f"get attachment {args.index} of Gmail message {args.message_id}",
+        read_only=True,
+        idempotent=True,
+        open_world=True,
+        tier="extended",
+        render_text=render_attachment,
+    ),
+    ToolSpec(
+        name="gmail.draft",
+        title="Write Gmail draft",
+        description="Create or replace a draft; reply_to answers a message in its thread.",
+        input_model=DraftArgs,
+        output_model=DraftResult,
+        handler=draft,
+        risk=Risk.MEDIUM,
+        describe=lambda args: f"save a Gmail draft to {_recipients_line(args)}: {args.subject or ''!r}",
+        open_world=True,
+        tier="core",
+        destructive=False,
+    ),
+    ToolSpec(
+        name="gmail.send",
+        title="Send email",
+        description="Send a draft (draft_id) or a new message; the person confirms first.",
+        input_model=SendArgs,
+        output_model=SendResult,
+        handler=send,
+        risk=Risk.HIGH,
+        describe=describe_send,
+        precheck=precheck_send,
+        open_world=True,
+        tier="core",
+        destructive=True,
+    ),
+    ToolSpec(
+        name="gmail.labels",
+        title="Gmail labels",
+        description="No ids: list labels. With ids: add/remove labels, archive, mark read.",
+        input_model=LabelsArgs,
+        output_model=LabelsResult,
+        handler=labels,
+        risk=Risk.MEDIUM,
+        describe=describe_labels,
+        idempotent=True,
+        open_world=True,
+        tier="extended",
+        destructive=False,
+        render_text=render_labels,
+    ),
+    ToolSpec(
+        name="gmail.trash",
+        title="Trash Gmail messages",
+        description="Move messages or threads to the trash (never a permanent delete).",
+        input_model=TrashArgs,
+        output_model=TrashResult,
+        handler=trash,
+        risk=Risk.HIGH,
+        describe=describe_trash,
+        precheck=precheck_trash,
+        idempotent=True,
+        open_world=True,
+        tier="extended",
+        destructive=True,
+        render_text=render_trash,
+    ),
+]

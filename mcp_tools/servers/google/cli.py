@@ -1,0 +1,144 @@
+"""`mcp-tools auth google` and the Google lines of `mcp-tools doctor`."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from mcp_tools.config import Config, validate_section
+from mcp_tools.servers.google.config import AUTH_COMMAND, GoogleConfig
+from mcp_tools.servers.google.scopes import NAMESPACES, missing_scopes, requested_scopes, short
+
+
+def enabled_tools(config: Config) -> list[str]:
+    """Canonical names of the Google tools the policy shows, in the selected namespaces."""
+    from mcp_tools.policy.rules import RulePolicy
+    from mcp_tools.servers import load_namespace
+
+    rules = RulePolicy(config.policy)
+    selected = config.server.servers
+    names = []
+    for name in NAMESPACES:
+        if selected is not None and name not in selected:
+            continue
+        names += [spec.name for spec in load_namespace(name).tools if rules.hidden_reason(spec) is None]
+    return names
+
+
+def _google(config: Config) -> tuple[GoogleConfig, Any]:
+    from mcp_tools.servers.google.config import token_path
+    from mcp_tools.tooling import Environment
+
+    google = validate_section("google", GoogleConfig, config.sections.get("google", {}))
+    environment = Environment(config.data_dir(), config.state_dir(), config.environ, config.sections)
+    return google, token_path(google, environment)
+
+
+def _profile(google: GoogleConfig) -> Callable[[Any], str | None]:
+    def profile(credentials: Any) -> str | None:
+        import google_auth_httplib2
+        import httplib2
+        from googleapiclient.discovery import build
+
+        http = google_auth_httplib2.AuthorizedHttp(credentials, http=httplib2.Http(timeout=google.timeout_seconds))
+        options = {"api_endpoint": google.api_endpoint} if google.api_endpoint else None
+        service = build("gmail", "v1", http=http, static_discovery=True, cache_discovery=False, client_options=options)
+        return service.users().getProfile(userId="me").execute().get("emailAddress")
+
+    return profile
+
+
+def auth_google(
+    config: Config,
+    args: argparse.Namespace,
+    *,
+    open_url: Callable[[str], Any] | None = None,
+    read_line: Callable[[str], str] = input,
+    say: Callable[[str], None] = print,
+) -> int:
+    from mcp_tools.servers.google.account import SignInError, sign_in
+
+    google, token_file = _google(config)
+    if google.service_account_file is not None:
+        say("[google] uses a service account (domain-wide delegation); there is nothing to sign in.")
+        return 0
+    tools = enabled_tools(config)
+    scopes = requested_scopes(tools)
+    if not scopes:
+        print("mcp-tools: no Google tool is enabled (check [server] servers and [policy])", file=sys.stderr)
+        return 2
+    say("Asking for: " + ", ".join(short(scope) for scope in scopes))
+    profile = _profile(google) if any(scope.split("/")[-1].startswith("gmail.") for scope in scopes) else None
+    try:
+        data = sign_in(
+            google,
+            token_file,
+            scopes,
+            no_browser=args.no_browser,
+            open_url=open_url,
+            read_line=read_line,
+            say=say,
+            profile=profile,
+        )
+    except SignInError as error:
+        print(f"mcp-tools: {error}", file=sys.stderr)
+        return 1
+    say(f"Signed in as {data.get('account') or 'an unknown account'}; token saved to {token_file} (mode 0600).")
+    lacking = {tool: missing for tool in tools if (missing := missing_scopes(tool, data["scopes"]))}
+    for tool, missing in lacking.items():
+        say(f"warning: {tool} will not work: not granted {', '.join(short(s) for s in missing)}")
+    return 0
+
+
+def doctor_lines(config: Config) -> list[str]:
+    """Account, granted scopes, token expiry and what the enabled tools lack; no network."""
+    from mcp_tools.config import ConfigError
+    from mcp_tools.servers.google.account import read_client_secrets
+
+    try:
+        google, token_file = _google(config)
+    except ConfigError as error:
+        return [f"google:    {error}"]
+    tools = enabled_tools(config)
+    if google.service_account_file is not None:
+        return [
+            f"google:    service account {google.service_account_file}, acting as {google.subject}",
+            "           scopes asked: " + ", ".join(short(s) for s in requested_scopes(tools)),
+        ]
+    if google.client_secrets is None:
+        return ["google:    not set up: set [google] client_secrets (see docs/google.md)"]
+    lines = []
+    try:
+        read_client_secrets(google.client_secrets)
+    except Exception as error:
+        lines.append(f"google:    {error}")
+    import json
+
+    try:
+        data = json.loads(token_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return [*lines, f"google:    not signed in: run `{AUTH_COMMAND}`"]
+    granted = data.get("scopes") or []
+    expiry = data.get("expiry")
+    if expiry:
+        when = dt.datetime.fromisoformat(expiry)
+        left = when - dt.datetime.now(dt.UTC)
+        state = (
+            "expired (refreshed on the next call)"
+            if left.total_seconds() <= 0
+            else f"{int(left.total_seconds() // 60)} min left"
+        )
+        expiry = f"{expiry} ({state})"
+    lines.append(f"google:    signed in as {data.get('account') or 'unknown'}; token {token_file}")
+    lines.append("           granted: " + (", ".join(short(s) for s in granted) or "nothing"))
+    lines.append(
+        f"           access token expires: {expiry or 'unknown'}; refresh token: "
+        f"{'stored' if data.get('refresh_token') else 'missing'}"
+    )
+    lacking = {tool: missing for tool in tools if (missing := missing_scopes(tool, granted))}
+    for tool, missing in lacking.items():
+        lines.append(f"           missing for {tool}: {', '.join(short(s) for s in missing)} (run `{AUTH_COMMAND}`)")
+    return lines
