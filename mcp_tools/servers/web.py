@@ -12,7 +12,7 @@ import re
 import unicodedata
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -158,14 +158,17 @@ async def lifespan(service: WebService) -> AsyncIterator[None]:
 # --- web.search --------------------------------------------------------------------------------
 
 
+Domain = Annotated[str, Field(max_length=253)]
+
+
 class SearchArgs(Arguments):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="What to look up.")
     max_results: int | None = Field(default=None, ge=1, le=MAX_RESULTS_CAP, description="Default 5 unless configured.")
     search_depth: SearchDepth | None = Field(default=None, description="advanced is slower and costs more.")
     topic: Topic | None = Field(default=None, description="news adds published dates.")
     time_range: TimeRange | None = Field(default=None, description="Only pages from this recent period.")
-    include_domains: list[str] = Field(default_factory=list, max_length=MAX_DOMAINS, description="e.g. python.org")
-    exclude_domains: list[str] = Field(default_factory=list, max_length=MAX_DOMAINS)
+    include_domains: list[Domain] = Field(default_factory=list, max_length=MAX_DOMAINS, description="e.g. python.org")
+    exclude_domains: list[Domain] = Field(default_factory=list, max_length=MAX_DOMAINS)
 
 
 class SearchResult(Output):

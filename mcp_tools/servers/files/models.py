@@ -12,7 +12,9 @@ from mcp_tools.tooling import Arguments, Output
 KIB = 1024
 MIB = 1024 * KIB
 
-PathArg = Field(description="Relative to the store root, e.g. 'docs/report.md'. Allowed: A-Z a-z 0-9 _ - . /")
+PathArg = Field(
+    max_length=1024, description="Relative to the store root, e.g. 'docs/report.md'. Allowed: A-Z a-z 0-9 _ - . /"
+)
 Sha256Arg = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
@@ -48,7 +50,7 @@ class Entry(Output):
 
 
 class ListArgs(Arguments):
-    path: str = Field(default="", description="Folder relative to the root; '' is the root.")
+    path: str = Field(default="", max_length=1024, description="Folder relative to the root; '' is the root.")
     recursive: bool = False
     pattern: str | None = Field(
         default=None,
@@ -56,7 +58,7 @@ class ListArgs(Arguments):
         description="Glob on the path below the folder ('*.md', 'src/**/*.py'); without '/', on the name.",
     )
     limit: int = Field(default=200, ge=1, le=1000)
-    cursor: str | None = Field(default=None, description="next_cursor from the previous page.")
+    cursor: str | None = Field(default=None, max_length=1400, description="next_cursor from the previous page.")
 
 
 class ListResult(Output):
@@ -84,6 +86,8 @@ class ReadResult(Output):
 
 
 class WriteArgs(Arguments):
+    nul_allowed = frozenset({"content"})
+
     path: str = PathArg
     content: str
     encoding: Literal["text", "base64"] = Field(default="text", description="'base64' for binary content.")
@@ -102,6 +106,8 @@ class WriteResult(Output):
 
 
 class Edit(Arguments):
+    nul_allowed = frozenset({"old_string", "new_string"})
+
     old_string: str = Field(description="Exact text to find, including whitespace; must match exactly once.")
     new_string: str = Field(description="Replacement text, taken literally ($ and \\ are not special).")
     replace_all: bool = Field(default=False, description="Replace every occurrence instead of exactly one.")

@@ -34,6 +34,9 @@ _TEXT_APPLICATION_TYPES = frozenset(
 )
 
 
+LAST_DAY = date(9999, 12, 30)  # the day after must still be a date
+
+
 class SearchArgs(Arguments):
     query: str | None = Field(
         default=None, max_length=500, description="Keywords, all must match; `word*` matches a prefix."
@@ -41,8 +44,8 @@ class SearchArgs(Arguments):
     sender: str | None = Field(
         default=None, max_length=320, description="Part of a name or address: the sender or a forwarded mail's sender."
     )
-    since: date | None = Field(default=None, description="Sent on or after this day (YYYY-MM-DD, UTC).")
-    until: date | None = Field(default=None, description="Sent on or before this day (YYYY-MM-DD, UTC).")
+    since: date | None = Field(default=None, le=LAST_DAY, description="Sent on or after this day (YYYY-MM-DD, UTC).")
+    until: date | None = Field(default=None, le=LAST_DAY, description="Sent on or before this day (YYYY-MM-DD, UTC).")
     has_attachment: bool | None = None
     limit: int = Field(default=10, ge=1, le=50)
     cursor: str | None = Field(default=None, max_length=200, description="next_cursor from the previous page.")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -13,8 +13,10 @@ SHA256 = Field(
     pattern=r"^[0-9a-fA-F]{64}$",
     description="sha256 from notes_read; guards against overwriting a newer version",
 )
+MAX_TAG_CHARS = 200
+Tag = Annotated[str, Field(max_length=MAX_TAG_CHARS)]
 LIMIT = Field(default=50, ge=1, le=500)
-CURSOR = Field(default=None, description="next_cursor from the previous page")
+CURSOR = Field(default=None, max_length=200, description="next_cursor from the previous page")
 
 
 class NotesConfig(BaseModel):
@@ -41,23 +43,27 @@ class NotesConfig(BaseModel):
 
 # -- inputs ---------------------------------------------------------------------------------
 
-NotePath = Field(description="note path relative to the vault, e.g. 'Projects/Plan.md' ('.md' may be left out)")
+NotePath = Field(
+    max_length=1024, description="note path relative to the vault, e.g. 'Projects/Plan.md' ('.md' may be left out)"
+)
 
 
 class ReadArgs(Arguments):
     path: str = NotePath
-    heading: str | None = Field(default=None, description="return only the section under this heading")
+    heading: str | None = Field(default=None, max_length=500, description="return only the section under this heading")
 
 
 class SearchArgs(Arguments):
     query: str = Field(min_length=1, max_length=2000)
     top_k: int = Field(default=10, ge=1, le=50)
-    tags: list[str] = Field(
-        default_factory=list, description="notes must have all of these; 'project' matches 'project/alpha'"
+    tags: list[Tag] = Field(
+        default_factory=list,
+        max_length=20,
+        description="notes must have all of these; 'project' matches 'project/alpha'",
     )
-    date_after: str | None = Field(default=None, description="ISO date; frontmatter date, else modified time")
-    date_before: str | None = None
-    folder: str | None = None
+    date_after: str | None = Field(default=None, max_length=40, description="ISO date; frontmatter date, else modified")
+    date_before: str | None = Field(default=None, max_length=40)
+    folder: str | None = Field(default=None, max_length=1024)
 
 
 class WriteArgs(Arguments):
@@ -68,7 +74,7 @@ class WriteArgs(Arguments):
 
 class UpdateFrontmatterArgs(Arguments):
     path: str = NotePath
-    set: dict[str, Any] = Field(description="keys to merge into the frontmatter; null removes a key")
+    set: dict[str, Any] = Field(max_length=100, description="keys to merge into the frontmatter; null removes a key")
     expected_sha256: str | None = SHA256
 
 
@@ -79,12 +85,14 @@ class LinksArgs(Arguments):
 
 
 class DailyArgs(Arguments):
-    date: str | None = Field(default=None, description="ISO date (YYYY-MM-DD); default today")
+    date: str | None = Field(default=None, max_length=40, description="ISO date (YYYY-MM-DD); default today")
     create: bool = Field(default=True, description="create the note from the template when missing")
 
 
 class TagArgs(Arguments):
-    tag: str = Field(min_length=1, description="e.g. 'project' (also matches 'project/alpha')")
+    tag: str = Field(
+        min_length=1, max_length=MAX_TAG_CHARS, description="e.g. 'project' (also matches 'project/alpha')"
+    )
     limit: int = LIMIT
     cursor: str | None = CURSOR
 
@@ -95,7 +103,7 @@ class PathArgs(Arguments):
 
 class RenameArgs(Arguments):
     path: str = NotePath
-    new_path: str = Field(description="new path relative to the vault")
+    new_path: str = Field(max_length=1024, description="new path relative to the vault")
     dry_run: bool = Field(default=False, description="only list the files and diffs that would change")
 
 
@@ -105,8 +113,8 @@ class DeleteArgs(Arguments):
 
 
 class RandomArgs(Arguments):
-    tag: str | None = None
-    folder: str | None = None
+    tag: str | None = Field(default=None, max_length=MAX_TAG_CHARS)
+    folder: str | None = Field(default=None, max_length=1024)
 
 
 # -- outputs --------------------------------------------------------------------------------
