@@ -77,15 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=os.environ.get("MCP_TOOLS_LOG_LEVEL", "WARNING").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    from mcp_tools.logs import configure_logging
+    from mcp_tools.secrets import known_secrets, scrub_text
+
+    known_secrets.add_from_environ(os.environ)
+    configure_logging()
     try:
         return int(args.handler(args) or 0)
     except ConfigError as exc:
-        print(f"mcp-tools: {exc}", file=sys.stderr)
+        print(f"mcp-tools: {scrub_text(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -211,7 +211,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from mcp_tools.app import build_app
 
     config = _config(args)
-    logging.getLogger().setLevel(os.environ.get("MCP_TOOLS_LOG_LEVEL", config.server.log_level).upper())
+    from mcp_tools.logs import configure_logging
+
+    configure_logging(config.server.log_level)
     app = build_app(config, _servers(args.servers))
     if not args.http:
         anyio.run(_serve_stdio, app)
@@ -224,7 +226,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else config.http.port
     starlette = build_http_app(app, host)
     print(f"mcp-tools: serving streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
-    uvicorn.run(starlette, host=host, port=port, log_level="warning", lifespan="on")
+    # log_config=None: uvicorn's lines go through our handler (scrubbed) instead of its own
+    uvicorn.run(starlette, host=host, port=port, log_level="warning", log_config=None, lifespan="on")
     return 0
 
 

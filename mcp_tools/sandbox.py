@@ -67,6 +67,7 @@ import re
 import secrets
 import shutil
 import stat as stat_module
+import time
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -255,6 +256,34 @@ def atomic_write(dir_fd: int, name: str, data: bytes, *, key: str | None = None)
         raise
     with contextlib.suppress(OSError):
         os.fsync(dir_fd)
+
+
+STALE_TEMP_SECONDS = 600
+
+
+def sweep_temp_files(root: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Remove the temp files of writes that never finished (a crash, a kill) below `root`.
+
+    Only names `atomic_write` makes (`.NAME.HEX.mcp-tmp`) that are regular files untouched for
+    `older_than` seconds go; a write in progress is younger. Symlinks are never followed.
+    Returns how many were removed.
+    """
+    removed = 0
+    cutoff = time.time() - older_than
+    try:
+        walker = os.fwalk(root, follow_symlinks=False)
+        for _, _, files, dir_fd in walker:
+            for name in files:
+                if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+                    continue
+                with contextlib.suppress(OSError):
+                    info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                    if stat_module.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
+                        os.unlink(name, dir_fd=dir_fd)
+                        removed += 1
+    except OSError:
+        pass
+    return removed
 
 
 def _os_failure(error: OSError, shown: str) -> ToolFailure:

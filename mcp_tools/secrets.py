@@ -25,9 +25,10 @@ REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 6
 PREFIX_CHARS = 8
 SECRET_ENV_NAME = re.compile(
-    r"PASS(WORD|WD|PHRASE)?|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|CREDENTIAL|PRIVATE_?KEY|AUTH", re.IGNORECASE
+    r"PASS(WORD|WD|PHRASE)?|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|CREDENTIAL|PRIVATE_?KEY", re.IGNORECASE
 )
-NOT_SECRET_ENV_NAME = re.compile(r"_(FILE|PATH|DIR|URL|ID|KEY_ID)$", re.IGNORECASE)
+NOT_SECRET_ENV_NAME = re.compile(r"_(FILE|PATH|DIR|URL|ID|SOCK|CREDENTIALS)$", re.IGNORECASE)
+_PATH_LIKE = re.compile(r"^(/|~|\.{1,2}/|[A-Za-z]:[\\/])")
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/\s@'\"<>]*@)")
 
 
@@ -56,7 +57,7 @@ class KnownSecrets:
     def add_from_environ(self, environ: Mapping[str, str]) -> None:
         """Values of variables named like secrets (`*_TOKEN`, `*_API_KEY`, `*PASSWORD*`, ...)."""
         for name, value in environ.items():
-            if SECRET_ENV_NAME.search(name) and not NOT_SECRET_ENV_NAME.search(name):
+            if SECRET_ENV_NAME.search(name) and not NOT_SECRET_ENV_NAME.search(name) and not _PATH_LIKE.match(value):
                 self.add(value)
 
     def add_from_model(self, model: Any) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -149,3 +151,19 @@ async def test_progress_notifications_reach_the_client(tmp_path: Path) -> None:
     assert ok(result)
     assert updates == [(1.0, 1.0, "echoed")]
     assert isinstance(result, types.CallToolResult)
+
+
+async def test_names_that_are_not_utf8_are_listed_escaped_and_the_server_keeps_answering(tmp_path: Path) -> None:
+    """An unzip can leave a name with a Latin-1 byte; the server must list it, not die encoding it."""
+    config = demo_config(tmp_path, servers='["demo", "files"]')
+    root = tmp_path / "data" / "files"
+    root.mkdir(parents=True)
+    (root / os.fsdecode(b"caf\xe9-report.txt")).write_bytes(b"latin-1 name")
+    with anyio.fail_after(60):  # a server that died on the name would leave the call unanswered
+        async with Client(stdio_params(config), mode="legacy") as client:
+            listed = ok(await client.call_tool("files_list", {}))
+            assert [entry["path"] for entry in listed["entries"]] == ["caf\\xe9-report.txt"]
+            assert ok(await client.call_tool("demo_echo", {"text": "still here"})) == {"echo": "hello: still here"}
+            read = ok(await client.call_tool("files_read", {"path": "caf\\xe9-report.txt"}))
+            assert read["content"] == "latin-1 name"
+    assert os.listdir(root) == [os.fsdecode(b"caf\xe9-report.txt")]

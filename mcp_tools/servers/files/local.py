@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name
+from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, sweep_temp_files
 from mcp_tools.servers.files.store import (
     MAX_LISTED,
     READ_CHUNK,
@@ -51,6 +51,10 @@ class LocalStore:
     def __init__(self, root: Path) -> None:
         self.sandbox = Sandbox(root, policy="strict", create=True)
         self._lock = threading.Lock()
+
+    def sweep_temp_files(self) -> int:
+        """Temp files of writes a crash left behind (older than a few minutes)."""
+        return sweep_temp_files(self.sandbox.root)
 
     def stat(self, key: str) -> StoredEntry | None:
         info = self.sandbox.stat(key)
