@@ -13,6 +13,7 @@ from mcp_tools.config import Config, ConfigError, validate_section
 from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.policy.store import PolicyStore
+from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG, load_namespace
 from mcp_tools.tooling import Environment, Namespace, NotConfigured
 
@@ -97,6 +98,8 @@ def build_app(config: Config, servers: list[str] | None = None) -> App:
     state_dir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
     environment = Environment(data_dir=data_dir, state_dir=state_dir, env=config.environ)
+    known_secrets.add_from_environ(config.environ)
+    known_secrets.add_all(config.http_tokens().values())
     store = PolicyStore(state_dir / "policy.sqlite3")
     rules = RulePolicy(config.policy)
     app = App(config, environment, PolicyGate(config.policy, rules, store), store, rules)
@@ -114,6 +117,7 @@ def build_app(config: Config, servers: list[str] | None = None) -> App:
 def _enable(app: App, name: str, explicit: bool) -> NamespaceStatus:
     namespace = load_namespace(name)
     section = validate_section(name, namespace.config_model, app.config.sections.get(name, {}))
+    known_secrets.add_from_model(section)
     try:
         service = namespace.create(section, app.environment)
     except NotConfigured as exc:
