@@ -170,3 +170,17 @@ async def test_every_tool_survives_hostile_arguments(client: Client) -> None:
             arguments = hostile_arguments(rng, tool.input_schema)
             result = await client.call_tool(tool.name, arguments)
             assert_answered_cleanly(tool.name, arguments, result)
+
+
+async def test_arguments_that_are_not_valid_unicode_are_refused_before_anything_runs(
+    tmp_path: Path, demo_namespace: str
+) -> None:
+    """JSON on the wire cannot carry a lone surrogate, but `mcp-tools call --args` and text calls can."""
+    from mcp_tools.policy.gate import Caller
+
+    app = build_app(make_config(tmp_path, {"server": {"servers": ["demo"]}}))
+    outcome = await app.gate.call(app.find_tool("demo.note"), "demo.note", {"key": "k", "text": "a\udcffb"}, Caller())
+    assert outcome.error is not None and outcome.error["kind"] == "invalid_arguments"
+    assert outcome.error["message"].startswith("text is not valid Unicode")
+    assert app.services["demo"].notes == {}
+    assert [row.decision for row in app.store.tail()] == ["denied"]

@@ -10,6 +10,7 @@ import pytest
 from mcp_tools.sandbox import check_key, escape_name, unescape_name
 from mcp_tools.tooling import ToolFailure
 from tests.harness import connect, failure, ok
+from tests.servers.notes_fixtures import wait_indexed
 
 pytestmark = pytest.mark.anyio
 LATIN1 = os.fsdecode(b"caf\xe9.txt")  # what os.listdir gives for the bytes 'caf\xe9.txt'
@@ -84,14 +85,13 @@ async def test_notes_with_names_that_are_not_utf8_are_found_and_read(tmp_path: P
     (vault / os.fsdecode(b"R\xe9sum\xe9.md")).write_bytes(b"# Resume\n\nglacier radar notes\n")
     config = {"server": {"servers": ["notes"]}, "notes": {"vault": str(vault), "watch": False}}
     async with connect(tmp_path, config) as client:
-        import anyio
-
-        with anyio.fail_after(30):
-            while True:
-                found = ok(await client.call_tool("notes_search", {"query": "glacier"}))
-                if found["index"]["complete"]:
-                    break
-                await anyio.sleep(0.05)
+        await wait_indexed(client)
+        found = ok(await client.call_tool("notes_search", {"query": "glacier"}))
         assert [hit["path"] for hit in found["results"]] == ["R\\xe9sum\\xe9.md"]
         read = ok(await client.call_tool("notes_read", {"path": "R\\xe9sum\\xe9.md"}))
+        ok(await client.call_tool("notes_rename", {"path": "R\\xe9sum\\xe9.md", "new_path": "Resume.md"}))
+        ok(await client.call_tool("notes_delete", {"path": "Resume.md", "permanent": True}))
+        (vault / os.fsdecode(b"gone\xff.md")).write_bytes(b"# Gone\n")
+        ok(await client.call_tool("notes_delete", {"path": "gone\\xff.md", "permanent": True}))
     assert "glacier radar" in read["content"]
+    assert os.listdir(vault) == []
