@@ -431,6 +431,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from mcp_tools.app import build_app
+    from mcp_tools.secrets import scrub_text
 
     config = _config(args)
     print(f"config:    {config.source or 'none found; using embedded defaults'}")
@@ -449,7 +450,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print("namespaces:")
     for status in app.statuses:
         count = sum(1 for tool in app.visible_tools(status.name)) if status.enabled else 0
-        state = f"on  ({count} tools)" if status.enabled else f"off: {status.reason}"
+        state = f"on  ({count} tools)" if status.enabled else f"off: {scrub_text(status.reason or '')}"
         print(f"  {status.name:<9} {state}")
     app.store.close()
     return 0

@@ -239,7 +239,7 @@ class PolicyGate:
         if consumed is not None:
             state.decision, state.approval_id = "approved_out_of_band", consumed.id
             return None
-        request = ConfirmationRequest(spec.name, risk, scrub_text(spec.describe(args)), shown, digest)
+        request = ConfirmationRequest(spec.name, risk, utf8_safe(scrub_text(spec.describe(args))), shown, digest)
         if caller.asker is not None:
             answer = await caller.asker.ask(request)
             if isinstance(answer, AskLater):
