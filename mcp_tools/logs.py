@@ -58,12 +58,12 @@ def configure_logging(level: str | None = None, environ: Mapping[str, str] | Non
     own = level_number(environ.get(LEVEL_ENV) or level, logging.WARNING)
     libraries = level_number(environ.get(LIBRARY_LEVEL_ENV), max(own, logging.INFO))
     root = logging.getLogger()
-    handler = next((h for h in root.handlers if getattr(h, "_mcp_tools", False)), None)
-    if handler is None:
-        handler = logging.StreamHandler(sys.stderr)
-        handler._mcp_tools = True  # type: ignore[attr-defined]
-        root.addHandler(handler)
+    for stale in [h for h in root.handlers if getattr(h, "_mcp_tools", False)]:
+        root.removeHandler(stale)  # its stream may be an earlier, closed sys.stderr
+    handler = logging.StreamHandler(sys.stderr)
+    handler._mcp_tools = True  # type: ignore[attr-defined]
     handler.setFormatter(ScrubbingFormatter(FORMAT))
+    root.addHandler(handler)
     root.setLevel(libraries)  # other libraries inherit this; ours is set on its own logger
     logging.getLogger(OWN_LOGGER).setLevel(own)
     for name in BODY_LOGGERS:
