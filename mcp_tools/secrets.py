@@ -29,7 +29,7 @@ SECRET_ENV_NAME = re.compile(
 )
 NOT_SECRET_ENV_NAME = re.compile(r"_(FILE|PATH|DIR|URL|ID|SOCK|CREDENTIALS)$", re.IGNORECASE)
 _PATH_LIKE = re.compile(r"^(/|~|\.{1,2}/|[A-Za-z]:[\\/])")
-_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/\s@'\"<>]*@)")
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#\s'\"<>]*@)")
 
 
 class KnownSecrets:

@@ -66,6 +66,7 @@ def test_secrets_come_from_config_models_and_secret_named_environment_variables(
 def test_url_credentials_are_stripped_from_messages() -> None:
     assert strip_userinfo("at https://u:SECRET@example.com/x and ftp://bob@h:21") == "at https://example.com/x and ftp://h:21"
     assert strip_userinfo("mail me at a@b.c, see https://example.com") == "mail me at a@b.c, see https://example.com"
+    assert strip_userinfo("https://u:p@ss@host/x?q=a@b") == "https://host/x?q=a@b"
 
 
 # -- through the gate ---------------------------------------------------------------------------
