@@ -26,6 +26,7 @@ CONFIG_TEMPLATE = """\
 wire_separator = "_"
 # state_dir = "..."   # approvals, audit log, indexes (default: the platform's state dir)
 # data_dir = "..."    # the file store and the inbox's blobs (default: the platform's data dir)
+# Our own loggers; other libraries stay at INFO or quieter (MCP_TOOLS_LIBRARY_LOG_LEVEL lowers them).
 log_level = "warning"
 
 [policy]

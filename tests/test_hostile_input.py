@@ -184,3 +184,19 @@ async def test_arguments_that_are_not_valid_unicode_are_refused_before_anything_
     assert outcome.error["message"].startswith("text is not valid Unicode")
     assert app.services["demo"].notes == {}
     assert [row.decision for row in app.store.tail()] == ["denied"]
+
+
+async def test_nul_stays_allowed_where_it_can_be_stored(tmp_path: Path) -> None:
+    """File contents and edit strings may hold NUL; names, queries and other text may not."""
+    from tests.harness import ok
+
+    settings = {"server": {"servers": ["files"]}, "files": {"root": str(tmp_path / "root")}}
+    async with connect(tmp_path, settings) as client:
+        ok(await client.call_tool("files_write", {"path": "a.bin", "content": "x\x00y"}))
+        edits = [{"old_string": "\x00", "new_string": "-"}]
+        read = await client.call_tool("files_read", {"path": "a.bin"})
+        ok(await client.call_tool("files_edit", {"path": "a.bin", "edits": edits, "dry_run": True}))
+        named = failure(await client.call_tool("files_write", {"path": "a\x00.bin", "content": "x"}))
+    assert ok(read)["encoding"] == "base64"
+    assert named["kind"] == "invalid_arguments" and "NUL" in named["message"]
+    assert (tmp_path / "root" / "a.bin").read_bytes() == b"x\x00y"
