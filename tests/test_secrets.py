@@ -146,3 +146,19 @@ def test_log_lines_are_scrubbed_tracebacks_included(clean_logging: None) -> None
     assert "[redacted]" in written and "RuntimeError" in written
     assert TAVILY[:8] not in written and "user:pw" not in written
     assert scrub_text(f"x {TAVILY}") == "x [redacted]"
+
+
+@pytest.mark.anyio
+async def test_progress_messages_are_scrubbed_and_valid_utf8() -> None:
+    from mcp_tools.policy.gate import _guarded_progress
+
+    known_secrets.add(TAVILY)
+    seen: list[str | None] = []
+
+    async def client_side(done: float, total: float | None, message: str | None) -> None:
+        seen.append(message)
+
+    report = _guarded_progress(client_side)
+    assert report is not None
+    await report(1, 2, f"sent {TAVILY} to caf\udce9")
+    assert seen == ["sent [redacted] to caf\\xe9"]

@@ -214,7 +214,9 @@ class PolicyGate:
             verdict = await self._confirm(tool, args, arguments, risk, caller, state)
             if verdict is not None:
                 return verdict
-        context = CallContext(principal=caller.principal, transport=caller.transport, progress=caller.progress)
+        context = CallContext(
+            principal=caller.principal, transport=caller.transport, progress=_guarded_progress(caller.progress)
+        )
         outcome = await self._run(tool, args, context)
         if risk is Risk.MEDIUM and not outcome.is_error:
             outcome.notice = (
@@ -397,6 +399,19 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
         outcome.text = scrub_text(outcome.text)
         outcome.structured = {"error": {k: _scrub_any(v) for k, v in (outcome.error or {}).items()}}
     return outcome
+
+
+def _guarded_progress(
+    progress: Callable[[float, float | None, str | None], Awaitable[None]] | None,
+) -> Callable[[float, float | None, str | None], Awaitable[None]] | None:
+    """Progress messages leave the server too: valid UTF-8, no known secret."""
+    if progress is None:
+        return None
+
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        await progress(done, total, utf8_safe(scrub_text(message)) if message else message)
+
+    return report
 
 
 def _scrub_any(value: Any) -> Any:
