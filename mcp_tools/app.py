@@ -17,6 +17,7 @@ from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.policy.store import PolicyStore
+from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG, load_namespace
 from mcp_tools.tooling import (
     Environment,
@@ -165,6 +166,9 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
     data_dir = config.data_dir()
     state_dir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
+    known_secrets.add_from_environ(config.environ)
+    known_secrets.add_all(config.http_tokens().values())
+    known_secrets.add_from_model(config.approvals)
     requested = servers if servers is not None else config.server.servers
     store = PolicyStore(state_dir / "policy.sqlite3")
     out_of_band = build_out_of_band(config, Decisions(store, config.policy.approval_ttl_seconds))
@@ -221,6 +225,7 @@ def _enable(app: App, name: str, explicit: bool) -> NamespaceStatus:
         return off(install_hint(namespace.extra or name, missing), namespace.needs_account)
     label = app.config.section_name(name)
     section = validate_section(label, namespace.config_model, app.config.sections.get(name, {}))
+    known_secrets.add_from_model(section)
     try:
         service = namespace.create(section, app.environment)
     except NotConfigured as exc:

@@ -31,6 +31,7 @@ discovery = "static"
 wire_separator = "_"
 # state_dir = "..."   # approvals, audit log, indexes (default: the platform's state dir)
 # data_dir = "..."    # the file store and the inbox's blobs (default: the platform's data dir)
+# Our own loggers; other libraries stay at INFO or quieter (MCP_TOOLS_LIBRARY_LOG_LEVEL lowers them).
 log_level = "warning"
 
 [policy]
@@ -100,15 +101,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=os.environ.get("MCP_TOOLS_LOG_LEVEL", "WARNING").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    from mcp_tools.logs import configure_logging
+    from mcp_tools.secrets import known_secrets, scrub_text
+
+    known_secrets.add_from_environ(os.environ)
+    configure_logging()
     try:
         return int(args.handler(args) or 0)
     except ConfigError as exc:
-        print(f"mcp-tools: {exc}", file=sys.stderr)
+        print(f"mcp-tools: {scrub_text(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -257,7 +258,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from mcp_tools.app import build_app
 
     config = _config(args)
-    logging.getLogger().setLevel(os.environ.get("MCP_TOOLS_LOG_LEVEL", config.server.log_level).upper())
+    from mcp_tools.logs import configure_logging
+
+    configure_logging(config.server.log_level)
     app = build_app(config, _servers(args.servers), _tools(args))
     if not args.http:
         anyio.run(_serve_stdio, app)
@@ -276,7 +279,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "(sign in with the link from `mcp-tools approvals login --http`)",
             file=sys.stderr,
         )
-    uvicorn.run(starlette, host=host, port=port, log_level="warning", lifespan="on")
+    # log_config=None: uvicorn's lines go through our handler (scrubbed) instead of its own
+    uvicorn.run(starlette, host=host, port=port, log_level="warning", log_config=None, lifespan="on")
     return 0
 
 
@@ -629,6 +633,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from mcp_tools.app import build_app
+    from mcp_tools.secrets import scrub_text
 
     config = _config(args)
     print(f"config:    {config.source or 'none found; using embedded defaults'}")
@@ -651,7 +656,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print("namespaces:")
     for status in app.statuses:
         count = len(app.visible_tools(status.name)) if status.enabled else 0
-        state = f"on  ({count} tools)" if status.enabled else f"off: {status.reason}"
+        state = f"on  ({count} tools)" if status.enabled else f"off: {scrub_text(status.reason or '')}"
         if status.enabled:
             reasons: dict[str, list[str]] = {}
             for tool in app.tools.values():

@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from mcp_tools.secrets import scrub_text
 from mcp_tools.servers import CATALOG, SHARED_SECTIONS
 
 APP_NAME = "mcp-tools"
@@ -290,4 +291,4 @@ def describe_config_errors(section: str, exc: ValidationError) -> str:
             hidden = any(word in key.lower() for word in ("secret", "token", "key", "password", "credential"))
             shown = "" if isinstance(got, Mapping) or hidden else f" (got {got!r})"
             lines.append(f"{key}: {error['msg']}{shown}")
-    return "invalid config: " + "; ".join(lines)
+    return scrub_text("invalid config: " + "; ".join(lines))

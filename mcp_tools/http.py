@@ -28,6 +28,7 @@ from mcp_tools.app import App
 from mcp_tools.config import ConfigError
 from mcp_tools.mcp_server import PRINCIPAL_SCOPE_KEY, build_server
 from mcp_tools.net import is_loopback
+from mcp_tools.secrets import known_secrets
 
 logger = logging.getLogger("mcp_tools.http")
 PUBLIC_PATHS = ("/healthz",)
@@ -56,7 +57,9 @@ def resolve_tokens(app: App, host: str) -> dict[str, str]:
         with os.fdopen(fd, "w") as handle:
             handle.write(secrets.token_urlsafe(32))
     logger.warning("no HTTP token configured; clients must send the token stored in %s", path)
-    return {"local": path.read_text().strip()}
+    token = path.read_text().strip()
+    known_secrets.add(token)
+    return {"local": token}
 
 
 def local_token_path(app: App) -> Path:

@@ -242,20 +242,29 @@ class LegacyElicitation:
 class InputRequiredElicitation:
     """Asks through an `InputRequiredResult` round trip (protocol 2026-07-28).
 
-    The state we hand out names the exact call and a nonce; the SDK seals it, and a nonce
-    counts once, so an answer can neither be moved to another call nor replayed.
+    The state we hand out names the exact call, the principal and a nonce; the SDK seals it,
+    and a nonce counts once, so an answer can neither be moved to another call or another
+    token's session nor replayed.
     """
 
-    def __init__(self, params: types.CallToolRequestParams, used_nonces: dict[str, float], ttl: float) -> None:
+    def __init__(
+        self, params: types.CallToolRequestParams, used_nonces: dict[str, float], ttl: float, principal: str = "local"
+    ) -> None:
         self.params = params
         self.used_nonces = used_nonces
         self.ttl = ttl
+        self.principal = principal
 
     async def ask(self, request: ConfirmationRequest) -> Answer | AskLater:
         answer = self._answer_for(request)
         if answer is not None:
             return answer
-        state = {"tool": request.tool, "args": request.args_sha256, "nonce": secrets.token_urlsafe(16)}
+        state = {
+            "tool": request.tool,
+            "args": request.args_sha256,
+            "principal": self.principal,
+            "nonce": secrets.token_urlsafe(16),
+        }
         elicit = types.ElicitRequest(
             params=types.ElicitRequestFormParams(message=request.message(), requested_schema=CONFIRM_SCHEMA)
         )
@@ -271,7 +280,12 @@ class InputRequiredElicitation:
             state = json.loads(self.params.request_state)
         except ValueError:
             return None
-        if not isinstance(state, dict) or state.get("tool") != request.tool or state.get("args") != request.args_sha256:
+        if (
+            not isinstance(state, dict)
+            or state.get("tool") != request.tool
+            or state.get("args") != request.args_sha256
+            or state.get("principal") != self.principal
+        ):
             return None
         now = time.monotonic()
         for nonce, seen in list(self.used_nonces.items()):
@@ -456,7 +470,9 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         if not can_elicit_form(ctx):
             return None
         if is_modern(ctx):
-            return InputRequiredElicitation(params, used_nonces, settings.approval_ttl_seconds)
+            return InputRequiredElicitation(
+                params, used_nonces, settings.approval_ttl_seconds, principal_of(ctx, "local")
+            )
         if ctx.session.can_send_request:
             return LegacyElicitation(ctx, settings.elicitation_timeout_seconds)
         return None

@@ -16,6 +16,12 @@ Public API
       characters, no backslash. Names are never normalised, so NFC and NFD names round-trip
       exactly as given.
 
+    Names on disk that are not valid UTF-8 (an unzip or a sync client can leave them) are
+    written in keys with each undecodable byte as ``\\xHH`` (``HH`` from ``80`` to ``ff``,
+    lower case) and a literal backslash as ``\\\\``; ``escape_name`` makes that form from an
+    OS name and the sandbox turns it back, so such a file can be listed, moved and deleted
+    by the escaped key. Any other backslash is refused.
+
     Both refuse a leading ``/``, empty, ``.`` or ``..`` segments, keys over ``MAX_KEY_CHARS``
     characters and segments over ``MAX_SEGMENT_BYTES`` UTF-8 bytes. ``allow_empty`` accepts
     ``""`` as the root itself (for listings). Failures raise
@@ -57,9 +63,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import shutil
 import stat as stat_module
+import time
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,6 +87,32 @@ _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _DIR_FLAGS = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+
+
+_ESCAPE = re.compile(r"\\(?:x[89a-f][0-9a-f]|\\)")
+
+
+def escape_name(name: str) -> str:
+    """An OS name (undecodable bytes as surrogate escapes) as valid UTF-8: bytes as \\xHH, \\ as \\\\."""
+    if "\\" not in name and name.isascii():
+        return name
+    out = []
+    for char in name:
+        code = ord(char)
+        if char == "\\":
+            out.append("\\\\")
+        elif 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def unescape_name(name: str) -> str:
+    """The OS name of an escaped key segment; the inverse of `escape_name`."""
+    if "\\" not in name:
+        return name
+    return _ESCAPE.sub(lambda match: "\\" if match[0] == "\\\\" else chr(0xDC00 + int(match[0][2:], 16)), name)
 
 
 def _invalid(field: str, message: str, hint: str | None = None) -> ToolFailure:
@@ -104,12 +138,17 @@ def check_key(
         raise _invalid(field, f"is {len(key)} characters long; the limit is {MAX_KEY_CHARS}")
     if "\x00" in key:
         raise _invalid(field, "must not contain a NUL character")
-    if "\\" in key:
-        raise _invalid(field, "must not contain a backslash; separate folders with '/'")
+    plain = _ESCAPE.sub("", key) if "\\" in key else key
+    if "\\" in plain:
+        raise _invalid(
+            field,
+            "must not contain a backslash; separate folders with '/'",
+            "a backslash is allowed only in the escapes \\xHH and \\\\ of names that are not valid UTF-8",
+        )
     if key.startswith("/"):
         raise _invalid(field, "must be relative to the root, without a leading '/'", f"try {key.lstrip('/')!r}")
     if policy == "strict":
-        bad = sorted({char for char in key if char not in _STRICT_CHARS})
+        bad = sorted({char for char in plain if char not in _STRICT_CHARS})
         if bad:
             shown = ", ".join(repr(char) for char in bad[:5])
             raise _invalid(
@@ -118,7 +157,7 @@ def check_key(
                 "use only letters, digits, '_', '-', '.' and '/'",
             )
     elif policy == "unicode":
-        bad = sorted({char for char in key if _forbidden_unicode_char(char)})
+        bad = sorted({char for char in plain if _forbidden_unicode_char(char)})
         if bad:
             shown = ", ".join(f"U+{ord(char):04X}" for char in bad[:5])
             raise _invalid(field, f"contains control characters: {shown}")
@@ -130,7 +169,7 @@ def check_key(
             raise _invalid(field, f"has an empty segment at position {index} ('//' or a trailing '/')")
         if segment in (".", ".."):
             raise _invalid(field, f"must not contain a {segment!r} segment; give the path from the root")
-        if len(segment.encode("utf-8", "surrogatepass")) > MAX_SEGMENT_BYTES:
+        if len(os.fsencode(unescape_name(segment)) if "\\" in segment else segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
             raise _invalid(field, f"segment {index} is longer than {MAX_SEGMENT_BYTES} bytes")
     return segments
 
@@ -219,6 +258,34 @@ def atomic_write(dir_fd: int, name: str, data: bytes, *, key: str | None = None)
         os.fsync(dir_fd)
 
 
+STALE_TEMP_SECONDS = 600
+
+
+def sweep_temp_files(root: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Remove the temp files of writes that never finished (a crash, a kill) below `root`.
+
+    Only names `atomic_write` makes (`.NAME.HEX.mcp-tmp`) that are regular files untouched for
+    `older_than` seconds go; a write in progress is younger. Symlinks are never followed.
+    Returns how many were removed.
+    """
+    removed = 0
+    cutoff = time.time() - older_than
+    try:
+        walker = os.fwalk(root, follow_symlinks=False)
+        for _, _, files, dir_fd in walker:
+            for name in files:
+                if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+                    continue
+                with contextlib.suppress(OSError):
+                    info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                    if stat_module.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
+                        os.unlink(name, dir_fd=dir_fd)
+                        removed += 1
+    except OSError:
+        pass
+    return removed
+
+
 def _os_failure(error: OSError, shown: str) -> ToolFailure:
     """Map an OS error to a failure the model can act on, without leaking host paths."""
     if error.errno == errno.ENOENT:
@@ -257,7 +324,9 @@ class Sandbox:
     # -- checking ---------------------------------------------------------------------------
 
     def check(self, key: str, *, field: str = "path", allow_empty: bool = False) -> tuple[str, ...]:
-        return check_key(key, self.policy, field=field, allow_empty=allow_empty)
+        """The key's segments as names on disk (escapes of undecodable bytes turned back)."""
+        segments = check_key(key, self.policy, field=field, allow_empty=allow_empty)
+        return tuple(unescape_name(segment) for segment in segments) if "\\" in key else segments
 
     def resolve(self, key: str, *, field: str = "path", allow_empty: bool = False) -> Path:
         segments = self.check(key, field=field, allow_empty=allow_empty)
@@ -287,7 +356,7 @@ class Sandbox:
             return ""
         if relative.startswith(".."):
             raise ValueError("path is outside the sandbox root")
-        return relative.replace(os.sep, "/")
+        return escape_name(relative.replace(os.sep, "/"))
 
     # -- descriptor walking -----------------------------------------------------------------
 

@@ -14,9 +14,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 ErrorKind = Literal[
     "invalid_arguments",
@@ -101,11 +101,31 @@ def install_hint(extra: str, missing: list[str] | str) -> str:
 class Arguments(BaseModel):
     """Base for tool input models: unknown arguments are errors, so typos are not ignored.
 
+    No string argument may hold a NUL character (SQLite, FTS queries, file names and most
+    upstreams cut or reject it) unless its field is named in `nul_allowed` (file contents).
     Validators are built on first use (`defer_build`): a server that lists 40 tools should not
     pay for all of them before it answers.
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
+    nul_allowed: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="after")
+    def _refuse_nul(self) -> Any:
+        for name in type(self).model_fields:
+            if name not in self.nul_allowed and _holds_nul(getattr(self, name)):
+                raise ValueError(f"{name} must not contain a NUL character (\\u0000)")
+        return self
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list | tuple):
+        return any(_holds_nul(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    return False
 
 
 class Output(BaseModel):

@@ -9,6 +9,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG
 from tests.results import check_call_result
 
@@ -49,3 +50,9 @@ def results_validate_against_their_schemas() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Client, "call_tool", checked_call)
         yield
+
+
+@pytest.fixture(autouse=True)
+def forget_known_secrets() -> None:
+    """Each test starts with no known secrets: they are process-wide and would leak across tests."""
+    known_secrets.clear()

@@ -97,22 +97,27 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(config: Path, *args: str, **env: str) -> Iterator[str]:
-    """`mcp-tools serve --http` on a free loopback port; yields the base URL once healthy."""
+def http_server(config: Path, *args: str, log: Path | None = None, **env: str) -> Iterator[str]:
+    """`mcp-tools serve --http` on a free loopback port; yields the base URL once healthy.
+
+    With `log`, the server's stderr goes to that file (for tests of what it logs).
+    """
     port = free_port()
+    log_file = open(log, "wb") if log is not None else None  # noqa: SIM115 - closed in finally
     process = subprocess.Popen(
         [sys.executable, DEMO_ENTRY, "--config", str(config), "serve", "--http", "--port", str(port), *args],
         env=child_env(**env),
         cwd=str(ROOT),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log_file or subprocess.PIPE,
     )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"server exited: {process.stderr.read().decode() if process.stderr else ''}")
+                shown = process.stderr.read().decode() if process.stderr else log.read_text() if log else ""
+                raise RuntimeError(f"server exited: {shown}")
             try:
                 if httpx2.get(base + "/healthz", timeout=1).status_code == 200:
                     break
@@ -128,6 +133,8 @@ def http_server(config: Path, *args: str, **env: str) -> Iterator[str]:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+        if log_file is not None:
+            log_file.close()
 
 
 def bearer(token: str, **headers: Any) -> dict[str, str]:

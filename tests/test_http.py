@@ -127,3 +127,33 @@ async def test_loopback_without_configured_token_uses_a_private_token_file(tmp_p
         assert httpx2.post(base + "/mcp", json=INIT, headers=MCP_HEADERS).status_code == 401
         async with http_client(base + "/mcp", token, mode="legacy") as client:
             assert ok(await client.call_tool("demo_echo", {"text": "x"}))
+
+
+async def test_an_approval_asked_for_by_one_token_cannot_be_used_by_another(server: tuple[str, Path]) -> None:
+    base, config = server
+    arguments = {"target": "bound-to-laptop"}
+    async with http_client(base + "/mcp", "tok-laptop-0123456789") as laptop:
+        asked = failure(await laptop.call_tool("demo_erase", arguments))
+        assert asked["kind"] == "approval_required"
+        assert run_cli(config, "approvals", "approve", asked["approval_id"]).returncode == 0
+        async with http_client(base + "/mcp", "tok-phone-9876543210") as phone:
+            stolen = failure(await phone.call_tool("demo_erase", arguments))
+        assert stolen["kind"] == "approval_required" and stolen["approval_id"] != asked["approval_id"]
+        assert ok(await laptop.call_tool("demo_erase", arguments)) == {"erased": "bound-to-laptop"}
+    rows = [json.loads(line) for line in run_cli(config, "audit", "--json", "--tail", "200").stdout.splitlines()]
+    mine = [(row["principal"], row["decision"]) for row in rows if row["arguments"] == arguments]
+    assert mine == [("laptop", "approval_required"), ("phone", "approval_required"), ("laptop", "approved_out_of_band")]
+
+
+async def test_debug_logging_writes_no_response_bodies(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, TOKENS, servers='["demo", "files"]')
+    (tmp_path / "data" / "files").mkdir(parents=True)
+    (tmp_path / "data" / "files" / "diary.txt").write_text("BODY-MARKER private diary entry")
+    log = tmp_path / "server.log"
+    with http_server(config, log=log, MCP_TOOLS_LOG_LEVEL="debug") as base:
+        async with http_client(base + "/mcp", "tok-laptop-0123456789", mode="legacy") as client:  # SSE replies
+            assert "BODY-MARKER" in ok(await client.call_tool("files_read", {"path": "diary.txt"}))["content"]
+    written = log.read_text()
+    assert "INFO mcp.server" in written  # the libraries still log, at INFO
+    assert "BODY-MARKER" not in written
+    assert "tok-laptop" not in written

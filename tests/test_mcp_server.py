@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mcp_tools.app import build_app
 from mcp_tools.mcp_server import cached_definitions, definitions_key, tool_definition
 from tests.harness import make_config
@@ -46,3 +48,31 @@ def test_an_unwritable_cache_dir_only_costs_the_cache(tmp_path: Path, demo_names
     blocker.write_text("")
     tools = demo_app(tmp_path).visible_tools()
     assert cached_definitions(tools, blocker / "cache") == [tool_definition(tool) for tool in tools]
+
+
+@pytest.mark.anyio
+async def test_an_in_band_answer_counts_only_for_the_principal_it_was_asked_of() -> None:
+    """An input-required round trip replayed from another token's session asks again instead of running."""
+    import mcp_types as types
+
+    from mcp_tools.mcp_server import CONFIRM_KEY, InputRequiredElicitation
+    from mcp_tools.policy.gate import Answer, AskLater, ConfirmationRequest
+    from mcp_tools.tooling import Risk
+
+    request = ConfirmationRequest("demo.erase", Risk.HIGH, "Erase t", {"target": "t"}, "digest")
+    asked = await InputRequiredElicitation(
+        types.CallToolRequestParams(name="demo_erase", arguments={"target": "t"}), {}, 600, "laptop"
+    ).ask(request)
+    assert isinstance(asked, AskLater)
+
+    def answered(principal: str) -> InputRequiredElicitation:
+        params = types.CallToolRequestParams(
+            name="demo_erase",
+            arguments={"target": "t"},
+            input_responses={CONFIRM_KEY: types.ElicitResult(action="accept", content={"confirm": True})},
+            request_state=asked.payload.request_state,
+        )
+        return InputRequiredElicitation(params, {}, 600, principal)
+
+    assert isinstance(await answered("phone").ask(request), AskLater)
+    assert await answered("laptop").ask(request) is Answer.ACCEPT

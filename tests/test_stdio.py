@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
@@ -149,3 +152,38 @@ async def test_progress_notifications_reach_the_client(tmp_path: Path) -> None:
     assert ok(result)
     assert updates == [(1.0, 1.0, "echoed")]
     assert isinstance(result, types.CallToolResult)
+
+
+async def test_names_that_are_not_utf8_are_listed_escaped_and_the_server_keeps_answering(tmp_path: Path) -> None:
+    """An unzip can leave a name with a Latin-1 byte; the server must list it, not die encoding it."""
+    config = demo_config(tmp_path, servers='["demo", "files"]')
+    root = tmp_path / "data" / "files"
+    root.mkdir(parents=True)
+    (root / os.fsdecode(b"caf\xe9-report.txt")).write_bytes(b"latin-1 name")
+    with anyio.fail_after(60):  # a server that died on the name would leave the call unanswered
+        async with Client(stdio_params(config), mode="legacy") as client:
+            listed = ok(await client.call_tool("files_list", {}))
+            assert [entry["path"] for entry in listed["entries"]] == ["caf\\xe9-report.txt"]
+            assert ok(await client.call_tool("demo_echo", {"text": "still here"})) == {"echo": "hello: still here"}
+            read = ok(await client.call_tool("files_read", {"path": "caf\\xe9-report.txt"}))
+            assert read["content"] == "latin-1 name"
+    assert os.listdir(root) == [os.fsdecode(b"caf\xe9-report.txt")]
+
+
+async def test_hostile_arguments_over_stdio_never_stop_the_server(tmp_path: Path) -> None:
+    from tests.test_hostile_input import assert_answered_cleanly, hostile_arguments
+
+    config = demo_config(tmp_path, servers='["demo", "files"]')
+    root = tmp_path / "data" / "files"
+    root.mkdir(parents=True)
+    (root / os.fsdecode(b"\xff\xfe.bin")).write_bytes(b"\x00\xff")
+    rng = random.Random(3)
+    with anyio.fail_after(120):
+        async with Client(stdio_params(config), mode="legacy") as client:
+            for tool in (await client.list_tools()).tools:
+                if tool.name == "demo_fail":
+                    continue  # it fails on purpose
+                for _ in range(8):
+                    arguments = hostile_arguments(rng, tool.input_schema)
+                    assert_answered_cleanly(tool.name, arguments, await client.call_tool(tool.name, arguments))
+            assert ok(await client.call_tool("demo_echo", {"text": "alive"})) == {"echo": "hello: alive"}

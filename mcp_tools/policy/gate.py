@@ -11,6 +11,7 @@ import enum
 import hashlib
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from mcp_tools.config import PolicySettings
 from mcp_tools.policy.redact import redact
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.store import Approval, AuditRow, PolicyStore, iso_time
+from mcp_tools.secrets import known_secrets, scrub_text
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
@@ -131,10 +133,9 @@ def describe_validation_error(tool: ToolSpec, exc: ValidationError) -> str:
             parts.append(f"{tool.name} needs {loc}")
         elif kind == "extra_forbidden":
             parts.append(f"{tool.name} does not take {loc}")
-        elif loc:
-            parts.append(f"{loc}: {error['msg']}")
         else:
-            parts.append(error["msg"])
+            message = error["msg"].removeprefix("Value error, ")
+            parts.append(f"{loc}: {message}" if loc else message)
     return "; ".join(parts[:8]) + ("" if len(parts) <= 8 else f"; and {len(parts) - 8} more problems")
 
 
@@ -177,6 +178,7 @@ class PolicyGate:
             logger.exception("policy checks for %s failed unexpectedly", state.tool)
             outcome = failure_outcome(_internal_error(state.tool))
         if outcome.ask_later is None:
+            outcome = outgoing(outcome, state.tool)
             self._audit(caller, state, outcome, started)
         return outcome
 
@@ -197,6 +199,14 @@ class PolicyGate:
         if not isinstance(raw_args, dict):
             state.decision = "denied"
             raise ToolFailure("invalid_arguments", f"{spec.name} takes a JSON object of arguments")
+        broken = not_unicode(raw_args)
+        if broken is not None:
+            state.decision, state.args = "denied", {}
+            raise ToolFailure(
+                "invalid_arguments",
+                f"{broken} is not valid Unicode text (it holds a lone surrogate)",
+                "send UTF-8 text; name files that are not UTF-8 by the escaped form files.list shows",
+            )
         try:
             args = spec.input_model.model_validate(raw_args)
         except ValidationError as exc:
@@ -221,7 +231,9 @@ class PolicyGate:
             verdict = await self._confirm(tool, args, arguments, risk, caller, state)
             if verdict is not None:
                 return verdict
-        context = CallContext(principal=caller.principal, transport=caller.transport, progress=caller.progress)
+        context = CallContext(
+            principal=caller.principal, transport=caller.transport, progress=_guarded_progress(caller.progress)
+        )
         outcome = await self._run(tool, args, context)
         if risk is Risk.MEDIUM and not outcome.is_error:
             outcome.notice = (
@@ -242,11 +254,11 @@ class PolicyGate:
         spec = tool.spec
         digest = arguments_digest(spec.name, arguments)
         shown = redact(arguments, self.settings.audit_max_chars)
-        consumed = self.store.consume_approval(spec.name, digest)
+        consumed = self.store.consume_approval(spec.name, digest, caller.principal)
         if consumed is not None:
             state.decision, state.approval_id = "approved_out_of_band", consumed.id
             return None
-        request = ConfirmationRequest(spec.name, risk, spec.describe(args), shown, digest)
+        request = ConfirmationRequest(spec.name, risk, utf8_safe(scrub_text(spec.describe(args))), shown, digest)
         if caller.asker is not None:
             answer = await caller.asker.ask(request)
             if isinstance(answer, AskLater):
@@ -370,6 +382,100 @@ class PolicyGate:
             )
         except Exception:  # the audit log must never turn a finished call into a crash
             logger.exception("could not write the audit row for %s", state.tool)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "\ufffd"
+
+
+def utf8_safe(value: Any) -> Any:
+    """A copy of a JSON-like value whose strings all encode as UTF-8 (undecodable bytes as \\xHH)."""
+    if isinstance(value, str):
+        return _SURROGATE.sub(_escape_surrogate, value)
+    if isinstance(value, dict):
+        return {utf8_safe(k): utf8_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [utf8_safe(item) for item in value]
+    return value
+
+
+def not_unicode(value: Any) -> str | None:
+    """Where a string (or key) holding a lone surrogate sits, e.g. 'edits[0].old_string'; None if nowhere."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        return _surrogate_at(value, "") or "an argument"
+    except (TypeError, ValueError):
+        return None
+
+
+def _surrogate_at(value: Any, where: str) -> str | None:
+    if isinstance(value, str):
+        return where if _SURROGATE.search(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            place = f"{where}.{key}" if where else str(key)
+            if _SURROGATE.search(str(key)):
+                return utf8_safe(place)
+            found = _surrogate_at(item, place)
+            if found is not None:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _surrogate_at(item, f"{where}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
+    """The last step of every call: all text valid UTF-8, no known secret, no URL credentials in errors.
+
+    The cheap check (one JSON dump, one encode, one search per secret) passes nearly every
+    result untouched; only a result that fails it is rebuilt.
+    """
+    parts = [outcome.text, outcome.notice or ""]
+    if outcome.structured is not None:
+        parts.append(json.dumps(outcome.structured, ensure_ascii=False))
+    blob = "".join(parts)
+    if not blob.isascii():
+        try:
+            blob.encode("utf-8")
+        except UnicodeEncodeError:
+            logger.warning("%s returned text that is not valid UTF-8; undecodable bytes are escaped", tool)
+            outcome.text = utf8_safe(outcome.text)
+            outcome.notice = utf8_safe(outcome.notice)
+            outcome.structured = utf8_safe(outcome.structured)
+    if known_secrets.present(blob):
+        outcome.text = known_secrets.scrub(outcome.text)
+        outcome.notice = known_secrets.scrub(outcome.notice) if outcome.notice else outcome.notice
+        outcome.structured = known_secrets.scrub_value(outcome.structured)
+    if outcome.is_error:
+        outcome.text = scrub_text(outcome.text)
+        outcome.structured = {"error": {k: _scrub_any(v) for k, v in (outcome.error or {}).items()}}
+    return outcome
+
+
+def _guarded_progress(
+    progress: Callable[[float, float | None, str | None], Awaitable[None]] | None,
+) -> Callable[[float, float | None, str | None], Awaitable[None]] | None:
+    """Progress messages leave the server too: valid UTF-8, no known secret."""
+    if progress is None:
+        return None
+
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        await progress(done, total, utf8_safe(scrub_text(message)) if message else message)
+
+    return report
+
+
+def _scrub_any(value: Any) -> Any:
+    return scrub_text(value) if isinstance(value, str) else value
 
 
 def _internal_error(tool: str) -> ToolFailure:

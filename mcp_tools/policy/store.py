@@ -194,13 +194,13 @@ class PolicyStore:
         principal: str,
         ttl_seconds: float,
     ) -> Approval:
-        """A pending approval for exactly this call; an unexpired pending one is reused."""
+        """A pending approval for exactly this call; the principal's unexpired pending one is reused."""
         now = self.clock()
         with self._transaction() as db:
             row = db.execute(
-                "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND status='pending' AND expires>? "
-                "ORDER BY created DESC LIMIT 1",
-                (tool, args_sha256, now),
+                "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='pending' "
+                "AND expires>? ORDER BY created DESC LIMIT 1",
+                (tool, args_sha256, principal, now),
             ).fetchone()
             if row is not None:
                 return _approval(row)
@@ -223,14 +223,18 @@ class PolicyStore:
         assert approval is not None
         return approval
 
-    def consume_approval(self, tool: str, args_sha256: str) -> Approval | None:
-        """Atomically mark one approved, unexpired approval for this exact call as used."""
+    def consume_approval(self, tool: str, args_sha256: str, principal: str) -> Approval | None:
+        """Atomically mark one approved, unexpired approval for this exact call as used.
+
+        Only the principal that asked for it may use it: an approval asked for over HTTP with
+        one token is no use to a session holding another.
+        """
         now = self.clock()
         with self._transaction() as db:
             row = db.execute(
-                "SELECT id FROM approvals WHERE tool=? AND args_sha256=? AND status='approved' AND expires>? "
-                "ORDER BY created LIMIT 1",
-                (tool, args_sha256, now),
+                "SELECT id FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='approved' "
+                "AND expires>? ORDER BY created LIMIT 1",
+                (tool, args_sha256, principal, now),
             ).fetchone()
             if row is None:
                 return None

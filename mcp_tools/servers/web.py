@@ -12,12 +12,13 @@ import re
 import unicodedata
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from mcp_tools.net import is_loopback
+from mcp_tools.secrets import known_secrets, scrub_text
 from mcp_tools.tooling import (
     Arguments,
     CallContext,
@@ -108,6 +109,7 @@ class WebService:
     def __init__(self, config: WebConfig, api_key: str) -> None:
         self.config = config
         self._api_key = SecretStr(api_key)
+        known_secrets.add(api_key)
         self._client: Any = None
         self._http: Any = None
 
@@ -134,8 +136,8 @@ class WebService:
         return self._client
 
     def redact(self, text: str) -> str:
-        key = self._api_key.get_secret_value()
-        return text.replace(key, "[redacted]") if key else text
+        """The key (and any 8+ character prefix of it), every other known secret and URL credentials out."""
+        return scrub_text(text)
 
     async def aclose(self) -> None:
         if self._http is not None:
@@ -158,14 +160,17 @@ async def lifespan(service: WebService) -> AsyncIterator[None]:
 # --- web.search --------------------------------------------------------------------------------
 
 
+Domain = Annotated[str, Field(max_length=253)]
+
+
 class SearchArgs(Arguments):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
     max_results: int | None = Field(default=None, ge=1, le=MAX_RESULTS_CAP)
     search_depth: SearchDepth | None = Field(default=None, description="advanced: slower, costlier")
     topic: Topic | None = None
     time_range: TimeRange | None = None
-    include_domains: list[str] = Field(default_factory=list, max_length=MAX_DOMAINS)
-    exclude_domains: list[str] = Field(default_factory=list, max_length=MAX_DOMAINS)
+    include_domains: list[Domain] = Field(default_factory=list, max_length=MAX_DOMAINS)
+    exclude_domains: list[Domain] = Field(default_factory=list, max_length=MAX_DOMAINS)
 
 
 class SearchResult(Output):
@@ -255,10 +260,10 @@ _INVISIBLE = dict.fromkeys([0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, *range(0x202
 
 
 def clean_text(value: Any, limit: int, *, single_line: bool = False) -> str:
-    """Web text minus control, bidi-override and zero-width characters, cut to a size."""
+    """Web text minus known secrets, control, bidi-override and zero-width characters, cut to a size."""
     if not isinstance(value, str):
         return ""
-    text = value.translate(_INVISIBLE)
+    text = known_secrets.scrub(value).translate(_INVISIBLE)
     text = "".join(char for char in text if char in "\n\t" or unicodedata.category(char) not in ("Cc", "Cs", "Co"))
     text = " ".join(text.split()) if single_line else re.sub(r"[ \t]*\n\s*\n\s*", "\n\n", text).strip()
     if len(text) > limit:
@@ -299,7 +304,7 @@ def parse_response(payload: Any, limit: int) -> tuple[str | None, list[SearchRes
 
 
 def _upstream_detail(service: WebService, error: BaseException) -> str:
-    detail = service.redact(clean_text(str(error), MAX_UPSTREAM_DETAIL_CHARS, single_line=True))
+    detail = clean_text(service.redact(str(error)), MAX_UPSTREAM_DETAIL_CHARS, single_line=True)
     return f": {detail}" if detail else ""
 
 

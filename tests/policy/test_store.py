@@ -10,14 +10,14 @@ import pytest
 from mcp_tools.policy.store import AuditRow, PolicyStore
 
 
-def request(store: PolicyStore, digest: str = "d1", tool: str = "x.erase"):
+def request(store: PolicyStore, digest: str = "d1", tool: str = "x.erase", principal: str = "local"):
     return store.request_approval(
         tool=tool,
         args_sha256=digest,
         args_display={"target": "t"},
         summary="Erase t",
         risk="high",
-        principal="local",
+        principal=principal,
         ttl_seconds=600,
     )
 
@@ -33,14 +33,23 @@ def test_pending_approval_is_reused_for_the_same_call(tmp_path: Path) -> None:
 def test_only_an_approved_approval_is_consumed_and_only_once(tmp_path: Path) -> None:
     store = PolicyStore(tmp_path / "p.db")
     approval = request(store)
-    assert store.consume_approval("x.erase", "d1") is None  # still pending
+    assert store.consume_approval("x.erase", "d1", "local") is None  # still pending
     store.decide_approval(approval.id, approve=True, ttl_seconds=600)
-    assert store.consume_approval("x.erase", "d2") is None  # other arguments
-    assert store.consume_approval("x.other", "d1") is None  # other tool
-    assert store.consume_approval("x.erase", "d1").id == approval.id
-    assert store.consume_approval("x.erase", "d1") is None
+    assert store.consume_approval("x.erase", "d2", "local") is None  # other arguments
+    assert store.consume_approval("x.other", "d1", "local") is None  # other tool
+    assert store.consume_approval("x.erase", "d1", "local").id == approval.id
+    assert store.consume_approval("x.erase", "d1", "local") is None
     with pytest.raises(ValueError, match="consumed"):
         store.decide_approval(approval.id, approve=True, ttl_seconds=600)
+
+
+def test_an_approval_serves_only_the_principal_that_asked_for_it(tmp_path: Path) -> None:
+    store = PolicyStore(tmp_path / "p.db")
+    asked_by_laptop = request(store, principal="laptop")
+    assert request(store, principal="phone").id != asked_by_laptop.id  # each principal waits on its own
+    store.decide_approval(asked_by_laptop.id, approve=True, ttl_seconds=600)
+    assert store.consume_approval("x.erase", "d1", "phone") is None
+    assert store.consume_approval("x.erase", "d1", "laptop").id == asked_by_laptop.id
 
 
 def test_concurrent_consumers_get_one_approval_once(tmp_path: Path) -> None:
@@ -53,7 +62,7 @@ def test_concurrent_consumers_get_one_approval_once(tmp_path: Path) -> None:
 
     def consume(store: PolicyStore) -> None:
         barrier.wait()
-        consumed = store.consume_approval("x.erase", "d1")
+        consumed = store.consume_approval("x.erase", "d1", "local")
         if consumed is not None:
             wins.append(consumed.id)
 
@@ -76,7 +85,7 @@ def test_expired_approvals_can_be_neither_decided_nor_used(tmp_path: Path) -> No
     assert other.id != approval.id
     store.decide_approval(other.id, approve=True, ttl_seconds=600)
     now[0] += 601
-    assert store.consume_approval("x.erase", "d1") is None
+    assert store.consume_approval("x.erase", "d1", "local") is None
     assert store.list_approvals() == []
     assert {a.effective_status(now[0]) for a in store.list_approvals(include_done=True)} == {"expired"}
 

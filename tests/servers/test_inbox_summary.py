@@ -38,6 +38,18 @@ async def test_summary_comes_from_the_chat_endpoint(tmp_path: Path) -> None:
     assert "Subject: Fwd: Fwd: Lease renewal" in request["body"]["messages"][1]["content"]
 
 
+async def test_a_key_the_endpoint_echoes_is_neither_stored_nor_returned(tmp_path: Path) -> None:
+    with mail.fake_chat_server() as chat:
+        chat.reply = f"Lease renewal. (debug: called with Bearer {KEY}; prefix {KEY[:10]})"
+        service = mail.make_service(tmp_path, summary_url=chat.url, summary_model="tiny-1", summary_api_key=KEY)
+        result = await service.ingest(mail.nested_forward(), via="test")
+    stored = service.store.get(result.id)
+    assert stored is not None and stored["summary_source"] == "model"
+    assert KEY[:8] not in stored["summary"] and stored["summary"].count("[redacted]") == 2
+    database = b"".join(path.read_bytes() for path in tmp_path.rglob("*.sqlite3*"))
+    assert database and KEY[:8].encode() not in database
+
+
 async def test_api_key_can_come_from_the_environment(tmp_path: Path) -> None:
     with mail.fake_chat_server() as chat:
         service = mail.make_service(tmp_path, env={"MCP_TOOLS_SUMMARY_API_KEY": KEY}, summary_url=chat.url)

@@ -478,3 +478,23 @@ async def test_concurrent_failures_keep_their_own_status(service: web.WebService
         group.start_soon(call, "fast")
     assert "plan limit" in failures["slow"].message
     assert "HTTP 403" in failures["fast"].message
+
+
+@pytest.mark.anyio
+async def test_a_key_echoed_near_the_cut_leaves_no_prefix_behind(service: web.WebService, fake: FakeTavily) -> None:
+    """The detail is cut to a few hundred characters; the key is redacted before that cut, not after."""
+    for padding in range(web.MAX_UPSTREAM_DETAIL_CHARS - 30, web.MAX_UPSTREAM_DETAIL_CHARS + 2, 4):
+        fake.push(Reply(400, {"detail": {"error": "x" * padding + f" {VALID_KEY} trailing"}}))
+        failure = await run_failure(service, query="q")
+        assert VALID_KEY[:8] not in str(failure.as_dict()), padding
+
+
+@pytest.mark.anyio
+async def test_a_key_echoed_in_the_answer_or_results_is_scrubbed(service: web.WebService, fake: FakeTavily) -> None:
+    fake.answer = f"Your key is {VALID_KEY}, and its start is {VALID_KEY[:12]}."
+    fake.results[0]["content"] = f"Echoed: Authorization: Bearer {VALID_KEY}"
+    fake.results[1]["title"] = f"{VALID_KEY} title"
+    output = await run(service, query="q")
+    shown = output.model_dump_json() + web.render_search(output)
+    assert VALID_KEY[:8] not in shown
+    assert output.answer is not None and output.answer.count("[redacted]") == 2

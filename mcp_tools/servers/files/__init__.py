@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+
+import anyio
+import anyio.to_thread
+
 from mcp_tools.servers.files.models import FilesConfig
 from mcp_tools.servers.files.tools import TOOLS, FilesService
 from mcp_tools.tooling import (
@@ -60,6 +67,21 @@ async def find(service: FilesService, query: str, limit: int) -> list[SearchHit]
     return await scan(service, query, limit)
 
 
+@asynccontextmanager
+async def lifespan(service: FilesService) -> AsyncIterator[None]:
+    """Sweeps temp files left by crashed writes, in the background (an S3 store leaves none)."""
+    sweep = getattr(service.store, "sweep_temp_files", None)
+    if sweep is None:
+        yield
+        return
+    async with anyio.create_task_group() as group:
+        group.start_soon(partial(anyio.to_thread.run_sync, sweep, abandon_on_cancel=True))
+        try:
+            yield
+        finally:
+            group.cancel_scope.cancel()
+
+
 NAMESPACE: Namespace[FilesService] = Namespace(
     name="files",
     description="A sandboxed file store: list, read, write, edit, move and delete files under one root.",
@@ -68,6 +90,7 @@ NAMESPACE: Namespace[FilesService] = Namespace(
     tools=TOOLS,
     needs_account=False,
     search=SearchHook(find=find, read_tool="files.read"),
+    lifespan=lifespan,
     instructions=(
         "Paths are relative to the store root and use only letters, digits, '_', '-', '.' and '/'. "
         "Read before you edit; pass the sha256 you read as expected_sha256 "

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox
+from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, sweep_temp_files
 from mcp_tools.servers.files.store import (
     MAX_LISTED,
     READ_CHUNK,
@@ -52,6 +52,10 @@ class LocalStore:
         self.sandbox = Sandbox(root, policy="strict", create=True)
         self._lock = threading.Lock()
 
+    def sweep_temp_files(self) -> int:
+        """Temp files of writes a crash left behind (older than a few minutes)."""
+        return sweep_temp_files(self.sandbox.root)
+
     def stat(self, key: str) -> StoredEntry | None:
         info = self.sandbox.stat(key)
         return None if info is None else _entry(key, info)
@@ -87,10 +91,12 @@ class LocalStore:
                 with os.scandir(dir_fd) as scan:
                     for item in scan:
                         if not _is_temp(item.name):
-                            found.append(_entry(join_key(folder, item.name), item.stat(follow_symlinks=False)))
+                            found.append(
+                                _entry(join_key(folder, escape_name(item.name)), item.stat(follow_symlinks=False))
+                            )
             else:
                 for relative, folders, files, walk_fd in os.fwalk(dir_fd=dir_fd, follow_symlinks=False):
-                    base = folder if relative == "." else join_key(folder, relative.removeprefix("./"))
+                    base = folder if relative == "." else join_key(folder, escape_name(relative.removeprefix("./")))
                     for name in folders + files:
                         if _is_temp(name):
                             continue
@@ -98,7 +104,7 @@ class LocalStore:
                             info = os.stat(name, dir_fd=walk_fd, follow_symlinks=False)
                         except FileNotFoundError:
                             continue
-                        found.append(_entry(join_key(base, name), info))
+                        found.append(_entry(join_key(base, escape_name(name)), info))
                     if len(found) > MAX_LISTED:
                         raise ToolFailure(
                             "too_large",

@@ -12,7 +12,7 @@ from mcp_tools.tooling import Arguments, Output
 KIB = 1024
 MIB = 1024 * KIB
 
-PathArg = Field(description="e.g. 'docs/report.md'; characters A-Z a-z 0-9 _ - . /")
+PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'; characters A-Z a-z 0-9 _ - . /")
 Sha256Arg = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
@@ -62,7 +62,7 @@ class Entry(Output):
 
 
 class ListArgs(Arguments):
-    path: str = Field(default="", description="'' is the root.")
+    path: str = Field(default="", max_length=1024, description="'' is the root.")
     recursive: bool = False
     pattern: str | None = Field(
         default=None,
@@ -70,7 +70,7 @@ class ListArgs(Arguments):
         description="Glob below the folder ('*.md', 'src/**/*.py'); without '/', on names.",
     )
     limit: int = Field(default=200, ge=1, le=1000)
-    cursor: str | None = Field(default=None, description="next_cursor of the last page.")
+    cursor: str | None = Field(default=None, max_length=1400, description="next_cursor of the last page.")
 
 
 class ListResult(Output):
@@ -98,6 +98,8 @@ class ReadResult(Output):
 
 
 class WriteArgs(Arguments):
+    nul_allowed = frozenset({"content"})
+
     path: str = PathArg
     content: str
     encoding: Literal["text", "base64"] = Field(default="text", description="base64 for binary.")
@@ -116,6 +118,8 @@ class WriteResult(Output):
 
 
 class Edit(Arguments):
+    nul_allowed = frozenset({"old_string", "new_string"})
+
     old_string: str = Field(description="Exact text, whitespace included.")
     new_string: str = Field(description="Taken literally.")
     replace_all: bool = False

@@ -150,6 +150,11 @@ def _render_list(result: ListResult) -> str:
         lines.append(f"{entry.path}{suffix}{size}")
     if result.next_cursor:
         lines.append(f"more: cursor={result.next_cursor}")
+    if any("\\" in entry.path for entry in result.entries):
+        lines.append(
+            "(a name with \\xHH holds bytes that are not valid UTF-8, and \\\\ is a backslash; "
+            "pass such a path back exactly as shown)"
+        )
     return "\n".join(lines)
 
 

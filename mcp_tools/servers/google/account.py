@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from mcp_tools.net import is_loopback
+from mcp_tools.secrets import known_secrets
 from mcp_tools.servers.google.config import AUTH_COMMAND, GoogleConfig
 from mcp_tools.tooling import ToolFailure
 
@@ -145,6 +146,7 @@ class GoogleAccount:
             soon = expiry is None or expiry - REFRESH_MARGIN <= dt.datetime.now(dt.UTC).replace(tzinfo=None)
             if not credentials.token or soon:
                 self._refresh(credentials)
+            known_secrets.add_all(self.secrets())  # scrubbed from every result, audit row and log line
             return credentials
 
     def _stamp(self) -> tuple[int, int] | None:

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from mcp_tools.secrets import known_secrets
 from mcp_tools.servers.inbox.forwarding import FORWARD_HEADER, FORWARD_MARKER
 
 logger = logging.getLogger("mcp_tools.inbox")
@@ -147,7 +148,9 @@ async def remote_summary(endpoint: SummaryEndpoint, subject: str, sender: str, b
     if not isinstance(content, str) or not content.strip():
         logger.warning("inbox summary endpoint gave an empty summary; using a local summary")
         return None
-    return _clip(content)
+    if endpoint.api_key:
+        known_secrets.add(endpoint.api_key)
+    return _clip(known_secrets.scrub(content))  # an endpoint that echoes the key must not get it stored
 
 
 async def summarise(endpoint: SummaryEndpoint | None, subject: str, sender: str, body: str) -> tuple[str, str]:

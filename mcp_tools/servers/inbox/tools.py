@@ -34,13 +34,16 @@ _TEXT_APPLICATION_TYPES = frozenset(
 )
 
 
+LAST_DAY = date(9999, 12, 30)  # the day after must still be a date
+
+
 class SearchArgs(Arguments):
     query: str | None = Field(default=None, max_length=500, description="All must match; word* for a prefix")
     sender: str | None = Field(
         default=None, max_length=320, description="Part of a name or address, forwarded senders too"
     )
-    since: date | None = Field(default=None, description="UTC day, inclusive")
-    until: date | None = Field(default=None, description="UTC day, inclusive")
+    since: date | None = Field(default=None, le=LAST_DAY, description="UTC day, inclusive")
+    until: date | None = Field(default=None, le=LAST_DAY, description="UTC day, inclusive")
     has_attachment: bool | None = None
     limit: int = Field(default=10, ge=1, le=50)
     cursor: str | None = Field(default=None, max_length=200, description="next_cursor of the last page")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from mcp_tools.sandbox import sweep_temp_files
 from mcp_tools.servers.notes.models import NotesConfig
 from mcp_tools.servers.notes.tools import TOOLS
 from mcp_tools.tooling import CliCommand, Environment, Namespace, SearchHit, SearchHook
@@ -32,6 +33,7 @@ async def _background(service: NotesService, stop: anyio.Event) -> None:
             from mcp_tools.servers.notes.watcher import watch
 
             group.start_soon(watch, service, stop)
+        await anyio.to_thread.run_sync(sweep_temp_files, service.root, abandon_on_cancel=True)
         await anyio.to_thread.run_sync(service.reconcile)
         await anyio.to_thread.run_sync(service.embed_pending)
 

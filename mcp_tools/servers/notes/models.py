@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
@@ -13,8 +13,10 @@ SHA256 = Field(
     pattern=r"^[0-9a-fA-F]{64}$",
     description="sha256 of your last read; a newer version is not overwritten",
 )
+MAX_TAG_CHARS = 200
+Tag = Annotated[str, Field(max_length=MAX_TAG_CHARS)]
 LIMIT = Field(default=50, ge=1, le=500)
-CURSOR = Field(default=None, description="next_cursor of the last page")
+CURSOR = Field(default=None, max_length=200, description="next_cursor of the last page")
 
 
 class NotesConfig(BaseModel):
@@ -41,21 +43,21 @@ class NotesConfig(BaseModel):
 
 # -- inputs ---------------------------------------------------------------------------------
 
-NotePath = Field(description="e.g. 'Projects/Plan' ('.md' optional)")
+NotePath = Field(max_length=1024, description="e.g. 'Projects/Plan' ('.md' optional)")
 
 
 class ReadArgs(Arguments):
     path: str = NotePath
-    heading: str | None = Field(default=None, description="only this section")
+    heading: str | None = Field(default=None, max_length=500, description="only this section")
 
 
 class SearchArgs(Arguments):
     query: str = Field(min_length=1, max_length=2000)
     top_k: int = Field(default=10, ge=1, le=50)
-    tags: list[str] = Field(default_factory=list, description="all required; 'a' matches 'a/b'")
-    date_after: str | None = Field(default=None, description="ISO date (frontmatter date, else modified)")
-    date_before: str | None = None
-    folder: str | None = None
+    tags: list[Tag] = Field(default_factory=list, max_length=20, description="all required; 'a' matches 'a/b'")
+    date_after: str | None = Field(default=None, max_length=40, description="ISO date (frontmatter date, else mtime)")
+    date_before: str | None = Field(default=None, max_length=40)
+    folder: str | None = Field(default=None, max_length=1024)
 
 
 class WriteArgs(Arguments):
@@ -66,7 +68,7 @@ class WriteArgs(Arguments):
 
 class UpdateFrontmatterArgs(Arguments):
     path: str = NotePath
-    set: dict[str, Any] = Field(description="keys to merge; null removes one")
+    set: dict[str, Any] = Field(max_length=100, description="keys to merge; null removes one")
     expected_sha256: str | None = SHA256
 
 
@@ -77,12 +79,12 @@ class LinksArgs(Arguments):
 
 
 class DailyArgs(Arguments):
-    date: str | None = Field(default=None, description="YYYY-MM-DD; default today")
+    date: str | None = Field(default=None, max_length=40, description="YYYY-MM-DD; default today")
     create: bool = True
 
 
 class TagArgs(Arguments):
-    tag: str = Field(min_length=1)
+    tag: str = Field(min_length=1, max_length=MAX_TAG_CHARS)
     limit: int = LIMIT
     cursor: str | None = CURSOR
 
@@ -93,7 +95,7 @@ class PathArgs(Arguments):
 
 class RenameArgs(Arguments):
     path: str = NotePath
-    new_path: str
+    new_path: str = Field(max_length=1024)
     dry_run: bool = False
 
 
@@ -103,8 +105,8 @@ class DeleteArgs(Arguments):
 
 
 class RandomArgs(Arguments):
-    tag: str | None = None
-    folder: str | None = None
+    tag: str | None = Field(default=None, max_length=MAX_TAG_CHARS)
+    folder: str | None = Field(default=None, max_length=1024)
 
 
 # -- outputs --------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox
+from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.dates import format_day, render_template
 from mcp_tools.servers.notes.embeddings import (
@@ -164,11 +164,7 @@ class NotesService:
                 name = entry.name
                 if name.startswith(".") or name.endswith(TEMP_SUFFIX):
                     continue
-                try:
-                    name.encode("utf-8")
-                except UnicodeEncodeError:
-                    continue
-                key = f"{prefix}{name}"
+                key = f"{prefix}{escape_name(name)}"  # a name that is not UTF-8 gets \\xHH escapes
                 if entry.is_dir(follow_symlinks=False):
                     stack.append((key + "/", entry.path))
                 elif entry.is_file(follow_symlinks=False) and name.lower().endswith(NOTE_SUFFIX):

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 import anyio
 
-from mcp_tools.sandbox import TEMP_SUFFIX
+from mcp_tools.sandbox import TEMP_SUFFIX, escape_name
 from mcp_tools.servers.notes.vault import NOTE_SUFFIX, NotesService
 
 
@@ -23,7 +23,7 @@ def classify(root: str, changed: Iterable[str]) -> tuple[set[str], bool]:
         if any(part.startswith(".") for part in parts) or relative.endswith(TEMP_SUFFIX):
             continue
         if relative.lower().endswith(NOTE_SUFFIX):
-            keys.add("/".join(parts))
+            keys.add(escape_name("/".join(parts)))
         else:
             rescan = True  # a folder was created, moved or deleted
     return keys, rescan
