@@ -105,6 +105,21 @@ class App:
             return None
         return tool
 
+    def _not_served(self, name: str, spec: ToolSpec) -> ToolFailure:
+        """A tool that exists but this client is not served: say how it would be."""
+        toolset = f"{spec.namespace}.{spec.tier}"
+        if self.config.server.discovery == "dynamic" and spec.name not in self.selection_excluded():
+            hint = f'Call toolsets_enable with {{"toolsets": ["{toolset}"]}}, then call it again.'
+        else:
+            hint = (
+                f"Tell the person: adding '{spec.name}' (or '{toolset}') to [server] tools in the config "
+                "serves it. Until then, use the tools that are listed."
+            )
+        return ToolFailure("unknown_tool", f"{name} is not served to this client ({self.why(spec)})", hint)
+
+    def selection_excluded(self) -> set[str]:
+        return set(self.selection.excluded) if self.selection is not None else set()
+
     def unknown_tool(self, name: str, transport: str) -> ToolFailure:
         """Why there is no tool by this name, in terms the caller can act on.
 
@@ -122,6 +137,9 @@ class App:
                     "`mcp-tools doctor` shows it too. Until then, use the tools that are listed.",
                     details={"namespace": status.name},
                 )
+        tool = self.find_tool(name)
+        if tool is not None and self.rules.hidden_reason(tool.spec) is None:
+            return self._not_served(name, tool.spec)
         names = [tool.wire_name for tool in self.visible_tools()]
         close = [match for match in difflib.get_close_matches(name, names, n=4, cutoff=0.6) if match != name][:3]
         if transport == "cli":

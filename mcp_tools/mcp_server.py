@@ -61,12 +61,20 @@ def tool_definition(tool: BoundTool) -> types.Tool:
         description=spec.description + note,
         input_schema=compact_schema(spec.input_model.model_json_schema()),
         output_schema=compact_output_schema(spec.output_model.model_json_schema(mode="serialization")),
-        annotations=types.ToolAnnotations(
-            read_only_hint=spec.read_only,
-            destructive_hint=destructive,
-            idempotent_hint=spec.idempotent or spec.read_only,
-            open_world_hint=spec.open_world,
-        ),
+        annotations=tool_annotations(spec.read_only, destructive, spec.idempotent or spec.read_only, spec.open_world),
+    )
+
+
+def tool_annotations(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> types.ToolAnnotations:
+    """Only the hints that differ from the spec's defaults (readOnly false, destructive true,
+    idempotent false, openWorld true): the same meaning for every client, in fewer tokens. The
+    destructive and idempotent hints mean nothing for a read-only tool, so it carries neither.
+    """
+    return types.ToolAnnotations(
+        read_only_hint=True if read_only else None,
+        destructive_hint=None if read_only or destructive else False,
+        idempotent_hint=True if idempotent and not read_only else None,
+        open_world_hint=None if open_world else False,
     )
 
 

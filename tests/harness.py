@@ -91,3 +91,21 @@ def failure(result: types.CallToolResult) -> dict[str, Any]:
 
 def text_of(result: types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+SPEC_DEFAULT_HINTS = {
+    "read_only_hint": False,
+    "destructive_hint": True,
+    "idempotent_hint": False,
+    "open_world_hint": True,
+}
+
+
+def annotation(tool: types.Tool, hint: str) -> bool:
+    """A tool's hint as the spec reads it: a hint left out takes the spec's default, and a
+    read-only tool is neither destructive nor anything but idempotent."""
+    annotations = tool.annotations or types.ToolAnnotations()
+    if annotations.read_only_hint is True and hint in ("destructive_hint", "idempotent_hint"):
+        return hint == "idempotent_hint"
+    value = getattr(annotations, hint)
+    return SPEC_DEFAULT_HINTS[hint] if value is None else value

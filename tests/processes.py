@@ -97,12 +97,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(config: Path, *args: str, log: Path | None = None, **env: str) -> Iterator[str]:
-    """`mcp-tools serve --http` on a free loopback port; yields the base URL once healthy.
+def http_server(
+    config: Path, *args: str, log: Path | None = None, port: int | None = None, **env: str
+) -> Iterator[str]:
+    """`mcp-tools serve --http` on a free loopback port (or `port`); yields the base URL once healthy.
 
     With `log`, the server's stderr goes to that file (for tests of what it logs).
     """
-    port = free_port()
+    port = port or free_port()
     log_file = open(log, "wb") if log is not None else None  # noqa: SIM115 - closed in finally
     process = subprocess.Popen(
         [sys.executable, DEMO_ENTRY, "--config", str(config), "serve", "--http", "--port", str(port), *args],

@@ -101,13 +101,14 @@ def inspector(tmp_path_factory: pytest.TempPathFactory) -> Inspector:
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    """Only the files namespace, with one file to delete and edit."""
+    """Only the files namespace, all of its tools served, with one file to delete and edit."""
     files = tmp_path / "data" / "files"
     files.mkdir(parents=True)
     (files / "report.md").write_text("# Q3\n\nDraft.\n", encoding="utf-8")
     return write_config(
         tmp_path / "config.toml",
-        f'[server]\nservers = ["files"]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
+        f'[server]\nservers = ["files"]\ntools = ["files"]\n'
+        f'state_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
         f'[http.tokens]\ninspector = "{TOKEN}"\n',
     )
 

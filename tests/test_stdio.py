@@ -14,7 +14,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.harness import elicitation_handler, failure, ok
+from tests.harness import annotation, elicitation_handler, failure, ok
 from tests.processes import DEMO_ENTRY, ROOT, child_env, demo_config, run_cli, stdio_params
 
 pytestmark = pytest.mark.anyio
@@ -26,8 +26,8 @@ async def test_lists_tools_with_wire_names_and_annotations(tmp_path: Path, mode:
     async with Client(stdio_params(demo_config(tmp_path)), mode=mode) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert sorted(tools) == ["demo_echo", "demo_erase", "demo_fail", "demo_note"]
-    assert tools["demo_echo"].annotations.read_only_hint is True
-    assert tools["demo_erase"].annotations.destructive_hint is True
+    assert annotation(tools["demo_echo"], "read_only_hint") is True
+    assert annotation(tools["demo_erase"], "destructive_hint") is True
 
 
 @BOTH_ERAS

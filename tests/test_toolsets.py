@@ -19,7 +19,7 @@ from mcp_tools.config import ConfigError
 from mcp_tools.mcp_server import build_server
 from mcp_tools.servers import CATALOG, load_namespace
 from mcp_tools.toolsets import DEFAULT_SELECTION, SelectionError, parse_entries, resolve
-from tests.harness import elicitation_handler, failure, make_config, ok, text_of
+from tests.harness import connect, elicitation_handler, failure, make_config, ok, text_of
 
 pytestmark = pytest.mark.anyio
 FILES = [spec.name for spec in load_namespace("files").tools]
@@ -376,3 +376,12 @@ def test_tools_and_doctor_say_what_is_served_and_why(tmp_path: Path) -> None:
     assert "demo      on  (0 tools); not served: echo, note, erase, fail (core tier, not selected)" in doctor.stdout
     bad = run_cli(config, "tools", "--tools", "files.mvoe")
     assert bad.returncode == 2 and "did you mean 'files.move'?" in bad.stderr
+
+
+async def test_a_tool_that_is_not_served_says_how_it_would_be(tmp_path: Path) -> None:
+    app = build_app(make_config(tmp_path, {"server": {"tools": ["files.core"]}}))
+    async with app.running(), connect(tmp_path, app=app) as client:
+        error = failure(await client.call_tool("files_delete", {"path": "x.txt"}))
+    assert error["kind"] == "unknown_tool"
+    assert "files_delete is not served to this client (extended tier, not selected)" in error["message"]
+    assert "'files.delete' (or 'files.extended') to [server] tools" in error["hint"]

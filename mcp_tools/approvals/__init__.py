@@ -58,7 +58,7 @@ def build_out_of_band(config: Config, decisions: Decisions) -> OutOfBand:
 
 
 def serve_page_here(app: App, security: TransportSecuritySettings, url: str) -> ApprovalsPage | None:
-    """The page inside a running server (`serve --http`): calls may then wait for it."""
+    """The page inside a running server (`serve --http`); calls wait for it when `url` is set."""
     from mcp_tools.approvals.page import ApprovalsPage
     from mcp_tools.policy.channels import PageChannel
 
@@ -68,7 +68,9 @@ def serve_page_here(app: App, security: TransportSecuritySettings, url: str) -> 
     if settings.allowed_hosts:
         security = security.model_copy(update={"allowed_hosts": [*security.allowed_hosts, *settings.allowed_hosts]})
     out_of_band = app.out_of_band
-    if not any(channel.name == "page" for channel in out_of_band.channels):
+    # The page alone tells nobody that a call waits, and many clients give up on a call after
+    # about a minute: calls wait for it only when its address is configured (someone watches it).
+    if settings.url and not any(channel.name == "page" for channel in out_of_band.channels):
         out_of_band.channels.append(PageChannel())
     if not settings.url:
         out_of_band.page_url = url

@@ -18,7 +18,7 @@ import pytest
 from tests.approvals.browser import ARTIFACTS, LAUNCH_ARGS, chromium_or_skip
 from tests.approvals.helpers import TOKENS, approvals, http_client, wait_for_pending
 from tests.harness import failure, ok
-from tests.processes import demo_config, http_server, run_cli
+from tests.processes import demo_config, free_port, http_server, run_cli
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 CONFIG = TOKENS + "[approvals]\nwait_seconds = 60\nprogress_interval_seconds = 1\n"
@@ -26,8 +26,9 @@ CONFIG = TOKENS + "[approvals]\nwait_seconds = 60\nprogress_interval_seconds = 1
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    config = demo_config(tmp_path, CONFIG)
-    with http_server(config) as base:
+    port = free_port()  # the page's address is configured, so calls wait for an answer there
+    config = demo_config(tmp_path, CONFIG + f'[approvals.page]\nurl = "http://127.0.0.1:{port}/approvals"\n')
+    with http_server(config, port=port) as base:
         yield base, config
 
 

@@ -74,7 +74,8 @@ async def test_a_press_on_approve_runs_the_waiting_call(tmp_path: Path, fake: Fa
     getupdates = [params for method, params in fake.calls if method == "getUpdates"]
     assert all(p["allowed_updates"] == ["callback_query"] for p in getupdates)
     assert getupdates[0]["timeout"] == 1  # long polling while the message waits
-    assert getupdates[-1] == {"timeout": 0, "offset": 1001, "allowed_updates": ["callback_query"]}  # confirms the press
+    confirm = {"timeout": 0, "offset": 1001, "allowed_updates": ["callback_query"]}
+    assert confirm in getupdates  # the press is confirmed (a poll may still follow it on a slow machine)
     rows = app.store.tail()
     assert [(row.decision, row.outcome) for row in rows] == [("approved_out_of_band", "ok")]
     assert app.store.approval_meta([rows[0].approval_id])[rows[0].approval_id]["decided_by"] == "telegram:@ada"  # type: ignore[index]

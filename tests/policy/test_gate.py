@@ -8,7 +8,7 @@ import mcp_types as types
 import pytest
 
 from mcp_tools.app import build_app
-from tests.harness import connect, failure, make_config, ok, text_of
+from tests.harness import annotation, connect, failure, make_config, ok, text_of
 
 pytestmark = pytest.mark.anyio
 DEMO = {"server": {"servers": ["demo"]}}
@@ -246,9 +246,9 @@ async def test_tools_carry_consistent_annotations(tmp_path: Path, demo_namespace
     async with connect(tmp_path, DEMO) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     echo, note, erase = tools["demo_echo"], tools["demo_note"], tools["demo_erase"]
-    assert echo.annotations.read_only_hint is True and echo.annotations.destructive_hint is False
-    assert erase.annotations.read_only_hint is False and erase.annotations.destructive_hint is True
-    assert note.annotations.destructive_hint is True  # it can overwrite
+    assert annotation(echo, "read_only_hint") is True and annotation(echo, "destructive_hint") is False
+    assert annotation(erase, "read_only_hint") is False and annotation(erase, "destructive_hint") is True
+    assert annotation(note, "destructive_hint") is True  # it can overwrite
     assert echo.output_schema is not None and echo.input_schema["additionalProperties"] is False
     assert "asks the person first" in erase.description
 

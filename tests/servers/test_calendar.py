@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import mcp_types as types
 import pytest
 
-from tests.harness import connect, failure, ok
+from tests.harness import annotation, connect, failure, ok
 from tests.servers.calendar_fixtures import (  # noqa: F401  (fixtures)
     PASSWORD,
     World,
@@ -36,8 +36,8 @@ async def test_tools_are_listed_with_honest_annotations(tmp_path, world: World) 
         "calendar_update_event",
         "calendar_delete_event",
     }
-    assert tools["calendar_availability"].annotations.read_only_hint is True
-    assert tools["calendar_delete_event"].annotations.destructive_hint is True
+    assert annotation(tools["calendar_availability"], "read_only_hint") is True
+    assert annotation(tools["calendar_delete_event"], "destructive_hint") is True
     assert "asks the person first" in tools["calendar_create_event"].description
 
 

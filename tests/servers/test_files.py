@@ -13,7 +13,7 @@ from mcp_tools.config import ConfigError
 from mcp_tools.servers.files import NAMESPACE, create
 from mcp_tools.servers.files.models import FilesConfig
 from mcp_tools.tooling import Environment, NotConfigured
-from tests.harness import connect, failure, make_config, ok, text_of
+from tests.harness import annotation, connect, failure, make_config, ok, text_of
 from tests.servers import files_fixtures
 from tests.servers.files_fixtures import S3_SECRET, FilesBackend, MotoEndpoint, s3_backend
 
@@ -34,10 +34,10 @@ async def test_tools_are_listed_with_honest_annotations(tmp_path: Path, local: F
     tools = {tool.name: tool for tool in listing.tools}
     methods = ("list", "read", "write", "edit", "mkdir", "move", "delete", "import")
     assert set(tools) == {f"files_{name}" for name in methods}
-    assert tools["files_read"].annotations.read_only_hint is True
-    assert tools["files_list"].annotations.read_only_hint is True
-    assert tools["files_delete"].annotations.destructive_hint is True
-    assert tools["files_write"].annotations.read_only_hint is not True
+    assert annotation(tools["files_read"], "read_only_hint") is True
+    assert annotation(tools["files_list"], "read_only_hint") is True
+    assert annotation(tools["files_delete"], "destructive_hint") is True
+    assert annotation(tools["files_write"], "read_only_hint") is not True
     assert "path" in tools["files_read"].input_schema["required"]
     edit_schema = tools["files_edit"].input_schema
     assert edit_schema["required"] == ["path", "edits"]

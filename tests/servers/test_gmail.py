@@ -12,7 +12,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from tests.harness import connect, failure, ok, text_of
+from tests.harness import annotation, connect, failure, ok, text_of
 from tests.servers.fake_google import FakeGmail, FakeGoogle
 from tests.servers.gmail_fixtures import (
     PNG,
@@ -469,9 +469,10 @@ async def test_tool_definitions_fit_the_context_budget(tmp_path: Path, google: F
     full = [len(json.dumps(t.model_dump(by_alias=True, exclude_none=True))) for t in visible]
     assert sum(model_visible) / len(visible) <= 720, model_visible
     assert sum(full) / len(visible) <= 1650, full
-    annotations: dict[str, Any] = {t.name: t.annotations for t in visible}
-    assert annotations["gmail_send"].destructive_hint is True and annotations["gmail_trash"].destructive_hint is True
-    assert annotations["gmail_search"].read_only_hint is True
+    by_name = {t.name: t for t in visible}
+    assert annotation(by_name["gmail_send"], "destructive_hint") is True
+    assert annotation(by_name["gmail_trash"], "destructive_hint") is True
+    assert annotation(by_name["gmail_search"], "read_only_hint") is True
 
 
 async def test_an_html_only_draft_gets_a_plain_text_part_too(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):

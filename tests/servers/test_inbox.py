@@ -12,7 +12,7 @@ from mcp import Client
 
 from mcp_tools.app import App, build_app
 from mcp_tools.servers.inbox.service import InboxService
-from tests.harness import connect, failure, make_config, ok, text_of
+from tests.harness import annotation, connect, failure, make_config, ok, text_of
 from tests.servers import inbox_fixtures as mail
 
 pytestmark = pytest.mark.anyio
@@ -40,8 +40,8 @@ async def test_tools_are_listed_read_only_with_small_schemas(tmp_path: Path) -> 
     assert set(tools) == {"inbox_search", "inbox_read", "inbox_attachment"}
     for tool in tools.values():
         assert tool.annotations is not None
-        assert tool.annotations.read_only_hint is True
-        assert tool.annotations.destructive_hint is False
+        assert annotation(tool, "read_only_hint") is True
+        assert annotation(tool, "destructive_hint") is False
         assert tool.output_schema is not None
         assert len(tool.model_dump_json(by_alias=True)) < 3000
     assert tools["inbox_search"].input_schema["additionalProperties"] is False

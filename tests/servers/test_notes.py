@@ -14,7 +14,7 @@ import pytest
 from mcp_tools.servers.notes import NAMESPACE
 from mcp_tools.servers.notes.models import NotesConfig
 from mcp_tools.tooling import Environment, NotConfigured
-from tests.harness import connect, failure, ok
+from tests.harness import annotation, connect, failure, ok
 from tests.servers.notes_fixtures import (
     CAFE_NFC,
     CAFE_NFD,
@@ -65,8 +65,8 @@ async def test_tools_are_listed_with_wire_names_and_hints(tmp_path: Path, vault:
             "random",
         ]
     }
-    assert tools["notes_read"].annotations.read_only_hint is True
-    assert tools["notes_delete"].annotations.destructive_hint is True
+    assert annotation(tools["notes_read"], "read_only_hint") is True
+    assert annotation(tools["notes_delete"], "destructive_hint") is True
     schema_size = sum(len(json.dumps(t.input_schema)) for t in tools.values())
     assert schema_size < 12_000
 

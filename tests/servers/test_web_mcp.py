@@ -11,7 +11,7 @@ import pytest
 from mcp_tools.app import build_app
 from mcp_tools.config import ConfigError
 from mcp_tools.servers import CATALOG
-from tests.harness import connect, failure, make_config, ok, text_of
+from tests.harness import annotation, connect, failure, make_config, ok, text_of
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily, Reply
 
 
@@ -31,7 +31,7 @@ async def test_tool_listing(tmp_path: Path, fake: FakeTavily) -> None:
         listing = await client.list_tools()
     (tool,) = [tool for tool in listing.tools if tool.name == "web_search"]
     assert tool.annotations is not None
-    assert tool.annotations.read_only_hint is True and tool.annotations.open_world_hint is True
+    assert annotation(tool, "read_only_hint") is True and annotation(tool, "open_world_hint") is True
     properties = tool.input_schema["properties"]
     assert set(properties) == {
         "query",

@@ -84,7 +84,7 @@ class Event(Output):
     end: str = Field(description="exclusive; for all-day, the last day")
     all_day: bool
     recurrence_id: str | None = None
-    recurrence: str | None = Field(None, description="RRULE")
+    recurrence: str | None = None  # RRULE
     created_by_assistant: bool
     location: str | None = None
     description: str | None = None

@@ -163,7 +163,7 @@ class ReadResult(Output):
     text: str
     offset: int
     total_chars: int
-    next_offset: int | None = Field(description="Pass as offset for more; null at the end.")
+    next_offset: int | None  # pass as offset for more; null at the end
     warnings: list[str]
 
 
@@ -645,7 +645,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="gmail.send",
         title="Send email",
-        description="Send a draft (draft_id) or a new message; the person confirms first.",
+        description="Send a draft (draft_id) or a new message.",
         input_model=SendArgs,
         output_model=SendResult,
         handler=send,
