@@ -1,28 +1,27 @@
-"""Tool calls written as plain text by models without native tool calling.
+"""Finding calls in a reply: ```json and ```tool_call fences, `<tool_call>` tags, bare objects in prose.
 
-Such a model writes JSON in its reply: in a fence, between `<tool_call>` tags, or bare in
-prose. `parse_tool_calls` finds those calls (pure: no I/O, bounded work), the alias table maps
-the code-writing models' file tools onto the files namespace, and `run_text_calls` sends each
-call through the same `PolicyGate.call` as an MCP client would, so text can never run anything
-the gate would refuse. Broken blocks come back as failures the model can act on, not exceptions.
+`parse_tool_calls` is pure (no I/O) and bounded: MAX_TEXT_CHARS characters, MAX_CALLS items.
+Broken blocks come back as ParseProblems the model can act on, never as exceptions.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mcp_tools.policy.gate import Caller, CallOutcome, failure_outcome
-from mcp_tools.tooling import ToolFailure
-
-if TYPE_CHECKING:
-    from mcp_tools.app import App
-
-MAX_TEXT_CHARS = 1_000_000
-MAX_CALLS = 50
+from mcp_tools.textcalls.calls import (
+    CALL_HINT,
+    JSON_HINT,
+    MAX_CALLS,
+    MAX_TEXT_CHARS,
+    ParsedCall,
+    ParseProblem,
+    json_type,
+    label_of,
+)
+from mcp_tools.textcalls.names import ALIASES
 
 NAME_KEYS = ("tool", "tool_name", "name", "function")  # first present wins: in flat calls "name" may be an argument
 ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")
@@ -43,57 +42,6 @@ _NAMESPACED = re.compile(r"[A-Za-z][A-Za-z0-9]*[._][A-Za-z0-9_.-]+")
 _IN_STRING = re.compile(r"[\"\\\n]")
 _OUTSIDE_STRING = re.compile(r"[{}\"\\]")
 _DECODER = json.JSONDecoder(strict=False)  # fenced calls often carry raw line breaks inside file content
-
-
-@dataclass(frozen=True)
-class ParsedCall:
-    """One call as the model wrote it: the name before alias resolution and an argument object."""
-
-    name: str
-    arguments: dict[str, Any]
-    block: int
-    item: int | None = None  # 1-based position when the block held several calls
-    line: int = 1
-    source: str = "fence"  # fence, tag or text
-
-    @property
-    def label(self) -> str:
-        return _label(self.block, self.item)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "name": self.name, "arguments": self.arguments, "line": self.line}
-
-
-@dataclass(frozen=True)
-class ParseProblem:
-    """A block that looks like a call but cannot be one; the message says what to fix."""
-
-    message: str
-    block: int | None
-    item: int | None = None
-    line: int = 1
-    name: str | None = None
-    hint: str | None = None
-
-    @property
-    def label(self) -> str:
-        return _label(self.block, self.item)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "problem": self.message, "line": self.line}
-
-
-def _label(block: int | None, item: int | None) -> str:
-    if block is None:
-        return "reply"
-    return f"block {block}" + (f", item {item}" if item is not None else "")
-
-
-CALL_HINT = 'Write each call as {"name": "files.read", "arguments": {...}} in a ```json fence.'
-JSON_HINT = "Fix the JSON (quotes, commas, braces, escaped line breaks) and send the call again."
-
-
-# -- parsing ----------------------------------------------------------------------------------
 
 
 class _CallLimit(Exception):
@@ -292,7 +240,7 @@ class _Parser:
             if isinstance(element, dict):
                 shape = _classify(element, strict=strict)
             else:
-                shape = _Problem(f"expected a JSON object, got {_json_type(element)}") if strict else None
+                shape = _Problem(f"expected a JSON object, got {json_type(element)}") if strict else None
             if shape is not None:
                 shapes.append((item, shape))
         if not shapes:
@@ -308,7 +256,9 @@ class _Parser:
 
     def emit_shape(self, shape: _Shape, block: int, item: int | None, line: int, source: str) -> None:
         if isinstance(shape, _Problem):
-            self.emit(ParseProblem(f"{_label(block, item)}: {shape.message}", block, item, line, shape.name, CALL_HINT))
+            self.emit(
+                ParseProblem(f"{label_of(block, item)}: {shape.message}", block, item, line, shape.name, CALL_HINT)
+            )
         else:
             self.emit(ParsedCall(shape.name, shape.arguments, block, item, line, source))
 
@@ -355,14 +305,6 @@ def _strip_fence(body: str) -> str:
     return stripped
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return {str: "a string", list: "an array", dict: "an object", type(None): "null"}.get(type(value), "a value")
-
-
 def _arguments(value: Any, key: str) -> dict[str, Any] | _Problem:
     if isinstance(value, dict):
         return value
@@ -375,8 +317,8 @@ def _arguments(value: Any, key: str) -> dict[str, Any] | _Problem:
             return _Problem(f"{key} is a string but not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})")
         if isinstance(parsed, dict):
             return parsed
-        return _Problem(f"{key} must be a JSON object, got {_json_type(parsed)} inside the string")
-    return _Problem(f"{key} must be a JSON object of arguments, got {_json_type(value)}")
+        return _Problem(f"{key} must be a JSON object, got {json_type(parsed)} inside the string")
+    return _Problem(f"{key} must be a JSON object of arguments, got {json_type(value)}")
 
 
 def _classify(obj: dict[str, Any], *, strict: bool) -> _Shape | None:
@@ -403,7 +345,7 @@ def _classify(obj: dict[str, Any], *, strict: bool) -> _Shape | None:
             return None
         if name_key is None:
             return _Problem('no tool name: expected a "name" key holding the tool\'s name')
-        return _Problem(f"{name_key} must be the tool's name as a string, got {_json_type(name)}")
+        return _Problem(f"{name_key} must be the tool's name as a string, got {json_type(name)}")
     name = name.strip()
 
     tool_like = name in ALIASES or _NAMESPACED.fullmatch(name) is not None
@@ -465,137 +407,3 @@ def parse_tool_calls(text: str) -> list[ParsedCall | ParseProblem]:
             )
         )
     return items
-
-
-# -- aliases ----------------------------------------------------------------------------------
-
-
-def _same(arguments: dict[str, Any]) -> dict[str, Any]:
-    return dict(arguments)
-
-
-def _edit_file(arguments: dict[str, Any]) -> dict[str, Any]:
-    """`search_replace` (one object or a list) becomes `edits`; a top-level replace_all applies to each."""
-    rest = {key: value for key, value in arguments.items() if key not in ("search_replace", "replace_all")}
-    if "search_replace" not in arguments:
-        if "edits" in arguments:
-            return dict(arguments)  # already in files.edit's own terms
-        raise _alias_error("edit_file needs search_replace: {old_string, new_string} or a list of them")
-    value = arguments["search_replace"]
-    if isinstance(value, dict):
-        entries, paths = [value], ["search_replace"]
-    elif isinstance(value, list) and value:
-        entries, paths = value, [f"search_replace[{index}]" for index in range(len(value))]
-    elif isinstance(value, list):
-        raise _alias_error("edit_file needs at least one entry in search_replace")
-    else:
-        raise _alias_error(f"edit_file search_replace must be an object or a list of objects, got {_json_type(value)}")
-    edits: list[dict[str, Any]] = []
-    for entry, path in zip(entries, paths, strict=True):
-        if not isinstance(entry, dict):
-            raise _alias_error(
-                f"edit_file {path} must be an object {{old_string, new_string}}, got {_json_type(entry)}"
-            )
-        for field in ("old_string", "new_string"):
-            if field not in entry:
-                raise _alias_error(
-                    f"edit_file needs {path}.{field}" if path == "search_replace" else f"edit_file {path} needs {field}"
-                )
-        edit = dict(entry)
-        if "replace_all" in arguments and "replace_all" not in edit:
-            edit["replace_all"] = arguments["replace_all"]
-        edits.append(edit)
-    return {**rest, "edits": edits}
-
-
-def _alias_error(message: str) -> ToolFailure:
-    return ToolFailure("invalid_arguments", message, 'e.g. {"path": "a.txt", "search_replace": {"old_string": ...}}')
-
-
-@dataclass(frozen=True)
-class Alias:
-    """A code-writing model's file tool: the files tool it is, and how its arguments translate."""
-
-    tool: str
-    translate: Callable[[dict[str, Any]], dict[str, Any]] = _same
-
-
-ALIASES: Mapping[str, Alias] = {
-    "write_file": Alias("files.write"),
-    "edit_file": Alias("files.edit", _edit_file),
-    "delete_file": Alias("files.delete"),
-    "read_file": Alias("files.read"),
-    "list_files": Alias("files.list"),
-    "create_directory": Alias("files.mkdir"),
-}
-
-
-def resolve_alias(name: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The canonical tool and its arguments for an alias; any other name passes through unchanged.
-
-    Raises ToolFailure(invalid_arguments) naming the field in the alias's own terms. Keys the
-    translation does not know are passed on, so the gate's validation reports them.
-    """
-    alias = ALIASES.get(name)
-    if alias is None:
-        return name, arguments
-    return alias.tool, alias.translate(arguments)
-
-
-# -- running ----------------------------------------------------------------------------------
-
-
-@dataclass
-class TextCallResult:
-    """What one parsed call (or problem) came to; `name` is the canonical tool when one was found."""
-
-    call: ParsedCall | ParseProblem
-    name: str | None
-    outcome: CallOutcome
-
-    @property
-    def is_error(self) -> bool:
-        return self.outcome.is_error
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "call": self.call.as_dict(),
-            "name": self.name,
-            "is_error": self.is_error,
-            "structured": self.outcome.structured,
-        }
-
-
-async def run_text_calls(app: App, text: str, caller: Caller) -> list[TextCallResult]:
-    """Run every call in the text, in order, through the policy gate; problems run nothing."""
-    results: list[TextCallResult] = []
-    for item in parse_tool_calls(text):
-        if isinstance(item, ParseProblem):
-            failure = ToolFailure("invalid_arguments", item.message, item.hint)
-            results.append(TextCallResult(item, item.name, failure_outcome(failure)))
-            continue
-        results.append(await run_parsed_call(app, item, caller))
-    return results
-
-
-async def run_parsed_call(app: App, call: ParsedCall, caller: Caller) -> TextCallResult:
-    """One call through `app.gate.call`, exactly as an MCP `tools/call` would go."""
-    name, arguments = call.name, call.arguments
-    tool = app.find_tool(name)
-    if tool is None and name in ALIASES:
-        try:
-            name, arguments = resolve_alias(name, arguments)
-        except ToolFailure as failure:
-            failure.message = f"{call.label}: {failure.message}"
-            return TextCallResult(call, ALIASES[call.name].tool, failure_outcome(failure))
-        tool = app.find_tool(name)
-    outcome = await app.gate.call(tool, name, arguments, caller)
-    if outcome.ask_later is not None:  # a deferred question needs a transport round trip text cannot make
-        outcome = failure_outcome(
-            ToolFailure(
-                "denied_by_policy",
-                f"{name} needs the person's confirmation and it cannot be asked here.",
-                "Run it from a terminal, or approve it with `mcp-tools approvals approve`.",
-            ),
-        )
-    return TextCallResult(call, tool.spec.name if tool else name, outcome)

@@ -1,0 +1,27 @@
+"""Tool calls written as plain text by models without native tool calling.
+
+Such a model writes JSON in its reply: in a fence, between `<tool_call>` tags, or bare in
+prose. `formats` finds those calls (pure, bounded), `names` maps the names other systems use
+onto our tools, and `runner` sends each call through the same `PolicyGate.call` as an MCP
+client would, so text can never run anything the gate would refuse.
+"""
+
+from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, ParseProblem
+from mcp_tools.textcalls.formats import parse_tool_calls
+from mcp_tools.textcalls.names import ALIASES, Alias, resolve_alias
+from mcp_tools.textcalls.results import TextCallResult
+from mcp_tools.textcalls.runner import run_parsed_call, run_text_calls
+
+__all__ = [
+    "ALIASES",
+    "MAX_CALLS",
+    "MAX_TEXT_CHARS",
+    "Alias",
+    "ParseProblem",
+    "ParsedCall",
+    "TextCallResult",
+    "parse_tool_calls",
+    "resolve_alias",
+    "run_parsed_call",
+    "run_text_calls",
+]
