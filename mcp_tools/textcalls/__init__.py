@@ -6,20 +6,25 @@ onto our tools, and `runner` sends each call through the same `PolicyGate.call` 
 client would, so text can never run anything the gate would refuse.
 """
 
-from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, ParseProblem
-from mcp_tools.textcalls.formats import parse_tool_calls
+from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.names import ALIASES, Alias, resolve_alias
 from mcp_tools.textcalls.results import TextCallResult
 from mcp_tools.textcalls.runner import run_parsed_call, run_text_calls
+from mcp_tools.textcalls.streaming import DELIMITERS, ParsedReply, StreamParser, parse_reply, parse_tool_calls
 
 __all__ = [
     "ALIASES",
+    "DELIMITERS",
     "MAX_CALLS",
     "MAX_TEXT_CHARS",
     "Alias",
     "ParseProblem",
     "ParsedCall",
+    "ParsedReply",
+    "Prose",
+    "StreamParser",
     "TextCallResult",
+    "parse_reply",
     "parse_tool_calls",
     "resolve_alias",
     "run_parsed_call",

@@ -8,6 +8,7 @@ from typing import Any
 MAX_TEXT_CHARS = 1_000_000
 MAX_CALLS = 50
 
+DELIMITER = "\u2702\ufe0f\U0001f431"  # ✂️🐱: the scissors-cat format's end of the tool section
 CALL_HINT = 'Write each call as {"name": "files.read", "arguments": {...}} in a ```json fence.'
 JSON_HINT = "Fix the JSON (quotes, commas, braces, escaped line breaks) and send the call again."
 
@@ -21,7 +22,10 @@ class ParsedCall:
     block: int
     item: int | None = None  # 1-based position when the block held several calls
     line: int = 1
-    source: str = "fence"  # fence, tag or text
+    source: str = "fence"  # fence, tag, text or scissors
+    call_id: str | None = None  # the model's own id for the call, when it gave one
+    priority: float = 0  # the scissors-cat format runs higher priority first
+    operation: str | None = None  # the scissors-cat format's words for what the call does
 
     @property
     def label(self) -> str:
@@ -63,3 +67,13 @@ def json_type(value: Any) -> str:
     if isinstance(value, int | float):
         return "a number"
     return {str: "a string", list: "an array", dict: "an object", type(None): "null"}.get(type(value), "a value")
+
+
+@dataclass(frozen=True)
+class Prose:
+    """Text of the reply that is for the person, not a call: streamed as soon as it is decided."""
+
+    text: str
+
+
+Event = Prose | ParsedCall | ParseProblem

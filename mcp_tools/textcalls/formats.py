@@ -1,94 +1,129 @@
-"""Finding calls in a reply: ```json and ```tool_call fences, `<tool_call>` tags, bare objects in prose.
+"""Finding calls in a reply, in its two shapes.
 
-`parse_tool_calls` is pure (no I/O) and bounded: MAX_TEXT_CHARS characters, MAX_CALLS items.
-Broken blocks come back as ParseProblems the model can act on, never as exceptions.
+The prose shape holds JSON calls in ```json / ```tool_call fences, `<tool_call>` tags, or bare in
+the prose (the JSON-in-prose and code-block formats). `ProseScanner` reads it a piece at a time:
+each construct is decided as soon as the text decides it, and the scanner says when it needs
+more, so a reply split anywhere reads exactly as the whole. Calls inside inline code spans and
+fences of other languages are prose; a block that fails consumes its whole extent.
+
+The scissors-cat shape is a JSON array of calls, the delimiter ✂️🐱, then markdown:
+`scissors_calls` validates its tool section. Both are pure and bounded; broken calls come back
+as ParseProblems the model can act on, never as exceptions.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools.textcalls.calls import (
     CALL_HINT,
+    DELIMITER,
     JSON_HINT,
     MAX_CALLS,
-    MAX_TEXT_CHARS,
+    Event,
     ParsedCall,
     ParseProblem,
+    Prose,
     json_type,
     label_of,
 )
-from mcp_tools.textcalls.names import ALIASES
+from mcp_tools.textcalls.names import ALIASES, is_known
 
 NAME_KEYS = ("tool", "tool_name", "name", "function")  # first present wins: in flat calls "name" may be an argument
 ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")
 ENVELOPE_KEYS = frozenset({"id", "call_id", "type"})  # wrapper fields some formats add; carry no arguments
+WRAPPER_KEYS = frozenset({"tool_calls", "role", "content", "id", "type"})  # the legacy {"tool_calls": [...]}
 CALL_LABELS = frozenset({"tool_call", "tool", "function_call"})  # fences that can only mean a call
 DATA_LABELS = frozenset({"json", ""})  # fences that may hold a call or just example data
-
-_TOKEN = re.compile(
-    r"(?P<fence>^[ \t]*(?P<marker>`{3,}|~{3,})[ \t]*(?P<info>[^\n]*)$)"
-    r"|(?P<tag><(?P<tag_name>tool_call|function_call)>)"
-    r"|(?P<brace>\{)",
-    re.MULTILINE,
+TAGS = ("<tool_call>", "<function_call>")
+SCISSORS_KEYS = ("id", "type", "operation", "parameters", "priority")
+SCISSORS_HINT = (
+    'Start the reply with [{"id": "1", "type": "files_read", "operation": "read a file", '
+    f'"parameters": {{"path": "a.md"}}}}], then {DELIMITER}, then the message.'
 )
+
+_FENCE_LINE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^\n]*)")
+_FENCE_PREFIX = re.compile(r"[ \t]*(?:`*|~*)")
+_INLINE = re.compile(r"[`{<\n]")
+_IN_SPAN = re.compile(r"[`\n]")
+_BACKTICKS = re.compile(r"`+")
 _BARE_START = re.compile(r"\{\s*\"")
-_CALL_KEY = re.compile(r"\"(?:tool|tool_name|name|function)\"\s*:")
+_ONLY_SPACE = re.compile(r"[ \t\r]*")
+_PARAGRAPH_END = re.compile(r"\n[ \t\r]*\n")
+_CALL_KEY = re.compile(r"[\"'](?:tool|tool_name|name|function)[\"']\s*:")
 _LEADING_CALL_KEY = re.compile(r"\{\s*\"(?:tool|tool_name|name|function)\"\s*:")
 _NAMESPACED = re.compile(r"[A-Za-z][A-Za-z0-9]*[._][A-Za-z0-9_.-]+")
 _IN_STRING = re.compile(r"[\"\\\n]")
-_OUTSIDE_STRING = re.compile(r"[{}\"\\]")
+_BARE_STOPS = re.compile(r"[{}\"\\\n]")
+_STRING_STOPS = re.compile(r"[\"\\\n]")
+_TAG_STOPS = re.compile(r"[\"<]")
+_NEWLINE = re.compile(r"\n")
+_OPEN_BRACE = re.compile(r"\{\s*")
+_PLAIN_WORDS = frozenset({"search"})  # aliases that are also ordinary words: only a call under "tool"
 _DECODER = json.JSONDecoder(strict=False)  # fenced calls often carry raw line breaks inside file content
 
 
+class NeedMore(Exception):
+    """The text so far cannot decide the construct at hand; wait for the next piece."""
+
+
 class _CallLimit(Exception):
-    """Raised inside the scan once MAX_CALLS items are out; the rest of the reply is reported, not read."""
-
-    def __init__(self, line: int) -> None:
-        self.line = line
+    """MAX_CALLS items are out: the rest of the reply is prose, reported, never read for calls."""
 
 
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.items: list[ParsedCall | ParseProblem] = []
+@dataclass
+class _Scan:
+    """Where an interrupted scan of one construct resumes: nothing is read twice."""
+
+    kind: str  # bare, fence, tag, paragraph
+    start: int
+    position: int
+    depth: int = 0
+    in_string: bool = False
+    body_start: int = 0
+    marker: str = ""
+    strict: bool = False
+    json_body: bool | None = None  # a fence body that starts with { or [ is scanned string-aware
+    at_line_start: bool = True
+    problem: ParseProblem | None = None
+
+
+class ProseScanner:
+    """Calls and prose from the prose shape, fed in pieces; `finish` decides what is left."""
+
+    def __init__(self) -> None:
+        self.text = ""  # the undecided text
+        self.base = 0  # absolute offset of text[0]
+        self.position = 0  # where reading continues in text
+        self.events: list[Event] = []
         self.blocks = 0
-        self.bare_budget = 4 * len(text) + 10_000  # characters the bare-object scanner may look at in all
+        self.count = 0
+        self.at_line_start = True
+        self.blank = True  # the current line holds only whitespace so far
+        self.span: int | None = None  # backticks that opened an inline code span
+        self.fence: tuple[str, int] | None = None  # an open fence whose body is prose
+        self.scan: _Scan | None = None
+        self.stopped_line: int | None = None  # MAX_CALLS reached at this line
+        self.spent = 0  # characters the bare-object scans have looked at
         self.bare_stopped_at: int | None = None
-        self._line_index, self._line = 0, 1
+        self._prose_range: tuple[int, int] | None = None
+        self._counted, self._line = 0, 1
 
-    def line_at(self, index: int) -> int:
-        """Counted on from the last answer: the scan moves forward, so this stays linear."""
-        if index < self._line_index:
-            self._line_index, self._line = 0, 1
-        self._line += self.text.count("\n", self._line_index, index)
-        self._line_index = index
-        return self._line
+    # -- driving -------------------------------------------------------------------------------
 
-    def emit(self, item: ParsedCall | ParseProblem) -> None:
-        if len(self.items) >= MAX_CALLS:
-            raise _CallLimit(item.line)
-        self.items.append(item)
+    def feed(self, text: str) -> list[Event]:
+        self.text += text
+        return self._run(final=False)
 
-    def run(self) -> list[ParsedCall | ParseProblem]:
-        position = 0
-        text = self.text
-        while True:
-            match = _TOKEN.search(text, position)
-            if match is None:
-                break
-            if match.group("fence") is not None:
-                position = self.fence(match)
-            elif match.group("tag") is not None:
-                position = self.tag(match)
-            else:
-                position = self.bare(match.start())
+    def finish(self) -> list[Event]:
+        events = self._run(final=True)
         if self.bare_stopped_at is not None:
-            line = self.line_at(self.bare_stopped_at)
-            self.items.append(
+            line = self.bare_stopped_at
+            events.append(
                 ParseProblem(
                     f"stopped looking for calls outside fences at line {line}: too much unbalanced JSON-like text",
                     None,
@@ -96,177 +131,561 @@ class _Parser:
                     hint=CALL_HINT,
                 )
             )
-        return self.items
-
-    # Each handler returns where the scan continues.
-
-    def fence(self, match: re.Match[str]) -> int:
-        marker = match.group("marker")
-        info = match.group("info").strip()
-        if marker[0] == "`" and "`" in info:
-            return match.end("marker")  # inline code such as ```x```, not a fence
-        label = info.split()[0].lower() if info else ""
-        body_start = min(match.end() + 1, len(self.text))
-        closing = re.compile(rf"^[ \t]*{re.escape(marker[0])}{{{len(marker)},}}[ \t]*$", re.MULTILINE)
-        close = closing.search(self.text, body_start)
-        body_end, after = (close.start(), close.end()) if close else (len(self.text), len(self.text))
-        if label not in CALL_LABELS and label not in DATA_LABELS:
-            return after  # code in another language: never a call, not even bare JSON inside it
-        line = self.line_at(match.start())
-        self.values(self.text[body_start:body_end], strict=label in CALL_LABELS, line=line, source="fence")
-        return after
-
-    def tag(self, match: re.Match[str]) -> int:
-        name = match.group("tag_name")
-        end_tag = f"</{name}>"
-        close = self.text.find(end_tag, match.end())
-        line = self.line_at(match.start())
-        if close < 0:
-            self.blocks += 1
-            self.emit(
+        if self.stopped_line is not None:
+            events.append(
                 ParseProblem(
-                    f"block {self.blocks}: <{name}> is never closed with {end_tag}",
-                    self.blocks,
-                    line=line,
-                    hint="Send the whole call again, closed.",
+                    f"only the first {MAX_CALLS} tool calls were read; the rest of the reply, from line "
+                    f"{self.stopped_line}, was not run",
+                    None,
+                    line=self.stopped_line,
+                    hint="Send fewer calls at a time.",
                 )
             )
-            return len(self.text)
-        body = _strip_fence(self.text[match.end() : close])
-        self.values(body, strict=True, line=line, source="tag")
-        return close + len(end_tag)
+        return events
 
-    def bare(self, start: int) -> int:
-        if self.bare_stopped_at is not None or not _BARE_START.match(self.text, start):
-            return start + 1
-        end, reason = self.scan_object(start)
-        if end is None:
-            if self.bare_stopped_at is None and _LEADING_CALL_KEY.match(self.text, start) and reason:
-                self.blocks += 1
-                self.emit(
-                    ParseProblem(
-                        f"block {self.blocks}: this looks like a tool call but is not valid JSON: {reason}",
-                        self.blocks,
-                        line=self.line_at(start),
-                        hint=CALL_HINT,
+    def line_at(self, index: int) -> int:
+        """The line of text[index]; counted on from the last answer, so the scan stays linear."""
+        if index < self._counted:
+            self._line -= self.text.count("\n", index, self._counted)
+        else:
+            self._line += self.text.count("\n", self._counted, index)
+        self._counted = index
+        return self._line
+
+    def _run(self, final: bool) -> list[Event]:
+        try:
+            while self.position < len(self.text):
+                self._step(final)
+        except NeedMore:
+            pass
+        except _CallLimit:
+            self.stopped_line = self.line_at(self.position)
+            self._prose(self.position, len(self.text))
+            self.position = len(self.text)
+        if self.stopped_line is not None and self.position < len(self.text):
+            self._prose(self.position, len(self.text))
+            self.position = len(self.text)
+        self._close_prose()
+        self._trim()
+        events, self.events = self.events, []
+        return events
+
+    def _trim(self) -> None:
+        if self.position == 0:
+            return
+        self.line_at(self.position)
+        cut = self.position
+        self.text = self.text[cut:]
+        self.base += cut
+        self.position = 0
+        self._counted -= cut
+        if self.scan is not None:
+            for name in ("start", "position", "body_start"):
+                setattr(self.scan, name, getattr(self.scan, name) - cut)
+
+    def _prose(self, start: int, end: int) -> None:
+        """Marks text as prose; neighbouring pieces become one event."""
+        if end <= start:
+            return
+        if self._prose_range is not None and self._prose_range[1] == start:
+            self._prose_range = (self._prose_range[0], end)
+            return
+        self._close_prose()
+        self._prose_range = (start, end)
+
+    def _close_prose(self) -> None:
+        if self._prose_range is not None:
+            start, end = self._prose_range
+            self.events.append(Prose(self.text[start:end]))
+            self._prose_range = None
+
+    def _emit(self, item: ParsedCall | ParseProblem) -> None:
+        if self.count >= MAX_CALLS:
+            raise _CallLimit
+        self.count += 1
+        self._close_prose()
+        self.events.append(item)
+
+    # -- one construct at a time ---------------------------------------------------------------
+
+    def _step(self, final: bool) -> None:
+        """Reads one construct at self.position, or raises NeedMore with nothing consumed."""
+        if self.stopped_line is not None:
+            raise _CallLimit
+        if self.scan is not None:
+            self._resume(final)
+            return
+        if self.at_line_start:
+            if self.fence is not None:
+                self._prose_fence_line(final)
+                return
+            if self._fence_opening(final):
+                return
+            self.at_line_start = False
+        if self.fence is not None:
+            end = self.text.find("\n", self.position)
+            end = len(self.text) if end < 0 else end + 1
+            self._prose(self.position, end)
+            self.at_line_start = end <= len(self.text) and self.text[end - 1] == "\n"
+            self.position = end
+            return
+        text = self.text
+        match = (_IN_SPAN if self.span is not None else _INLINE).search(text, self.position)
+        if match is None:
+            self._note_content(self.position, len(text))
+            self._prose(self.position, len(text))
+            self.position = len(text)
+            return
+        self._note_content(self.position, match.start())
+        self._prose(self.position, match.start())
+        self.position = match.start()
+        char = text[self.position]
+        if char == "\n":
+            if self.blank:
+                self.span = None  # a paragraph ends every code span
+            self._prose(self.position, self.position + 1)
+            self.position += 1
+            self.at_line_start, self.blank = True, True
+        elif char == "`":
+            self._backticks(final)
+        elif char == "<":
+            self._tag(final)
+        else:
+            self._bare(final)
+
+    def _note_content(self, start: int, end: int) -> None:
+        if self.blank and self.text[start:end].strip():
+            self.blank = False
+
+    def _resume(self, final: bool) -> None:
+        scan = self.scan
+        assert scan is not None
+        if scan.kind == "bare":
+            self._bare_scan(final)
+        elif scan.kind == "fence":
+            self._fence_scan(final)
+        elif scan.kind == "tag":
+            self._tag_scan(final)
+        else:
+            self._paragraph_scan(final)
+
+    # -- fences --------------------------------------------------------------------------------
+
+    def _whole_line(self, start: int, final: bool, could_matter: Callable[[], bool]) -> tuple[int, int] | None:
+        """(end of content, end with newline) of the line at start; NeedMore while its end could matter."""
+        newline = self.text.find("\n", start)
+        if newline >= 0:
+            return newline, newline + 1
+        if final:
+            return len(self.text), len(self.text)
+        if could_matter():
+            raise NeedMore
+        return None
+
+    def _fence_opening(self, final: bool) -> bool:
+        """At a line start: a fence opening is read whole; True when one was."""
+        start = self.position
+        prefix = _FENCE_PREFIX.match(self.text, start)
+        assert prefix is not None
+        partial = self.text.find("\n", start) < 0
+        if partial and not final and (prefix.end() == len(self.text) or len(prefix.group().strip()) >= 3):
+            raise NeedMore
+        match = _FENCE_LINE.match(self.text, start)
+        if match is None:
+            return False
+        line_end, after = self._whole_line(start, final, lambda: True) or (len(self.text), len(self.text))
+        marker = match.group("marker")
+        info = self.text[match.start("info") : line_end].strip()
+        if marker[0] == "`" and "`" in info:
+            return False  # inline code such as ```x```, not a fence
+        self.span = None
+        label = info.split()[0].lower() if info else ""
+        if label not in CALL_LABELS and label not in DATA_LABELS:
+            self._prose(start, after)
+            self.fence = (marker[0], len(marker))
+            self.position = after
+            self.at_line_start = True
+            return True
+        self.scan = _Scan("fence", start, after, body_start=after, marker=marker, strict=label in CALL_LABELS)
+        self._fence_scan(final)
+        return True
+
+    def _closing(self, start: int, marker: str, final: bool) -> tuple[int, int] | None:
+        """The closing line of a fence at start as (start, after), None if the line is not one."""
+        line = self._whole_line(start, final, lambda: self._could_close(start, marker))
+        if line is None:
+            return None
+        content = self.text[start : line[0]].strip(" \t\r")
+        if len(content) >= len(marker) and content == marker[0] * len(content):
+            return start, line[1]
+        return None
+
+    def _could_close(self, start: int, marker: str) -> bool:
+        rest = self.text[start:].lstrip(" \t")
+        stripped = rest.rstrip(" \t\r")
+        return stripped == marker[0] * len(stripped)
+
+    def _prose_fence_line(self, final: bool) -> None:
+        char, length = self.fence or ("`", 3)
+        closing = self._closing(self.position, char * length, final)
+        if closing is not None:
+            self._prose(self.position, closing[1])
+            self.position = closing[1]
+            self.fence = None
+            self.at_line_start = True
+            self.blank = True
+            return
+        self.at_line_start = False
+
+    def _fence_scan(self, final: bool) -> None:
+        """Finds a call fence's end: its first closing line outside a JSON string."""
+        scan = self.scan
+        assert scan is not None
+        text = self.text
+        while True:
+            if scan.at_line_start and not scan.in_string:
+                if scan.position >= len(text):
+                    if final:
+                        self._fence_done(len(text), len(text))
+                        return
+                    raise NeedMore
+                closing = self._closing(scan.position, scan.marker, final)
+                if closing is not None:
+                    self._fence_done(closing[0], closing[1])
+                    return
+                if scan.json_body is None:  # the body's first character decides how it is read
+                    line_end = text.find("\n", scan.position)
+                    line = text[scan.position : len(text) if line_end < 0 else line_end].strip()
+                    if line:
+                        scan.json_body = line.startswith(("{", "["))
+                        if not scan.json_body and not scan.strict:
+                            self._fence_is_prose()
+                            return
+                    elif line_end < 0 and not final:
+                        raise NeedMore
+            scan.at_line_start = False
+            stops = _STRING_STOPS if scan.json_body else _NEWLINE
+            match = stops.search(text, scan.position)
+            if match is None:
+                scan.position = len(text)
+                if final:
+                    self._fence_done(len(text), len(text))
+                    return
+                raise NeedMore
+            char = match.group()
+            if char == "\n":
+                scan.position = match.end()
+                scan.at_line_start = True
+            elif char == '"':
+                scan.in_string = not scan.in_string
+                scan.position = match.end()
+            else:  # a backslash: inside a string it escapes the next character
+                if match.end() >= len(text) and not final:
+                    scan.position = match.start()
+                    raise NeedMore
+                scan.position = match.end() + (1 if scan.in_string else 0)
+
+    def _fence_is_prose(self) -> None:
+        """A ```json fence of shell output or prose: streamed as prose from here to its close."""
+        scan = self.scan
+        assert scan is not None
+        self._prose(scan.start, scan.position)
+        self.fence = (scan.marker[0], len(scan.marker))
+        self.position = scan.position
+        self.at_line_start = True
+        self.scan = None
+
+    def _fence_done(self, body_end: int, after: int) -> None:
+        scan = self.scan
+        assert scan is not None
+        self.scan = None
+        body = self.text[scan.body_start : body_end]
+        line = self.line_at(scan.start)
+        if not self._values(body, strict=scan.strict, line=line, source="fence"):
+            self._prose(scan.start, after)
+        self.position = after
+        self.at_line_start, self.blank = True, True
+
+    # -- inline code spans ---------------------------------------------------------------------
+
+    def _backticks(self, final: bool) -> None:
+        run = _BACKTICKS.match(self.text, self.position)
+        assert run is not None
+        if run.end() == len(self.text) and not final:
+            raise NeedMore
+        length = len(run.group())
+        if self.span is None:
+            self.span = length
+        elif self.span == length:
+            self.span = None
+        self.blank = False
+        self._prose(run.start(), run.end())
+        self.position = run.end()
+
+    # -- tags ----------------------------------------------------------------------------------
+
+    def _tag(self, final: bool) -> None:
+        rest = self.text[self.position : self.position + 16]
+        tag = next((tag for tag in TAGS if rest.startswith(tag)), None)
+        if tag is None:
+            if not final and any(tag.startswith(rest) for tag in TAGS) and len(rest) < 16:
+                raise NeedMore
+            self.blank = False
+            self._prose(self.position, self.position + 1)
+            self.position += 1
+            return
+        self.blank = False
+        self.scan = _Scan("tag", self.position, self.position + len(tag), marker=tag[1:-1])
+        self._tag_scan(final)
+
+    def _tag_scan(self, final: bool) -> None:
+        """The closing tag outside any JSON string ends the block."""
+        scan = self.scan
+        assert scan is not None
+        text = self.text
+        end_tag = f"</{scan.marker}>"
+        while True:
+            if scan.in_string:
+                match = _STRING_STOPS.search(text, scan.position)
+            else:
+                match = _TAG_STOPS.search(text, scan.position)
+            if match is None:
+                scan.position = len(text)
+                break
+            char = match.group()
+            if char == '"':
+                scan.in_string = not scan.in_string
+                scan.position = match.end()
+            elif char == "\\":
+                if match.end() >= len(text) and not final:
+                    scan.position = match.start()
+                    raise NeedMore
+                scan.position = match.end() + 1
+            elif char == "\n":
+                scan.position = match.end()
+            elif text.startswith(end_tag, match.start()):
+                self.scan = None
+                line = self.line_at(scan.start)
+                body = _strip_fence(text[scan.start + len(scan.marker) + 2 : match.start()])
+                self._values(body, strict=True, line=line, source="tag")
+                self.position = match.start() + len(end_tag)
+                return
+            elif not final and len(text) - match.start() < len(end_tag) and end_tag.startswith(text[match.start() :]):
+                scan.position = match.start()
+                raise NeedMore
+            else:
+                scan.position = match.end()
+        if not final:
+            raise NeedMore
+        self.scan = None
+        self.blocks += 1
+        self._emit(
+            ParseProblem(
+                f"block {self.blocks}: <{scan.marker}> is never closed with {end_tag}",
+                self.blocks,
+                line=self.line_at(scan.start),
+                hint="Send the whole call again, closed.",
+            )
+        )
+        self.position = len(text)
+
+    # -- bare objects in prose -----------------------------------------------------------------
+
+    def _bare(self, final: bool) -> None:
+        start = self.position
+        self.blank = False
+        brace = _OPEN_BRACE.match(self.text, start)
+        assert brace is not None
+        if self.bare_stopped_at is None and brace.end() == len(self.text) and not final:
+            raise NeedMore
+        if self.bare_stopped_at is not None or _BARE_START.match(self.text, start) is None:
+            self._prose(start, start + 1)
+            self.position = start + 1
+            return
+        self.scan = _Scan("bare", start, start)
+        self._bare_scan(final)
+
+    def _bare_scan(self, final: bool) -> None:
+        """The balanced object at scan.start, respecting strings and escapes, within its paragraph."""
+        scan = self.scan
+        assert scan is not None
+        text = self.text
+        while True:
+            match = (_IN_STRING if scan.in_string else _BARE_STOPS).search(text, scan.position)
+            index = match.start() if match else len(text)
+            if index - scan.start > 10_000 + 4 * (self.base + index) - self.spent:
+                self._bare_failed(index, None, final)
+                self.bare_stopped_at = self.line_at(scan.start)
+                return
+            if match is None:
+                scan.position = len(text)
+                if not final:
+                    raise NeedMore
+                self._bare_failed(len(text), "it is never closed", final)
+                return
+            char = match.group()
+            if scan.in_string:
+                if char == "\\":
+                    if match.end() >= len(text) and not final:
+                        scan.position = index
+                        raise NeedMore
+                    scan.position = index + 2
+                    continue
+                if char == "\n":
+                    self._bare_failed(
+                        index,
+                        r"a string holds a raw line break (write it as \n, or put the call in a ```json fence)",
+                        final,
                     )
-                )
-                return self.text.find("\n", start) + 1 or len(self.text)
-            return start + 1
+                    return
+                scan.in_string = False
+            elif char == '"':
+                scan.in_string = True
+            elif char == "{":
+                scan.depth += 1
+            elif char == "}":
+                scan.depth -= 1
+                if scan.depth == 0:
+                    self.spent += index - scan.start
+                    self.scan = None
+                    self._bare_done(scan.start, index + 1)
+                    return
+            elif char == "\n":
+                following = _ONLY_SPACE.match(text, index + 1)
+                assert following is not None
+                if following.end() == len(text) and not final:
+                    scan.position = index
+                    raise NeedMore
+                if following.end() == len(text) or text[following.end()] == "\n":
+                    self._bare_failed(index, "it is never closed", final)
+                    return
+            else:
+                self._bare_failed(index, "a backslash outside a string", final)
+                return
+            scan.position = index + 1
+
+    def _bare_failed(self, index: int, reason: str | None, final: bool) -> None:
+        """A call-looking object that failed consumes its paragraph; anything else was prose."""
+        scan = self.scan
+        assert scan is not None
+        self.spent += index - scan.start
+        self.scan = None
+        start = scan.start
+        if reason is None or _LEADING_CALL_KEY.match(self.text, start) is None:
+            self._prose(start, start + 1)
+            self.position = start + 1
+            return
+        self.blocks += 1
+        problem = ParseProblem(
+            f"block {self.blocks}: this looks like a tool call but is not valid JSON: {reason}",
+            self.blocks,
+            line=self.line_at(start),
+            hint=CALL_HINT,
+        )
+        self.scan = _Scan("paragraph", start, index, problem=problem)
+        self._paragraph_scan(final)
+
+    def _paragraph_scan(self, final: bool) -> None:
+        scan = self.scan
+        assert scan is not None and scan.problem is not None
+        end = _PARAGRAPH_END.search(self.text, scan.position)
+        if end is None and not final:
+            scan.position = max(self.text.rfind("\n"), scan.position)
+            raise NeedMore
+        self.scan = None
+        self._emit(scan.problem)
+        self.position = end.start() + 1 if end else len(self.text)
+        self.at_line_start, self.blank = True, True
+
+    def _bare_done(self, start: int, end: int) -> None:
         candidate = self.text[start:end]
+        line = self.line_at(start)
         try:
             value = _DECODER.decode(candidate)
         except (json.JSONDecodeError, RecursionError):
-            if not _LEADING_CALL_KEY.match(candidate):
-                return start + 1
-            self.values(candidate, strict=False, line=self.line_at(start), source="text")
-            return end
-        shape = _classify(value, strict=False)
-        if shape is not None:
-            self.blocks += 1
-            self.emit_shape(shape, self.blocks, None, self.line_at(start), "text")
-        return end  # objects inside a non-call object are not top level
+            if _LEADING_CALL_KEY.match(candidate) and self._values(candidate, strict=False, line=line, source="text"):
+                self.position = end
+                return
+            self._prose(start, start + 1)
+            self.position = start + 1
+            return
+        shapes = _shapes_of(value, strict=False)
+        if not shapes:
+            self._prose(start, end)  # objects inside a non-call object are not top level
+        else:
+            self._emit_shapes(shapes, line, "text")
+        self.position = end
 
-    def scan_object(self, start: int) -> tuple[int | None, str | None]:
-        """End of the balanced object at `start`, respecting strings and escapes; or why there is none."""
-        text = self.text
-        depth = 0
-        in_string = False
-        position = start
-        while True:
-            match = (_IN_STRING if in_string else _OUTSIDE_STRING).search(text, position)
-            if match is None:
-                self.charge(start, len(text))
-                return None, "it is never closed"
-            char, index = match.group(), match.start()
-            if index - start > self.bare_budget:
-                self.charge(start, index)
-                return None, None
-            if in_string:
-                if char == "\\":
-                    position = index + 2
-                    continue
-                if char == "\n":
-                    self.charge(start, index)
-                    return None, r"a string holds a raw line break (write it as \n, or put the call in a ```json fence)"
-                in_string = False
-            elif char == '"':
-                in_string = True
-            elif char == "{":
-                depth += 1
-            elif char == "}":
-                depth -= 1
-                if depth == 0:
-                    self.charge(start, index)
-                    return index + 1, None
-            else:  # a backslash outside a string: not JSON
-                self.charge(start, index)
-                return None, "a backslash outside a string"
-            position = index + 1
+    # -- reading blocks ------------------------------------------------------------------------
 
-    def charge(self, start: int, end: int) -> None:
-        self.bare_budget -= end - start
-        if self.bare_budget <= 0 and self.bare_stopped_at is None:
-            self.bare_stopped_at = start
-
-    def values(self, body: str, *, strict: bool, line: int, source: str) -> None:
-        """Reads one JSON value, an array, or several values in a row from a block."""
+    def _values(self, body: str, *, strict: bool, line: int, source: str) -> bool:
+        """Reads one JSON value, an array, or several values in a row; True when it held a call."""
         stripped = body.strip()
         if not strict and not stripped.startswith(("{", "[")):
-            return  # an unlabeled fence of shell output or prose
+            return False  # an unlabeled fence of shell output or prose
         try:
             values = _decode_all(stripped)
         except json.JSONDecodeError as exc:
-            if strict or _CALL_KEY.search(stripped):
-                self.blocks += 1
-                where = f"at line {exc.lineno} column {exc.colno}"
-                self.emit(
-                    ParseProblem(
-                        f"block {self.blocks}: invalid JSON {where}: {exc.msg}", self.blocks, line=line, hint=JSON_HINT
-                    )
+            if not strict and not _CALL_KEY.search(stripped):
+                return False
+            self.blocks += 1
+            where = f"at line {exc.lineno} column {exc.colno}"
+            hint = JSON_HINT + (" JSON needs double quotes." if "'" in stripped[: exc.pos + 1] else "")
+            self._emit(
+                ParseProblem(
+                    f"block {self.blocks}: invalid JSON {where}: {exc.msg}",
+                    self.blocks,
+                    line=line,
+                    hint=hint,
                 )
-            return
+            )
+            return True
         except RecursionError:
             self.blocks += 1
-            self.emit(ParseProblem(f"block {self.blocks}: the JSON is nested too deeply", self.blocks, line=line))
-            return
+            self._emit(ParseProblem(f"block {self.blocks}: the JSON is nested too deeply", self.blocks, line=line))
+            return True
         elements: list[Any] = []
         for value in values:
             elements.extend(value if isinstance(value, list) else [value])
-        several = len(elements) != 1 or isinstance(values[0], list)
-        shapes: list[tuple[int | None, _Shape]] = []
-        for index, element in enumerate(elements, start=1):
-            item = index if several else None
-            if isinstance(element, dict):
-                shape = _classify(element, strict=strict)
-            else:
-                shape = _Problem(f"expected a JSON object, got {json_type(element)}") if strict else None
-            if shape is not None:
-                shapes.append((item, shape))
-        if not shapes:
-            if strict:
-                self.blocks += 1
-                self.emit(
-                    ParseProblem(f"block {self.blocks}: holds no tool call", self.blocks, line=line, hint=CALL_HINT)
-                )
-            return
-        self.blocks += 1
-        for item, shape in shapes:
-            self.emit_shape(shape, self.blocks, item, line, source)
-
-    def emit_shape(self, shape: _Shape, block: int, item: int | None, line: int, source: str) -> None:
-        if isinstance(shape, _Problem):
-            self.emit(
-                ParseProblem(f"{label_of(block, item)}: {shape.message}", block, item, line, shape.name, CALL_HINT)
-            )
+        strict = strict or any(_meant_as_call(element) for element in elements)
+        if len(elements) == 1 and isinstance(elements[0], dict) and _is_wrapper(elements[0]):
+            shapes = _shapes_of(elements[0], strict=strict)
         else:
-            self.emit(ParsedCall(shape.name, shape.arguments, block, item, line, source))
+            several = len(elements) != 1 or isinstance(values[0], list)
+            shapes = []
+            for index, element in enumerate(elements, start=1):
+                shape = _classify_element(element, strict=strict)
+                if shape is not None:
+                    shapes.append((index if several else None, shape))
+        if not shapes:
+            if not strict:
+                return False
+            self.blocks += 1
+            self._emit(ParseProblem(f"block {self.blocks}: holds no tool call", self.blocks, line=line, hint=CALL_HINT))
+            return True
+        self._emit_shapes(shapes, line, source)
+        return True
+
+    def _emit_shapes(self, shapes: list[tuple[int | None, _Shape]], line: int, source: str) -> None:
+        self.blocks += 1
+        block = self.blocks
+        for item, shape in shapes:
+            if isinstance(shape, _Problem):
+                self._emit(
+                    ParseProblem(f"{label_of(block, item)}: {shape.message}", block, item, line, shape.name, CALL_HINT)
+                )
+            else:
+                self._emit(ParsedCall(shape.name, shape.arguments, block, item, line, source, shape.call_id))
+
+
+# -- classifying one JSON value ----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class _Call:
     name: str
     arguments: dict[str, Any]
+    call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -305,6 +724,52 @@ def _strip_fence(body: str) -> str:
     return stripped
 
 
+def _model_id(obj: dict[str, Any]) -> str | None:
+    for key in ("id", "call_id"):
+        value = obj.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:100]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
+def _is_wrapper(obj: dict[str, Any]) -> bool:
+    return isinstance(obj.get("tool_calls"), list) and set(obj) <= WRAPPER_KEYS
+
+
+def _shapes_of(value: Any, *, strict: bool) -> list[tuple[int | None, _Shape]]:
+    """The calls a top-level value holds: one object, or the legacy {"tool_calls": [...]} wrapper."""
+    if isinstance(value, dict) and _is_wrapper(value):
+        calls = value["tool_calls"]
+        several = len(calls) != 1
+        return [
+            (index if several else None, _classify_element(element, strict=True) or _Problem("not a tool call"))
+            for index, element in enumerate(calls, start=1)
+        ]
+    if isinstance(value, dict):
+        shape = _classify(value, strict=strict)
+        return [] if shape is None else [(None, shape)]
+    return []
+
+
+def _meant_as_call(element: Any) -> bool:
+    """Whether a block's object shows it was written as a call, so each other object there must be one."""
+    if not isinstance(element, dict):
+        return False
+    if _classify(element, strict=False) is not None or _is_wrapper(element):
+        return True
+    return bool({"tool", "tool_name", "function"} & set(element)) or (
+        "name" in element and bool(set(ARGUMENT_KEYS) & set(element))
+    )
+
+
+def _classify_element(element: Any, *, strict: bool) -> _Shape | None:
+    if isinstance(element, dict):
+        return _classify(element, strict=strict)
+    return _Problem(f"expected a JSON object, got {json_type(element)}") if strict else None
+
+
 def _arguments(value: Any, key: str) -> dict[str, Any] | _Problem:
     if isinstance(value, dict):
         return value
@@ -321,8 +786,14 @@ def _arguments(value: Any, key: str) -> dict[str, Any] | _Problem:
     return _Problem(f"{key} must be a JSON object of arguments, got {json_type(value)}")
 
 
+def _tool_name_like(name: str) -> bool:
+    """A name that can only be meant as a tool: ours, a wire name, or another system's."""
+    return is_known(name) and name not in _PLAIN_WORDS
+
+
 def _classify(obj: dict[str, Any], *, strict: bool) -> _Shape | None:
     """Which call an object is, a problem if it is a broken call, None if it is not a call at all."""
+    call_id = _model_id(obj)
     function = obj.get("function")
     if isinstance(function, dict) and obj.get("type", "function") == "function":
         name = function.get("name")
@@ -334,7 +805,7 @@ def _classify(obj: dict[str, Any], *, strict: bool) -> _Shape | None:
         arguments = _arguments(function.get("arguments", {}), "function.arguments")
         if isinstance(arguments, _Problem):
             return _Problem(arguments.message, name)
-        return _Call(name.strip(), arguments)
+        return _Call(name.strip(), arguments, call_id)
 
     name_key = next((key for key in NAME_KEYS if key in obj), None)
     argument_keys = [key for key in ARGUMENT_KEYS if key in obj]
@@ -367,43 +838,111 @@ def _classify(obj: dict[str, Any], *, strict: bool) -> _Shape | None:
         arguments = _arguments(value, argument_keys[0])
         if isinstance(arguments, _Problem):
             return _Problem(arguments.message, name)
-        return _Call(name, arguments)
+        return _Call(name, arguments, call_id)
 
     # Flat: {"tool": "write_file", "path": ..., "content": ...}; the other keys are the arguments.
-    flat = strict or name in ALIASES or (name_key in ("tool", "tool_name") and tool_like)
+    # {"name": "files.read"} alone is a call without arguments: the tool's validation says what is missing.
+    flat = strict or name in ALIASES or (name_key in ("tool", "tool_name") and tool_like) or _tool_name_like(name)
     if not flat:
         return None
-    return _Call(name, {key: value for key, value in obj.items() if key != name_key})
+    return _Call(name, {key: value for key, value in obj.items() if key != name_key}, call_id)
 
 
-def parse_tool_calls(text: str) -> list[ParsedCall | ParseProblem]:
-    """The calls in a model's reply, in order, with a ParseProblem for each broken one; never raises.
+# -- the scissors-cat format -------------------------------------------------------------------
 
-    Work is bounded: only the first MAX_TEXT_CHARS characters are read and at most MAX_CALLS
-    items are returned; whatever was cut is reported as a final ParseProblem.
-    """
-    cut = len(text) > MAX_TEXT_CHARS
-    parser = _Parser(text[:MAX_TEXT_CHARS] if cut else text)
-    try:
-        items = parser.run()
-    except _CallLimit as limit:
-        items = parser.items
-        items.append(
-            ParseProblem(
-                f"only the first {MAX_CALLS} tool calls were read; the rest of the reply, from line {limit.line}, "
-                "was not run",
-                None,
-                line=limit.line,
-                hint="Send fewer calls at a time.",
+
+def scissors_calls(section: str, line: int = 1) -> list[ParsedCall | ParseProblem]:
+    """The calls of the tool section before ✂️🐱, each validated alone; never raises."""
+    text = section.strip()
+    if not text:
+        return []
+    if not text.startswith("["):
+        return [_section_problem("the tool section before the delimiter must be a JSON array of calls", line)]
+    leading = len(section) - len(section.lstrip())
+    line += section.count("\n", 0, leading)
+    items: list[ParsedCall | ParseProblem] = []
+    position, index = 1, 0
+    while True:
+        position = _skip_space(text, position)
+        if position < len(text) and text[position] == "]":
+            if text[position + 1 :].strip():
+                items.append(_section_problem("text after the array of calls, before the delimiter", line))
+            return items
+        if index:
+            if position >= len(text) or text[position] != ",":
+                items.append(_section_problem(f"expected , or ] after item {index}", line))
+                return items
+            position = _skip_space(text, position + 1)
+        index += 1
+        element_line = line + text.count("\n", 0, position)
+        if index > MAX_CALLS:
+            items.append(
+                ParseProblem(
+                    f"only the first {MAX_CALLS} tool calls were read; the rest, from line {element_line}, "
+                    "were not run",
+                    None,
+                    line=element_line,
+                    hint="Send fewer calls at a time.",
+                )
             )
-        )
-    if cut:
-        items.append(
-            ParseProblem(
-                f"the reply is longer than {MAX_TEXT_CHARS} characters; only the first {MAX_TEXT_CHARS} were read "
-                "for tool calls",
-                None,
-                line=parser.line_at(len(parser.text)),
+            return items
+        try:
+            element, position = _DECODER.raw_decode(text, position)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            items.append(
+                ParseProblem(
+                    f"block 1, item {index}: invalid JSON ({why}); this call and any after it were not read",
+                    1,
+                    index,
+                    element_line,
+                    hint=JSON_HINT,
+                )
             )
-        )
-    return items
+            return items
+        items.append(_scissors_call(element, index, element_line))
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _section_problem(message: str, line: int) -> ParseProblem:
+    return ParseProblem(f"block 1: {message}", 1, line=line, hint=SCISSORS_HINT)
+
+
+def _scissors_call(element: Any, index: int, line: int) -> ParsedCall | ParseProblem:
+    """One {"id", "type", "operation", "parameters", "priority"?} call, or what to fix in it."""
+
+    def problem(message: str, name: str | None = None) -> ParseProblem:
+        return ParseProblem(f"block 1, item {index}: {message}", 1, index, line, name, SCISSORS_HINT)
+
+    if not isinstance(element, dict):
+        return problem(f"expected a JSON object, got {json_type(element)}")
+    kind = element.get("type")
+    name = kind.strip() if isinstance(kind, str) else None
+    extra = sorted(set(element) - set(SCISSORS_KEYS))
+    if extra:
+        return problem(f"unexpected {', '.join(extra)}; put every argument inside parameters", name)
+    call_id = element.get("id")
+    if isinstance(call_id, int) and not isinstance(call_id, bool):
+        call_id = str(call_id)
+    if not isinstance(call_id, str) or not call_id.strip():
+        return problem("id must be the call's id as a non-empty string", name)
+    if not name:
+        return problem(f"type must be the tool's name as a string, got {json_type(kind)}")
+    operation = element.get("operation")
+    if not isinstance(operation, str):
+        return problem(f"operation must be a string saying what the call does, got {json_type(operation)}", name)
+    parameters = element.get("parameters")
+    if not isinstance(parameters, dict):
+        return problem(f"parameters must be a JSON object of arguments, got {json_type(parameters)}", name)
+    priority = element.get("priority", 0)
+    if isinstance(priority, bool) or not isinstance(priority, int | float):
+        return problem(f"priority must be a number, got {json_type(priority)}", name)
+    combined = f"{name}_{operation.strip()}"
+    if not is_known(name) and is_known(combined):
+        name = combined  # {"type": "gmail", "operation": "send"}
+    return ParsedCall(name, parameters, 1, index, line, "scissors", call_id.strip()[:100], priority, operation)

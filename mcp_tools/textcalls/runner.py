@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from mcp_tools.policy.gate import Caller, failure_outcome
 from mcp_tools.textcalls.calls import ParsedCall, ParseProblem
-from mcp_tools.textcalls.formats import parse_tool_calls
 from mcp_tools.textcalls.names import ALIASES, resolve_alias
 from mcp_tools.textcalls.results import TextCallResult
+from mcp_tools.textcalls.streaming import parse_tool_calls
 from mcp_tools.tooling import ToolFailure
 
 if TYPE_CHECKING:
