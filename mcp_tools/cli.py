@@ -136,7 +136,21 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
         "call-text", help="run the tool calls a model wrote as text (JSON blocks) through the same policy"
     )
     call_text.add_argument("file", nargs="?", default="-", help="the model's reply; - (default) reads stdin")
-    call_text.add_argument("--json", action="store_true", help="print a JSON list of the results")
+    call_text.add_argument("--json", action="store_true", help="print a JSON list of the results (--output json)")
+    call_text.add_argument(
+        "--format",
+        choices=("auto", "scissors", "prose"),
+        default="auto",
+        help="the reply's shape: scissors (calls, then the delimiter, then markdown), prose (JSON in the text), "
+        "or auto (default: decided from the reply's start)",
+    )
+    call_text.add_argument(
+        "--output",
+        choices=("text", "json", "results", "markdown", "report"),
+        help="text (default): a section per call; json: [{call, name, is_error, structured}]; results: "
+        "[{id, name, content | error}]; markdown: calls and results as markdown; report: "
+        "{format, calls, results, markdown, parse_errors}",
+    )
     call_text.set_defaults(handler=cmd_call_text)
 
     approvals = commands.add_parser("approvals", help="approve or deny high-risk calls from clients that cannot ask")
@@ -324,7 +338,7 @@ def cmd_call_text(args: argparse.Namespace) -> int:
     import anyio
 
     from mcp_tools.app import build_app
-    from mcp_tools.textcalls import ALIASES, MAX_TEXT_CHARS, ParsedCall, run_text_calls
+    from mcp_tools.textcalls import MAX_TEXT_CHARS, render_markdown, run_reply
 
     limit = 4 * MAX_TEXT_CHARS + 4  # bytes enough for the characters the parser reads; it reports the cut
     try:
@@ -336,33 +350,42 @@ def cmd_call_text(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"mcp-tools: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    text = data.decode("utf-8", errors="replace")
     app = build_app(_config(args))
     caller = local_caller("text")
 
     async def run() -> Any:
         async with app.running():
-            return await run_text_calls(app, text, caller)
+            return await run_reply(app, data, caller, args.format)
 
-    results = anyio.run(run)
-    failed = any(result.is_error for result in results)
-    if args.json:
+    report = anyio.run(run)
+    results = report.results
+    status = 1 if report.failed else 0
+    output = args.output or ("json" if args.json else "text")
+    if output != "text":
         for result in results:
-            if result.outcome.notice:
+            if result.outcome.notice and output == "json":
                 print(result.outcome.notice, file=sys.stderr)
-        print(json.dumps([result.as_dict() for result in results], indent=2, ensure_ascii=False))
-        return 1 if failed else 0
+        if output == "markdown":
+            print(render_markdown(results), end="")
+        else:
+            shaped = {
+                "json": lambda: [result.as_dict() for result in results],
+                "results": report.as_results,
+                "report": report.as_dict,
+            }[output]()
+            print(json.dumps(shaped, indent=2, ensure_ascii=False))
+        return status
     if not results:
         print("No tool calls found.", file=sys.stderr)
     for index, result in enumerate(results):
-        shown = result.name or "?"
-        if isinstance(result.call, ParsedCall) and result.call.name in ALIASES:
-            shown += f" (as {result.call.name})"
+        shown = (result.name or "?") + (f" (as {result.written_as})" if result.written_as else "")
         print(("\n" if index else "") + f"[{result.call.label}] {shown}: {'error' if result.is_error else 'ok'}")
         if result.outcome.notice:  # in the output, not on stderr: the model must read it to report the action
             print(result.outcome.notice)
         print(result.outcome.text)
-    return 1 if failed else 0
+    if report.format == "scissors" and report.markdown:
+        print(("\n" if results else "") + report.markdown.rstrip("\n"))
+    return status
 
 
 def _store(args: argparse.Namespace) -> Any:

@@ -8,8 +8,8 @@ client would, so text can never run anything the gate would refuse.
 
 from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.names import ALIASES, Alias, resolve_alias
-from mcp_tools.textcalls.results import TextCallResult
-from mcp_tools.textcalls.runner import run_parsed_call, run_text_calls
+from mcp_tools.textcalls.results import OUTPUTS, TextCallReport, TextCallResult, render_markdown
+from mcp_tools.textcalls.runner import run_parsed_call, run_reply, run_text_calls
 from mcp_tools.textcalls.streaming import DELIMITERS, ParsedReply, StreamParser, parse_reply, parse_tool_calls
 
 __all__ = [
@@ -17,16 +17,20 @@ __all__ = [
     "DELIMITERS",
     "MAX_CALLS",
     "MAX_TEXT_CHARS",
+    "OUTPUTS",
     "Alias",
     "ParseProblem",
     "ParsedCall",
     "ParsedReply",
     "Prose",
     "StreamParser",
+    "TextCallReport",
     "TextCallResult",
     "parse_reply",
     "parse_tool_calls",
+    "render_markdown",
     "resolve_alias",
     "run_parsed_call",
+    "run_reply",
     "run_text_calls",
 ]
