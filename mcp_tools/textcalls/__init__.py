@@ -10,11 +10,12 @@ from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, Par
 from mcp_tools.textcalls.names import ALIASES, Alias, resolve_alias
 from mcp_tools.textcalls.results import OUTPUTS, TextCallReport, TextCallResult, render_markdown
 from mcp_tools.textcalls.runner import run_parsed_call, run_reply, run_text_calls
-from mcp_tools.textcalls.streaming import DELIMITERS, ParsedReply, StreamParser, parse_reply, parse_tool_calls
+from mcp_tools.textcalls.streaming import DELIMITERS, FORMATS, ParsedReply, StreamParser, parse_reply, parse_tool_calls
 
 __all__ = [
     "ALIASES",
     "DELIMITERS",
+    "FORMATS",
     "MAX_CALLS",
     "MAX_TEXT_CHARS",
     "OUTPUTS",

@@ -287,10 +287,12 @@ class ProseScanner:
         start = self.position
         prefix = _FENCE_PREFIX.match(self.text, start)
         assert prefix is not None
-        partial = self.text.find("\n", start) < 0
-        if partial and not final and (prefix.end() == len(self.text) or len(prefix.group().strip()) >= 3):
-            raise NeedMore
         match = _FENCE_LINE.match(self.text, start)
+        if not final and self.text.find("\n", start) < 0:
+            if prefix.end() == len(self.text):
+                raise NeedMore  # "``" may yet become a fence
+            if match is not None and not (match.group("marker")[0] == "`" and "`" in match.group("info")):
+                raise NeedMore  # a fence opening whose label is still coming
         if match is None:
             return False
         line_end, after = self._whole_line(start, final, lambda: True) or (len(self.text), len(self.text))
