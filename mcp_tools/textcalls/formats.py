@@ -293,13 +293,11 @@ class ProseScanner:
                 raise NeedMore  # "``" may yet become a fence
             if match is not None and not (match.group("marker")[0] == "`" and "`" in match.group("info")):
                 raise NeedMore  # a fence opening whose label is still coming
-        if match is None:
-            return False
+        if match is None or (match.group("marker")[0] == "`" and "`" in match.group("info")):
+            return False  # not a fence; ```x``` is inline code
         line_end, after = self._whole_line(start, final, lambda: True) or (len(self.text), len(self.text))
         marker = match.group("marker")
         info = self.text[match.start("info") : line_end].strip()
-        if marker[0] == "`" and "`" in info:
-            return False  # inline code such as ```x```, not a fence
         self.span = None
         label = info.split()[0].lower() if info else ""
         if label not in CALL_LABELS and label not in DATA_LABELS:

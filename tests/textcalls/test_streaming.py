@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -49,7 +50,7 @@ def streamed(pieces: list[str] | list[bytes], format: str = "auto") -> tuple[Par
 
 def split(data: str | bytes, cuts: list[int]) -> list:
     bounds = [0, *sorted(set(cuts)), len(data)]
-    return [data[start:end] for start, end in zip(bounds, bounds[1:], strict=False)]
+    return [data[start:end] for start, end in itertools.pairwise(bounds)]
 
 
 def test_the_whole_replies_read_as_intended() -> None:
