@@ -31,25 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mcp_tools.textcalls import StreamParser, parse_reply
 
-WORDS = [
-    "the",
-    "model",
-    "reads",
-    "notes",
-    "files",
-    "mail",
-    "and",
-    "writes",
-    "a",
-    "short",
-    "answer",
-    "with",
-    "`inline",
-    "code`",
-    "and",
-    "[links](x)",
-    "ünï",
-]
+WORDS = "the model reads notes files mail and writes a short answer with `inline code` and [links](x) ünï".split()  # noqa: SIM905
 SCISSORS = "\u2702\ufe0f\U0001f431"
 
 
@@ -82,7 +64,7 @@ def code_reply(size: int, rng: random.Random) -> str:
     return (
         "I'll write the module.\n```json\n"
         f'{{"tool": "write_file", "path": "src/big.py", "content": "{body}"}}\n```\n'
-        'Then check it: ```tool_call\n{"name": "files.read", "arguments": {"path": "src/big.py"}}\n```\n'
+        'Then check it:\n```tool_call\n{"name": "files.read", "arguments": {"path": "src/big.py"}}\n```\n'
     )
 
 

@@ -64,6 +64,7 @@ _TAG_STOPS = re.compile(r"[\"<]")
 _NEWLINE = re.compile(r"\n")
 _OPEN_BRACE = re.compile(r"\{\s*")
 _PLAIN_WORDS = frozenset({"search"})  # aliases that are also ordinary words: only a call under "tool"
+_HOLD_AFTER = 65_536  # characters of a held fence or tag kept in the working text
 _DECODER = json.JSONDecoder(strict=False)  # fenced calls often carry raw line breaks inside file content
 
 
@@ -90,6 +91,7 @@ class _Scan:
     json_body: bool | None = None  # a fence body that starts with { or [ is scanned string-aware
     at_line_start: bool = True
     problem: ParseProblem | None = None
+    line: int = 1
 
 
 class ProseScanner:
@@ -111,6 +113,7 @@ class ProseScanner:
         self.spent = 0  # characters the bare-object scans have looked at
         self.bare_stopped_at: int | None = None
         self._prose_range: tuple[int, int] | None = None
+        self._held: list[str] = []  # the front of a long fence or tag, already scanned
         self._counted, self._line = 0, 1
 
     # -- driving -------------------------------------------------------------------------------
@@ -159,7 +162,7 @@ class ProseScanner:
         except NeedMore:
             pass
         except _CallLimit:
-            self.stopped_line = self.line_at(self.position)
+            self.stopped_line = self.line_at(max(self.position, 0))
             self._prose(self.position, len(self.text))
             self.position = len(self.text)
         if self.stopped_line is not None and self.position < len(self.text):
@@ -167,21 +170,41 @@ class ProseScanner:
             self.position = len(self.text)
         self._close_prose()
         self._trim()
+        self._hold()
+        if self.scan is None:
+            self._held = []
         events, self.events = self.events, []
         return events
 
     def _trim(self) -> None:
-        if self.position == 0:
-            return
+        if self.position <= 0:
+            return  # nothing read, or inside a held block
         self.line_at(self.position)
         cut = self.position
         self.text = self.text[cut:]
         self.base += cut
         self.position = 0
         self._counted -= cut
+        self._shift(cut)
+
+    def _shift(self, cut: int) -> None:
+        """Positions after dropping `cut` characters from the front of the text."""
         if self.scan is not None:
             for name in ("start", "position", "body_start"):
                 setattr(self.scan, name, getattr(self.scan, name) - cut)
+
+    def _hold(self) -> None:
+        """A long fence or tag is read once: its scanned text moves aside, so each piece costs its own size."""
+        scan = self.scan
+        if scan is None or scan.kind not in ("fence", "tag") or scan.position < _HOLD_AFTER:
+            return
+        cut = scan.position
+        self.line_at(cut)
+        self._held.append(self.text[:cut])
+        self.text = self.text[cut:]
+        self.base += cut
+        self._counted -= cut
+        self._shift(cut)
 
     def _prose(self, start: int, end: int) -> None:
         """Marks text as prose; neighbouring pieces become one event."""
@@ -196,8 +219,15 @@ class ProseScanner:
     def _close_prose(self) -> None:
         if self._prose_range is not None:
             start, end = self._prose_range
-            self.events.append(Prose(self.text[start:end]))
+            self.events.append(Prose(self._slice(start, end)))
             self._prose_range = None
+
+    def _slice(self, start: int, end: int) -> str:
+        """Text from start to end, where a negative start reaches back into a long held block."""
+        if start >= 0:
+            return self.text[start:end]
+        held = "".join(self._held)
+        return held[len(held) + start :] + self.text[:end]
 
     def _emit(self, item: ParsedCall | ParseProblem) -> None:
         if self.count >= MAX_CALLS:
@@ -307,6 +337,7 @@ class ProseScanner:
             self.at_line_start = True
             return True
         self.scan = _Scan("fence", start, after, body_start=after, marker=marker, strict=label in CALL_LABELS)
+        self.scan.line = self.line_at(start)
         self._fence_scan(final)
         return True
 
@@ -399,8 +430,8 @@ class ProseScanner:
         scan = self.scan
         assert scan is not None
         self.scan = None
-        body = self.text[scan.body_start : body_end]
-        line = self.line_at(scan.start)
+        body = self._slice(scan.body_start, body_end)
+        line = scan.line
         if not self._values(body, strict=scan.strict, line=line, source="fence"):
             self._prose(scan.start, after)
         self.position = after
@@ -436,6 +467,7 @@ class ProseScanner:
             return
         self.blank = False
         self.scan = _Scan("tag", self.position, self.position + len(tag), marker=tag[1:-1])
+        self.scan.line = self.line_at(self.position)
         self._tag_scan(final)
 
     def _tag_scan(self, final: bool) -> None:
@@ -465,8 +497,8 @@ class ProseScanner:
                 scan.position = match.end()
             elif text.startswith(end_tag, match.start()):
                 self.scan = None
-                line = self.line_at(scan.start)
-                body = _strip_fence(text[scan.start + len(scan.marker) + 2 : match.start()])
+                line = scan.line
+                body = _strip_fence(self._slice(scan.start + len(scan.marker) + 2, match.start()))
                 self._values(body, strict=True, line=line, source="tag")
                 self.position = match.start() + len(end_tag)
                 return
@@ -483,7 +515,7 @@ class ProseScanner:
             ParseProblem(
                 f"block {self.blocks}: <{scan.marker}> is never closed with {end_tag}",
                 self.blocks,
-                line=self.line_at(scan.start),
+                line=scan.line,
                 hint="Send the whole call again, closed.",
             )
         )
