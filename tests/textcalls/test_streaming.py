@@ -187,3 +187,19 @@ def test_a_flushed_parser_takes_no_more() -> None:
         parser.feed("more")
     with pytest.raises(ValueError):
         StreamParser("xml")
+
+
+@pytest.mark.parametrize("chunk", [64, 4096, 70_000])
+def test_long_fences_and_tags_stream_in_pieces_and_read_as_the_whole(chunk: int) -> None:
+    content = "".join(f'line {index} with "quotes" and ``` fences\n' for index in range(6000))  # about 250 KB
+    escaped = json.dumps(content).replace("\\n", "\n")
+    text = (
+        f'Writing.\n{FENCE}json\n{{"tool": "write_file", "path": "big.txt", "content": {escaped}}}\n{FENCE}\n'
+        f'<tool_call>{{"name": "files.write", "arguments": {{"path": "b", "content": {escaped}}}}}</tool_call>\nEnd.'
+    )
+    whole = parse_reply(text)
+    assert [call.arguments["content"] for call in whole.calls] == [content, content]
+    data = text.encode()
+    result, events = streamed([data[start : start + chunk] for start in range(0, len(data), chunk)])
+    assert result == whole
+    assert "".join(event.text for event in events if isinstance(event, Prose)) == "Writing.\n\nEnd."
