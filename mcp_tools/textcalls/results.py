@@ -109,7 +109,8 @@ class TextCallReport:
                 {
                     "id": result.id,
                     "label": result.call.label,
-                    "message": result.error_message(),
+                    "message": result.call.message,
+                    "hint": result.call.hint,
                     "line": result.call.line,
                 }
                 for result in self.results
