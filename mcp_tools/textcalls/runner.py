@@ -56,9 +56,12 @@ async def run_parsed_call(
     result = TextCallResult(call, None, CallOutcome(""), call_id or call.call_id or "call_1", times=times)
     name, arguments = call.name, call.arguments
     tool = app.find_tool(name)
-    alias = lookup(name) if tool is None else None
-    if alias is not None:
-        result.written_as = call.name
+    alias = lookup(name)
+    if alias is not None and tool is not None and alias.tool != tool.spec.name:
+        alias = None  # a tool of ours by that name wins
+    if alias is not None:  # also for our own wire names that other systems use (web_search, calendar_events)
+        if tool is None:
+            result.written_as = call.name
         try:
             arguments = alias.arguments(arguments)
         except ToolFailure as failure:

@@ -180,3 +180,13 @@ async def test_running_seed_names_through_real_namespaces(tmp_path: Path) -> Non
         unknown is not None and unknown["kind"] == "unknown_tool" and "did you mean 'write_file'" in unknown["message"]
     )
     assert "notes" in CATALOG
+
+
+@pytest.mark.anyio
+async def test_a_seed_name_that_is_also_our_wire_name_still_translates(tmp_path: Path) -> None:
+    app = text_app(tmp_path, ["files"])
+    assert app.find_tool("files_list") is not None and lookup("fs.list") is not None
+    report = await run(app, '{"name": "filesystem.list_directory", "arguments": {"path": ""}}')
+    assert report.results[0].written_as == "filesystem.list_directory" and not report.results[0].is_error
+    report = await run(app, '{"name": "files_list", "arguments": {}}')
+    assert report.results[0].written_as is None and not report.results[0].is_error
