@@ -157,14 +157,13 @@ class ProseScanner:
 
     def _run(self, final: bool) -> list[Event]:
         try:
-            while self.position < len(self.text):
+            while self.position < len(self.text) and self.stopped_line is None:
                 self._step(final)
         except NeedMore:
             pass
         except _CallLimit:
+            self.scan = None
             self.stopped_line = self.line_at(max(self.position, 0))
-            self._prose(self.position, len(self.text))
-            self.position = len(self.text)
         if self.stopped_line is not None and self.position < len(self.text):
             self._prose(self.position, len(self.text))
             self.position = len(self.text)
@@ -240,8 +239,6 @@ class ProseScanner:
 
     def _step(self, final: bool) -> None:
         """Reads one construct at self.position, or raises NeedMore with nothing consumed."""
-        if self.stopped_line is not None:
-            raise _CallLimit
         if self.scan is not None:
             self._resume(final)
             return

@@ -203,3 +203,13 @@ def test_long_fences_and_tags_stream_in_pieces_and_read_as_the_whole(chunk: int)
     result, events = streamed([data[start : start + chunk] for start in range(0, len(data), chunk)])
     assert result == whole
     assert "".join(event.text for event in events if isinstance(event, Prose)) == "Writing.\n\nEnd."
+
+
+def test_past_the_call_limit_the_rest_streams_as_prose_and_the_cut_is_reported_once() -> None:
+    text = "".join(f'{{"tool": "files.read", "path": "f{index}"}}\n' for index in range(60)) + "tail"
+    whole = parse_reply(text)
+    assert len(whole.calls) == 50 and whole.problems[-1].message.endswith("from line 51, was not run")
+    for chunk in (7, 64):
+        result, events = streamed([text[start : start + chunk] for start in range(0, len(text), chunk)])
+        assert result == whole and result.markdown.endswith("tail")
+        assert sum(isinstance(event, ParseProblem) for event in events) == 1
