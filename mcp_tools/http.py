@@ -23,7 +23,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -137,7 +137,27 @@ def text_calls_endpoint(app: App) -> Any:
 
     async def endpoint(request: Request) -> Response:
         from mcp_tools.policy.gate import Caller
-        from mcp_tools.textcalls import FORMATS, render_markdown, run_reply
+        from mcp_tools.textcalls import FORMATS, render_markdown, run_reply, stream_reply
+
+        caller = Caller(transport="text", principal=str(request.scope.get(PRINCIPAL_SCOPE_KEY, "http")))
+        if request.query_params.get("stream") in ("1", "true"):
+            format_ = request.query_params.get("format", "auto")
+            if format_ not in FORMATS:
+                return _bad_request(400, f"format must be one of {', '.join(FORMATS)}")
+
+            async def body_pieces() -> AsyncIterator[bytes]:
+                size = 0
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > MAX_TEXT_CALL_BODY:
+                        return  # the parser has read all it reads by then; the rest is not run
+                    yield chunk
+
+            async def lines() -> AsyncIterator[bytes]:
+                async for event in stream_reply(app, body_pieces(), caller, format_):
+                    yield json.dumps(event, ensure_ascii=False).encode() + b"\n"
+
+            return _DuplexResponse(lines(), media_type="application/x-ndjson")
 
         body = b""
         async for chunk in request.stream():
@@ -159,13 +179,22 @@ def text_calls_endpoint(app: App) -> Any:
             return _bad_request(400, f"format must be one of {', '.join(FORMATS)}")
         if output not in ("report", "results", "markdown"):
             return _bad_request(400, "output must be report, results or markdown")
-        caller = Caller(transport="text", principal=str(request.scope.get(PRINCIPAL_SCOPE_KEY, "http")))
         report = await run_reply(app, reply, caller, format_)
         if output == "markdown":
             return Response(render_markdown(report.results), media_type="text/markdown; charset=utf-8")
         return JSONResponse(report.as_results() if output == "results" else report.as_dict())
 
     return endpoint
+
+
+class _DuplexResponse(StreamingResponse):
+    """Streams the answer while the request body is still arriving.
+
+    Starlette's own listens for a disconnect on the receive channel, which would swallow the body.
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.stream_response(send)
 
 
 def _bad_request(status: int, message: str) -> Response:

@@ -9,7 +9,7 @@ client would, so text can never run anything the gate would refuse.
 from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.names import ALIASES, Alias, resolve_alias
 from mcp_tools.textcalls.results import OUTPUTS, TextCallReport, TextCallResult, render_markdown
-from mcp_tools.textcalls.runner import run_parsed_call, run_reply, run_text_calls
+from mcp_tools.textcalls.runner import run_parsed_call, run_reply, run_text_calls, stream_reply
 from mcp_tools.textcalls.streaming import DELIMITERS, FORMATS, ParsedReply, StreamParser, parse_reply, parse_tool_calls
 
 __all__ = [
@@ -34,4 +34,5 @@ __all__ = [
     "run_parsed_call",
     "run_reply",
     "run_text_calls",
+    "stream_reply",
 ]

@@ -7,14 +7,15 @@ a failed call does not stop the ones after it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
 
 from mcp_tools.policy.gate import Caller, CallOutcome, failure_outcome
 from mcp_tools.servers import CATALOG
-from mcp_tools.textcalls.calls import ParsedCall, ParseProblem
+from mcp_tools.textcalls.calls import Event, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.names import CANONICAL, CANONICAL_NAMES, lookup, suggest
 from mcp_tools.textcalls.results import TextCallReport, TextCallResult, now
-from mcp_tools.textcalls.streaming import ParsedReply, parse_reply
+from mcp_tools.textcalls.streaming import ParsedReply, StreamParser, parse_reply
 from mcp_tools.tooling import ToolFailure
 
 if TYPE_CHECKING:
@@ -134,3 +135,66 @@ def _ids(items: list[ParsedCall | ParseProblem]) -> list[str]:
 
 def _priority(item: ParsedCall | ParseProblem) -> float:
     return item.priority if isinstance(item, ParsedCall) else 0
+
+
+async def stream_reply(
+    app: App, chunks: AsyncIterator[str | bytes], caller: Caller, format: str = "auto"
+) -> AsyncIterator[dict[str, Any]]:
+    """Run a reply while it streams in: each call runs as soon as it is complete.
+
+    Yields events as JSON-ready dicts: `prose` (text to show), `result` (a call that ran, in the
+    `{"id", "name", "content" | "error"}` shape with its status and times), `parse_error`, and a
+    last `done` with the reply's format and markdown. A batch of calls that completes at once
+    (the scissors-cat tool section) runs higher priority first.
+    """
+    parser = StreamParser(format)
+    numbering = _Numbering()
+    async for chunk in chunks:
+        async for event in _run_events(app, parser.feed(chunk), caller, numbering):
+            yield event
+    async for event in _run_events(app, parser.flush(), caller, numbering):
+        yield event
+    reply = parser.reply
+    yield {"event": "done", "format": reply.format, "markdown": reply.markdown, "failed": numbering.failed}
+
+
+class _Numbering:
+    """Ids for calls as they stream in, as `_ids` gives them for a whole reply."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.seen: set[str] = set()
+        self.failed = False
+
+    def next(self, item: ParsedCall | ParseProblem) -> str:
+        self.count += 1
+        own = item.call_id if isinstance(item, ParsedCall) else None
+        chosen = own if own and own not in self.seen else f"call_{self.count}"
+        while chosen in self.seen:
+            chosen += "_"
+        self.seen.add(chosen)
+        return chosen
+
+
+async def _run_events(
+    app: App, events: Iterable[Event], caller: Caller, numbering: _Numbering
+) -> AsyncIterator[dict[str, Any]]:
+    batch: list[ParsedCall | ParseProblem] = []
+    for event in [*events, None]:
+        if isinstance(event, ParsedCall | ParseProblem):
+            batch.append(event)
+            continue
+        detected = now()
+        numbered = [(item, numbering.next(item)) for item in batch]
+        for item, call_id in sorted(numbered, key=lambda pair: -_priority(pair[0])):
+            if isinstance(item, ParseProblem):
+                numbering.failed = True
+                yield {"event": "parse_error", "id": call_id, "label": item.label, "message": item.message,
+                       "hint": item.hint, "line": item.line}  # fmt: skip
+                continue
+            result = await run_parsed_call(app, item, caller, call_id, detected)
+            numbering.failed = numbering.failed or result.is_error
+            yield {"event": "result", **result.as_result(), "status": result.status, "times": result.times}
+        batch = []
+        if isinstance(event, Prose):
+            yield {"event": "prose", "text": event.text}

@@ -93,3 +93,32 @@ def test_bad_requests_are_refused_with_a_reason(server: tuple[str, Path], kwargs
     response = httpx2.post(base + "/text-calls", headers=headers, timeout=30, **kwargs)
     assert response.status_code == status
     assert response.json()["error"] == "bad_request" and response.json()["message"]
+
+
+def test_a_streamed_request_answers_with_ndjson_events(server: tuple[str, Path]) -> None:
+    base, _ = server
+
+    def pieces() -> Iterator[bytes]:
+        reply = b'Echo first: {"name": "demo.echo", "arguments": {"text": "a"}} then prose.'
+        for start in range(0, len(reply), 5):
+            yield reply[start : start + 5]
+
+    response = httpx2.post(
+        base + "/text-calls",
+        params={"stream": "1"},
+        headers=bearer("tok-laptop-0123456789", **{"Content-Type": "text/plain"}),
+        content=pieces(),
+        timeout=30,
+    )
+    assert response.status_code == 200 and response.headers["content-type"].startswith("application/x-ndjson")
+    events = [json.loads(line) for line in response.text.splitlines()]
+    kinds = [event["event"] for event in events]
+    assert [kind for index, kind in enumerate(kinds) if kinds[index - 1 : index] != [kind]] == [
+        "prose",
+        "result",
+        "prose",
+        "done",
+    ]
+    result = next(event for event in events if event["event"] == "result")
+    assert result["content"] == {"echo": "hello: a"} and result["status"] == "completed"
+    assert events[-1]["format"] == "prose" and events[-1]["markdown"] == "Echo first:  then prose."

@@ -142,3 +142,29 @@ def test_the_cli_output_formats(tmp_path: Path, output: str) -> None:
         assert set(shaped) == {"format", "calls", "results", "markdown", "parse_errors"}
         assert shaped["format"] == "prose" and shaped["markdown"] == " and "
         assert [call["status"] for call in shaped["calls"]] == ["completed", "failed"]
+
+
+@pytest.mark.anyio
+async def test_a_streamed_reply_runs_each_call_as_it_completes(tmp_path: Path) -> None:
+    from mcp_tools.policy.gate import Caller
+    from mcp_tools.textcalls import stream_reply
+
+    app = text_app(tmp_path, ["files"])
+    reply = scissors_reply(
+        write("a", "a.txt"), write("b", "b.txt", 5), {"id": "c", "type": "read_file"}, markdown="Done. " * 8
+    )
+    sizes = []
+
+    async def pieces():
+        for start in range(0, len(reply), 16):
+            sizes.append(len(list((tmp_path / "data" / "files").glob("*.txt"))))
+            yield reply[start : start + 16]
+
+    async with app.running():
+        events = [event async for event in stream_reply(app, pieces(), Caller(transport="text"))]
+    kinds = [(event["event"], event.get("id")) for event in events]
+    assert kinds[:3] == [("result", "b"), ("result", "a"), ("parse_error", "call_3")]
+    assert {kind for kind, _ in kinds[3:-1]} == {"prose"} and kinds[-1] == ("done", None)
+    assert events[0]["status"] == "completed" and set(events[0]["times"]) == {"detected", "executing", "completed"}
+    assert events[-1] == {"event": "done", "format": "scissors", "markdown": "Done. " * 8, "failed": True}
+    assert sizes[-1] == 2  # both files existed before the reply had finished arriving
