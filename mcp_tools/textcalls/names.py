@@ -276,7 +276,7 @@ _VERBS = {
     "create": "write", "make": "write", "save": "write", "put": "write", "new": "write", "add": "write",
     "get": "read", "fetch": "read", "open": "read", "view": "read", "cat": "read", "show": "read",
     "remove": "delete", "rm": "delete", "del": "delete", "erase": "delete", "unlink": "delete",
-    "ls": "list", "dir": "list", "modify": "edit", "patch": "edit", "change": "edit", "mkdir": "create",
+    "ls": "list", "dir": "list", "modify": "edit", "patch": "edit", "change": "edit",
 }  # fmt: skip
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
