@@ -47,7 +47,7 @@ SCISSORS_HINT = (
 )
 
 _FENCE_LINE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^\n]*)")
-_FENCE_PREFIX = re.compile(r"[ \t]*(?:`*|~*)")
+_FENCE_PREFIX = re.compile(r"[ \t]*(?:`+|~+)?")
 _INLINE = re.compile(r"[`{<\n]")
 _IN_SPAN = re.compile(r"[`\n]")
 _BACKTICKS = re.compile(r"`+")
@@ -56,6 +56,7 @@ _ONLY_SPACE = re.compile(r"[ \t\r]*")
 _PARAGRAPH_END = re.compile(r"\n[ \t\r]*\n")
 _CALL_KEY = re.compile(r"[\"'](?:tool|tool_name|name|function)[\"']\s*:")
 _LEADING_CALL_KEY = re.compile(r"\{\s*\"(?:tool|tool_name|name|function)\"\s*:")
+_KEY_PREFIX = re.compile(r"\{\s*\"(?P<key>\w*)(?P<quote>\")?(?P<space>\s*)(?P<colon>:)?")
 _NAMESPACED = re.compile(r"[A-Za-z][A-Za-z0-9]*[._][A-Za-z0-9_.-]+")
 _IN_STRING = re.compile(r"[\"\\\n]")
 _BARE_STOPS = re.compile(r"[{}\"\\\n]")
@@ -531,8 +532,26 @@ class ProseScanner:
             self._prose(start, start + 1)
             self.position = start + 1
             return
-        self.scan = _Scan("bare", start, start)
+        call_key = self._leading_call_key(start, final)
+        self.scan = _Scan("bare", start, start, strict=call_key)
         self._bare_scan(final)
+
+    def _leading_call_key(self, start: int, final: bool) -> bool:
+        """Whether the object at start opens with a name key (`{"tool":`); NeedMore until the text says."""
+        match = _KEY_PREFIX.match(self.text, start)
+        assert match is not None
+        key, closed, colon = match.group("key"), match.group("quote"), match.group("colon")
+        if closed and colon:
+            return key in NAME_KEYS
+        if final or match.end() < len(self.text):
+            return False
+        if not closed:
+            if any(name.startswith(key) for name in NAME_KEYS):
+                raise NeedMore
+            return False
+        if key in NAME_KEYS:
+            raise NeedMore  # the colon may yet come
+        return False
 
     def _bare_scan(self, final: bool) -> None:
         """The balanced object at scan.start, respecting strings and escapes, within its paragraph."""
@@ -600,7 +619,7 @@ class ProseScanner:
         self.spent += index - scan.start
         self.scan = None
         start = scan.start
-        if reason is None or _LEADING_CALL_KEY.match(self.text, start) is None:
+        if reason is None or not scan.strict:
             self._prose(start, start + 1)
             self.position = start + 1
             return

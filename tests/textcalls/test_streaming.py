@@ -213,3 +213,16 @@ def test_past_the_call_limit_the_rest_streams_as_prose_and_the_cut_is_reported_o
         result, events = streamed([text[start : start + chunk] for start in range(0, len(text), chunk)])
         assert result == whole and result.markdown.endswith("tail")
         assert sum(isinstance(event, ParseProblem) for event in events) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '✂ü\t"}``\n~~~\n</tool_call>\n\n:```tool_call\n🐱```tool_call\n<function_call>  \n\n',  # a fence marker split
+        '\\{\n\n"tool": "write_file"{"a": 1}',  # a name key not yet arrived when the object fails
+    ],
+)
+def test_splits_found_by_fuzzing(text: str) -> None:
+    whole = parse_reply(text)
+    for cut in range(1, len(text)):
+        assert streamed(split(text, [cut]))[0] == whole, cut
