@@ -350,9 +350,8 @@ class ProseScanner:
         return None
 
     def _could_close(self, start: int, marker: str) -> bool:
-        rest = self.text[start:].lstrip(" \t")
-        stripped = rest.rstrip(" \t\r")
-        return stripped == marker[0] * len(stripped)
+        rest = self.text[start:].strip(" \t\r")
+        return rest == marker[0] * len(rest)
 
     def _prose_fence_line(self, final: bool) -> None:
         char, length = self.fence or ("`", 3)

@@ -220,6 +220,7 @@ def test_past_the_call_limit_the_rest_streams_as_prose_and_the_cut_is_reported_o
     [
         '✂ü\t"}``\n~~~\n</tool_call>\n\n:```tool_call\n🐱```tool_call\n<function_call>  \n\n',  # a fence marker split
         '\\{\n\n"tool": "write_file"{"a": 1}',  # a name key not yet arrived when the object fails
+        "~~~json\n, x\n\r~~~\n```tool\n[x](y)a",  # a closing line that starts with a stray CR
     ],
 )
 def test_splits_found_by_fuzzing(text: str) -> None:
