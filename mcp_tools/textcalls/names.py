@@ -244,6 +244,9 @@ def lookup(name: str) -> Alias | None:
     if name in ALIASES:
         return ALIASES[name]
     server, dot, method = name.partition(".")
+    if not dot:  # filesystem_read_file, as clients that reject dots write it
+        server = next((prefix for prefix in SERVER_PREFIXES if name.startswith(f"{prefix}_")), "")
+        dot, method = ("_", name[len(server) + 1 :]) if server else ("", "")
     if dot and server in SERVER_PREFIXES:
         if method in FILESYSTEM_TOOLS:
             return FILESYSTEM_TOOLS[method]

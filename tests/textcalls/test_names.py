@@ -117,6 +117,8 @@ def test_the_code_block_names_map_onto_files(name: str) -> None:
         ("filesystem.read_file", {"path": "a"}, ("files.read", {"path": "a"})),
         ("filesystem.read_text_file", {"path": "a"}, ("files.read", {"path": "a"})),
         ("fs.read", {"path": "a"}, ("files.read", {"path": "a"})),
+        ("filesystem_read_file", {"path": "a"}, ("files.read", {"path": "a"})),
+        ("fs_list", {}, ("files.list", {})),
         ("fs.write_file", {"path": "a", "content": "x"}, ("files.write", {"path": "a", "content": "x"})),
         ("filesystem.list_directory", {"path": "d"}, ("files.list", {"path": "d"})),
         (
