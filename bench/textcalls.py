@@ -55,7 +55,7 @@ def prose_reply(size: int, rng: random.Random) -> str:
 def code_reply(size: int, rng: random.Random) -> str:
     lines: list[str] = []
     total = 0
-    while total < size - 400:
+    while total < size - size // 20:  # escaping adds a little; stay under the 1,000,000 characters read
         line = f'    value_{rng.randint(0, 999)} = "{sentence(rng)}"  # {{"tool": "delete_file"}}'
         lines.append(line)
         total += len(line) + 1

@@ -158,7 +158,9 @@ class ProseScanner:
 
     def _run(self, final: bool) -> list[Event]:
         try:
-            while self.position < len(self.text) and self.stopped_line is None:
+            while self.stopped_line is None and (
+                self.position < len(self.text) or (final and self.scan is not None)  # a held block ends here
+            ):
                 self._step(final)
         except NeedMore:
             pass

@@ -227,3 +227,16 @@ def test_splits_found_by_fuzzing(text: str) -> None:
     whole = parse_reply(text)
     for cut in range(1, len(text)):
         assert streamed(split(text, [cut]))[0] == whole, cut
+
+
+@pytest.mark.parametrize("opening", ['```json\n{"tool": "write_file", "path": "a", "content": "', "<tool_call>"])
+@pytest.mark.parametrize("chunk", [None, 64, 70_000])
+def test_a_long_block_left_open_at_the_end_is_reported(opening: str, chunk: int | None) -> None:
+    text = opening + "x\n" * 50_000
+    pieces = [text] if chunk is None else [text[start : start + chunk] for start in range(0, len(text), chunk)]
+    result, _ = streamed(pieces)
+    [problem] = result.items
+    assert isinstance(problem, ParseProblem) and (
+        "invalid JSON" in problem.message or "never closed" in problem.message
+    )
+    assert result == parse_reply(text)
