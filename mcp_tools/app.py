@@ -55,7 +55,8 @@ class App:
         return [
             tool
             for tool in self.tools.values()
-            if self.rules.hidden_reason(tool.spec) is None and (namespace is None or tool.spec.namespace == namespace)
+            if self.rules.hidden_reason(tool.spec) is None
+            and (namespace is None or tool.spec.namespace == namespace)
         ]
 
     def find_tool(self, name: str, namespace: str | None = None) -> BoundTool | None:

@@ -126,6 +126,8 @@ NAMESPACE = Namespace(
             Risk.HIGH,
             lambda a: f"Erase {a.target!r}",
         ),
-        ToolSpec("demo.fail", "Always fails.", FailArgs, EchoOut, fail, Risk.LOW, lambda a: "Fail", read_only=True),
+        ToolSpec(
+            "demo.fail", "Always fails.", FailArgs, EchoOut, fail, Risk.LOW, lambda a: "Fail", read_only=True
+        ),
     ),
 )

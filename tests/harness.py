@@ -19,7 +19,9 @@ from mcp_tools.mcp_server import build_server
 ElicitBehaviour = Literal["accept", "decline", "cancel", "accept_unchecked"] | None
 
 
-def make_config(tmp_path: Path, settings: dict[str, Any] | None = None, environ: dict[str, str] | None = None):
+def make_config(
+    tmp_path: Path, settings: dict[str, Any] | None = None, environ: dict[str, str] | None = None
+):
     """A config whose state and data live under tmp_path unless the settings say otherwise."""
     settings = {key: dict(value) for key, value in (settings or {}).items()}
     server = settings.setdefault("server", {})
