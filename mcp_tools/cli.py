@@ -133,7 +133,7 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     call.set_defaults(handler=cmd_call)
 
     call_text = commands.add_parser(
-        "call-text", help="run the tool calls a model wrote as text (JSON, code blocks, scissors-cat) through the same policy"
+        "call-text", help="run the tool calls a model wrote as text (any of three formats) through the same policy"
     )
     call_text.add_argument("file", nargs="?", default="-", help="the model's reply; - (default) reads stdin")
     call_text.add_argument("--json", action="store_true", help="print a JSON list of the results (--output json)")
