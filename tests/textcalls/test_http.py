@@ -122,3 +122,30 @@ def test_a_streamed_request_answers_with_ndjson_events(server: tuple[str, Path])
     result = next(event for event in events if event["event"] == "result")
     assert result["content"] == {"echo": "hello: a"} and result["status"] == "completed"
     assert events[-1]["format"] == "prose" and events[-1]["markdown"] == "Echo first:  then prose."
+
+
+def test_results_arrive_while_the_reply_is_still_being_sent(server: tuple[str, Path]) -> None:
+    import socket
+    from urllib.parse import urlparse
+
+    base, _ = server
+    address = urlparse(base)
+    first = b'Now {"name": "demo.echo", "arguments": {"text": "early"}} and '
+    with socket.create_connection((address.hostname, address.port), timeout=20) as connection:
+        connection.sendall(
+            b"POST /text-calls?stream=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tok-laptop-0123456789\r\n"
+            b"Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n" + b"%x\r\n%s\r\n" % (len(first), first)
+        )
+        received = b""
+        while b'"event": "result"' not in received:  # the call ran before the rest of the reply was sent
+            data = connection.recv(65536)
+            assert data, received
+            received += data
+        assert b"hello: early" in received
+        last = b"the rest."
+        connection.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(last), last))
+        while b'"event": "done"' not in received:
+            data = connection.recv(65536)
+            assert data, received
+            received += data
+    assert b"Now  and the rest." in received
