@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from mcp_tools.textcalls import parse_reply
-from tests.processes import demo_config, run_cli
+from tests.processes import bearer, demo_config, http_server, run_cli
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "text-calls.md"
 BLOCK = re.compile(r"^(?P<fence>`{3,})(?P<label>\w*)\n(?P<body>.*?)\n(?P=fence)$", re.MULTILINE | re.DOTALL)
@@ -27,14 +29,31 @@ def blocks(text: str, label: str) -> list[str]:
     return [match.group("body") for match in BLOCK.finditer(text) if match.group("label") == label]
 
 
-@pytest.mark.parametrize(
-    ("title", "shape", "tools"),
-    [
-        ("JSON in prose", "prose", ["files.read"]),
-        ("Code blocks", "prose", ["files.write"]),
-        ("Scissors-cat", "scissors", ["files.list", "files.read"]),
-    ],
-)
+EXAMPLES = [
+    ("JSON in prose", "prose", ["files.read"]),
+    ("Code blocks", "prose", ["files.write"]),
+    ("Scissors-cat", "scissors", ["files.list", "files.read"]),
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp_path = tmp_path_factory.mktemp("docs-http")
+    with http_server(demo_config(tmp_path, '[http.tokens]\nlaptop = "tok-docs-0123456789"\n', '["files"]')) as base:
+        yield base
+
+
+@pytest.mark.parametrize(("title", "shape", "tools"), EXAMPLES)
+def test_each_format_example_posted_to_the_api(server: str, title: str, shape: str, tools: list[str]) -> None:
+    [reply] = blocks(section(title), "text")
+    headers = bearer("tok-docs-0123456789", **{"Content-Type": "text/plain"})
+    response = httpx2.post(server + "/text-calls", content=reply.encode(), headers=headers, timeout=30)
+    report = response.json()
+    assert response.status_code == 200 and report["format"] == shape
+    assert [call["name"] for call in report["calls"]] == tools
+
+
+@pytest.mark.parametrize(("title", "shape", "tools"), EXAMPLES)
 def test_each_format_example_runs_as_documented(tmp_path: Path, title: str, shape: str, tools: list[str]) -> None:
     text = section(title)
     [reply] = blocks(text, "text")
