@@ -151,6 +151,11 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
         "[{id, name, content | error}]; markdown: calls and results as markdown; report: "
         "{format, calls, results, markdown, parse_errors}",
     )
+    call_text.add_argument(
+        "--stream",
+        action="store_true",
+        help="read the reply as it arrives and run each call as soon as it is complete; prints one JSON event a line",
+    )
     call_text.set_defaults(handler=cmd_call_text)
 
     approvals = commands.add_parser("approvals", help="approve or deny high-risk calls from clients that cannot ask")
@@ -341,6 +346,8 @@ def cmd_call_text(args: argparse.Namespace) -> int:
     from mcp_tools.textcalls import MAX_TEXT_CHARS, render_markdown, run_reply
 
     limit = 4 * MAX_TEXT_CHARS + 4  # bytes enough for the characters the parser reads; it reports the cut
+    if args.stream:
+        return _call_text_streamed(args, limit)
     try:
         if args.file == "-":
             data = sys.stdin.buffer.read(limit)
@@ -386,6 +393,46 @@ def cmd_call_text(args: argparse.Namespace) -> int:
     if report.format == "scissors" and report.markdown:
         print(("\n" if results else "") + report.markdown.rstrip("\n"))
     return status
+
+
+def _call_text_streamed(args: argparse.Namespace, limit: int) -> int:
+    """`call-text --stream`: events out (NDJSON) while the reply is still coming in."""
+    import anyio
+
+    from mcp_tools.app import build_app
+    from mcp_tools.textcalls import stream_reply
+
+    try:
+        source = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115
+    except OSError as exc:
+        print(f"mcp-tools: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    app = build_app(_config(args))
+    caller = local_caller("text")
+    failed = False
+
+    async def pieces() -> Any:
+        taken = 0
+        while taken < limit:
+            data = await anyio.to_thread.run_sync(source.read1, min(65536, limit - taken))
+            if not data:
+                return
+            taken += len(data)
+            yield data
+
+    async def run() -> None:
+        nonlocal failed
+        async with app.running():
+            async for event in stream_reply(app, pieces(), caller, args.format):
+                failed = failed or bool(event.get("failed"))
+                print(json.dumps(event, ensure_ascii=False), flush=True)
+
+    try:
+        anyio.run(run)
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+    return 1 if failed else 0
 
 
 def _store(args: argparse.Namespace) -> Any:

@@ -168,3 +168,15 @@ async def test_a_streamed_reply_runs_each_call_as_it_completes(tmp_path: Path) -
     assert events[0]["status"] == "completed" and set(events[0]["times"]) == {"detected", "executing", "completed"}
     assert events[-1] == {"event": "done", "format": "scissors", "markdown": "Done. " * 8, "failed": True}
     assert sizes[-1] == 2  # both files existed before the reply had finished arriving
+
+
+def test_the_cli_streams_events_as_the_reply_arrives(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, servers='["demo"]')
+    reply = scissors_reply({"id": "e", "type": "demo.echo", "operation": "echo", "parameters": {"text": "hi"}})
+    result = run_cli(config, "call-text", "-", "--stream", input_text=reply)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [event["event"] for event in events] == ["result", "prose", "done"]
+    assert events[0]["content"] == {"echo": "hello: hi"} and events[-1]["markdown"] == "All done."
+    failing = run_cli(config, "call-text", "-", "--stream", input_text='{"name": "demo.nope", "arguments": {}}')
+    assert failing.returncode == 1 and json.loads(failing.stdout.splitlines()[-1])["failed"] is True
