@@ -10,7 +10,7 @@ gate would refuse.
 
 from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.names import ALIASES, Alias, resolve_alias
-from mcp_tools.textcalls.results import OUTPUTS, TextCallReport, TextCallResult, render_markdown
+from mcp_tools.textcalls.results import TextCallReport, TextCallResult, render_markdown
 from mcp_tools.textcalls.runner import run_parsed_call, run_reply, run_text_calls, stream_reply
 from mcp_tools.textcalls.streaming import DELIMITERS, FORMATS, ParsedReply, StreamParser, parse_reply, parse_tool_calls
 
@@ -20,7 +20,6 @@ __all__ = [
     "FORMATS",
     "MAX_CALLS",
     "MAX_TEXT_CHARS",
-    "OUTPUTS",
     "Alias",
     "ParseProblem",
     "ParsedCall",

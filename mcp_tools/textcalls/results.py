@@ -17,8 +17,6 @@ from typing import Any
 from mcp_tools.policy.gate import CallOutcome
 from mcp_tools.textcalls.calls import ParsedCall, ParseProblem
 
-OUTPUTS = ("text", "json", "results", "markdown", "report")  # what `call-text --output` and the API offer
-
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
