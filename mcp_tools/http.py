@@ -1,5 +1,8 @@
 """Streamable HTTP: `/mcp` for every enabled namespace, `/<namespace>/mcp` for each one alone.
 
+`POST /text-calls` runs the tool calls a model wrote as text, for hosts whose model has no
+native tool calling (docs/text-calls.md).
+
 Every path but `/healthz` needs a bearer token (compared in constant time; its name becomes
 the audit principal) and passes Host/Origin validation against DNS rebinding.
 """
@@ -20,7 +23,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -161,12 +164,92 @@ def approval_routes(app: App, host: str, port: int, settings: TransportSecurityS
     return routes
 
 
+MAX_TEXT_CALL_BODY = 4_000_000 + 64_000  # the parser reads 1,000,000 characters; a body may hold them as UTF-8
+
+
+def text_calls_endpoint(app: App) -> Any:
+    """`POST /text-calls`: a reply in, `{format, calls, results, markdown, parse_errors}` out.
+
+    The body is the reply as text/plain, or JSON `{"reply", "format"?, "output"?}`. Calls go
+    through the same gate as MCP calls, with the token's name as principal and transport `text`;
+    high-risk ones come back as `approval_required`, as for any client that cannot ask.
+    """
+
+    async def endpoint(request: Request) -> Response:
+        from mcp_tools.policy.gate import Caller
+        from mcp_tools.textcalls import FORMATS, render_markdown, run_reply, stream_reply
+
+        caller = Caller(transport="text", principal=str(request.scope.get(PRINCIPAL_SCOPE_KEY, "http")))
+        if request.query_params.get("stream") in ("1", "true"):
+            format_ = request.query_params.get("format", "auto")
+            if format_ not in FORMATS:
+                return _bad_request(400, f"format must be one of {', '.join(FORMATS)}")
+
+            async def body_pieces() -> AsyncIterator[bytes]:
+                size = 0
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > MAX_TEXT_CALL_BODY:
+                        return  # the parser has read all it reads by then; the rest is not run
+                    yield chunk
+
+            async def lines() -> AsyncIterator[bytes]:
+                async for event in stream_reply(app, body_pieces(), caller, format_):
+                    yield json.dumps(event, ensure_ascii=False).encode() + b"\n"
+
+            return _DuplexResponse(lines(), media_type="application/x-ndjson")
+
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_TEXT_CALL_BODY:
+                return _bad_request(413, f"the body is larger than {MAX_TEXT_CALL_BODY} bytes")
+        format_, output = request.query_params.get("format", "auto"), request.query_params.get("output", "report")
+        reply: str | bytes = body
+        if request.headers.get("content-type", "").split(";")[0].strip() == "application/json":
+            try:
+                payload = json.loads(body)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                return _bad_request(400, f"the body is not valid JSON: {exc}")
+            if not isinstance(payload, dict) or not isinstance(payload.get("reply"), str):
+                return _bad_request(400, 'send {"reply": "<the model\'s reply>"} or the reply as text/plain')
+            reply = payload["reply"]
+            format_, output = payload.get("format", format_), payload.get("output", output)
+        if format_ not in FORMATS:
+            return _bad_request(400, f"format must be one of {', '.join(FORMATS)}")
+        if output not in ("report", "results", "markdown"):
+            return _bad_request(400, "output must be report, results or markdown")
+        report = await run_reply(app, reply, caller, format_)
+        if output == "markdown":
+            return Response(render_markdown(report.results), media_type="text/markdown; charset=utf-8")
+        return JSONResponse(report.as_results() if output == "results" else report.as_dict())
+
+    return endpoint
+
+
+class _DuplexResponse(StreamingResponse):
+    """Streams the answer while the request body is still arriving.
+
+    Starlette's own listens for a disconnect on the receive channel, which would swallow the body.
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.stream_response(send)
+
+
+def _bad_request(status: int, message: str) -> Response:
+    return JSONResponse({"error": "bad_request", "message": message}, status_code=status)
+
+
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
     """The ASGI app; its lifespan runs the namespaces' background work and the MCP sessions."""
     tokens = resolve_tokens(app, host)
     settings = security_settings(app, host)
     managers: list[StreamableHTTPSessionManager] = []
-    routes: list[Route] = [Route("/healthz", healthz, methods=["GET"])]
+    routes: list[Route] = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/text-calls", text_calls_endpoint(app), methods=["POST"]),
+    ]
 
     def mount(path: str, namespace: str | None) -> None:
         manager = StreamableHTTPSessionManager(

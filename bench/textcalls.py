@@ -1,0 +1,146 @@
+"""Benchmark of the text-call parser: throughput for a 1 MB reply in each format, whole and streamed.
+
+    .venv/bin/python bench/textcalls.py            # 1 MB replies, 5 repeats
+    .venv/bin/python bench/textcalls.py --mb 0.2   # a quick run
+
+Each format's reply is about the size asked for: prose with calls in it (JSON-in-prose), a
+code-writing reply whose ```json fence writes a large file, and a scissors-cat reply (a call array
+with large parameters, the delimiter, then markdown). "streamed" feeds the UTF-8 bytes in 64-byte
+chunks to one StreamParser. The baseline is `json.loads` of a JSON document of the same size, in
+the same process; figures are medians of interleaved repeats.
+"""
+
+# ruff: noqa: E402  (the import path is fixed before the standard library is imported)
+from __future__ import annotations
+
+import os
+import sys
+
+# bench/ holds scripts named like standard modules (calendar.py): keep it off the import path
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+
+import argparse
+import json
+import random
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mcp_tools.textcalls import StreamParser, parse_reply
+
+WORDS = "the model reads notes files mail and writes a short answer with `inline code` and [links](x) ünï".split()  # noqa: SIM905
+SCISSORS = "\u2702\ufe0f\U0001f431"
+
+
+def sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))).capitalize() + "."
+
+
+def prose_reply(size: int, rng: random.Random) -> str:
+    parts: list[str] = []
+    total, calls = 0, 0
+    while total < size:
+        paragraph = " ".join(sentence(rng) for _ in range(rng.randint(3, 8)))
+        if calls < 40 and rng.random() < 0.01:
+            paragraph += f' Now {{"name": "files.read", "arguments": {{"path": "notes/{calls}.md"}}}} to check.'
+            calls += 1
+        parts.append(paragraph + "\n\n")
+        total += len(paragraph) + 2
+    return "".join(parts)
+
+
+def code_reply(size: int, rng: random.Random) -> str:
+    lines: list[str] = []
+    total = 0
+    while total < size - size // 20:  # escaping adds a little; stay under the 1,000,000 characters read
+        line = f'    value_{rng.randint(0, 999)} = "{sentence(rng)}"  # {{"tool": "delete_file"}}'
+        lines.append(line)
+        total += len(line) + 1
+    content = "\n".join(lines)
+    body = content.replace("\\", "\\\\").replace('"', '\\"')  # raw line breaks, as code-writing models send
+    return (
+        "I'll write the module.\n```json\n"
+        f'{{"tool": "write_file", "path": "src/big.py", "content": "{body}"}}\n```\n'
+        'Then check it:\n```tool_call\n{"name": "files.read", "arguments": {"path": "src/big.py"}}\n```\n'
+    )
+
+
+def scissors_reply(size: int, rng: random.Random) -> str:
+    calls = []
+    half = size // 2
+    for index in range(20):
+        text = " ".join(sentence(rng) for _ in range(half // 20 // 90))
+        calls.append(
+            {
+                "id": str(index),
+                "type": "docs_append",
+                "operation": "append",
+                "parameters": {"documentId": "d", "text": text},
+            }
+        )
+    section = json.dumps(calls, ensure_ascii=False)
+    markdown = prose_reply(size - len(section), rng)
+    return f"{section}\n{SCISSORS}\n{markdown}"
+
+
+def whole(text: str) -> Callable[[], object]:
+    return lambda: parse_reply(text)
+
+
+def streamed(data: bytes, chunk: int = 64) -> Callable[[], object]:
+    def run() -> object:
+        parser = StreamParser()
+        for start in range(0, len(data), chunk):
+            parser.feed(data[start : start + chunk])
+        parser.flush()
+        return parser.reply
+
+    return run
+
+
+def seconds(function: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    function()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=float, default=1.0, help="reply size in MB (default 1)")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    size = int(args.mb * 1_000_000)
+    rng = random.Random(14)
+    replies = {
+        "prose": prose_reply(size, rng),
+        "code block": code_reply(size, rng),
+        "scissors": scissors_reply(size, rng),
+    }
+    baseline_doc = json.dumps([sentence(rng) for _ in range(size // 90)])
+    cases: dict[str, tuple[int, Callable[[], object]]] = {
+        "baseline json.loads": (len(baseline_doc.encode()), lambda: json.loads(baseline_doc))
+    }
+    for name, text in replies.items():
+        data = text.encode()
+        summary = parse_reply(text)
+        assert summary.format == ("scissors" if name == "scissors" else "prose"), name
+        assert streamed(data)() == summary, name  # the streamed result is the whole-reply result
+        cases[f"{name} whole"] = (len(data), whole(text))
+        cases[f"{name} streamed 64 B"] = (len(data), streamed(data))
+    timings: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(args.repeats):  # interleaved, so drift hits every case alike
+        for name, (_, function) in cases.items():
+            timings[name].append(seconds(function))
+    baseline = len(baseline_doc.encode()) / statistics.median(timings["baseline json.loads"]) / 1e6
+    print(f"{'case':<28} {'size':>9} {'median s':>9} {'MB/s':>8} {'vs json.loads':>14}")
+    for name, (length, _) in cases.items():
+        median = statistics.median(timings[name])
+        rate = length / median / 1e6
+        print(f"{name:<28} {length / 1e6:>8.2f}M {median:>9.4f} {rate:>8.1f} {rate / baseline:>13.3f}x")
+
+
+if __name__ == "__main__":
+    main()

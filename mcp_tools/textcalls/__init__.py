@@ -1,0 +1,39 @@
+"""Tool calls written as plain text by models without native tool calling.
+
+Such a model writes its calls in the reply: JSON in prose, fenced code-writing tools, or the
+scissors-cat format (a call array, ✂️🐱, then markdown). `formats` finds them (pure, bounded),
+`streaming` reads a reply piece by piece exactly as it reads the whole, `names` maps the names
+other systems use onto our tools, `results` shapes what came back, and `runner` sends each call
+through the same `PolicyGate.call` as an MCP client would, so text can never run anything the
+gate would refuse.
+"""
+
+from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, ParseProblem, Prose
+from mcp_tools.textcalls.names import ALIASES, Alias, resolve_alias
+from mcp_tools.textcalls.results import TextCallReport, TextCallResult, render_markdown
+from mcp_tools.textcalls.runner import run_parsed_call, run_reply, run_text_calls, stream_reply
+from mcp_tools.textcalls.streaming import DELIMITERS, FORMATS, ParsedReply, StreamParser, parse_reply, parse_tool_calls
+
+__all__ = [
+    "ALIASES",
+    "DELIMITERS",
+    "FORMATS",
+    "MAX_CALLS",
+    "MAX_TEXT_CHARS",
+    "Alias",
+    "ParseProblem",
+    "ParsedCall",
+    "ParsedReply",
+    "Prose",
+    "StreamParser",
+    "TextCallReport",
+    "TextCallResult",
+    "parse_reply",
+    "parse_tool_calls",
+    "render_markdown",
+    "resolve_alias",
+    "run_parsed_call",
+    "run_reply",
+    "run_text_calls",
+    "stream_reply",
+]

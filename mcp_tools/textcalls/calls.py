@@ -1,0 +1,79 @@
+"""What the parsers hand the runner: a call as the model wrote it, or a problem to report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+MAX_TEXT_CHARS = 1_000_000
+MAX_CALLS = 50
+
+DELIMITER = "\u2702\ufe0f\U0001f431"  # ✂️🐱: the scissors-cat format's end of the tool section
+CALL_HINT = 'Write each call as {"name": "files.read", "arguments": {...}} in a ```json fence.'
+JSON_HINT = "Fix the JSON (quotes, commas, braces, escaped line breaks) and send the call again."
+
+
+@dataclass(frozen=True)
+class ParsedCall:
+    """One call as the model wrote it: the name before alias resolution and an argument object."""
+
+    name: str
+    arguments: dict[str, Any]
+    block: int
+    item: int | None = None  # 1-based position when the block held several calls
+    line: int = 1
+    source: str = "fence"  # fence, tag, text or scissors
+    call_id: str | None = None  # the model's own id for the call, when it gave one
+    priority: float = 0  # the scissors-cat format runs higher priority first
+    operation: str | None = None  # the scissors-cat format's words for what the call does
+
+    @property
+    def label(self) -> str:
+        return label_of(self.block, self.item)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "name": self.name, "arguments": self.arguments, "line": self.line}
+
+
+@dataclass(frozen=True)
+class ParseProblem:
+    """A block that looks like a call but cannot be one; the message says what to fix."""
+
+    message: str
+    block: int | None
+    item: int | None = None
+    line: int = 1
+    name: str | None = None
+    hint: str | None = None
+
+    @property
+    def label(self) -> str:
+        return label_of(self.block, self.item)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "problem": self.message, "line": self.line}
+
+
+def label_of(block: int | None, item: int | None) -> str:
+    if block is None:
+        return "reply"
+    return f"block {block}" + (f", item {item}" if item is not None else "")
+
+
+def json_type(value: Any) -> str:
+    """How an error names a JSON value's type."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object", type(None): "null"}.get(type(value), "a value")
+
+
+@dataclass(frozen=True)
+class Prose:
+    """Text of the reply that is for the person, not a call: streamed as soon as it is decided."""
+
+    text: str
+
+
+Event = Prose | ParsedCall | ParseProblem

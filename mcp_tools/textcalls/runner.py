@@ -1,0 +1,200 @@
+"""Running text calls: each through the same `PolicyGate.call` as an MCP `tools/call`.
+
+Text can never run anything the gate would refuse; problems run nothing. Calls run one after
+another, higher priority first (the scissors-cat format's `priority`), ties in the order written;
+a failed call does not stop the ones after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
+
+from mcp_tools.policy.gate import Caller, CallOutcome, failure_outcome
+from mcp_tools.servers import CATALOG
+from mcp_tools.textcalls.calls import Event, ParsedCall, ParseProblem, Prose
+from mcp_tools.textcalls.names import CANONICAL, CANONICAL_NAMES, lookup, suggest
+from mcp_tools.textcalls.results import TextCallReport, TextCallResult, now
+from mcp_tools.textcalls.streaming import ParsedReply, StreamParser, parse_reply
+from mcp_tools.tooling import ToolFailure
+
+if TYPE_CHECKING:
+    from mcp_tools.app import App
+
+
+async def run_reply(app: App, text: str | bytes, caller: Caller, format: str = "auto") -> TextCallReport:
+    """Parse a whole reply and run its calls; the report holds the results and the markdown."""
+    reply = parse_reply(text, format)
+    return await run_parsed_reply(app, reply, caller, detected=now())
+
+
+async def run_text_calls(app: App, text: str, caller: Caller, format: str = "auto") -> list[TextCallResult]:
+    """Run every call in the text through the policy gate; problems run nothing."""
+    return (await run_reply(app, text, caller, format)).results
+
+
+async def run_parsed_reply(app: App, reply: ParsedReply, caller: Caller, detected: str) -> TextCallReport:
+    ids = _ids(reply.items)
+    order = sorted(range(len(reply.items)), key=lambda index: -_priority(reply.items[index]))
+    results: list[TextCallResult] = []
+    for index in order:
+        item = reply.items[index]
+        if isinstance(item, ParseProblem):
+            failure = ToolFailure("invalid_arguments", item.message, item.hint)
+            result = TextCallResult(item, item.name, failure_outcome(failure), ids[index])
+            result.times = {"detected": detected, "failed": detected}
+        else:
+            result = await run_parsed_call(app, item, caller, ids[index], detected)
+        results.append(result)
+    return TextCallReport(reply.format, results, reply.markdown)
+
+
+async def run_parsed_call(
+    app: App, call: ParsedCall, caller: Caller, call_id: str | None = None, detected: str | None = None
+) -> TextCallResult:
+    """One call through `app.gate.call`, exactly as an MCP `tools/call` would go."""
+    times = {"detected": detected or now()}
+    result = TextCallResult(call, None, CallOutcome(""), call_id or call.call_id or "call_1", times=times)
+    name, arguments = call.name, call.arguments
+    tool = app.find_tool(name)
+    alias = lookup(name)
+    if alias is not None and tool is not None and alias.tool != tool.spec.name:
+        alias = None  # a tool of ours by that name wins
+    if alias is not None:  # also for our own wire names that other systems use (web_search, calendar_events)
+        if tool is None:
+            result.written_as = call.name
+        try:
+            arguments = alias.arguments(arguments)
+        except ToolFailure as failure:
+            failure.message = f"{call.label}: {failure.message}"
+            return _finished(result, alias.tool, failure_outcome(failure))
+        name = alias.tool
+        tool = app.find_tool(name)
+    times["executing"] = now()
+    outcome = await app.gate.call(tool, name, arguments, caller)
+    if tool is None:
+        outcome = failure_outcome(unavailable(app, name, call.name))
+    elif outcome.ask_later is not None:  # a deferred question needs a transport round trip text cannot make
+        outcome = failure_outcome(
+            ToolFailure(
+                "denied_by_policy",
+                f"{name} needs the person's confirmation and it cannot be asked here.",
+                "Run it from a terminal, or approve it with `mcp-tools approvals approve`.",
+            ),
+        )
+    return _finished(result, tool.spec.name if tool else name, outcome)
+
+
+def _finished(result: TextCallResult, name: str, outcome: CallOutcome) -> TextCallResult:
+    result.name, result.outcome = name, outcome
+    result.times[result.status] = now()
+    return result
+
+
+def unavailable(app: App, name: str, written: str) -> ToolFailure:
+    """Why no tool answers to a name: its namespace is off, not built, or the name is unknown."""
+    canonical = name if name in CANONICAL_NAMES else name.replace("_", ".", 1)
+    namespace = canonical.partition(".")[0]
+    if canonical in CANONICAL_NAMES and namespace not in app.namespaces:
+        if namespace in CATALOG:
+            status = next((status for status in app.statuses if status.name == namespace), None)
+            reason = status.reason if status and status.reason else "it is not enabled"
+            return ToolFailure(
+                "not_configured",
+                f"{canonical} is in the {namespace} namespace, which is off here: {reason}",
+                "Tell the person; `mcp-tools doctor` shows what to set. Do not retry until it is on.",
+            )
+        planned = ", ".join(sorted(set(CANONICAL) - set(CATALOG)))
+        return ToolFailure(
+            "not_configured",
+            f"{canonical} is in the {namespace} namespace, which this version of mcp-tools does not have yet "
+            f"(planned: {planned})",
+            "Use another tool or tell the person it is not available.",
+        )
+    available = sorted(
+        {tool.spec.name for tool in app.visible_tools()} | {tool.wire_name for tool in app.tools.values()}
+    )
+    closest = suggest(written, available)
+    message = f"there is no tool named {written!r}" + (f"; did you mean {closest!r}?" if closest else "")
+    return ToolFailure("unknown_tool", message, "Use a name from the tool list.")
+
+
+def _ids(items: list[ParsedCall | ParseProblem]) -> list[str]:
+    """The model's own id for each call when it gave a fresh one, else call_<n>."""
+    ids: list[str] = []
+    seen: set[str] = set()
+    for number, item in enumerate(items, start=1):
+        own = item.call_id if isinstance(item, ParsedCall) else None
+        chosen = own if own and own not in seen else f"call_{number}"
+        while chosen in seen:
+            chosen += "_"
+        seen.add(chosen)
+        ids.append(chosen)
+    return ids
+
+
+def _priority(item: ParsedCall | ParseProblem) -> float:
+    return item.priority if isinstance(item, ParsedCall) else 0
+
+
+async def stream_reply(
+    app: App, chunks: AsyncIterator[str | bytes], caller: Caller, format: str = "auto"
+) -> AsyncIterator[dict[str, Any]]:
+    """Run a reply while it streams in: each call runs as soon as it is complete.
+
+    Yields events as JSON-ready dicts: `prose` (text to show), `result` (a call that ran, in the
+    `{"id", "name", "content" | "error"}` shape with its status and times), `parse_error`, and a
+    last `done` with the reply's format and markdown. A batch of calls that completes at once
+    (the scissors-cat tool section) runs higher priority first.
+    """
+    parser = StreamParser(format)
+    numbering = _Numbering()
+    async for chunk in chunks:
+        async for event in _run_events(app, parser.feed(chunk), caller, numbering):
+            yield event
+    async for event in _run_events(app, parser.flush(), caller, numbering):
+        yield event
+    reply = parser.reply
+    yield {"event": "done", "format": reply.format, "markdown": reply.markdown, "failed": numbering.failed}
+
+
+class _Numbering:
+    """Ids for calls as they stream in, as `_ids` gives them for a whole reply."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.seen: set[str] = set()
+        self.failed = False
+
+    def next(self, item: ParsedCall | ParseProblem) -> str:
+        self.count += 1
+        own = item.call_id if isinstance(item, ParsedCall) else None
+        chosen = own if own and own not in self.seen else f"call_{self.count}"
+        while chosen in self.seen:
+            chosen += "_"
+        self.seen.add(chosen)
+        return chosen
+
+
+async def _run_events(
+    app: App, events: Iterable[Event], caller: Caller, numbering: _Numbering
+) -> AsyncIterator[dict[str, Any]]:
+    batch: list[ParsedCall | ParseProblem] = []
+    for event in [*events, None]:
+        if isinstance(event, ParsedCall | ParseProblem):
+            batch.append(event)
+            continue
+        detected = now()
+        numbered = [(item, numbering.next(item)) for item in batch]
+        for item, call_id in sorted(numbered, key=lambda pair: -_priority(pair[0])):
+            if isinstance(item, ParseProblem):
+                numbering.failed = True
+                yield {"event": "parse_error", "id": call_id, "label": item.label, "message": item.message,
+                       "hint": item.hint, "line": item.line}  # fmt: skip
+                continue
+            result = await run_parsed_call(app, item, caller, call_id, detected)
+            numbering.failed = numbering.failed or result.is_error
+            yield {"event": "result", **result.as_result(), "status": result.status, "times": result.times}
+        batch = []
+        if isinstance(event, Prose):
+            yield {"event": "prose", "text": event.text}

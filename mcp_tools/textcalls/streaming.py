@@ -1,0 +1,262 @@
+"""Reading a reply as it streams: prose out at once, each call as soon as it is complete.
+
+`StreamParser` takes text or bytes in pieces split anywhere (inside the delimiter, a UTF-8
+sequence or a JSON string) and returns events: `Prose` to show now, `ParsedCall`s and
+`ParseProblem`s. It holds back only what could still be the start of a delimiter, a fence, a
+tag or a call. `parse_reply` is the same parser fed the whole reply at once, so a reply split
+anywhere reads exactly as the whole.
+
+Which shape a reply has is decided from its start (`format="auto"`): a JSON array of calls
+followed by ✂️🐱 is the scissors-cat format; anything else is the prose format. A host that
+knows its model writes the scissors-cat format says `format="scissors"`: then a reply without
+the delimiter is all markdown and runs nothing.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+
+from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose
+from mcp_tools.textcalls.formats import ProseScanner, scissors_calls
+
+FORMATS = ("auto", "scissors", "prose")
+
+
+def _mac_roman(text: str) -> str:
+    return text.encode("utf-8").decode("mac_roman")
+
+
+_SCISSORS = ("\u2702\ufe0f\U0001f431", "\u2702\U0001f431")
+# The same bytes read as Mac Roman, with and without the Apple logo that 0xF0 becomes.
+DELIMITERS: tuple[str, ...] = (
+    *_SCISSORS,
+    *(_mac_roman(form) for form in _SCISSORS),
+    *(_mac_roman(form).replace("\uf8ff", "") for form in _SCISSORS),
+)
+_ARRAY_STOPS = re.compile(r'[\[\]{}"\\]')
+_STRING_STOPS = re.compile(r'["\\]')
+_UTF8 = codecs.getincrementaldecoder("utf-8")
+_LONGEST = max(len(delimiter) for delimiter in DELIMITERS)
+
+
+@dataclass
+class ParsedReply:
+    """A whole reply read: its shape, the calls and problems in order, and the text for the person."""
+
+    format: str  # "scissors" or "prose"
+    items: list[ParsedCall | ParseProblem]
+    markdown: str
+
+    @property
+    def calls(self) -> list[ParsedCall]:
+        return [item for item in self.items if isinstance(item, ParsedCall)]
+
+    @property
+    def problems(self) -> list[ParseProblem]:
+        return [item for item in self.items if isinstance(item, ParseProblem)]
+
+
+@dataclass
+class StreamParser:
+    """Feed it pieces of a reply with `feed`, then call `flush` once; `reply` holds the whole result."""
+
+    format: str = "auto"
+    shape: str | None = None  # decided: "scissors" or "prose"
+    _decoder: codecs.IncrementalDecoder = field(default_factory=lambda: _UTF8("replace"))
+    _head: str = ""  # text held while the shape is undecided
+    _array_scan: tuple[int, int, bool] | None = None  # (position, depth, in_string)
+    _searched: int = 0  # how far the delimiter was looked for
+    _scanner: ProseScanner = field(default_factory=ProseScanner)
+    _markdown_started: bool = False
+    _read: int = 0  # characters taken in for reading (up to MAX_TEXT_CHARS)
+    _cut: bool = False
+    _items: list[ParsedCall | ParseProblem] = field(default_factory=list)
+    _prose: list[str] = field(default_factory=list)
+    _flushed: bool = False
+    _finished: bool = False
+
+    def __post_init__(self) -> None:
+        if self.format not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+        if self.format == "prose":
+            self.shape = "prose"
+
+    def feed(self, chunk: str | bytes) -> list[Event]:
+        """The events this piece decides; prose comes out as soon as nothing could still change it."""
+        if self._flushed:
+            raise RuntimeError("the parser was flushed; start a new one for the next reply")
+        text = self._decoder.decode(chunk) if isinstance(chunk, bytes | bytearray) else chunk
+        return self._record(self._take(text, final=False))
+
+    def flush(self) -> list[Event]:
+        """The end of the reply: decides whatever was held back."""
+        if self._flushed:
+            return []
+        text = self._decoder.decode(b"", final=True)
+        events = self._take(text, final=False) if text else []
+        if not self._finished:
+            events += self._finish()
+        if self._cut:
+            events.append(
+                ParseProblem(
+                    f"the reply is longer than {MAX_TEXT_CHARS} characters; only the first {MAX_TEXT_CHARS} were "
+                    "read for tool calls",
+                    None,
+                )
+            )
+        self._flushed = True
+        return self._record(events)
+
+    @property
+    def reply(self) -> ParsedReply:
+        if not self._flushed:
+            raise RuntimeError("call flush() before reading the whole reply")
+        return ParsedReply(self.shape or "prose", list(self._items), "".join(self._prose))
+
+    # -- inside --------------------------------------------------------------------------------
+
+    def _record(self, events: list[Event]) -> list[Event]:
+        merged: list[Event] = []
+        for event in events:
+            if isinstance(event, Prose):
+                if not event.text:
+                    continue
+                self._prose.append(event.text)
+                if merged and isinstance(merged[-1], Prose):
+                    merged[-1] = Prose(merged[-1].text + event.text)
+                    continue
+            else:
+                self._items.append(event)
+            merged.append(event)
+        return merged
+
+    def _take(self, text: str, final: bool) -> list[Event]:
+        """Reads up to MAX_TEXT_CHARS characters; past that, text is prose that is never read for calls."""
+        if self._cut:
+            return [Prose(text)]
+        room = MAX_TEXT_CHARS - self._read
+        if len(text) <= room:
+            self._read += len(text)
+            return self._route(text, final)
+        self._read = MAX_TEXT_CHARS
+        events = self._route(text[:room], final)
+        events += self._finish()
+        self._cut = True
+        return [*events, Prose(text[room:])]
+
+    def _finish(self) -> list[Event]:
+        self._finished = True
+        events = self._route("", final=True)
+        if self.shape == "prose":
+            events += self._scanner.finish()
+        return events
+
+    def _route(self, text: str, final: bool) -> list[Event]:
+        if self.shape == "prose":
+            return self._scanner.feed(text) if text else []
+        if self.shape == "scissors":
+            return self._markdown(text)
+        self._head += text
+        decided = self._decide(final)
+        if decided is None:
+            return []
+        head, self._head = self._head, ""
+        if decided == "prose":
+            self.shape = "prose"
+            return self._scanner.feed(head)
+        section_end, markdown_start = decided
+        self.shape = "scissors"
+        items: list[Event] = list(scissors_calls(head[:section_end]))
+        return items + self._markdown(head[markdown_start:])
+
+    def _markdown(self, text: str) -> list[Event]:
+        """After the delimiter everything is markdown for the person; it is never read for calls."""
+        if not self._markdown_started:
+            text = text.lstrip()
+            self._markdown_started = bool(text)
+        return [Prose(text)] if text else []
+
+    def _decide(self, final: bool) -> tuple[int, int] | str | None:
+        """(end of the tool section, start of the markdown), "prose", or None while undecided."""
+        head = self._head
+        if self.format == "scissors":
+            since = max(0, self._searched - _LONGEST)
+            found = [(head.find(delimiter, since), delimiter) for delimiter in DELIMITERS]
+            found = [(index, delimiter) for index, delimiter in found if index >= 0]
+            self._searched = len(head)
+            if found:
+                index, delimiter = min(found, key=lambda pair: (pair[0], -len(pair[1])))
+                return index, index + len(delimiter)
+            return (0, 0) if final else None  # no delimiter: the whole reply is markdown, nothing runs
+        start = len(head) - len(head.lstrip())
+        if start == len(head):
+            return "prose" if final else None
+        if head[start] != "[":
+            return "prose"
+        after = _skip(head, start + 1)
+        if after == len(head):
+            return "prose" if final else None
+        if head[after] not in "{]":
+            return "prose"  # [a markdown link], not an array of calls
+        end = self._array_end(start)
+        if end is None:
+            return "prose" if final else None
+        rest_start = _skip(head, end)
+        rest = head[rest_start : rest_start + _LONGEST]
+        for delimiter in DELIMITERS:
+            if rest.startswith(delimiter):
+                return end, rest_start + len(delimiter)
+        if not final and len(rest) < _LONGEST and any(delimiter.startswith(rest) for delimiter in DELIMITERS):
+            return None
+        return "prose"
+
+    def _array_end(self, start: int) -> int | None:
+        """The end of the balanced JSON array at start, strings respected; resumes where it stopped."""
+        head = self._head
+        position, depth, in_string = self._array_scan or (start, 0, False)
+        while True:
+            match = (_STRING_STOPS if in_string else _ARRAY_STOPS).search(head, position)
+            if match is None:
+                position = len(head)
+                break
+            char, position = match.group(), match.end()
+            if char == "\\":
+                if position >= len(head):
+                    position -= 1  # the escaped character is still to come
+                    break
+                position += 1
+            elif char == '"':
+                in_string = not in_string
+            elif char in "[{":
+                depth += 1
+            else:
+                depth -= 1
+                if depth == 0:
+                    return position
+        self._array_scan = (position, depth, in_string)
+        return None
+
+
+def _skip(text: str, position: int) -> int:
+    while position < len(text) and text[position].isspace():
+        position += 1
+    return position
+
+
+def parse_reply(text: str | bytes, format: str = "auto") -> ParsedReply:
+    """The whole reply read at once: the same parser as for a stream, fed one piece."""
+    parser = StreamParser(format)
+    parser.feed(text)
+    parser.flush()
+    return parser.reply
+
+
+def parse_tool_calls(text: str) -> list[ParsedCall | ParseProblem]:
+    """The calls in a model's reply, in order, with a ParseProblem for each broken one; never raises.
+
+    Work is bounded: only the first MAX_TEXT_CHARS characters are read and at most MAX_CALLS
+    items are returned; whatever was cut is reported as a final ParseProblem.
+    """
+    return parse_reply(text).items

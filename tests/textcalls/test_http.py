@@ -1,0 +1,151 @@
+"""`POST /text-calls` on the real HTTP server: the same token, policy, approvals and audit as MCP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.processes import bearer, demo_config, http_server, run_cli
+
+TOKENS = '[http.tokens]\nlaptop = "tok-laptop-0123456789"\n'
+SCISSORS = "\u2702\ufe0f\U0001f431"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    tmp_path = tmp_path_factory.mktemp("text-calls-http")
+    config = demo_config(tmp_path, TOKENS, servers='["demo", "files"]')
+    with http_server(config) as base:
+        yield base, config
+
+
+def post(base: str, token: str | None = "tok-laptop-0123456789", **kwargs: object) -> httpx2.Response:
+    headers = bearer(token) if token else {}
+    return httpx2.post(base + "/text-calls", headers=headers, timeout=30, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("token", [None, "wrong"])
+def test_text_calls_need_the_token(server: tuple[str, Path], token: str | None) -> None:
+    base, _ = server
+    response = post(base, token, json={"reply": '{"name": "demo.echo", "arguments": {"text": "x"}}'})
+    assert response.status_code == 401
+
+
+def test_a_scissors_reply_returns_results_and_markdown(server: tuple[str, Path]) -> None:
+    base, config = server
+    reply = (
+        json.dumps([{"id": "e1", "type": "demo.echo", "operation": "echo", "parameters": {"text": "hi"}}])
+        + f"\n{SCISSORS}\nHello **there**."
+    )
+    response = post(base, json={"reply": reply})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["format"] == "scissors" and body["markdown"] == "Hello **there**." and body["parse_errors"] == []
+    assert body["results"] == [{"id": "e1", "name": "demo.echo", "content": {"echo": "hello: hi"}}]
+    assert body["calls"][0]["status"] == "completed" and set(body["calls"][0]["times"]) == {
+        "detected",
+        "executing",
+        "completed",
+    }
+    audit = [json.loads(line) for line in run_cli(config, "audit", "--json").stdout.splitlines()]
+    assert audit[-1]["transport"] == "text" and audit[-1]["principal"] == "laptop"
+
+
+def test_plain_text_bodies_and_the_other_outputs(server: tuple[str, Path]) -> None:
+    base, _ = server
+    reply = 'Echo: {"name": "demo.echo", "arguments": {"text": "plain"}}'
+    results = post(base, content=reply.encode(), params={"output": "results"})
+    assert results.status_code == 200 and results.json()[0]["content"] == {"echo": "hello: plain"}
+    markdown = post(base, json={"reply": reply, "output": "markdown"})
+    assert markdown.headers["content-type"].startswith("text/markdown")
+    assert markdown.text.startswith("### `demo.echo` (call_1): ok")
+
+
+def test_high_risk_calls_wait_for_an_approval_bound_to_the_call(server: tuple[str, Path]) -> None:
+    base, config = server
+    reply = '{"name": "demo.erase", "arguments": {"target": "drafts"}}'
+    first = post(base, json={"reply": reply}).json()
+    error = first["results"][0]["error"]
+    assert first["calls"][0]["status"] == "failed" and "approval" in error
+    approval_id = error.split("Approval id: ")[1].split()[0].rstrip(".")
+    assert run_cli(config, "approvals", "approve", approval_id).returncode == 0
+    second = post(base, json={"reply": reply}).json()
+    assert second["results"] == [{"id": "call_1", "name": "demo.erase", "content": {"erased": "drafts"}}]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status"),
+    [
+        ({"content": b"{not json", "headers": {"content-type": "application/json"}}, 400),
+        ({"json": {"text": "no reply key"}}, 400),
+        ({"json": {"reply": "x", "format": "xml"}}, 400),
+        ({"json": {"reply": "x", "output": "pdf"}}, 400),
+        ({"content": b"x" * 4_100_000}, 413),
+    ],
+)
+def test_bad_requests_are_refused_with_a_reason(server: tuple[str, Path], kwargs: dict, status: int) -> None:
+    base, _ = server
+    headers = {**bearer("tok-laptop-0123456789"), **kwargs.pop("headers", {})}
+    response = httpx2.post(base + "/text-calls", headers=headers, timeout=30, **kwargs)
+    assert response.status_code == status
+    assert response.json()["error"] == "bad_request" and response.json()["message"]
+
+
+def test_a_streamed_request_answers_with_ndjson_events(server: tuple[str, Path]) -> None:
+    base, _ = server
+
+    def pieces() -> Iterator[bytes]:
+        reply = b'Echo first: {"name": "demo.echo", "arguments": {"text": "a"}} then prose.'
+        for start in range(0, len(reply), 5):
+            yield reply[start : start + 5]
+
+    response = httpx2.post(
+        base + "/text-calls",
+        params={"stream": "1"},
+        headers=bearer("tok-laptop-0123456789", **{"Content-Type": "text/plain"}),
+        content=pieces(),
+        timeout=30,
+    )
+    assert response.status_code == 200 and response.headers["content-type"].startswith("application/x-ndjson")
+    events = [json.loads(line) for line in response.text.splitlines()]
+    kinds = [event["event"] for event in events]
+    assert [kind for index, kind in enumerate(kinds) if kinds[index - 1 : index] != [kind]] == [
+        "prose",
+        "result",
+        "prose",
+        "done",
+    ]
+    result = next(event for event in events if event["event"] == "result")
+    assert result["content"] == {"echo": "hello: a"} and result["status"] == "completed"
+    assert events[-1]["format"] == "prose" and events[-1]["markdown"] == "Echo first:  then prose."
+
+
+def test_results_arrive_while_the_reply_is_still_being_sent(server: tuple[str, Path]) -> None:
+    import socket
+    from urllib.parse import urlparse
+
+    base, _ = server
+    address = urlparse(base)
+    first = b'Now {"name": "demo.echo", "arguments": {"text": "early"}} and '
+    with socket.create_connection((address.hostname, address.port), timeout=20) as connection:
+        connection.sendall(
+            b"POST /text-calls?stream=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tok-laptop-0123456789\r\n"
+            b"Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n" + b"%x\r\n%s\r\n" % (len(first), first)
+        )
+        received = b""
+        while b'"event": "result"' not in received:  # the call ran before the rest of the reply was sent
+            data = connection.recv(65536)
+            assert data, received
+            received += data
+        assert b"hello: early" in received
+        last = b"the rest."
+        connection.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(last), last))
+        while b'"event": "done"' not in received:
+            data = connection.recv(65536)
+            assert data, received
+            received += data
+    assert b"Now  and the rest." in received
