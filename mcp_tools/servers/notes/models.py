@@ -129,11 +129,17 @@ class ReadOutput(Output):
     heading: str | None = None
 
 
+class Passage(BaseModel):
+    heading: str
+    snippet: str
+
+
 class SearchHit(BaseModel):
     path: str
     title: str
     heading: str
     snippet: str
+    more: list[Passage] = Field(default_factory=list, description="the note's next best passages")
     score: float
 
 

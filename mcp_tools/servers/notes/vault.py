@@ -31,6 +31,7 @@ from mcp_tools.servers.notes.embeddings import (
     Embedder,
     EmbeddingError,
     FastEmbedder,
+    GuardedEmbedder,
     OpenAIEmbedder,
     VectorMatrix,
 )
@@ -38,7 +39,7 @@ from mcp_tools.servers.notes.frontmatter import merge_frontmatter
 from mcp_tools.servers.notes.index import FileState, NoteIndex, sha256_hex
 from mcp_tools.servers.notes.links import Resolution, Resolver, rewrite_link, splice, stem_of
 from mcp_tools.servers.notes.markdown import Link, parse_note, section_span
-from mcp_tools.servers.notes.search import fuse, lexical_hits, vector_hits
+from mcp_tools.servers.notes.search import lexical_hits, name_matches, rank, vector_hits
 from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
 
 NOTE_SUFFIX = ".md"
@@ -95,18 +96,23 @@ def build_embedder(config: m.NotesConfig, env: Environment, state_dir: Path) -> 
                 "set [notes] embedding_api_key (or MCP_TOOLS_EMBEDDING_API_KEY), "
                 "or embedding_url for a local server such as Ollama"
             )
-        return OpenAIEmbedder(
-            url,
-            config.embedding_model or DEFAULT_OPENAI_MODEL,
-            key,
-            timeout=config.embedding_timeout,
+        return GuardedEmbedder(
+            OpenAIEmbedder(
+                url,
+                config.embedding_model or DEFAULT_OPENAI_MODEL,
+                key,
+                timeout=config.embedding_timeout,
+                batch=config.embedding_batch,
+            ),
+            query_timeout=config.embedding_timeout,
+        )
+    return GuardedEmbedder(
+        FastEmbedder(
+            config.embedding_model or DEFAULT_FASTEMBED_MODEL,
+            config.embedding_model_path,
+            state_dir / "models",
             batch=config.embedding_batch,
         )
-    return FastEmbedder(
-        config.embedding_model or DEFAULT_FASTEMBED_MODEL,
-        config.embedding_model_path,
-        state_dir / "models",
-        batch=config.embedding_batch,
     )
 
 
@@ -398,9 +404,10 @@ class NotesService:
         )
         depth = 2000 if allowed is not None else max(args.top_k * 20, 200)
         lexical = lexical_hits(index, args.query, args.top_k * 3, allowed, depth)
+        names = name_matches(index, args.query, allowed, args.top_k * 3)
+        semantic: list[tuple[int, int, float]] = []
         mode = "lexical"
         note = None
-        hits = lexical[: args.top_k]
         if self.embedder is None:
             note = "no embedding provider configured ([notes] embeddings); lexical search only"
         else:
@@ -416,11 +423,18 @@ class NotesService:
                         self.vectors.refresh(generation, rows)
                     else:
                         self.vectors.apply(generation, [op for change in changes for op in change.ops])
-                semantic = vector_hits(self.vectors, query_vector, args.top_k * 3, allowed)
-                hits = fuse(lexical, semantic, index, args.top_k)
-                mode = "hybrid"
-                if embedded < total_chunks:
+                if self.vectors.dimensions and len(query_vector) // 4 != self.vectors.dimensions:
+                    note = (
+                        f"semantic search unavailable: the model gives {len(query_vector) // 4}-dimensional "
+                        f"vectors but the index holds {self.vectors.dimensions}-dimensional ones; run "
+                        "`mcp-tools notes index --reembed` after changing the model; lexical search only"
+                    )
+                else:
+                    semantic = vector_hits(self.vectors, query_vector, args.top_k * 3, allowed)
+                    mode = "hybrid"
+                if mode == "hybrid" and embedded < total_chunks:
                     note = f"embeddings cover {embedded} of {total_chunks} chunks; indexing continues"
+        hits = rank(lexical, names, semantic, index, args.top_k)
         state = self.index_state()
         if not state.complete:
             progress = f"{state.indexed}/{state.total} notes" if state.total else "being built"
@@ -430,8 +444,9 @@ class NotesService:
             m.SearchHit(
                 path=docs[h.doc_id].path,
                 title=docs[h.doc_id].title,
-                heading=h.heading,
-                snippet=h.snippet,
+                heading=h.passages[0].heading if h.passages else "",
+                snippet=h.passages[0].snippet if h.passages else "",
+                more=[m.Passage(heading=p.heading, snippet=p.snippet) for p in h.passages[1:]],
                 score=round(h.score, 6),
             )
             for h in hits
