@@ -448,6 +448,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         count = sum(1 for tool in app.visible_tools(status.name)) if status.enabled else 0
         state = f"on  ({count} tools)" if status.enabled else f"off: {status.reason}"
         print(f"  {status.name:<9} {state}")
+        namespace = app.namespaces.get(status.name)
+        if status.enabled and namespace is not None and namespace.doctor is not None:
+            try:
+                details = list(namespace.doctor(app.services[status.name]))
+            except Exception as exc:  # a check that fails must not hide the rest of the report
+                details = [f"(could not check: {type(exc).__name__})"]
+            for line in details:
+                print(f"            {line}")
     app.store.close()
     return 0
 

@@ -213,3 +213,4 @@ class Namespace(Generic[ServiceT]):
     http_routes: Callable[[ServiceT], Sequence[HttpRoute]] | None = None
     commands: Sequence[CliCommand[ServiceT]] = ()
     instructions: str | None = None
+    doctor: Callable[[ServiceT], Sequence[str]] | None = None  # extra lines under the namespace in `doctor`

@@ -170,7 +170,9 @@ def describe_load_failure(model: str, model_path: str | None, exc: Exception) ->
     detail = " ".join(str(exc).split())[:200]
     network = any(
         word in f"{type(exc).__name__} {detail}".lower()
-        for word in ("connection", "network", "resolve", "timed out", "offline", "localentrynotfound", "hub")
+        for word in (
+            "connection", "network", "resolve", "timed out", "offline", "localentrynotfound", "hub", "from any source"
+        )
     )
     if network and not model_path:
         return (
@@ -202,13 +204,14 @@ class GuardedEmbedder:
     ) -> None:
         self.inner = embedder
         self.model_id = embedder.model_id
+        self.needs_loading = getattr(embedder, "needs_loading", True)
         self.query_timeout = query_timeout
         self.first_backoff = first_backoff
         self.max_backoff = max_backoff
         self.clock = clock
         self.dimensions: int | None = None
         self.error: str | None = None
-        self._ready = not getattr(embedder, "needs_loading", True)
+        self._ready = not self.needs_loading
         self._loading: threading.Thread | None = None
         self._retry_at = 0.0
         self._failures = 0

@@ -437,6 +437,11 @@ class NoteIndex:
                 self._counts = (self.generation, (int(done), int(total)))
             return self._counts[1]
 
+    def vector_dimensions(self) -> int | None:
+        with self.lock:
+            row = self.db.execute("SELECT length(vector) FROM vectors LIMIT 1").fetchone()
+        return int(row[0]) // 4 if row else None
+
     # -- reading ----------------------------------------------------------------------------
 
     def document(self, path: str) -> DocumentRow | None:

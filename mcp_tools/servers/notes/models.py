@@ -127,6 +127,7 @@ class ReadOutput(Output):
     tags: list[str]
     sha256: str
     heading: str | None = None
+    broken_links: list[str] = Field(default_factory=list, description="links to missing notes, headings or blocks")
 
 
 class Passage(BaseModel):
@@ -185,6 +186,7 @@ class ForwardLink(BaseModel):
     fragment: str
     text: str
     line: int
+    missing: str | None = None  # the heading or block the link names does not exist
 
 
 class ForwardLinksOutput(Output):
@@ -243,6 +245,7 @@ class RenameOutput(Output):
     new_path: str
     dry_run: bool
     changed: list[FileChange]
+    warnings: list[str] = Field(default_factory=list, description="links to headings or blocks that do not exist")
 
 
 class DeleteOutput(Output):

@@ -13,6 +13,7 @@ import json
 import os
 import posixpath
 import random
+import re
 import stat as stat_module
 import threading
 import unicodedata
@@ -37,8 +38,8 @@ from mcp_tools.servers.notes.embeddings import (
 )
 from mcp_tools.servers.notes.frontmatter import merge_frontmatter
 from mcp_tools.servers.notes.index import FileState, NoteIndex, sha256_hex
-from mcp_tools.servers.notes.links import Resolution, Resolver, rewrite_link, splice, stem_of
-from mcp_tools.servers.notes.markdown import Link, parse_note, section_span
+from mcp_tools.servers.notes.links import Resolution, Resolver, has_foreign_extension, rewrite_link, splice, stem_of
+from mcp_tools.servers.notes.markdown import Link, ParsedNote, name_key, parse_note, plain_title, section_span
 from mcp_tools.servers.notes.search import lexical_hits, name_matches, rank, vector_hits
 from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
 
@@ -114,6 +115,43 @@ def build_embedder(config: m.NotesConfig, env: Environment, state_dir: Path) -> 
             batch=config.embedding_batch,
         )
     )
+
+
+class FragmentChecker:
+    """Whether the `#heading` or `#^block` a link names exists in its target; parses each target once."""
+
+    def __init__(self, service: NotesService, known: dict[str, ParsedNote] | None = None) -> None:
+        self.service = service
+        self.parsed: dict[str, ParsedNote | None] = dict(known or {})
+
+    def problem(self, resolved: str | None, fragment: str) -> str | None:
+        if resolved is None or not fragment.startswith("#") or len(fragment) < 2:
+            return None
+        parsed = self._parse(resolved)
+        if parsed is None:
+            return None
+        if fragment.startswith("#^"):
+            block = fragment[2:]
+            return None if block in parsed.block_ids else f"{resolved} has no block ^{block}"
+        wanted = heading_key(fragment[1:].split("#")[-1])
+        if any(heading_key(h.text) == wanted for h in parsed.headings):
+            return None
+        return f"{resolved} has no heading {fragment[1:]!r}"
+
+    def _parse(self, key: str) -> ParsedNote | None:
+        if key not in self.parsed:
+            try:
+                text, _ = self.service.read_text(key)
+            except ToolFailure:
+                self.parsed[key] = None
+            else:
+                self.parsed[key] = parse_note(text, posixpath.basename(key)[: -len(NOTE_SUFFIX)])
+        return self.parsed[key]
+
+
+def heading_key(text: str) -> str:
+    """Headings as links name them: Obsidian drops the characters a link cannot hold."""
+    return name_key(" ".join(re.sub(r"[#|^:%\[\]]", " ", plain_title(text)).split()))
 
 
 class NotesService:
@@ -284,8 +322,11 @@ class NotesService:
                 vectors = self.embedder.embed([p.text for p in pending])
             except EmbeddingError as exc:
                 self.progress.embedding_error = str(exc)
+                self.index.set_meta("embedding_error", str(exc))  # for `mcp-tools doctor` in another process
                 break
-            self.progress.embedding_error = None
+            if self.progress.embedding_error is not None or done == 0:
+                self.progress.embedding_error = None
+                self.index.set_meta("embedding_error", "")
             self.index.store_vectors([(p.id, v) for p, v in zip(pending, vectors, strict=True)])
             done += len(pending)
             if progress:
@@ -302,6 +343,21 @@ class NotesService:
             for key in keys:
                 self.index_path(key)
         self.embed_pending()
+
+    def embedding_status(self) -> list[str]:
+        """What `mcp-tools doctor` says about semantic search: model, vectors, dimension, last error."""
+        if self.embedder is None:
+            return ["embeddings: off (lexical search only; set [notes] embeddings to turn them on)"]
+        embedded, chunks = self.index.vector_counts()
+        dimensions = self.index.vector_dimensions()
+        lines = [
+            f"embeddings: {self.embedder.model_id}",
+            f"vectors:    {embedded}/{chunks} chunks" + (f", {dimensions} dimensions" if dimensions else ""),
+        ]
+        error = self.index.get_meta("embedding_error")
+        if error:
+            lines.append(f"last error: {error}")
+        return lines
 
     def index_state(self) -> m.IndexState:
         indexed = self.index.count()
@@ -378,6 +434,13 @@ class NotesService:
                 raise ToolFailure("not_found", f"{key} has no heading {args.heading!r}", f"headings: {known}")
             content = text[span[0] : span[1]]
         self.index_path(key)
+        targets = FragmentChecker(self, {key: parsed})
+        broken = []
+        for row in self.index.links_from(key):
+            if row.resolved_path is None and not has_foreign_extension(row.target):
+                broken.append(f"{row.target}{row.fragment}: no such note")
+            elif (problem := targets.problem(row.resolved_path, row.fragment)) is not None:
+                broken.append(f"{row.target}{row.fragment}: {problem}")
         return m.ReadOutput(
             path=key,
             content=content,
@@ -385,6 +448,7 @@ class NotesService:
             tags=parsed.tags,
             sha256=digest,
             heading=args.heading,
+            broken_links=broken[:50],
         )
 
     def search(self, args: m.SearchArgs) -> m.SearchOutput:
@@ -516,6 +580,7 @@ class NotesService:
         rows = self.index.links_from(key)
         _, page, next_cursor = paginate(rows, args.limit, args.cursor)
         lines = self._line_numbers({key})
+        targets = FragmentChecker(self)
         return m.ForwardLinksOutput(
             path=key,
             links=[
@@ -526,6 +591,7 @@ class NotesService:
                     fragment=r.fragment,
                     text=r.text,
                     line=lines(key, r.start),
+                    missing=targets.problem(r.resolved_path, r.fragment),
                 )
                 for r in page
             ],
@@ -691,7 +757,13 @@ class NotesService:
                 for source, (before, after, _, count) in sorted(plans.items())
             ]
             if args.dry_run:
-                return m.RenameOutput(path=old, new_path=new, dry_run=True, changed=changed)
+                targets = FragmentChecker(self)
+                warnings = [
+                    f"{r.source_path}: {r.target}{r.fragment}: {problem}"
+                    for r in self.index.links_to(old)
+                    if (problem := targets.problem(old, r.fragment)) is not None
+                ]
+                return m.RenameOutput(path=old, new_path=new, dry_run=True, changed=changed, warnings=warnings[:50])
             for source, (_, _, digest, _) in plans.items():  # nothing was edited in between
                 self._check_expected(source, digest, self._current_hash(source))
             if old in plans:
