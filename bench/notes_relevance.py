@@ -5,8 +5,9 @@
 
 The queries below were written for obsidian-hub (6,500 notes: plugin pages, people, concepts,
 guides). Each names the one note a person would expect first: a title, an alias, a file name,
-a person, or a concept described in other words. Lexical search always runs; `--hybrid` adds an
-embedding model as a local folder for fastembed (`--model-path`), when one is at hand. The cold
+a person, a concept described in the note's words, or a paraphrase that shares no word with the
+note. Lexical search always runs; `--model-path` adds hybrid search with all-MiniLM-L6-v2 through
+fastembed, from the folder `bench/make_minilm_onnx.py` writes. The cold
 index rate is printed too. The vault is read, never changed; the index lives in a temp dir.
 """
 
@@ -16,7 +17,8 @@ from __future__ import annotations
 import os
 import sys
 
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+BENCH = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != BENCH]
 
 import argparse
 import shutil
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.append(BENCH)  # last, so no bench script shadows a standard module
 
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.vault import NotesService
@@ -66,13 +69,26 @@ QUERIES: list[tuple[str, str, str]] = [
     ("concept", "vim key bindings in Obsidian", GUIDES + "for Vim users.md"),
     ("concept", "flashcards for long-term memorization", CONCEPTS + "Spaced repetition.md"),
     ("concept", "edit and view Excalidraw drawings", PLUGINS + "obsidian-excalidraw-plugin.md"),
+    ("paraphrase", "version control history for my notes", PLUGINS + "obsidian-git.md"),
+    ("paraphrase", "board with columns to track work", PLUGINS + "obsidian-kanban.md"),
+    ("paraphrase", "hand-drawn sketches and diagrams", PLUGINS + "obsidian-excalidraw-plugin.md"),
+    ("paraphrase", "reusable note skeletons filled in automatically", PLUGINS + "templater-obsidian.md"),
 ]
 
 
 def make_service(vault: Path, state: Path, model_path: str | None) -> NotesService:
     config = m.NotesConfig(vault=str(vault), watch=False)
     if model_path:
-        config = m.NotesConfig(vault=str(vault), watch=False, embeddings="fastembed", embedding_model_path=model_path)
+        from make_minilm_onnx import MODEL_NAME, register  # the folder bench/make_minilm_onnx.py writes
+
+        register()
+        config = m.NotesConfig(
+            vault=str(vault),
+            watch=False,
+            embeddings="fastembed",
+            embedding_model=MODEL_NAME,
+            embedding_model_path=model_path,
+        )
     return NotesService(config, Environment(state, state))
 
 
@@ -117,6 +133,10 @@ def main() -> None:
             service.reconcile()
             elapsed = time.perf_counter() - started
             rate = service.index.count() / elapsed
+            if model_path:
+                embed_started = time.perf_counter()
+                chunks = service.embed_pending()
+                print(f"(embedded {chunks} chunks in {time.perf_counter() - embed_started:.0f} s)")
             result = evaluate(service)
             service.close()
             print(
