@@ -52,7 +52,6 @@ class NamespaceStatus:
     enabled: bool
     reason: str | None = None
     needs_account: bool = False
-    detail: str | None = None  # how an enabled namespace runs (e.g. the terminal's isolation)
 
 
 @dataclass
@@ -88,6 +87,17 @@ class App:
 
     def is_selected(self, spec: ToolSpec) -> bool:
         return self.selection is None or spec.name in self.selection.chosen
+
+    def status_lines(self, name: str) -> list[str]:
+        """How an enabled namespace runs, for `mcp-tools doctor`; a failing check never hides the rest."""
+        namespace = self.namespaces.get(name)
+        if namespace is None or namespace.status is None:
+            return []
+        try:
+            lines = namespace.status(self.services[name])
+        except Exception as exc:
+            return [f"(could not check: {type(exc).__name__})"]
+        return [lines] if isinstance(lines, str) else list(lines)
 
     def why(self, spec: ToolSpec) -> str:
         """Why a tool is served or not, in words for `mcp-tools tools` and `doctor`."""
@@ -259,8 +269,7 @@ def _enable(app: App, name: str, explicit: bool) -> NamespaceStatus:
             raise ValueError(f"tool name {wire!r} is not a valid MCP tool name")
         app.tools[wire] = BoundTool(spec, service, wire, app.rules.configured_risk(spec))
     _register_search(app, namespace, service)
-    detail = namespace.status(service) if namespace.status is not None else None
-    return NamespaceStatus(name, True, None, namespace.needs_account, detail)
+    return NamespaceStatus(name, True, None, namespace.needs_account)
 
 
 def _register_search(app: App, namespace: Namespace, service: Any) -> None:

@@ -735,8 +735,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             if reasons:
                 state += "; not served: " + "; ".join(f"{', '.join(v)} ({k})" for k, v in reasons.items())
         print(f"  {status.name:<9} {state}")
-        if status.detail:
-            print(f"            {status.detail}")
+        for line in app.status_lines(status.name):
+            print(f"            {line}")
     if len(app.visible_tools()) < len(app.tools):
         print("           to serve more, add a namespace ('files'), a tier ('files.extended') or a tool")
         print("           ('files.move') to [server] tools; see docs/toolsets.md")

@@ -306,6 +306,8 @@ class Namespace(Generic[ServiceT]):
     commands: Sequence[CliCommand[ServiceT]] = ()
     instructions: str | None = None
     search: SearchHook[ServiceT] | None = None
-    status: Callable[[ServiceT], str] | None = None  # one line for `mcp-tools doctor` (e.g. isolation)
+    # how an enabled namespace runs, in one or more lines for `mcp-tools doctor` (the terminal's
+    # isolation, the notes embedding model); asked only by doctor, so it may do a little I/O
+    status: Callable[[ServiceT], str | Sequence[str]] | None = None
     requires: tuple[str, ...] = ()
     extra: str | None = None

@@ -176,14 +176,14 @@ class SearchArgs(Arguments):
 class SearchResult(Output):
     title: str
     url: str
-    content: str = Field(description="Snippet")
+    content: str  # the snippet
     score: float | None = None
     published_date: str | None = None
 
 
 class SearchOutput(Output):
     query: str
-    answer: str | None = Field(description="Summary by the search engine")
+    answer: str | None  # the search engine's summary
     results: list[SearchResult]
 
 

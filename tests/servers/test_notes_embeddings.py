@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -122,13 +123,12 @@ async def test_a_refused_key_is_reported_without_the_key(
     assert "sk-wrong" not in json.dumps(result)
 
 
-async def test_fastembed_missing_means_lexical_with_a_reason(tmp_path: Path, vault: Path) -> None:  # noqa: F811
-    try:
-        import fastembed  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("fastembed is installed; this checks the message when it is not")
+async def test_fastembed_missing_means_lexical_with_a_reason(
+    tmp_path: Path,
+    vault: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "fastembed", None)  # as on an install without the embeddings extra
     async with connect(tmp_path, notes_settings(vault, embeddings="fastembed")) as client:
         await wait_indexed(client)
         result = ok(await client.call_tool("notes_search", {"query": "glacier"}))

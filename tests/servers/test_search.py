@@ -91,8 +91,7 @@ async def test_a_namespace_whose_reader_the_policy_hides_is_not_searched(tmp_pat
         data = ok(await client.call_tool("search_all", {"query": "glacier"}))
     assert "inbox" not in data["searched"]
     assert all(hit["namespace"] != "inbox" for hit in data["results"])
-    (status,) = [s for s in app.statuses if s.name == "search"]
-    assert status.detail == "searches: files, notes (each within 0.5 s)"
+    assert app.status_lines("search") == ["searches: files, notes (each within 0.5 s)"]
 
 
 def test_search_alone_cannot_start(tmp_path: Path) -> None:

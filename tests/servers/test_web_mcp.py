@@ -77,9 +77,14 @@ async def test_key_from_environment(tmp_path: Path, fake: FakeTavily) -> None:
 def test_without_a_key_the_namespace_is_off(tmp_path: Path, fake: FakeTavily, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError, match=r"namespace web cannot start: set TAVILY_API_KEY or \[web\] api_key"):
         build_app(make_config(tmp_path, {"server": {"servers": ["web"]}, "web": {"api_base_url": fake.url}}))
-    for other in [name for name in CATALOG if name != "web"]:
-        monkeypatch.delitem(CATALOG, other)
-    app = build_app(make_config(tmp_path / "other", {"web": {"api_base_url": fake.url}}))
+    saved = dict(CATALOG)  # restored in order: the search namespace must stay last
+    try:
+        for other in [name for name in CATALOG if name != "web"]:
+            del CATALOG[other]
+        app = build_app(make_config(tmp_path / "other", {"web": {"api_base_url": fake.url}}))
+    finally:
+        CATALOG.clear()
+        CATALOG.update(saved)
     assert "web_search" not in app.tools
     (status,) = [status for status in app.statuses if status.name == "web"]
     assert not status.enabled and status.needs_account

@@ -212,9 +212,9 @@ class RequestResult(Output):
     encoding: Literal["text", "base64", "omitted"]
     body: str
     offset: int
-    total: int = Field(description="Body length: characters (text) or bytes.")
+    total: int  # body length: characters (text) or bytes
     next_offset: int | None
-    truncated: bool = Field(description="Cut at the response size limit.")
+    truncated: bool  # cut at the response size limit
     response_id: str
     redirects: list[str]
 

@@ -33,6 +33,8 @@ async def _background(service: NotesService, stop: anyio.Event) -> None:
             from mcp_tools.servers.notes.watcher import watch
 
             group.start_soon(watch, service, stop)
+        if service.embedder is not None and hasattr(service.embedder, "start_loading"):
+            service.embedder.start_loading()  # in its own thread: searches answer lexically meanwhile
         await anyio.to_thread.run_sync(sweep_temp_files, service.root, abandon_on_cancel=True)
         await anyio.to_thread.run_sync(service.reconcile)
         await anyio.to_thread.run_sync(service.embed_pending)
@@ -70,6 +72,15 @@ async def _find(service: NotesService, query: str, limit: int) -> list[SearchHit
 
 def _index_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-embed", action="store_true", help="skip computing embeddings")
+    parser.add_argument("--reembed", action="store_true", help="drop all vectors and embed again (model change)")
+
+
+def _embeddings_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action",
+        choices=["pull", "status"],
+        help="pull: download the configured fastembed model now; status: model, vectors and last error",
+    )
 
 
 def _bar(label: str, done: int, total: int, started: float) -> None:
@@ -82,6 +93,8 @@ def _bar(label: str, done: int, total: int, started: float) -> None:
 
 async def _index_command(service: NotesService, args: argparse.Namespace) -> int:
     started = time.monotonic()
+    if args.reembed:
+        service.index.clear_vectors()
     state = await anyio.to_thread.run_sync(service.reconcile, lambda d, t: _bar("notes", d, t, started))
     sys.stderr.write("\n")
     embedded = 0
@@ -108,6 +121,32 @@ async def _index_command(service: NotesService, args: argparse.Namespace) -> int
     return 1 if service.progress.embedding_error else 0
 
 
+async def _embeddings_command(service: NotesService, args: argparse.Namespace) -> int:
+    """`pull` fetches the model on a machine that can, so an offline one can use the folder later."""
+    from mcp_tools.servers.notes.embeddings import EmbeddingError
+
+    try:
+        if args.action == "status":
+            print("\n".join(service.embedding_status()))
+            return 0
+        if service.embedder is None:
+            print("no embedding provider configured: set [notes] embeddings = \"fastembed\" first", file=sys.stderr)
+            return 1
+        if getattr(service.embedder, "needs_loading", True) is False or not hasattr(service.embedder, "load"):
+            print(f"nothing to pull: {service.embedder.model_id} runs on the embedding service")
+            return 0
+        sys.stderr.write(f"loading {service.embedder.model_id} (downloads it when it is not cached yet)...\n")
+        try:
+            await anyio.to_thread.run_sync(service.embedder.load)
+        except EmbeddingError as exc:
+            print(f"mcp-tools: {exc}", file=sys.stderr)
+            return 1
+        print(f"{service.embedder.model_id} is ready in {service.state_dir / 'models'}")
+        return 0
+    finally:
+        service.close()
+
+
 NAMESPACE: Namespace[NotesService] = Namespace(
     name="notes",
     description="Read, search, write and reorganise the notes of a Markdown (Obsidian-style) vault.",
@@ -123,8 +162,15 @@ NAMESPACE: Namespace[NotesService] = Namespace(
             add_arguments=_index_arguments,
             run=_index_command,
         ),
+        CliCommand(
+            name="embeddings",
+            help="pull the embedding model ahead of time, or show the embedding status",
+            add_arguments=_embeddings_arguments,
+            run=_embeddings_command,
+        ),
     ),
     search=SearchHook(find=_find, read_tool="notes.read"),
+    status=lambda service: service.embedding_status(),
     instructions=(
         "Note paths are relative to the vault. Read a note before replacing it and pass its sha256 as "
         "expected_sha256; use notes_rename (not write+delete) to move notes so links stay intact."

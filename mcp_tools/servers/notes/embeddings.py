@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -24,6 +25,9 @@ class EmbeddingError(Exception):
 
 class Embedder(Protocol):
     model_id: str
+
+    def load(self) -> None:
+        """Make the model ready (may download or read large files); raises EmbeddingError."""
 
     def embed(self, texts: Sequence[str]) -> list[bytes]: ...
 
@@ -55,6 +59,11 @@ class OpenAIEmbedder:
         self.batch = batch
         self._client: Any = None
         self._lock = threading.Lock()
+
+    needs_loading = False  # the service holds the model
+
+    def load(self) -> None:
+        """Nothing to load."""
 
     def _http(self) -> Any:
         with self._lock:
@@ -107,6 +116,9 @@ class FastEmbedder:
         self._model: Any = None
         self._lock = threading.Lock()
 
+    def load(self) -> None:
+        self._load()
+
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
@@ -116,12 +128,13 @@ class FastEmbedder:
                     raise EmbeddingError("fastembed is not installed (pip install 'mcp-tools[embeddings]')") from None
                 options: dict[str, Any] = {"model_name": self.model, "cache_dir": str(self.cache_dir)}
                 if self.model_path:
-                    options["specific_model_path"] = self.model_path
+                    check_model_folder(Path(self.model_path).expanduser())
+                    options["specific_model_path"] = str(Path(self.model_path).expanduser())
                     options["local_files_only"] = True
                 try:
                     self._model = TextEmbedding(**options)
                 except Exception as exc:
-                    raise EmbeddingError(f"could not load embedding model {self.model}: {type(exc).__name__}") from None
+                    raise EmbeddingError(describe_load_failure(self.model, self.model_path, exc)) from None
             return self._model
 
     def embed(self, texts: Sequence[str]) -> list[bytes]:
@@ -133,6 +146,170 @@ class FastEmbedder:
         query_embed = getattr(model, "query_embed", None)
         vectors = query_embed([text]) if query_embed else model.embed([text])
         return to_blob(list(map(float, next(iter(vectors)))))
+
+
+MODEL_FILES = ("tokenizer.json", "config.json")
+
+
+def check_model_folder(folder: Path) -> None:
+    """Name what a local model folder lacks before fastembed fails on it with a bare ValueError."""
+    if not folder.is_dir():
+        raise EmbeddingError(f"embedding_model_path {str(folder)!r} is not a folder; point it at the model's folder")
+    missing = [name for name in MODEL_FILES if not (folder / name).is_file()]
+    if not any(folder.glob("*.onnx")) and not any(folder.glob("onnx/*.onnx")):
+        missing.append("an .onnx model file")
+    if missing:
+        raise EmbeddingError(
+            f"the model folder {str(folder)!r} lacks {', '.join(missing)}; copy the whole model folder "
+            "(for example with `mcp-tools notes embeddings pull` on a machine with network access)"
+        )
+
+
+def describe_load_failure(model: str, model_path: str | None, exc: Exception) -> str:
+    """The cause and the fix, in words; never a bare exception name."""
+    detail = " ".join(str(exc).split())[:200]
+    network = any(
+        word in f"{type(exc).__name__} {detail}".lower()
+        for word in (
+            "connection", "network", "resolve", "timed out", "offline", "localentrynotfound", "hub", "from any source"
+        )
+    )
+    if network and not model_path:
+        return (
+            f"could not download the embedding model {model} (no network access?); run "
+            "`mcp-tools notes embeddings pull` where the network is reachable, or set [notes] "
+            "embedding_model_path to a local copy of the model folder"
+        )
+    where = f"from {model_path!r}" if model_path else ""
+    return f"could not load the embedding model {model} {where}: {type(exc).__name__}: {detail}".replace("  ", " ")
+
+
+class GuardedEmbedder:
+    """Keeps model loading and failing providers off the request path.
+
+    The first use starts loading in a background thread; until the model is ready, searches
+    answer lexically and say why. A failure is remembered and tried again only after a backoff
+    that doubles (30 s up to an hour), so a machine that cannot download the model pays for it
+    once, not on every search. A query embedding that takes too long is abandoned, not waited on.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        query_timeout: float = 10.0,
+        first_backoff: float = 30.0,
+        max_backoff: float = 3600.0,
+        clock: Any = time.monotonic,
+    ) -> None:
+        self.inner = embedder
+        self.model_id = embedder.model_id
+        self.needs_loading = getattr(embedder, "needs_loading", True)
+        self.query_timeout = query_timeout
+        self.first_backoff = first_backoff
+        self.max_backoff = max_backoff
+        self.clock = clock
+        self.dimensions: int | None = None
+        self.error: str | None = None
+        self._ready = not self.needs_loading
+        self._loading: threading.Thread | None = None
+        self._retry_at = 0.0
+        self._failures = 0
+        self._lock = threading.Lock()
+
+    @property
+    def state(self) -> str:
+        """`ready`, `loading`, `failed` (waiting out the backoff) or `idle` (not asked for yet)."""
+        with self._lock:
+            if self._ready:
+                return "ready"
+            if self._loading is not None:
+                return "loading"
+            return "failed" if self.error else "idle"
+
+    def retry_in(self) -> float:
+        return max(0.0, self._retry_at - self.clock()) if self.error else 0.0
+
+    def load(self) -> None:
+        """Load now, in this thread (the indexer and `notes embeddings pull` may wait)."""
+        self._check_backoff()
+        try:
+            self.inner.load()
+        except EmbeddingError as exc:
+            self._failed(str(exc))
+            raise
+        with self._lock:
+            self._ready, self.error, self._failures = True, None, 0
+
+    def start_loading(self) -> None:
+        """Load in the background unless loaded, loading, or waiting out a failure."""
+        with self._lock:
+            if self._ready or self._loading is not None or (self.error and self.clock() < self._retry_at):
+                return
+            self._loading = threading.Thread(target=self._load_in_background, name="embedding-model", daemon=True)
+            self._loading.start()
+
+    def _load_in_background(self) -> None:
+        try:
+            self.load()
+        except EmbeddingError:
+            pass
+        finally:
+            with self._lock:
+                self._loading = None
+
+    def embed(self, texts: Sequence[str]) -> list[bytes]:
+        if not self._ready:
+            self.load()
+        try:
+            vectors = self.inner.embed(texts)
+        except EmbeddingError as exc:
+            self._failed(str(exc))
+            raise
+        if vectors:
+            self.dimensions = len(vectors[0]) // 4
+        return vectors
+
+    def embed_query(self, text: str) -> bytes:
+        """The query's vector, or EmbeddingError at once when the model is not ready or too slow."""
+        self._check_backoff()
+        if not self._ready:
+            self.start_loading()
+            raise EmbeddingError(f"the embedding model {self.model_id} is still loading")
+        result: list[bytes] = []
+        failure: list[EmbeddingError] = []
+
+        def run() -> None:
+            try:
+                result.append(self.inner.embed_query(text))
+            except EmbeddingError as exc:
+                failure.append(exc)
+
+        worker = threading.Thread(target=run, name="embedding-query", daemon=True)
+        worker.start()
+        worker.join(self.query_timeout)
+        if failure:
+            self._failed(str(failure[0]))
+            raise failure[0]
+        if not result:
+            self._failed(f"the embedding provider did not answer within {self.query_timeout:g} s")
+            raise EmbeddingError(self.error or "the embedding provider did not answer")
+        self.dimensions = len(result[0]) // 4
+        return result[0]
+
+    def _check_backoff(self) -> None:
+        with self._lock:
+            if self.error and self.clock() < self._retry_at:
+                wait = round(self._retry_at - self.clock())
+                raise EmbeddingError(f"{self.error} (tried again in {wait} s)")
+
+    def _failed(self, message: str) -> None:
+        with self._lock:
+            self._ready = False
+            self.error = message
+            self._failures += 1
+            backoff = min(self.max_backoff, self.first_backoff * 2 ** (self._failures - 1))
+            self._retry_at = self.clock() + backoff
 
 
 class VectorMatrix:

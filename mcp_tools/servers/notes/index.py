@@ -20,7 +20,7 @@ from typing import Any
 from mcp_tools.servers.notes.links import Resolver, stem_of, strip_md
 from mcp_tools.servers.notes.markdown import ParsedNote, name_key
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -55,6 +55,12 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     title, heading, body, tokenize = 'unicode61 remove_diacritics 2'
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+-- one row per note (rowid = documents.id): what a person calls the note, searched once per note
+CREATE VIRTUAL TABLE IF NOT EXISTS names_fts USING fts5(names, tokenize = 'unicode61 remove_diacritics 2');
+-- kind: 0 the file name, 1 the title, 2 an alias (a file name is the note's identity in links)
+CREATE TABLE IF NOT EXISTS names (key TEXT NOT NULL, doc_id INTEGER NOT NULL, kind INTEGER NOT NULL,
+    PRIMARY KEY (key, doc_id));
+CREATE INDEX IF NOT EXISTS names_doc ON names (doc_id);
 CREATE TABLE IF NOT EXISTS links (
     id INTEGER PRIMARY KEY,
     source_id INTEGER NOT NULL,
@@ -166,7 +172,10 @@ class NoteIndex:
             except sqlite3.OperationalError:
                 pass
             if version not in (None, SCHEMA_VERSION):
-                for table in ("meta", "documents", "tags", "chunks", "chunks_vocab", "chunks_fts", "links", "vectors"):
+                for table in (
+                    "meta", "documents", "tags", "chunks", "chunks_vocab", "chunks_fts", "links", "vectors",
+                    "names", "names_fts",
+                ):
                     self.db.execute(f"DROP TABLE IF EXISTS {table}")
             self.db.executescript(SCHEMA)
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
@@ -293,6 +302,9 @@ class NoteIndex:
                 }
                 self._delete_children(db, doc_id)
             db.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(doc_id, tag) for tag in parsed.tags])
+            names = note_names(path, parsed.title, parsed.aliases)
+            db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?, ?)", [(name_key(n), doc_id, k) for n, k in names])
+            db.execute("INSERT INTO names_fts (rowid, names) VALUES (?, ?)", (doc_id, "\n".join(n for n, _ in names)))
             # a note without body text still gets one row, so that its title is searchable
             chunks_rows = [(c.heading, c.text, c.start, c.end) for c in parsed.chunks] or [("", "", 0, 0)]
             first_id = db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchone()[0]
@@ -354,6 +366,8 @@ class NoteIndex:
         db.execute("DELETE FROM chunks WHERE doc_id = ?", (doc_id,))
         db.execute("DELETE FROM tags WHERE doc_id = ?", (doc_id,))
         db.execute("DELETE FROM links WHERE source_id = ?", (doc_id,))
+        db.execute("DELETE FROM names WHERE doc_id = ?", (doc_id,))
+        db.execute("DELETE FROM names_fts WHERE rowid = ?", (doc_id,))
 
     def _reresolve(self, db: sqlite3.Connection, keys: Iterable[str], path: str) -> None:
         """Links that may now resolve differently: named like the note, or pointing at it."""
@@ -422,6 +436,11 @@ class NoteIndex:
                 done = self.db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
                 self._counts = (self.generation, (int(done), int(total)))
             return self._counts[1]
+
+    def vector_dimensions(self) -> int | None:
+        with self.lock:
+            row = self.db.execute("SELECT length(vector) FROM vectors LIMIT 1").fetchone()
+        return int(row[0]) // 4 if row else None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -504,9 +523,25 @@ class NoteIndex:
         with self.lock:
             try:
                 return self.db.execute(
-                    "SELECT c.id, c.doc_id, bm25(chunks_fts, 4.0, 2.0, 1.0) AS score, c.heading "
+                    "SELECT c.id, c.doc_id, bm25(chunks_fts, 1.0, 2.0, 1.0) AS score, c.heading "
                     "FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid "
                     "WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?",
+                    (match, limit),
+                ).fetchall()
+            except sqlite3.OperationalError:
+                return []
+
+    def exact_names(self, key: str) -> list[tuple[int, int]]:
+        """(doc id, kind) of notes whose file name (0), title (1) or an alias (2) is `key` (a `name_key`)."""
+        with self.lock:
+            return self.db.execute("SELECT doc_id, kind FROM names WHERE key = ?", (key,)).fetchall()
+
+    def name_matches(self, match: str, limit: int) -> list[tuple[int, str]]:
+        """(doc id, names) of notes whose names hold the query's words, best first: short names win."""
+        with self.lock:
+            try:
+                return self.db.execute(
+                    "SELECT rowid, names FROM names_fts WHERE names_fts MATCH ? ORDER BY bm25(names_fts) LIMIT ?",
                     (match, limit),
                 ).fetchall()
             except sqlite3.OperationalError:
@@ -535,6 +570,17 @@ class NoteIndex:
             except sqlite3.OperationalError:
                 return {}
         return {r[0]: " ".join(r[1].split()) for r in rows}
+
+    def first_chunks(self, doc_ids: Sequence[int]) -> dict[int, int]:
+        """The opening chunk of each note: the passage shown when a note matched by name alone."""
+        if not doc_ids:
+            return {}
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT doc_id, id FROM chunks WHERE ord = 0 AND doc_id IN ({','.join('?' * len(doc_ids))})",
+                list(doc_ids),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
 
     def chunk_texts(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
         ids = list(ids)
@@ -613,6 +659,18 @@ def _document(row: Sequence[Any]) -> DocumentRow:
         note_date=row[10],
         created=row[11],
     )
+
+
+def note_names(path: str, title: str, aliases: Sequence[str]) -> list[tuple[str, int]]:
+    """What a person may call a note, each once with its kind: file name (0), title (1), alias (2)."""
+    names: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for name, kind in ((stem_of(path), 0), (title, 1), *((alias, 2) for alias in aliases)):
+        name = " ".join(str(name).split())
+        if name and name_key(name) not in seen:
+            seen.add(name_key(name))
+            names.append((name, kind))
+    return names
 
 
 def like_escape(value: str) -> str:

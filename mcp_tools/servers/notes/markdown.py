@@ -244,7 +244,7 @@ def build_chunks(text: str, body_start: int, headings: list[Heading]) -> list[Ch
             path.pop()
         path.append((heading.level, heading.text))
         end = boundaries[index + 1].start if index + 1 < len(boundaries) else len(text)
-        sections.append((" > ".join(p[1] for p in path), heading.start, end))
+        sections.append((" > ".join(plain_title(p[1]) for p in path), heading.start, end))
     chunks: list[Chunk] = []
     for heading_path, start, end in sections:
         for piece_start, piece_end in _split_long(text, start, end):
@@ -270,6 +270,25 @@ def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return pieces
 
 
+TITLE_WIKILINK_RE = re.compile(r"!?\[\[([^\]|]*?)(?:\|([^\]]*))?\]\]")
+TITLE_MDLINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+TITLE_MARKUP_RE = re.compile(r"\*\*|__|==|~~|`")
+
+
+def plain_title(text: str) -> str:
+    """A title as a person reads it: `An Introduction to [[dataview|Dataview]]` -> `An Introduction to Dataview`."""
+
+    def link_text(match: re.Match[str]) -> str:
+        if match.group(2):
+            return match.group(2)
+        target = re.split(r"[#^]", match.group(1), maxsplit=1)[0]
+        return target.rsplit("/", 1)[-1].removesuffix(".md") or match.group(1).lstrip("#^")
+
+    text = TITLE_WIKILINK_RE.sub(link_text, text)
+    text = TITLE_MDLINK_RE.sub(r"\1", text)
+    return " ".join(TITLE_MARKUP_RE.sub("", text).split())
+
+
 def parse_note(text: str, stem: str) -> ParsedNote:
     raw_yaml, body_start = split_frontmatter(text)
     frontmatter, error = parse_yaml(raw_yaml)
@@ -287,10 +306,10 @@ def parse_note(text: str, stem: str) -> ParsedNote:
     aliases = frontmatter_list(frontmatter.get("aliases", frontmatter.get("alias")))
     if isinstance(frontmatter.get("aliases"), str):
         aliases = [a.strip() for a in str(frontmatter["aliases"]).split(",") if a.strip()]
-    title = str(frontmatter.get("title") or "").strip()
+    title = plain_title(str(frontmatter.get("title") or ""))
     if not title:
         first_h1 = next((h for h in headings if h.level == 1), None)
-        title = first_h1.text if first_h1 else stem
+        title = (plain_title(first_h1.text) if first_h1 else "") or stem
     block_ids = BLOCK_ID_RE.findall(masked)
     return ParsedNote(
         frontmatter=frontmatter,

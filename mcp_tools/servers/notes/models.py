@@ -127,6 +127,12 @@ class ReadOutput(Output):
     tags: list[str]
     sha256: str
     heading: str | None = None
+    broken_links: list[str] = Field(default_factory=list)  # links to missing notes, headings or blocks
+
+
+class Passage(BaseModel):
+    heading: str
+    snippet: str
 
 
 class SearchHit(BaseModel):
@@ -134,6 +140,7 @@ class SearchHit(BaseModel):
     title: str
     heading: str
     snippet: str
+    more: list[Passage] = Field(default_factory=list, description="next best passages")
     score: float
 
 
@@ -179,6 +186,7 @@ class ForwardLink(BaseModel):
     fragment: str
     text: str
     line: int
+    missing: str | None = None  # the heading or block the link names does not exist
 
 
 class ForwardLinksOutput(Output):
@@ -237,6 +245,7 @@ class RenameOutput(Output):
     new_path: str
     dry_run: bool
     changed: list[FileChange]
+    warnings: list[str] = Field(default_factory=list)  # links to headings or blocks that do not exist
 
 
 class DeleteOutput(Output):

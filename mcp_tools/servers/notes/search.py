@@ -1,4 +1,7 @@
-"""Hybrid search: FTS5 BM25 ranks fused with cosine ranks by reciprocal rank fusion."""
+"""Search: a note's own name first, then body BM25, name and vector ranks fused by reciprocal rank fusion.
+
+One result per note, with its best passages.
+"""
 
 from __future__ import annotations
 
@@ -8,20 +11,37 @@ from dataclasses import dataclass
 
 from mcp_tools.servers.notes.embeddings import VectorMatrix
 from mcp_tools.servers.notes.index import NoteIndex
+from mcp_tools.servers.notes.markdown import name_key
 
 RRF_K = 60
+PASSAGES = 3  # best passages shown per note
 COMMON_TERM_SHARE = 0.05  # a term in more than 5% of chunks is left out of the OR query
 PRUNE_FROM_CHUNKS = 5_000  # ...of a vault this large; small vaults are fast anyway
 TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
-class Hit:
-    doc_id: int
+class Passage:
     chunk_id: int
     heading: str
     snippet: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One note in the results, with its best passages (the first is the one that matched best)."""
+
+    doc_id: int
+    passages: tuple[Passage, ...]
     score: float
+
+
+@dataclass(frozen=True)
+class NameMatches:
+    """Notes found by what they are called: exact title/alias/file-name matches, then by name words."""
+
+    exact: list[tuple[int, int]]  # (doc id, kind): file name 0, title 1, alias 2
+    ranked: list[int]
 
 
 def query_terms(query: str) -> list[str]:
@@ -49,33 +69,62 @@ def informative(index: NoteIndex, terms: list[str]) -> list[str]:
     return kept or terms
 
 
-def best_per_doc(
+def group_by_doc(
     rows: list[tuple[int, int, float, str]], allowed: set[int] | None
-) -> list[tuple[int, int, float, str]]:
-    seen: set[int] = set()
-    out = []
+) -> dict[int, list[tuple[int, int, float, str]]]:
+    """Chunk rows (best first) grouped by note, notes in the order of their best chunk."""
+    grouped: dict[int, list[tuple[int, int, float, str]]] = {}
     for row in rows:
         doc_id = row[1]
-        if doc_id in seen or (allowed is not None and doc_id not in allowed):
+        if allowed is not None and doc_id not in allowed:
             continue
-        seen.add(doc_id)
-        out.append(row)
-    return out
+        grouped.setdefault(doc_id, []).append(row)
+    return grouped
 
 
-def lexical_hits(index: NoteIndex, query: str, top_k: int, allowed: set[int] | None, depth: int) -> list[Hit]:
+def lexical_hits(
+    index: NoteIndex, query: str, top_k: int, allowed: set[int] | None, depth: int, passages: int = PASSAGES
+) -> list[Hit]:
     """Notes with all the words first; notes with some (informative) words fill up the list."""
     terms = query_terms(query)
     if not terms:
         return []
-    every = fts_query(terms, "AND")
-    rows = best_per_doc(index.lexical(every, depth), allowed)[:top_k]
-    some = fts_query(informative(index, terms), "OR")
-    if len(rows) < top_k and len(terms) > 1:
-        seen = {r[1] for r in rows}
-        rows += [r for r in best_per_doc(index.lexical(some, depth), allowed) if r[1] not in seen][: top_k - len(rows)]
-    snippets = index.snippets(fts_query(terms, "OR"), [r[0] for r in rows])
-    return [Hit(r[1], r[0], r[3], snippets.get(r[0], ""), -float(r[2])) for r in rows]
+    grouped = group_by_doc(index.lexical(fts_query(terms, "AND"), depth), allowed)
+    docs = dict(list(grouped.items())[:top_k])
+    if len(docs) < top_k and len(terms) > 1:
+        some = index.lexical(fts_query(informative(index, terms), "OR"), depth)
+        for doc_id, rows in group_by_doc(some, allowed).items():
+            if len(docs) >= top_k:
+                break
+            docs.setdefault(doc_id, rows)
+    chosen = {doc_id: rows[:passages] for doc_id, rows in docs.items()}
+    snippets = index.snippets(fts_query(terms, "OR"), [r[0] for rows in chosen.values() for r in rows])
+    return [
+        Hit(doc_id, tuple(Passage(r[0], r[3], snippets.get(r[0], "")) for r in rows), -float(rows[0][2]))
+        for doc_id, rows in chosen.items()
+    ]
+
+
+def name_matches(index: NoteIndex, query: str, allowed: set[int] | None, limit: int) -> NameMatches:
+    """A query that is a note's title, alias or file name finds that note; name words rank the rest."""
+    key = name_key(" ".join(query.split()))
+    exact = [(d, kind) for d, kind in index.exact_names(key) if allowed is None or d in allowed] if key else []
+    terms = query_terms(query)
+    if not terms:
+        return NameMatches(exact, [])
+    wanted = set(terms)
+    ranked = []
+    for doc_id, names in index.name_matches(fts_query(terms, "OR"), limit * 4):
+        if allowed is not None and doc_id not in allowed:
+            continue
+        # a name counts when it is most of the query, or the query part of it: "PARA" for "PARA method",
+        # not "Data" for "complex data views for the data-obsessed"
+        for name in names.split("\n"):
+            words = set(query_terms(name))
+            if words and ((words <= wanted and 2 * len(words) >= len(wanted)) or wanted <= words):
+                ranked.append(doc_id)
+                break
+    return NameMatches(exact, ranked[:limit])
 
 
 def vector_hits(
@@ -93,24 +142,48 @@ def vector_hits(
     return out
 
 
-def fuse(lexical: list[Hit], semantic: list[tuple[int, int, float]], index: NoteIndex, top_k: int) -> list[Hit]:
-    """Reciprocal rank fusion at note level; the snippet comes from the lexical hit when there is one."""
+def rank(
+    lexical: list[Hit],
+    names: NameMatches,
+    semantic: list[tuple[int, int, float]],
+    index: NoteIndex,
+    top_k: int,
+) -> list[Hit]:
+    """Exact name matches first; the rest by reciprocal rank fusion of body, name and vector ranks.
+
+    Fusing ranks rather than adding scores keeps any one field from winning by repetition: a long
+    note counts once however many of its chunks repeat its title.
+    """
     scores: dict[int, float] = {}
-    best: dict[int, Hit] = {}
-    for rank, hit in enumerate(lexical):
-        scores[hit.doc_id] = scores.get(hit.doc_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-        best[hit.doc_id] = hit
-    vector_only: dict[int, int] = {}
-    for rank, (chunk_id, doc_id, _) in enumerate(semantic):
-        scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (RRF_K + rank + 1)
-        if doc_id not in best:
-            vector_only[doc_id] = chunk_id
-    texts = index.chunk_texts(vector_only.values())
-    for doc_id, chunk_id in vector_only.items():
-        heading, body = texts.get(chunk_id, ("", ""))
-        best[doc_id] = Hit(doc_id, chunk_id, heading, make_snippet(body), 0.0)
-    ranked = sorted(scores, key=lambda d: -scores[d])[:top_k]
-    return [Hit(d, best[d].chunk_id, best[d].heading, best[d].snippet, round(scores[d], 6)) for d in ranked]
+    for ranking in ([h.doc_id for h in lexical], names.ranked, [doc_id for _, doc_id, _ in semantic]):
+        for position, doc_id in enumerate(ranking):
+            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (RRF_K + position + 1)
+    kinds: dict[int, int] = {}
+    for doc_id, kind in names.exact:
+        kinds[doc_id] = min(kind, kinds.get(doc_id, kind))
+    exact = sorted(kinds, key=lambda d: (kinds[d], -scores.get(d, 0.0)))
+    ceiling = max(scores.values(), default=0.0)
+    for position, doc_id in enumerate(exact):  # above everything else, in their own order
+        scores[doc_id] = ceiling + 1.0 + (len(exact) - position)
+    ordered = sorted(scores, key=lambda d: -scores[d])[:top_k]
+    found = {h.doc_id: h for h in lexical}
+    missing: dict[int, int | None] = {d: None for d in ordered if d not in found}
+    for chunk_id, doc_id, _ in semantic:
+        if doc_id in missing and missing[doc_id] is None:
+            missing[doc_id] = chunk_id
+    first = index.first_chunks([d for d, c in missing.items() if c is None])
+    chunk_of = {d: (c if c is not None else first.get(d)) for d, c in missing.items()}
+    texts = index.chunk_texts(c for c in chunk_of.values() if c is not None)
+    hits = []
+    for doc_id in ordered:
+        if doc_id in found:
+            passages = found[doc_id].passages
+        else:
+            chunk_id = chunk_of.get(doc_id)
+            heading, body = texts.get(chunk_id, ("", "")) if chunk_id is not None else ("", "")
+            passages = (Passage(chunk_id or 0, heading, make_snippet(body)),)
+        hits.append(Hit(doc_id, passages, round(scores[doc_id], 6)))
+    return hits
 
 
 def make_snippet(body: str, limit: int = 200) -> str:

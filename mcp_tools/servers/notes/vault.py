@@ -13,6 +13,7 @@ import json
 import os
 import posixpath
 import random
+import re
 import stat as stat_module
 import threading
 import unicodedata
@@ -31,14 +32,15 @@ from mcp_tools.servers.notes.embeddings import (
     Embedder,
     EmbeddingError,
     FastEmbedder,
+    GuardedEmbedder,
     OpenAIEmbedder,
     VectorMatrix,
 )
 from mcp_tools.servers.notes.frontmatter import merge_frontmatter
 from mcp_tools.servers.notes.index import FileState, NoteIndex, sha256_hex
-from mcp_tools.servers.notes.links import Resolution, Resolver, rewrite_link, splice, stem_of
-from mcp_tools.servers.notes.markdown import Link, parse_note, section_span
-from mcp_tools.servers.notes.search import fuse, lexical_hits, vector_hits
+from mcp_tools.servers.notes.links import Resolution, Resolver, has_foreign_extension, rewrite_link, splice, stem_of
+from mcp_tools.servers.notes.markdown import Link, ParsedNote, name_key, parse_note, plain_title, section_span
+from mcp_tools.servers.notes.search import lexical_hits, name_matches, rank, vector_hits
 from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
 
 NOTE_SUFFIX = ".md"
@@ -96,19 +98,61 @@ def build_embedder(config: m.NotesConfig, env: Environment, state_dir: Path) -> 
                 "set [notes] embedding_api_key (or MCP_TOOLS_EMBEDDING_API_KEY), "
                 "or embedding_url for a local server such as Ollama"
             )
-        return OpenAIEmbedder(
-            url,
-            config.embedding_model or DEFAULT_OPENAI_MODEL,
-            key,
-            timeout=config.embedding_timeout,
+        return GuardedEmbedder(
+            OpenAIEmbedder(
+                url,
+                config.embedding_model or DEFAULT_OPENAI_MODEL,
+                key,
+                timeout=config.embedding_timeout,
+                batch=config.embedding_batch,
+            ),
+            query_timeout=config.embedding_timeout,
+        )
+    return GuardedEmbedder(
+        FastEmbedder(
+            config.embedding_model or DEFAULT_FASTEMBED_MODEL,
+            config.embedding_model_path,
+            state_dir / "models",
             batch=config.embedding_batch,
         )
-    return FastEmbedder(
-        config.embedding_model or DEFAULT_FASTEMBED_MODEL,
-        config.embedding_model_path,
-        state_dir / "models",
-        batch=config.embedding_batch,
     )
+
+
+class FragmentChecker:
+    """Whether the `#heading` or `#^block` a link names exists in its target; parses each target once."""
+
+    def __init__(self, service: NotesService, known: dict[str, ParsedNote] | None = None) -> None:
+        self.service = service
+        self.parsed: dict[str, ParsedNote | None] = dict(known or {})
+
+    def problem(self, resolved: str | None, fragment: str) -> str | None:
+        if resolved is None or not fragment.startswith("#") or len(fragment) < 2:
+            return None
+        parsed = self._parse(resolved)
+        if parsed is None:
+            return None
+        if fragment.startswith("#^"):
+            block = fragment[2:]
+            return None if block in parsed.block_ids else f"{resolved} has no block ^{block}"
+        wanted = heading_key(fragment[1:].split("#")[-1])
+        if any(heading_key(h.text) == wanted for h in parsed.headings):
+            return None
+        return f"{resolved} has no heading {fragment[1:]!r}"
+
+    def _parse(self, key: str) -> ParsedNote | None:
+        if key not in self.parsed:
+            try:
+                text, _ = self.service.read_text(key)
+            except ToolFailure:
+                self.parsed[key] = None
+            else:
+                self.parsed[key] = parse_note(text, posixpath.basename(key)[: -len(NOTE_SUFFIX)])
+        return self.parsed[key]
+
+
+def heading_key(text: str) -> str:
+    """Headings as links name them: Obsidian drops the characters a link cannot hold."""
+    return name_key(" ".join(re.sub(r"[#|^:%\[\]]", " ", plain_title(text)).split()))
 
 
 class NotesService:
@@ -279,8 +323,11 @@ class NotesService:
                 vectors = self.embedder.embed([p.text for p in pending])
             except EmbeddingError as exc:
                 self.progress.embedding_error = str(exc)
+                self.index.set_meta("embedding_error", str(exc))  # for `mcp-tools doctor` in another process
                 break
-            self.progress.embedding_error = None
+            if self.progress.embedding_error is not None or done == 0:
+                self.progress.embedding_error = None
+                self.index.set_meta("embedding_error", "")
             self.index.store_vectors([(p.id, v) for p, v in zip(pending, vectors, strict=True)])
             done += len(pending)
             if progress:
@@ -297,6 +344,21 @@ class NotesService:
             for key in keys:
                 self.index_path(key)
         self.embed_pending()
+
+    def embedding_status(self) -> list[str]:
+        """What `mcp-tools doctor` says about semantic search: model, vectors, dimension, last error."""
+        if self.embedder is None:
+            return ["embeddings: off (lexical search only; set [notes] embeddings to turn them on)"]
+        embedded, chunks = self.index.vector_counts()
+        dimensions = self.index.vector_dimensions()
+        lines = [
+            f"embeddings: {self.embedder.model_id}",
+            f"vectors:    {embedded}/{chunks} chunks" + (f", {dimensions} dimensions" if dimensions else ""),
+        ]
+        error = self.index.get_meta("embedding_error")
+        if error:
+            lines.append(f"last error: {error}")
+        return lines
 
     def index_state(self) -> m.IndexState:
         """Complete once a full pass over the vault has finished, in this process or an earlier one.
@@ -402,6 +464,13 @@ class NotesService:
                 raise ToolFailure("not_found", f"{key} has no heading {args.heading!r}", f"headings: {known}")
             content = text[span[0] : span[1]]
         self.index_path(key)
+        targets = FragmentChecker(self, {key: parsed})
+        broken = []
+        for row in self.index.links_from(key):
+            if row.resolved_path is None and not has_foreign_extension(row.target):
+                broken.append(f"{row.target}{row.fragment}: no such note")
+            elif (problem := targets.problem(row.resolved_path, row.fragment)) is not None:
+                broken.append(f"{row.target}{row.fragment}: {problem}")
         return m.ReadOutput(
             path=key,
             content=content,
@@ -409,6 +478,7 @@ class NotesService:
             tags=parsed.tags,
             sha256=digest,
             heading=args.heading,
+            broken_links=broken[:50],
         )
 
     def search(self, args: m.SearchArgs) -> m.SearchOutput:
@@ -428,9 +498,10 @@ class NotesService:
         )
         depth = 2000 if allowed is not None else max(args.top_k * 20, 200)
         lexical = lexical_hits(index, args.query, args.top_k * 3, allowed, depth)
+        names = name_matches(index, args.query, allowed, args.top_k * 3)
+        semantic: list[tuple[int, int, float]] = []
         mode = "lexical"
         note = None
-        hits = lexical[: args.top_k]
         if self.embedder is None:
             note = "no embedding provider configured ([notes] embeddings); lexical search only"
         else:
@@ -446,11 +517,18 @@ class NotesService:
                         self.vectors.refresh(generation, rows)
                     else:
                         self.vectors.apply(generation, [op for change in changes for op in change.ops])
-                semantic = vector_hits(self.vectors, query_vector, args.top_k * 3, allowed)
-                hits = fuse(lexical, semantic, index, args.top_k)
-                mode = "hybrid"
-                if embedded < total_chunks:
+                if self.vectors.dimensions and len(query_vector) // 4 != self.vectors.dimensions:
+                    note = (
+                        f"semantic search unavailable: the model gives {len(query_vector) // 4}-dimensional "
+                        f"vectors but the index holds {self.vectors.dimensions}-dimensional ones; run "
+                        "`mcp-tools notes index --reembed` after changing the model; lexical search only"
+                    )
+                else:
+                    semantic = vector_hits(self.vectors, query_vector, args.top_k * 3, allowed)
+                    mode = "hybrid"
+                if mode == "hybrid" and embedded < total_chunks:
                     note = f"embeddings cover {embedded} of {total_chunks} chunks; indexing continues"
+        hits = rank(lexical, names, semantic, index, args.top_k)
         state = self.index_state()
         if not state.complete:
             progress = f"{state.indexed}/{state.total} notes" if state.indexed < state.total else "being built"
@@ -460,8 +538,9 @@ class NotesService:
             m.SearchHit(
                 path=docs[h.doc_id].path,
                 title=docs[h.doc_id].title,
-                heading=h.heading,
-                snippet=h.snippet,
+                heading=h.passages[0].heading if h.passages else "",
+                snippet=h.passages[0].snippet if h.passages else "",
+                more=[m.Passage(heading=p.heading, snippet=p.snippet) for p in h.passages[1:]],
                 score=round(h.score, 6),
             )
             for h in hits
@@ -531,6 +610,7 @@ class NotesService:
         rows = self.index.links_from(key)
         _, page, next_cursor = paginate(rows, args.limit, args.cursor)
         lines = self._line_numbers({key})
+        targets = FragmentChecker(self)
         return m.ForwardLinksOutput(
             path=key,
             links=[
@@ -541,6 +621,7 @@ class NotesService:
                     fragment=r.fragment,
                     text=r.text,
                     line=lines(key, r.start),
+                    missing=targets.problem(r.resolved_path, r.fragment),
                 )
                 for r in page
             ],
@@ -711,7 +792,13 @@ class NotesService:
                 for source, (before, after, _, count) in sorted(plans.items())
             ]
             if args.dry_run:
-                return m.RenameOutput(path=old, new_path=new, dry_run=True, changed=changed)
+                targets = FragmentChecker(self)
+                warnings = [
+                    f"{r.source_path}: {r.target}{r.fragment}: {problem}"
+                    for r in self.index.links_to(old)
+                    if (problem := targets.problem(old, r.fragment)) is not None
+                ]
+                return m.RenameOutput(path=old, new_path=new, dry_run=True, changed=changed, warnings=warnings[:50])
             for source, (_, _, digest, _) in plans.items():  # nothing was edited in between
                 self._check_expected(source, digest, self._current_hash(source))
             if old in plans:

@@ -63,7 +63,7 @@ class Result(Output):
     namespace: str
     title: str
     snippet: str
-    tool: str = Field(description="Opens the hit, given `arguments`.")
+    tool: str  # opens the hit, given `arguments` (the description says so)
     arguments: dict[str, str]
     score: float
 
@@ -76,7 +76,7 @@ class Partial(Output):
 class AllResult(Output):
     results: list[Result]
     searched: list[str]
-    partial: list[Partial] = Field(description="Namespaces that timed out or failed.")
+    partial: list[Partial]  # namespaces that timed out or failed
 
 
 def _clip(text: str, limit: int) -> str:

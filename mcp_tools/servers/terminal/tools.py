@@ -193,7 +193,7 @@ class ExecuteResult(Output):
     stdout_bytes: int
     stderr_bytes: int
     truncated: bool
-    output_path: str | None = Field(description="All kept output, for files.read.")
+    output_path: str | None  # all kept output, for files.read (the description says so)
     isolation: str
 
 
