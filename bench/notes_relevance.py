@@ -119,10 +119,11 @@ def main() -> None:
     parser.add_argument("--vault", required=True, type=Path, help="a checkout of obsidian-hub")
     parser.add_argument("--model-path", help="a local fastembed model folder, for the hybrid figures")
     parser.add_argument("--verbose", action="store_true", help="list the queries whose note was not first")
+    parser.add_argument("--state", type=Path, help="keep the indexes here and reuse them (no re-embedding)")
     args = parser.parse_args()
     if not args.vault.is_dir():
         parser.error(f"{args.vault} is not a folder")
-    work = Path(tempfile.mkdtemp(prefix="notes-relevance-"))
+    work = args.state or Path(tempfile.mkdtemp(prefix="notes-relevance-"))
     try:
         modes = [("lexical", None)] + ([("hybrid", args.model_path)] if args.model_path else [])
         print(f"{len(QUERIES)} known-answer queries over {args.vault}")
@@ -146,7 +147,8 @@ def main() -> None:
             if args.verbose:
                 print("\n".join(result["misses"]))  # type: ignore[arg-type]
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.state is None:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

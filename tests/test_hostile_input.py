@@ -163,7 +163,7 @@ async def test_inputs_beyond_the_limits_are_invalid_arguments_naming_the_field(
 
 async def test_every_tool_survives_hostile_arguments(client: Client) -> None:
     tools = (await client.list_tools()).tools
-    assert {tool.name.split("_", 1)[0] for tool in tools} == {"files", "notes", "calendar", "web", "inbox"}
+    assert {tool.name.split("_", 1)[0] for tool in tools} == {"files", "notes", "calendar", "web", "inbox", "search"}
     rng = random.Random(9)
     for tool in tools:
         for _ in range(EXAMPLES_PER_TOOL):

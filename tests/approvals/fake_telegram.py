@@ -121,6 +121,10 @@ class FakeBotApi:
         with self._lock:
             return [method for method, _ in self.calls]
 
+    def until(self, probe: Any, what: str, timeout: float = 15) -> Any:
+        """Wait until `probe()` holds (called under the fake's lock), or fail saying `what`."""
+        return self._until(probe, timeout, what)
+
     def _until(self, probe: Any, timeout: float, what: str) -> Any:
         deadline = time.monotonic() + timeout
         with self._lock:

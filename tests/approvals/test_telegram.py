@@ -55,11 +55,19 @@ async def test_a_press_on_approve_runs_the_waiting_call(tmp_path: Path, fake: Fa
     async def call(client: Any) -> None:
         result["r"] = await client.call_tool("demo_erase", {"target": "old-drafts"})
 
+    confirm = {"timeout": 0, "offset": 1001, "allowed_updates": ["callback_query"]}
+
+    def confirmed() -> bool:
+        return confirm in [params for method, params in fake.calls if method == "getUpdates"]
+
     async with connect(tmp_path, app=app, elicit=None) as client, anyio.create_task_group() as group:
         group.start_soon(call, client)
         message = await in_thread(fake.sent_with_buttons)
         query = fake.press(message, "Approve")
         assert await in_thread(fake.answer_to, query) == "Approved"
+        # while the server still runs: the message is edited and the press confirmed
+        await in_thread(fake.edited_text, message["message_id"], "Approved by telegram:@ada")
+        await in_thread(fake.until, confirmed, "the press was never confirmed with the next offset")
     assert ok(result["r"]) == {"erased": "old-drafts"}
     text = message["text"]
     assert "Erase 'old-drafts'" in text and "Tool: demo.erase (high risk)" in text
@@ -74,7 +82,6 @@ async def test_a_press_on_approve_runs_the_waiting_call(tmp_path: Path, fake: Fa
     getupdates = [params for method, params in fake.calls if method == "getUpdates"]
     assert all(p["allowed_updates"] == ["callback_query"] for p in getupdates)
     assert getupdates[0]["timeout"] == 1  # long polling while the message waits
-    confirm = {"timeout": 0, "offset": 1001, "allowed_updates": ["callback_query"]}
     assert confirm in getupdates  # the press is confirmed (a poll may still follow it on a slow machine)
     rows = app.store.tail()
     assert [(row.decision, row.outcome) for row in rows] == [("approved_out_of_band", "ok")]
@@ -93,9 +100,9 @@ async def test_a_press_on_deny_declines_the_call(tmp_path: Path, fake: FakeBotAp
         group.start_soon(call, client)
         message = await in_thread(fake.sent_with_buttons)
         assert await in_thread(fake.answer_to, fake.press(message, "Deny")) == "Denied"
+        await in_thread(fake.edited_text, message["message_id"], "Denied by telegram:@ada")
     assert failure(result["r"])["kind"] == "declined_by_user"
     assert app.services["demo"].erased == []
-    await in_thread(fake.edited_text, message["message_id"], "Denied by telegram:@ada")
 
 
 async def test_presses_from_another_user_or_chat_are_refused(

@@ -238,3 +238,12 @@ async def test_caldav_exchange_dumps_stay_off(tmp_path: Path, world: World) -> N
         assert not dav_error.debug_dump_communication
     finally:
         dav_error.debug_dump_communication = False
+
+
+@pytest.mark.parametrize("text", ["9999-12-31", "0001-01-01", "9999-12-31T23:59", "1899-12-31"])
+def test_moments_at_the_ends_of_the_calendar_are_refused_clearly(text: str) -> None:
+    from mcp_tools.servers.calendar.timeutil import parse_moment
+
+    with pytest.raises(ToolFailure) as refused:
+        parse_moment(text, ZoneInfo("Pacific/Kiritimati"), "start")
+    assert refused.value.kind == "invalid_arguments" and "between the years 1900 and 9000" in refused.value.message

@@ -74,7 +74,7 @@ async def test_key_from_environment(tmp_path: Path, fake: FakeTavily) -> None:
     assert len(data["results"]) == 1
 
 
-def test_without_a_key_the_namespace_is_off(tmp_path: Path, fake: FakeTavily, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_key_the_namespace_is_off(tmp_path: Path, fake: FakeTavily) -> None:
     with pytest.raises(ConfigError, match=r"namespace web cannot start: set TAVILY_API_KEY or \[web\] api_key"):
         build_app(make_config(tmp_path, {"server": {"servers": ["web"]}, "web": {"api_base_url": fake.url}}))
     saved = dict(CATALOG)  # restored in order: the search namespace must stay last

@@ -6,6 +6,7 @@ all-day events, so day boundaries follow the person's zone, never UTC.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -18,23 +19,30 @@ Moment = dt.datetime | dt.date
 WEEKDAY_NAMES = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
+FIRST_YEAR, LAST_YEAR = 1900, 9000  # room for a day's or a zone's arithmetic at either end
+
+
 def parse_moment(text: str, zone: ZoneInfo, field: str) -> Moment:
     """An ISO 8601 date (all-day) or date-time; naive date-times are read in `zone`."""
     value = text.strip()
+    moment: Moment | None = None
     if len(value) == 10:
+        with contextlib.suppress(ValueError):
+            moment = dt.date.fromisoformat(value)
+    if moment is None:
         try:
-            return dt.date.fromisoformat(value)
+            moment = dt.datetime.fromisoformat(value)
         except ValueError:
-            pass
-    try:
-        moment = dt.datetime.fromisoformat(value)
-    except ValueError:
+            raise ToolFailure(
+                "invalid_arguments",
+                f"{field} is not an ISO 8601 date or date-time: {value[:40]!r}",
+                hint="use e.g. 2026-03-02 (all day) or 2026-03-02T09:30 or 2026-03-02T09:30:00+01:00",
+            ) from None
+    if not FIRST_YEAR <= moment.year <= LAST_YEAR:
         raise ToolFailure(
-            "invalid_arguments",
-            f"{field} is not an ISO 8601 date or date-time: {value[:40]!r}",
-            hint="use e.g. 2026-03-02 (all day) or 2026-03-02T09:30 or 2026-03-02T09:30:00+01:00",
-        ) from None
-    if moment.tzinfo is None:
+            "invalid_arguments", f"{field} must lie between the years {FIRST_YEAR} and {LAST_YEAR}: {value[:40]!r}"
+        )
+    if isinstance(moment, dt.datetime) and moment.tzinfo is None:
         return moment.replace(tzinfo=zone)
     return moment
 
