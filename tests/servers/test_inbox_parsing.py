@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mcp_tools.servers.inbox.parsing import html_to_text, parse_message
+from mcp_tools.servers.inbox.parsing import parse_message
+from mcp_tools.text import html_to_text
 from tests.servers import inbox_fixtures as mail
 
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 import base64
 import re
 
-from mcp_tools.servers.inbox.parsing import decode_bytes, html_to_text
-from mcp_tools.servers.inbox.tools import fence
+from mcp_tools.text import decode_bytes, fence, html_to_text
 from mcp_tools.tooling import ToolFailure
 
 __all__ = ["b64url_decode", "b64url_encode", "decode_bytes", "fence", "html_to_text", "is_browser_stub", "page"]

@@ -7,7 +7,6 @@ message is stored with a parse warning rather than dropped.
 
 from __future__ import annotations
 
-import codecs
 import email.header
 import email.utils
 import hashlib
@@ -17,54 +16,12 @@ from datetime import UTC, datetime
 from email import policy
 from email.message import Message
 from email.parser import BytesParser
-from html.parser import HTMLParser
 
 from mcp_tools.servers.inbox.forwarding import FORWARD_HEADER, FORWARD_MARKER
+from mcp_tools.text import decode_bytes, html_to_text, normalise_whitespace
 
 MAX_FORWARD_DEPTH = 8
 MAX_PARTS = 500
-_BLOCK_TAGS = frozenset(
-    [
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "br",
-        "dd",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hr",
-        "li",
-        "main",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "table",
-        "tbody",
-        "td",
-        "tfoot",
-        "th",
-        "thead",
-        "tr",
-        "ul",
-    ]
-)
-_SKIP_TAGS = frozenset({"script", "style", "head", "title", "template", "noscript"})
 _FORWARD_FROM = re.compile(r"^(from|von|de)\s*:\s*(.+)$", re.IGNORECASE)
 MAX_FORWARDED_SENDERS = 20
 
@@ -100,97 +57,6 @@ class ParsedMessage:
         if self.message_id:
             return "mid:" + self.message_id
         return "sha256:" + hashlib.sha256(raw).hexdigest()
-
-
-class _TextExtractor(HTMLParser):
-    """Readable text from HTML: blocks become lines, links keep their target."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self._chunks: list[str] = []
-        self._skip_depth = 0
-        self._href: str | None = None
-        self._link_text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _SKIP_TAGS:
-            self._skip_depth += 1
-        elif tag in _BLOCK_TAGS:
-            self._chunks.append("\n")
-        if tag == "li":
-            self._chunks.append("- ")
-        if tag == "a":
-            self._href = dict(attrs).get("href")
-            self._link_text = []
-        if tag == "img":
-            alt = (dict(attrs).get("alt") or "").strip()
-            if alt:
-                self._chunks.append(f"[{alt}]")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _SKIP_TAGS:
-            self._skip_depth = max(0, self._skip_depth - 1)
-        elif tag in _BLOCK_TAGS:
-            self._chunks.append("\n")
-        if tag == "a" and self._href:
-            text = "".join(self._link_text).strip()
-            href = self._href.strip()
-            if href.startswith(("http://", "https://", "mailto:")) and href != text:
-                self._chunks.append(f" ({href})")
-            self._href = None
-
-    def handle_data(self, data: str) -> None:
-        if self._skip_depth:
-            return
-        self._chunks.append(data)
-        if self._href is not None:
-            self._link_text.append(data)
-
-    def text(self) -> str:
-        return normalise_whitespace("".join(self._chunks))
-
-
-def normalise_whitespace(text: str) -> str:
-    lines = [re.sub(r"[ \t\r\f\v\u00a0]+", " ", line).strip() for line in text.split("\n")]
-    collapsed = "\n".join(lines)
-    return re.sub(r"\n{3,}", "\n\n", collapsed).strip()
-
-
-def html_to_text(html: str) -> str:
-    extractor = _TextExtractor()
-    try:
-        extractor.feed(html)
-        extractor.close()
-    except Exception:  # html.parser is lenient, but never let markup drop a message
-        return normalise_whitespace(re.sub(r"<[^>]*>", " ", html))
-    return extractor.text()
-
-
-def _known_codec(charset: str | None) -> str | None:
-    if not charset:
-        return None
-    try:
-        return codecs.lookup(charset).name
-    except (LookupError, ValueError):
-        return None
-
-
-def decode_bytes(data: bytes, charset: str | None, warnings: list[str], where: str) -> str:
-    """Decode with the declared charset; fall back to UTF-8, then Windows-1252, never raise."""
-    codec = _known_codec(charset)
-    if charset and codec is None:
-        warnings.append(f"{where}: unknown charset {charset[:40]!r}; decoded as UTF-8 with replacements")
-    if codec is not None:
-        text = data.decode(codec, errors="replace")
-        if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
-            warnings.append(f"{where}: bytes invalid in {charset} were replaced")
-        return text
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        if charset:
-            return data.decode("utf-8", errors="replace")
-        return data.decode("cp1252", errors="replace")
 
 
 def _payload_bytes(part: Message) -> bytes:
