@@ -131,9 +131,9 @@ def main() -> None:
         for mode, model_path in modes:
             service = make_service(args.vault, work / mode, model_path)
             started = time.perf_counter()
-            service.reconcile()
+            indexed = service.reconcile().indexed
             elapsed = time.perf_counter() - started
-            rate = service.index.count() / elapsed
+            rate = f"{indexed / elapsed:14.0f}" if indexed else f"{'(reused)':>14}"
             if model_path:
                 embed_started = time.perf_counter()
                 chunks = service.embed_pending()
@@ -142,7 +142,7 @@ def main() -> None:
             service.close()
             print(
                 f"{mode:8} {result['top1']:6.2f} {result['top5']:6.2f} {result['mrr']:6.3f} "
-                f"{result['p50_ms']:7.1f} {rate:14.0f}"
+                f"{result['p50_ms']:7.1f} {rate}"
             )
             if args.verbose:
                 print("\n".join(result["misses"]))  # type: ignore[arg-type]

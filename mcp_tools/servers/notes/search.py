@@ -15,6 +15,8 @@ from mcp_tools.servers.notes.markdown import name_key
 
 RRF_K = 60
 PASSAGES = 3  # best passages shown per note
+# a name that is most of the query is stronger evidence than one more ranking of the same words
+NAME_WEIGHT = 2.0
 COMMON_TERM_SHARE = 0.05  # a term in more than 5% of chunks is left out of the OR query
 PRUNE_FROM_CHUNKS = 5_000  # ...of a vault this large; small vaults are fast anyway
 TOKEN_RE = re.compile(r"\w+", re.UNICODE)
@@ -155,9 +157,14 @@ def rank(
     note counts once however many of its chunks repeat its title.
     """
     scores: dict[int, float] = {}
-    for ranking in ([h.doc_id for h in lexical], names.ranked, [doc_id for _, doc_id, _ in semantic]):
+    rankings = (
+        (1.0, [h.doc_id for h in lexical]),
+        (NAME_WEIGHT, names.ranked),
+        (1.0, [doc_id for _, doc_id, _ in semantic]),
+    )
+    for weight, ranking in rankings:
         for position, doc_id in enumerate(ranking):
-            scores[doc_id] = scores.get(doc_id, 0.0) + 1.0 / (RRF_K + position + 1)
+            scores[doc_id] = scores.get(doc_id, 0.0) + weight / (RRF_K + position + 1)
     kinds: dict[int, int] = {}
     for doc_id, kind in names.exact:
         kinds[doc_id] = min(kind, kinds.get(doc_id, kind))
