@@ -726,7 +726,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print("namespaces:")
     for status in app.statuses:
         count = len(app.visible_tools(status.name)) if status.enabled else 0
-        state = f"on  ({count} tools)" if status.enabled else f"off: {scrub_text(status.reason or '')}"
+        noun = "tool" if count == 1 else "tools"
+        state = f"on  ({count} {noun})" if status.enabled else f"off: {scrub_text(status.reason or '')}"
         if status.enabled:
             reasons: dict[str, list[str]] = {}
             for tool in app.tools.values():
