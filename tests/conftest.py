@@ -1,4 +1,4 @@
-"""Shared fixtures: the anyio backend, the test-only `demo` namespace, and result checking."""
+"""Shared fixtures: the anyio backend, the test-only `demo` namespace, result checking, the fake Google."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from mcp import Client
 from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG
 from tests.results import check_call_result
+from tests.servers.fake_google import FakeGmail, FakeGoogle
 
 
 @pytest.fixture
@@ -56,3 +57,19 @@ def results_validate_against_their_schemas() -> Iterator[None]:
 def forget_known_secrets() -> None:
     """Each test starts with no known secrets: they are process-wide and would leak across tests."""
     known_secrets.clear()
+
+
+@pytest.fixture
+def google() -> Iterator[FakeGoogle]:
+    """A fake Google on 127.0.0.1; a request the real API would refuse fails the test."""
+    fake = FakeGoogle().start()
+    try:
+        yield fake
+    finally:
+        fake.stop()
+    assert fake.violations == [], f"requests Google would refuse: {fake.violations}"
+
+
+@pytest.fixture
+def gmail(google: FakeGoogle) -> FakeGmail:
+    return FakeGmail(google)
