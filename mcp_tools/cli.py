@@ -57,7 +57,7 @@ allowed_origins = []       # extra browser Origins allowed
 
 [approvals]
 # How high-risk calls reach you when the client cannot ask (see docs/approvals.md).
-wait_seconds = 120         # a call waits this long for your answer on a channel below
+wait_seconds = 45          # a call waits this long for your answer (Claude Desktop gives up at ~60 s)
 # [approvals.page]         # `mcp-tools approvals serve`, and /approvals in `serve --http`
 # url = "http://127.0.0.1:8766/approvals"   # set it to make stdio calls wait for the page
 # [approvals.telegram]

@@ -146,7 +146,9 @@ class NotifySettings(_Section):
 
 
 class ApprovalsSettings(_Section):
-    wait_seconds: float = Field(default=120, ge=0, le=3600)
+    # Claude Desktop cancels a tool call after about 60 s whatever the progress; waiting less keeps
+    # the approval alive for the retry flow instead of having it withdrawn by the cancel.
+    wait_seconds: float = Field(default=45, ge=0, le=3600)
     progress_interval_seconds: float = Field(default=10, gt=0, le=300)
     page: ApprovalPageSettings = Field(default_factory=ApprovalPageSettings)
     telegram: TelegramSettings | None = None
