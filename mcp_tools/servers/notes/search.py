@@ -99,11 +99,10 @@ def lexical_hits(
             if len(docs) >= top_k:
                 break
             docs.setdefault(doc_id, rows)
-    chosen = {doc_id: rows[:passages] for doc_id, rows in docs.items()}
-    snippets = index.snippets(fts_query(terms, "OR"), [r[0] for rows in chosen.values() for r in rows])
+    # snippets are left empty here: `rank` computes them for the notes it keeps
     return [
-        Hit(doc_id, tuple(Passage(r[0], r[3], snippets.get(r[0], "")) for r in rows), -float(rows[0][2]))
-        for doc_id, rows in chosen.items()
+        Hit(doc_id, tuple(Passage(r[0], r[3], "") for r in rows[:passages]), -float(rows[0][2]))
+        for doc_id, rows in docs.items()
     ]
 
 
@@ -145,6 +144,7 @@ def vector_hits(
 
 
 def rank(
+    query: str,
     lexical: list[Hit],
     names: NameMatches,
     semantic: list[tuple[int, int, float]],
@@ -154,7 +154,8 @@ def rank(
     """Exact name matches first; the rest by reciprocal rank fusion of body, name and vector ranks.
 
     Fusing ranks rather than adding scores keeps any one field from winning by repetition: a long
-    note counts once however many of its chunks repeat its title.
+    note counts once however many of its chunks repeat its title. Snippets are made only for the
+    notes kept.
     """
     scores: dict[int, float] = {}
     rankings = (
@@ -181,10 +182,13 @@ def rank(
     first = index.first_chunks([d for d, c in missing.items() if c is None])
     chunk_of = {d: (c if c is not None else first.get(d)) for d, c in missing.items()}
     texts = index.chunk_texts(c for c in chunk_of.values() if c is not None)
+    shown = [p.chunk_id for d in ordered if d in found for p in found[d].passages]
+    snippets = index.snippets(fts_query(query_terms(query), "OR"), shown)
     hits = []
     for doc_id in ordered:
         if doc_id in found:
-            passages = found[doc_id].passages
+            kept = found[doc_id].passages
+            passages = tuple(Passage(p.chunk_id, p.heading, snippets.get(p.chunk_id, "")) for p in kept)
         else:
             chunk_id = chunk_of.get(doc_id)
             heading, body = texts.get(chunk_id, ("", "")) if chunk_id is not None else ("", "")

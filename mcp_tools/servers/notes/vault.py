@@ -528,7 +528,7 @@ class NotesService:
                     mode = "hybrid"
                 if mode == "hybrid" and embedded < total_chunks:
                     note = f"embeddings cover {embedded} of {total_chunks} chunks; indexing continues"
-        hits = rank(lexical, names, semantic, index, args.top_k)
+        hits = rank(args.query, lexical, names, semantic, index, args.top_k)
         state = self.index_state()
         if not state.complete:
             progress = f"{state.indexed}/{state.total} notes" if state.indexed < state.total else "being built"
