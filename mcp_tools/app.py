@@ -118,7 +118,8 @@ class App:
     def _not_served(self, name: str, spec: ToolSpec) -> ToolFailure:
         """A tool that exists but this client is not served: say how it would be."""
         toolset = f"{spec.namespace}.{spec.tier}"
-        if self.config.server.discovery == "dynamic" and spec.name not in self.selection_excluded():
+        excluded = self.selection is not None and spec.name in self.selection.excluded
+        if self.config.server.discovery == "dynamic" and not excluded:
             hint = f'Call toolsets_enable with {{"toolsets": ["{toolset}"]}}, then call it again.'
         else:
             hint = (
@@ -126,9 +127,6 @@ class App:
                 "serves it. Until then, use the tools that are listed."
             )
         return ToolFailure("unknown_tool", f"{name} is not served to this client ({self.why(spec)})", hint)
-
-    def selection_excluded(self) -> set[str]:
-        return set(self.selection.excluded) if self.selection is not None else set()
 
     def unknown_tool(self, name: str, transport: str) -> ToolFailure:
         """Why there is no tool by this name, in terms the caller can act on.

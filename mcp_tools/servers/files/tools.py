@@ -363,13 +363,19 @@ async def make_folder(service: FilesService, args: MkdirArgs, ctx: CallContext) 
     return MkdirResult(path=key, created=created)
 
 
-async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext) -> MoveResult:
+def _move_keys(args: MoveArgs) -> tuple[str, str]:
+    """Source and destination keys of a move that can make sense at all."""
     source = _key(args.source, "source")
     destination = _key(args.destination, "destination")
     if source == destination:
         raise ToolFailure("invalid_arguments", "source and destination are the same path")
     if destination.startswith(source + "/"):
         raise ToolFailure("invalid_arguments", "cannot move a folder into itself")
+    return source, destination
+
+
+async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext) -> MoveResult:
+    source, destination = _move_keys(args)
     replaced = await service.run(
         service.store.move,
         source,
@@ -382,12 +388,7 @@ async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext) -> 
 
 async def move_precheck(service: FilesService, args: MoveArgs) -> None:
     """The source exists; the destination is a new path, or a file that overwrite may replace."""
-    source = _key(args.source, "source")
-    destination = _key(args.destination, "destination")
-    if source == destination:
-        raise ToolFailure("invalid_arguments", "source and destination are the same path")
-    if destination.startswith(source + "/"):
-        raise ToolFailure("invalid_arguments", "cannot move a folder into itself")
+    source, destination = _move_keys(args)
     await _existing(service, source, "source")
     target = await service.run(service.store.stat, destination)
     if target is None:
