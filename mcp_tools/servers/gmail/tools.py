@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, model_validator
 
+from mcp_tools.servers.google.text import page
+from mcp_tools.text import fence
 from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
@@ -38,18 +40,6 @@ async def _run(service: GmailService, tool: str, function: Any, *args: Any) -> A
     import anyio
 
     return await anyio.to_thread.run_sync(call)
-
-
-def fence(label: str, content: str) -> str:
-    from mcp_tools.servers.google.text import fence as untrusted
-
-    return untrusted(label, content)
-
-
-def page(text: str, offset: int, max_chars: int, what: str) -> tuple[str, int | None]:
-    from mcp_tools.servers.google.text import page as window
-
-    return window(text, offset, max_chars, what)
 
 
 class Failed(Output):
