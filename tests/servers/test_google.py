@@ -401,6 +401,28 @@ def test_the_loopback_ignores_other_requests_until_the_answer_comes(
     assert code == 0 and token_data(tmp_path)["account"] == google.account
 
 
+def test_an_access_level_widens_the_scopes_asked_and_named(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setitem(scopes.TOOLS, "demo.read", ((scopes.DRIVE_FILE,), ("drive.files.get",)))
+    monkeypatch.setitem(scopes.WIDER, "demo.read", {"read": (scopes.DRIVE_READONLY,)})
+    assert scopes.requested_scopes(["demo.read"]) == [scopes.DRIVE_FILE]
+    assert scopes.requested_scopes(["demo.read"], {"demo": "read"}) == [scopes.DRIVE_READONLY]
+    assert scopes.requested_scopes(["demo.read"], {"demo": "all"}) == [scopes.DRIVE_FILE]  # no wider entry
+    assert scopes.missing_scopes("demo.read", [], "read") == [scopes.DRIVE_READONLY]
+    assert scopes.missing_scopes("demo.read", [scopes.DRIVE]) == []  # drive covers files.get at Google
+    assert scopes.access_levels({"gmail": {"access": "all"}})["gmail"] == "all"
+    assert scopes.access_levels({"gmail": {"access": "everything"}})["gmail"] == "app"  # the model refuses it
+
+
+def test_apis_with_a_service_path_keep_it_behind_a_configured_endpoint():
+    from mcp_tools.servers.google.client import GoogleClient
+    from mcp_tools.servers.google.config import GoogleConfig
+
+    client = GoogleClient(None, GoogleConfig(api_endpoint="http://127.0.0.1:8080"))  # type: ignore[arg-type]
+    assert client.endpoint("gmail", "v1") == "http://127.0.0.1:8080/"
+    assert client.endpoint("drive", "v3") == "http://127.0.0.1:8080/drive/v3/"
+    assert client.endpoint("calendar", "v3", "batchPath") == "http://127.0.0.1:8080/batch/calendar/v3"
+
+
 def test_upload_urls_keep_the_configured_scheme(tmp_path: Path):
     from types import SimpleNamespace
 

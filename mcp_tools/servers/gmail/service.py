@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools.servers.gmail.config import GmailConfig
 from mcp_tools.servers.gmail.mime import Body, Outgoing, addresses, extract, headers_of
-from mcp_tools.servers.google.config import GoogleConfig, token_path
+from mcp_tools.servers.google.config import GoogleConfig
+from mcp_tools.servers.google.service import GoogleService
 from mcp_tools.servers.google.text import b64url_decode, b64url_encode
 from mcp_tools.tooling import Environment, ToolFailure
 
@@ -26,73 +25,14 @@ LABEL_CACHE_SECONDS = 300
 UPLOAD_ABOVE = 4 * 1024 * 1024  # larger messages go as a media upload, not base64 inside JSON
 
 
-@dataclass
-class FilesAccess:
-    """The files store, when the files namespace is on: attachments come from and go to it."""
+class GmailService(GoogleService):
+    NAMESPACE, API, VERSION = "gmail", API, VERSION
 
-    service: Any
-
-    def read(self, path: str, limit: int) -> bytes:
-        from mcp_tools.sandbox import check_key
-
-        check_key(path, "strict", field="attachments")
-        entry = self.service.store.stat(path)
-        if entry is None or entry.type != "file":
-            raise ToolFailure("not_found", f"no file {path!r} in the files store", "paths come from files_list")
-        if entry.size is not None and entry.size > limit:
-            raise ToolFailure("too_large", f"{path} is {entry.size} bytes; the message may hold {limit} bytes")
-        return bytes(self.service.store.read_all(path, limit))
-
-    def save(self, path: str, data: bytes) -> None:
-        self.service.store.write(path, data, create_parents=True, expected_sha256=None)
-
-
-class GmailService:
     def __init__(self, config: GmailConfig, google: GoogleConfig, env: Environment, scopes: list[str]) -> None:
+        super().__init__(google, env, scopes)
         self.config = config
-        self.google_config = google
-        self.env = env
-        self.scopes = scopes
-        self._client: Any = None
-        self._lock = threading.Lock()
         self._labels: tuple[float, list[dict[str, Any]]] | None = None
         self._profile: str | None = None
-        self._files: FilesAccess | bool | None = False
-
-    def __repr__(self) -> str:
-        return "GmailService()"
-
-    # --- plumbing -----------------------------------------------------------------------------
-    @property
-    def client(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                from mcp_tools.servers.google.client import shared_client
-
-                token_file = token_path(self.google_config, self.env)
-                self._client = shared_client(self.google_config, token_file, self.scopes)
-            return self._client
-
-    def call(self, tool: str, build: Any) -> Any:
-        return self.client.execute(API, VERSION, build, tool=tool)
-
-    def files(self) -> FilesAccess | None:
-        """The files store if that namespace is on, built from its own section."""
-        if self._files is False:
-            servers = self.env.servers
-            if servers is not None and "files" not in servers:
-                self._files = None
-            else:
-                from mcp_tools.config import validate_section
-                from mcp_tools.servers import load_namespace
-
-                namespace = load_namespace("files")
-                section = validate_section("files", namespace.config_model, self.env.sections.get("files", {}))
-                try:
-                    self._files = FilesAccess(namespace.create(section, self.env))
-                except Exception:
-                    self._files = None
-        return self._files or None
 
     def sender(self, tool: str) -> str:
         if self._profile is None:
@@ -148,7 +88,7 @@ class GmailService:
             )
             for ref in refs
         ]
-        found, failed = self.client.batch(API, VERSION, requests, tool=tool) if requests else ({}, {})
+        found, failed = self.batch(tool, requests) if requests else ({}, {})
         names = self.label_names(tool)
         hits = []
         for ref in refs:
@@ -307,7 +247,7 @@ class GmailService:
                     "enable the files namespace",
                 )
             for path in args.attachments:
-                data = access.read(path, self.config.max_send_bytes)
+                data = access.read(path, self.config.max_send_bytes, field="attachments")
                 total += len(data)
                 files.append((path.rsplit("/", 1)[-1], data))
         if total > self.config.max_send_bytes:
@@ -398,7 +338,7 @@ class GmailService:
             requests = [(i, lambda s, i=i: s.users().threads().modify(userId=ME, id=i, body=body)) for i in ids]
         else:
             requests = [(i, lambda s, i=i: s.users().messages().modify(userId=ME, id=i, body=body)) for i in ids]
-        done, failed = self.client.batch(API, VERSION, requests, tool=tool)
+        done, failed = self.batch(tool, requests)
         return [i for i in ids if i in done], failed
 
     def describe_items(self, tool: str, ids: list[str], thread: bool) -> tuple[dict[str, str], dict]:
@@ -425,7 +365,7 @@ class GmailService:
                 )
                 for i in ids
             ]
-        found, failed = self.client.batch(API, VERSION, requests, tool=tool)
+        found, failed = self.batch(tool, requests)
         lines = {}
         for key, item in found.items():
             first = (item.get("messages") or [item])[0] if thread else item
@@ -440,7 +380,7 @@ class GmailService:
             requests = [(i, lambda s, i=i: s.users().threads().trash(userId=ME, id=i)) for i in ids]
         else:
             requests = [(i, lambda s, i=i: s.users().messages().trash(userId=ME, id=i)) for i in ids]
-        done, failed = self.client.batch(API, VERSION, requests, tool=tool)
+        done, failed = self.batch(tool, requests)
         return [i for i in ids if i in done], failed
 
 

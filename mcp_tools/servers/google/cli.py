@@ -10,7 +10,7 @@ from typing import Any
 
 from mcp_tools.config import Config, validate_section
 from mcp_tools.servers.google.config import AUTH_COMMAND, GoogleConfig
-from mcp_tools.servers.google.scopes import NAMESPACES, missing_scopes, requested_scopes, short
+from mcp_tools.servers.google.scopes import NAMESPACES, access_levels, missing_scopes, requested_scopes, short
 
 
 def enabled_tools(config: Config) -> list[str]:
@@ -26,6 +26,10 @@ def enabled_tools(config: Config) -> list[str]:
             continue
         names += [spec.name for spec in load_namespace(name).tools if rules.hidden_reason(spec) is None]
     return names
+
+
+def _missing(tool: str, granted: list[str], access: dict[str, str]) -> list[str]:
+    return missing_scopes(tool, granted, access.get(tool.split(".")[0], "app"))
 
 
 def _google(config: Config) -> tuple[GoogleConfig, Any]:
@@ -66,7 +70,8 @@ def auth_google(
         say("[google] uses a service account (domain-wide delegation); there is nothing to sign in.")
         return 0
     tools = enabled_tools(config)
-    scopes = requested_scopes(tools)
+    access = access_levels(config.sections)
+    scopes = requested_scopes(tools, access)
     if not scopes:
         print("mcp-tools: no Google tool is enabled (check [server] servers and [policy])", file=sys.stderr)
         return 2
@@ -87,7 +92,7 @@ def auth_google(
         print(f"mcp-tools: {error}", file=sys.stderr)
         return 1
     say(f"Signed in as {data.get('account') or 'an unknown account'}; token saved to {token_file} (mode 0600).")
-    lacking = {tool: missing for tool in tools if (missing := missing_scopes(tool, data["scopes"]))}
+    lacking = {tool: missing for tool in tools if (missing := _missing(tool, data["scopes"], access))}
     for tool, missing in lacking.items():
         say(f"warning: {tool} will not work: not granted {', '.join(short(s) for s in missing)}")
     return 0
@@ -103,10 +108,11 @@ def doctor_lines(config: Config) -> list[str]:
     except ConfigError as error:
         return [f"google:    {error}"]
     tools = enabled_tools(config)
+    access = access_levels(config.sections)
     if google.service_account_file is not None:
         return [
             f"google:    service account {google.service_account_file}, acting as {google.subject}",
-            "           scopes asked: " + ", ".join(short(s) for s in requested_scopes(tools)),
+            "           scopes asked: " + ", ".join(short(s) for s in requested_scopes(tools, access)),
         ]
     if google.client_secrets is None:
         return ["google:    not set up: set [google] client_secrets (see docs/google.md)"]
@@ -138,7 +144,7 @@ def doctor_lines(config: Config) -> list[str]:
         f"           access token expires: {expiry or 'unknown'}; refresh token: "
         f"{'stored' if data.get('refresh_token') else 'missing'}"
     )
-    lacking = {tool: missing for tool in tools if (missing := missing_scopes(tool, granted))}
+    lacking = {tool: missing for tool in tools if (missing := _missing(tool, granted, access))}
     for tool, missing in lacking.items():
         lines.append(f"           missing for {tool}: {', '.join(short(s) for s in missing)} (run `{AUTH_COMMAND}`)")
     return lines

@@ -48,6 +48,7 @@ class GoogleClient:
         self.account = account
         self.config = config
         self._local = threading.local()
+        self.access: dict[str, str] = {}  # namespace -> its `access` level, set by its service
         self.sleep: Callable[[float], None] = time.sleep
 
     def __repr__(self) -> str:
@@ -66,10 +67,17 @@ class GoogleClient:
         from googleapiclient.discovery import build
 
         http = google_auth_httplib2.AuthorizedHttp(credentials, http=httplib2.Http(timeout=self.config.timeout_seconds))
-        options = {"api_endpoint": self.config.api_endpoint} if self.config.api_endpoint else None
+        options = {"api_endpoint": self.endpoint(api, version)} if self.config.api_endpoint else None
         service = build(api, version, http=http, static_discovery=True, cache_discovery=False, client_options=options)
         cache[(api, version)] = (credentials, service)
         return service
+
+    def endpoint(self, api: str, version: str, key: str = "servicePath") -> str:
+        """Our API root plus the API's own path (drive/v3/, calendar/v3/; empty for gmail)."""
+        from mcp_tools.servers.google.scopes import discovery_document
+
+        assert self.config.api_endpoint is not None
+        return self.config.api_endpoint + (discovery_document(api, version).get(key) or "")
 
     def fix_upload(self, request: Any) -> Any:
         """googleapiclient keeps https on upload URLs when only the host was overridden; keep ours."""
@@ -82,9 +90,12 @@ class GoogleClient:
                 request.uri = urlunsplit(theirs._replace(scheme=ours.scheme))
         return request
 
+    def _access(self, tool: str) -> str:
+        return self.access.get(tool.split(".")[0], "app")
+
     def check_scopes(self, tool: str) -> None:
         """Fail before calling when the sign-in lacks a scope the tool needs."""
-        missing = missing_scopes(tool, self.account.granted_scopes())
+        missing = missing_scopes(tool, self.account.granted_scopes(), self._access(tool))
         if missing and not self.account.is_service_account:
             raise missing_scope_failure(tool, missing)
 
@@ -133,11 +144,11 @@ class GoogleClient:
         return True
 
     def _failure(self, status: int, content: Any, tool: str, retry_after: float | None) -> ToolFailure:
-        missing = missing_scopes(tool, self.account.granted_scopes()) or None
+        missing = missing_scopes(tool, self.account.granted_scopes(), self._access(tool)) or None
         if status == 403 and missing is None:
-            from mcp_tools.servers.google.scopes import TOOLS
+            from mcp_tools.servers.google.scopes import asked_scopes
 
-            missing = list(TOOLS.get(tool, ((), ()))[0])
+            missing = list(asked_scopes(tool, self._access(tool)))
         return map_http_error(
             status, content, tool=tool, missing=missing, retry_after=retry_after, redact=self.account.redact
         )
@@ -176,7 +187,7 @@ class GoogleClient:
                     answers[request_id] = (response, exception)
 
                 if self.config.api_endpoint:
-                    batch = BatchHttpRequest(callback=collect, batch_uri=self.config.api_endpoint + "batch")
+                    batch = BatchHttpRequest(callback=collect, batch_uri=self.endpoint(api, version, "batchPath"))
                 else:
                     batch = service.new_batch_http_request(callback=collect)
                 for index, (_, build_request) in enumerate(chunk):

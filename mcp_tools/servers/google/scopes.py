@@ -3,6 +3,10 @@
 A tool asks for the narrowest scope that covers what it does. Whether the granted scopes
 suffice is answered from the discovery documents' own method scopes (`methods` here), so a
 broader grant (gmail.modify, https://mail.google.com/) counts as it does at Google.
+
+Some namespaces let the person choose how far they reach with `access` in their section:
+"app" (the default: only files this app created or was given) asks for what `TOOLS` says;
+"read" and "all" ask for what `WIDER` says for that tool and level.
 """
 
 from __future__ import annotations
@@ -10,13 +14,26 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 PREFIX = "https://www.googleapis.com/auth/"
 GMAIL_READONLY = PREFIX + "gmail.readonly"
 GMAIL_COMPOSE = PREFIX + "gmail.compose"
 GMAIL_SEND = PREFIX + "gmail.send"
 GMAIL_MODIFY = PREFIX + "gmail.modify"
+DRIVE_FILE = PREFIX + "drive.file"  # files this app created or the person opened with it
+DRIVE_READONLY = PREFIX + "drive.readonly"
+DRIVE = PREFIX + "drive"
+DOCUMENTS_READONLY = PREFIX + "documents.readonly"
+DOCUMENTS = PREFIX + "documents"
+SPREADSHEETS_READONLY = PREFIX + "spreadsheets.readonly"
+SPREADSHEETS = PREFIX + "spreadsheets"
+TASKS_READONLY = PREFIX + "tasks.readonly"
+TASKS = PREFIX + "tasks"
+CALENDAR_READONLY = PREFIX + "calendar.readonly"
+CALENDAR_EVENTS = PREFIX + "calendar.events"
+CALENDAR_FREEBUSY = PREFIX + "calendar.freebusy"
 
 
 # tool -> (scopes to ask for, API methods it calls)
@@ -40,22 +57,43 @@ TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+# tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
+WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
+ACCESS_LEVELS = ("app", "read", "all")
+
+
+def asked_scopes(tool: str, access: str = "app") -> tuple[str, ...]:
+    """The scopes one tool asks for at an access level."""
+    if tool not in TOOLS:
+        return ()
+    return WIDER.get(tool, {}).get(access) or TOOLS[tool][0]
+
+
+def access_levels(sections: Mapping[str, Any]) -> dict[str, str]:
+    """Namespace -> the `access` its section sets (raw config, before validation)."""
+    levels = {}
+    for name in NAMESPACES:
+        section = sections.get(name)
+        value = section.get("access") if isinstance(section, Mapping) else None
+        levels[name] = value if value in ACCESS_LEVELS else "app"
+    return levels
+
+
 def short(scope: str) -> str:
     return scope.removeprefix(PREFIX)
 
 
-def requested_scopes(tool_names: Iterable[str]) -> list[str]:
-    """The scopes to ask for when these tools are enabled."""
+def requested_scopes(tool_names: Iterable[str], access: Mapping[str, str] | None = None) -> list[str]:
+    """The scopes to ask for when these tools are enabled; `access`: namespace -> level."""
     wanted: set[str] = set()
     for name in tool_names:
-        if name in TOOLS:
-            wanted.update(TOOLS[name][0])
+        wanted.update(asked_scopes(name, (access or {}).get(name.split(".")[0], "app")))
     return sorted(wanted)
 
 
 @functools.cache
-def method_scopes(api: str, version: str) -> dict[str, frozenset[str]]:
-    """Method id -> the scopes Google accepts for it, from the shipped discovery document."""
+def discovery_document(api: str, version: str) -> dict[str, Any]:
+    """The discovery document shipped in googleapiclient ({} when the library is missing)."""
     import importlib.util
 
     spec = importlib.util.find_spec("googleapiclient")
@@ -63,7 +101,14 @@ def method_scopes(api: str, version: str) -> dict[str, frozenset[str]]:
         return {}
     path = os.path.join(os.path.dirname(spec.origin), "discovery_cache", "documents", f"{api}.{version}.json")
     with open(path, encoding="utf-8") as handle:
-        document = json.load(handle)
+        document: dict[str, Any] = json.load(handle)
+    return document
+
+
+@functools.cache
+def method_scopes(api: str, version: str) -> dict[str, frozenset[str]]:
+    """Method id -> the scopes Google accepts for it, from the shipped discovery document."""
+    document = discovery_document(api, version)
     found: dict[str, frozenset[str]] = {}
     stack = [document.get("resources", {})]
     while stack:
@@ -77,12 +122,12 @@ def method_scopes(api: str, version: str) -> dict[str, frozenset[str]]:
 _API_VERSIONS = {"gmail": "v1", "drive": "v3", "docs": "v1", "sheets": "v4", "tasks": "v1", "calendar": "v3"}
 
 
-def missing_scopes(tool: str, granted: Iterable[str]) -> list[str]:
+def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> list[str]:
     """Scopes to ask for because some method of the tool accepts none of those granted."""
     if tool not in TOOLS:
         return []
     granted = set(granted)
-    asked, methods = TOOLS[tool]
+    asked, methods = asked_scopes(tool, access), TOOLS[tool][1]
     uncovered = []
     for method in methods:
         api = method.split(".", 1)[0]

@@ -266,7 +266,7 @@ class FakeGoogle:
                 return self.token_endpoint(body)
             if path == "/o/oauth2/auth" and verb == "GET":
                 return self.authorize(parse_qs(parts.query))
-            if path == "/batch" and verb == "POST":
+            if (path == "/batch" or path.startswith("/batch/")) and verb == "POST":
                 return self.batch(headers, body)
             return self.api_call(verb, path, parse_qs(parts.query, keep_blank_values=True), headers, body)
         except ApiError as error:
