@@ -14,17 +14,10 @@ import pytest
 from mcp_tools.servers.google import scopes
 from tests.harness import annotation, connect, failure, ok, text_of
 from tests.servers.fake_google import FakeGoogle, FakeTasks
-from tests.servers.gmail_fixtures import sign_in
+from tests.servers.tasks_fixtures import BOTH
+from tests.servers.tasks_fixtures import tasks_settings as settings_for
 
 pytestmark = pytest.mark.anyio
-BOTH = [scopes.TASKS_READONLY, scopes.TASKS]
-
-
-def settings_for(tmp_path: Path, google: FakeGoogle, granted: list[str] | None = None) -> dict[str, Any]:
-    settings = sign_in(tmp_path, google, granted or BOTH, servers=["tasks"])
-    del settings["gmail"]
-    settings["tasks"] = {}
-    return settings
 
 
 def titles(data: dict[str, Any]) -> list[str]:
