@@ -385,3 +385,20 @@ async def test_definitions_fit_the_budget_and_say_what_they_do(tmp_path: Path, g
     assert annotation(tools["tasks_list"], "read_only_hint") is True
     assert annotation(tools["tasks_create"], "destructive_hint") is False
     assert "Risk: high" in (tools["tasks_delete"].description or "")
+
+
+def test_tasks_runs_only_when_asked_for_so_a_gmail_sign_in_asks_no_tasks_scope(tmp_path: Path, google: FakeGoogle):
+    from mcp_tools.app import build_app
+    from mcp_tools.servers.google.cli import enabled_tools
+    from tests.harness import make_config
+
+    settings = settings_for(tmp_path, google)
+    del settings["tasks"], settings["server"]["servers"]
+    app = build_app(make_config(tmp_path, settings))
+    status = next(status for status in app.statuses if status.name == "tasks")
+    assert not status.enabled and "[tasks]" in (status.reason or "")
+    assert not any(name.startswith("tasks.") for name in enabled_tools(app.config))
+    assert "gmail" in app.namespaces  # the same sign-in serves gmail, which is on by default
+    settings["tasks"] = {}
+    app = build_app(make_config(tmp_path, settings))
+    assert "tasks" in app.namespaces and "tasks.delete" in enabled_tools(app.config)

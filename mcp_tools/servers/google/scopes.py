@@ -153,3 +153,10 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 # The namespaces that sign in with the `[google]` account.
 NAMESPACES = ("gmail", "tasks")
+# Those that run only when asked for (their own section, or named in [server] servers), so signing
+# in for one Google service never asks for the scopes of another.
+OPT_IN = frozenset({"tasks"})
+
+
+def opted_in(name: str, sections: Mapping[str, Any], selected: Iterable[str] | None) -> bool:
+    return name not in OPT_IN or name in sections or (selected is not None and name in selected)
