@@ -72,19 +72,19 @@ class OneTask(Output):
     task: Task
 
 
-def _task_line(task: Task, depth: int = 0) -> str:
+def _task_line(task: Task, depth: int = 0, notes: bool = True) -> str:
     box = "[x]" if task.status == "completed" else "[ ]"
     due = f" (due {task.due})" if task.due else ""
     line = f"{'  ' * depth}- {box} {task.title}{due} id {task.id}"
-    if task.notes:
-        first = task.notes.strip().splitlines()[0][:120] if task.notes.strip() else ""
-        line += f"\n{'  ' * depth}    notes: {first}" + (" ..." if len(task.notes) > len(first) else "")
+    if notes and task.notes.strip():
+        first = task.notes.strip().splitlines()[0][:120]
+        line += f"\n{'  ' * depth}    notes: {first}" + (" ..." if len(task.notes.strip()) > len(first) else "")
     return line
 
 
 def render_one(result: OneTask) -> str:
     task = result.task
-    lines = [f"Task {task.id} in list {result.list_title!r} (id {result.list_id}):", _task_line(task)]
+    lines = [f"Task {task.id} in list {result.list_title!r} (id {result.list_id}):", _task_line(task, notes=False)]
     if task.notes:
         lines.append("Notes:\n" + task.notes)
     if task.completed:
@@ -323,6 +323,11 @@ def describe_delete(args: DeleteArgs) -> str:
     return line + (f" ({', '.join(details)})" if details else "")
 
 
+def render_delete(result: DeleteResult) -> str:
+    subtasks = f" with its {result.subtasks} subtask(s)" if result.subtasks else ""
+    return f"Deleted the task {result.title!r} (id {result.deleted}){subtasks} from the list {result.list_title!r}."
+
+
 async def delete(service: TasksService, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
     tool = "tasks.delete"
     if args._found is None:
@@ -422,5 +427,6 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         tier="extended",
         destructive=True,
+        render_text=render_delete,
     ),
 ]
