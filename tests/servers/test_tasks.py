@@ -71,6 +71,28 @@ async def test_subtasks_come_under_their_parent_in_googles_order(tmp_path: Path,
     assert "  - [ ] Renew passport" in text and "- [ ] Call mum" in text and "<<<untrusted task list" in text
 
 
+async def test_a_subtask_without_its_parent_on_the_page_keeps_the_parent_id(
+    tmp_path: Path, google: FakeGoogle, tasks: FakeTasks
+):
+    done = tasks.add("Finished project", completed=True)
+    tasks.add("Follow-up", parent=done.id)
+    first = tasks.add("First")
+    tasks.add("Second", parent=first.id)
+    tasks.add("Third", parent=first.id)
+    async with connect(tmp_path, settings_for(tmp_path, google)) as client:
+        open_ = ok(await client.call_tool("tasks_list", {"list": "@default"}))
+        page = ok(await client.call_tool("tasks_list", {"list": "@default", "limit": 2}))
+        rest = ok(await client.call_tool("tasks_list", {"list": "@default", "cursor": page["next_cursor"]}))
+    assert [(t["title"], t["depth"], t["parent"]) for t in open_["tasks"]] == [
+        ("Follow-up", 0, done.id),  # its parent is completed, so not listed
+        ("First", 0, None),
+        ("Second", 1, first.id),
+        ("Third", 1, first.id),
+    ]
+    assert titles(page) == ["Follow-up", "First"] and titles(rest) == ["Second", "Third"]
+    assert rest["tasks"][0]["parent"] == first.id
+
+
 async def test_status_filters_include_tasks_completed_in_googles_own_apps(
     tmp_path: Path, google: FakeGoogle, tasks: FakeTasks
 ):
