@@ -424,3 +424,27 @@ def test_tasks_runs_only_when_asked_for_so_a_gmail_sign_in_asks_no_tasks_scope(t
     settings["tasks"] = {}
     app = build_app(make_config(tmp_path, settings))
     assert "tasks" in app.namespaces and "tasks.delete" in enabled_tools(app.config)
+
+
+@pytest.mark.parametrize("zone", ["Pacific/Honolulu", "Pacific/Apia"])
+async def test_a_real_server_process_in_a_far_zone_keeps_the_date(
+    tmp_path: Path, google: FakeGoogle, tasks: FakeTasks, zone: str
+):
+    """The server as a separate process started with TZ set, over stdio: the date written is read back."""
+    from mcp import Client
+
+    from tests.processes import stdio_params
+
+    settings = settings_for(tmp_path, google)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[server]\nservers = ["tasks"]\ntools = ["tasks"]\nstate_dir = "{tmp_path / "state"}"\n'
+        f'data_dir = "{tmp_path / "data"}"\n[tasks]\n'
+        f'[google]\nclient_secrets = "{settings["google"]["client_secrets"]}"\napi_endpoint = "{google.url}"\n'
+    )
+    async with Client(stdio_params(config, TZ=zone)) as client:
+        made = ok(await client.call_tool("tasks_create", {"title": "New year", "due": "2027-01-01"}))
+        listed = ok(await client.call_tool("tasks_list", {"list": "@default", "due_from": "2027-01-01"}))
+        before = ok(await client.call_tool("tasks_list", {"list": "@default", "due_to": "2026-12-31"}))
+    assert made["task"]["due"] == "2027-01-01" and tasks.tasks[made["task"]["id"]].due == "2027-01-01T00:00:00.000Z"
+    assert [(t["title"], t["due"]) for t in listed["tasks"]] == [("New year", "2027-01-01")] and before["tasks"] == []
