@@ -20,11 +20,12 @@ from mcp import Client
 from mcp_tools.app import build_app
 from tests.harness import connect, failure, make_config
 from tests.servers import inbox_fixtures as mail
-from tests.servers.fake_google import FakeGoogle
+from tests.servers.fake_google import FakeGoogle, FakeTasks
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily
 from tests.servers.gmail_fixtures import sign_in
 from tests.servers.http_fixtures import fixed_resolver
 from tests.servers.notes_fixtures import wait_indexed, write_vault
+from tests.servers.tasks_fixtures import tasks_settings
 
 pytestmark = pytest.mark.anyio
 EXAMPLES_PER_TOOL = 40
@@ -220,6 +221,20 @@ async def test_the_account_and_power_tools_survive_hostile_arguments(tmp_path: P
         tools = [tool for tool in (await connected.list_tools()).tools if not tool.name.startswith("files_")]
         assert {tool.name.split("_", 1)[0] for tool in tools} == {"gmail", "terminal", "http"}
         rng = random.Random(11)
+        for tool in tools:
+            for _ in range(EXAMPLES_PER_TOOL):
+                arguments = hostile_arguments(rng, tool.input_schema)
+                result = await connected.call_tool(tool.name, arguments)
+                assert_answered_cleanly(tool.name, arguments, result)
+
+
+async def test_google_tasks_survive_hostile_arguments(tmp_path: Path, google: FakeGoogle, tasks: FakeTasks) -> None:
+    """Every tasks tool against the fake Google Tasks, which refuses what Google would refuse."""
+    tasks.add("Target", notes="n", due="2026-03-05T00:00:00.000Z")
+    async with connect(tmp_path, tasks_settings(tmp_path, google), elicit=None) as connected:
+        tools = (await connected.list_tools()).tools
+        assert {tool.name.split("_", 1)[0] for tool in tools} == {"tasks"}
+        rng = random.Random(13)
         for tool in tools:
             for _ in range(EXAMPLES_PER_TOOL):
                 arguments = hostile_arguments(rng, tool.input_schema)

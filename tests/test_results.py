@@ -25,8 +25,10 @@ from tests.harness import connect, make_config
 from tests.results import InvalidResult, check_call_result, error_payload
 from tests.servers import inbox_fixtures as mail
 from tests.servers.calendar_fixtures import World, person_event, radicale_server, world_fixture  # noqa: F401  (fixtures)
+from tests.servers.fake_google import FakeGoogle, FakeTasks
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily, Reply
 from tests.servers.notes_fixtures import wait_indexed, write_vault
+from tests.servers.tasks_fixtures import tasks_settings
 
 pytestmark = pytest.mark.anyio
 NAMESPACES = ("files", "notes", "calendar", "web", "inbox", "demo")
@@ -339,6 +341,41 @@ async def test_every_high_risk_tool_without_a_form_returns_an_approval_that_vali
         always = "Risk: high; asks the person first."  # tools that may escalate say "high for some arguments"
         asking = {name for name in run.tools if always in (run.tools[name].description or "")}
         assert asking <= set(high), f"add a call that needs approval for each to this test: {asking - set(high)}"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_every_tasks_tool_succeeds_fails_and_asks_with_results_that_validate(
+    tmp_path: Path, google: FakeGoogle, tasks: FakeTasks, mode: str
+) -> None:
+    """The tasks namespace against the fake Google Tasks: each tool once right, once wrong."""
+    parent = tasks.add("Parent", due="2026-03-05T00:00:00.000Z", notes="n")
+    tasks.add("Child", parent=parent.id, completed=True)
+    doomed = tasks.add("Doomed")
+    async with connect(tmp_path, tasks_settings(tmp_path, google), mode=mode) as client:
+        run = Coverage(client, None)  # type: ignore[arg-type]
+        await run.list()
+        for name in run.tools:
+            await run.fails(name, {"not_an_argument": 1}, "invalid_arguments")
+        await run.ok("tasks_list", {})
+        await run.ok("tasks_list", {"list": "My Tasks", "status": "all", "due_from": "2026-03-01", "limit": 1})
+        await run.fails("tasks_list", {"list": "No such list"}, "not_found")
+        await run.ok("tasks_get", {"id": parent.id})
+        await run.fails("tasks_get", {"id": "missing"}, "not_found")
+        made = await run.ok("tasks_create", {"title": "New", "due": "2026-03-06", "parent": parent.id})
+        await run.fails("tasks_create", {"title": "x", "due": "tomorrow"}, "invalid_arguments")
+        await run.ok("tasks_update", {"id": made["task"]["id"], "notes": "", "clear_due": True})
+        await run.fails("tasks_update", {"id": "missing", "title": "x"}, "not_found")
+        await run.ok("tasks_complete", {"id": made["task"]["id"]})
+        await run.ok("tasks_complete", {"id": made["task"]["id"], "undo": True})
+        await run.fails("tasks_complete", {"id": "missing"}, "not_found")
+        await run.ok("tasks_delete", {"id": doomed.id})
+        await run.fails("tasks_delete", {"id": doomed.id}, "not_found")
+    assert run.succeeded == set(run.tools) == run.failed
+    async with connect(tmp_path, tasks_settings(tmp_path, google), elicit=None, mode=mode) as client:
+        run = Coverage(client, None)  # type: ignore[arg-type]
+        await run.list()
+        error = await run.fails("tasks_delete", {"id": parent.id}, "approval_required")
+    assert error["approval_id"] in error["hint"] and "'Parent'" in error["message"]
 
 
 async def test_numbers_json_cannot_carry_still_give_valid_results(tmp_path: Path) -> None:

@@ -114,6 +114,19 @@ def _one_or_many_ids(arguments: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _tasks_dates(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Google's RFC 3339 `due`/`dueMin`/`dueMax` become the date Google keeps (the part before the T);
+    `showCompleted` becomes tasks.list's `status`."""
+    out = dict(arguments)
+    for key in ("due", "due_from", "due_to"):
+        value = out.get(key)
+        if isinstance(value, str) and len(value) > 10 and value[10] == "T":
+            out[key] = value[:10]
+    if "showCompleted" in out and "status" not in out:
+        out["status"] = "all" if out.pop("showCompleted") else "open"
+    return out
+
+
 def _command_line(arguments: dict[str, Any]) -> dict[str, Any]:
     """A `command` string is split into argv as a shell would (no shell runs it); a list is argv."""
     import shlex
@@ -184,7 +197,16 @@ _DRIVE = {
 }
 _DOCS = {"documentId": "id", "document_id": "id", "containsText": "find", "replaceText": "replace"}
 _SHEETS = {"spreadsheetId": "id", "spreadsheet_id": "id", "valueInputOption": "value_input"}
-_TASKS = {**_PAGING, "taskListId": "list_id", "tasklist": "list_id", "taskId": "id", "task_id": "id", "due": "due"}
+_TASKS = {
+    **_PAGING,
+    "taskListId": "list",
+    "tasklist": "list",
+    "list_id": "list",
+    "taskId": "id",
+    "task_id": "id",
+    "dueMin": "due_from",
+    "dueMax": "due_to",
+}
 _CALENDAR = {**_PAGING, "timeMin": "start", "timeMax": "end", "eventId": "uid", "event_id": "uid", "summary": "title"}
 _SEARCH = {"top_k": "limit", "max_results": "limit", "maxResults": "limit", "num_results": "limit"}
 _WEB = {"top_k": "max_results", "maxResults": "max_results", "num_results": "max_results", "limit": "max_results"}
@@ -246,12 +268,12 @@ ALIASES: Mapping[str, Alias] = {
     "sheets_append": _seed("sheets.append", _SHEETS),
     "sheets_create": _seed("sheets.create", _SHEETS),
     "sheets_clear": _seed("sheets.clear", _SHEETS),
-    "tasks_list": _seed("tasks.list", _TASKS),
-    "tasks_get": _seed("tasks.get", _TASKS),
-    "tasks_create": _seed("tasks.create", _TASKS),
-    "tasks_update": _seed("tasks.update", _TASKS),
-    "tasks_complete": _seed("tasks.complete", _TASKS),
-    "tasks_delete": _seed("tasks.delete", _TASKS),
+    "tasks_list": _seed("tasks.list", _TASKS, _tasks_dates),
+    "tasks_get": _seed("tasks.get", _TASKS, _tasks_dates),
+    "tasks_create": _seed("tasks.create", _TASKS, _tasks_dates),
+    "tasks_update": _seed("tasks.update", _TASKS, _tasks_dates),
+    "tasks_complete": _seed("tasks.complete", _TASKS, _tasks_dates),
+    "tasks_delete": _seed("tasks.delete", _TASKS, _tasks_dates),
     "calendar_list": _seed("calendar.events", _CALENDAR, _google_event),
     "calendar_events": _seed("calendar.events", _CALENDAR, _google_event),
     "calendar_availability": _seed("calendar.availability", _CALENDAR, _google_event),

@@ -10,7 +10,7 @@ from typing import Any
 
 from mcp_tools.config import Config, validate_section
 from mcp_tools.servers.google.config import AUTH_COMMAND, GoogleConfig
-from mcp_tools.servers.google.scopes import NAMESPACES, access_levels, missing_scopes, requested_scopes, short
+from mcp_tools.servers.google.scopes import NAMESPACES, access_levels, missing_scopes, opted_in, requested_scopes, short
 
 
 def enabled_tools(config: Config) -> list[str]:
@@ -22,7 +22,7 @@ def enabled_tools(config: Config) -> list[str]:
     selected = config.server.servers
     names = []
     for name in NAMESPACES:
-        if selected is not None and name not in selected:
+        if (selected is not None and name not in selected) or not opted_in(name, config.sections, selected):
             continue
         names += [spec.name for spec in load_namespace(name).tools if rules.hidden_reason(spec) is None]
     return names

@@ -56,6 +56,20 @@ TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gmail.trash": ((GMAIL_MODIFY,), ("gmail.users.messages.trash", "gmail.users.threads.trash")),
 }
 
+# Google Tasks: reading asks tasks.readonly; every write asks tasks. A list is named by id,
+# title or @default, so each tool may read the task lists first.
+_TASK_LISTS = ("tasks.tasklists.list", "tasks.tasklists.get")
+TOOLS.update(
+    {
+        "tasks.list": ((TASKS_READONLY,), (*_TASK_LISTS, "tasks.tasks.list")),
+        "tasks.get": ((TASKS_READONLY,), (*_TASK_LISTS, "tasks.tasks.get")),
+        "tasks.create": ((TASKS,), (*_TASK_LISTS, "tasks.tasks.insert")),
+        "tasks.update": ((TASKS,), (*_TASK_LISTS, "tasks.tasks.patch")),
+        "tasks.complete": ((TASKS,), (*_TASK_LISTS, "tasks.tasks.patch")),
+        "tasks.delete": ((TASKS,), (*_TASK_LISTS, "tasks.tasks.get", "tasks.tasks.list", "tasks.tasks.delete")),
+    }
+)
+
 
 # tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
 WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -138,4 +152,11 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 
 # The namespaces that sign in with the `[google]` account.
-NAMESPACES = ("gmail",)
+NAMESPACES = ("gmail", "tasks")
+# Those that run only when asked for (their own section, or named in [server] servers), so signing
+# in for one Google service never asks for the scopes of another.
+OPT_IN = frozenset({"tasks"})
+
+
+def opted_in(name: str, sections: Mapping[str, Any], selected: Iterable[str] | None) -> bool:
+    return name not in OPT_IN or name in sections or (selected is not None and name in selected)

@@ -140,6 +140,8 @@ class Discovery:
         self._check_schema({"$ref": method.request_ref}, body, "body")
 
     def _check_schema(self, schema: dict[str, Any], value: Any, where: str) -> None:
+        if value is None and where != "body":
+            return  # JSON null for a field is its default: how a patch clears it
         if "$ref" in schema:
             schema = self.schemas[schema["$ref"]]
         kind = schema.get("type")

@@ -1,0 +1,118 @@
+"""Benchmark the tasks namespace against the fake Google Tasks on 127.0.0.1 (no network).
+
+`tasks.list` of a 100-task list (a fifth of them subtasks) and `tasks.create`, through the real
+MCP client and the policy layer (audit row, medium-risk notice), against the same requests made
+directly with googleapiclient (tasklists.get @default, then tasks.list or tasks.insert).
+p50 and p95, interleaved call by call.
+
+Run: .venv/bin/python bench/tasks.py [--calls 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.harness import connect  # noqa: E402
+from tests.servers.fake_google import FakeGoogle, FakeTasks  # noqa: E402
+from tests.servers.tasks_fixtures import tasks_settings  # noqa: E402
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def direct_calls(google: FakeGoogle, token: str) -> tuple[Callable[[], int], Callable[[], str]]:
+    import httplib2
+    from google.oauth2.credentials import Credentials
+    from google_auth_httplib2 import AuthorizedHttp
+    from googleapiclient.discovery import build
+
+    http = AuthorizedHttp(Credentials(token), http=httplib2.Http())
+    service = build("tasks", "v1", http=http, static_discovery=True, client_options={"api_endpoint": google.url})
+
+    def listing() -> int:
+        found = service.tasklists().get(tasklist="@default").execute()
+        page = service.tasks().list(tasklist=found["id"], maxResults=100, showCompleted=False).execute()
+        return len(page["items"])
+
+    def create() -> str:
+        found = service.tasklists().get(tasklist="@default").execute()
+        body = {"title": "Bench", "status": "needsAction", "due": "2026-03-05T00:00:00.000Z"}
+        return service.tasks().insert(tasklist=found["id"], body=body).execute()["id"]
+
+    return listing, create
+
+
+async def compare(name: str, ours: Callable[[], Any], theirs: Callable[[], Any], calls: int) -> None:
+    mine: list[float] = []
+    direct: list[float] = []
+    for _ in range(5):  # warm up both (imports, service build)
+        await ours()
+        await anyio.to_thread.run_sync(theirs)
+    for _ in range(calls):
+        started = time.perf_counter()
+        await ours()
+        mine.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        await anyio.to_thread.run_sync(theirs)
+        direct.append(time.perf_counter() - started)
+    print(f"{name} ({calls} calls each, interleaved)")
+    for label, values in (("mcp-tools (MCP client, policy, audit)", mine), ("googleapiclient directly", direct)):
+        p50, p95 = percentile(values, 0.5) * 1000, percentile(values, 0.95) * 1000
+        print(f"  {label:<38} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms")
+    print(
+        f"  ratio p50 x{percentile(mine, 0.5) / percentile(direct, 0.5):.2f}   "
+        f"p95 x{percentile(mine, 0.95) / percentile(direct, 0.95):.2f}"
+    )
+
+
+async def main(calls: int) -> None:
+    google = FakeGoogle().start()
+    tasks = FakeTasks(google)
+    parent = None
+    for number in range(100):
+        if number % 5 == 0:
+            parent = tasks.add(f"Task {number}", due="2026-03-05T00:00:00.000Z")
+        else:
+            tasks.add(f"Task {number}", parent=parent.id if number % 5 == 1 and parent else None)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            base = Path(tmp)
+            settings = tasks_settings(base, google)
+            token = json.loads((base / "state" / "google" / "token.json").read_text())["token"]
+            listing, create = direct_calls(google, token)
+            async with connect(base, settings) as client:
+
+                async def our_list() -> None:
+                    result = await client.call_tool("tasks_list", {"list": "@default", "limit": 100})
+                    assert not result.is_error and len(result.structured_content["tasks"]) == 100
+
+                async def our_create() -> None:
+                    result = await client.call_tool("tasks_create", {"title": "Bench", "due": "2026-03-05"})
+                    assert not result.is_error
+
+                await compare("tasks.list of 100 tasks", our_list, listing, calls)
+                await compare("tasks.create with a due date", our_create, create, calls)
+    finally:
+        google.stop()
+    assert not google.violations, google.violations
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=40)
+    options = parser.parse_args()
+    anyio.run(main, options.calls)
