@@ -7,22 +7,27 @@ the person's own events need their confirmation. caldav and icalendar load lazil
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from mcp_tools.servers.calendar.config import CalendarConfig, resolve_settings
-from mcp_tools.servers.calendar.service import CalendarService
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.tools import TOOLS
 from mcp_tools.tooling import CliCommand, Environment, Namespace
 
+if TYPE_CHECKING:
+    from mcp_tools.servers.calendar.backend import CalendarBackend
 
-def create(config: CalendarConfig, env: Environment) -> CalendarService:
+
+def create(config: CalendarConfig, env: Environment) -> CalendarBackend:
     """Cheap: validates the config and opens nothing; the server is first reached on use."""
     settings = resolve_settings(config, env.env)
     created = CreatedEvents(env.namespace_state_dir("calendar") / "created_events.sqlite3")
-    return CalendarService(settings, created)
+    from mcp_tools.servers.calendar.caldav import CalDavCalendar
+
+    return CalDavCalendar(settings, created)
 
 
-async def _check(service: CalendarService, options: argparse.Namespace) -> int:
+async def _check(service: CalendarBackend, options: argparse.Namespace) -> int:
     from mcp_tools.tooling import ToolFailure
 
     try:
@@ -34,7 +39,7 @@ async def _check(service: CalendarService, options: argparse.Namespace) -> int:
     return 0
 
 
-NAMESPACE: Namespace[CalendarService] = Namespace(
+NAMESPACE: Namespace[CalendarBackend] = Namespace(
     name="calendar",
     description="One dedicated CalDAV calendar: busy times, events, and changes the person confirms.",
     config_model=CalendarConfig,

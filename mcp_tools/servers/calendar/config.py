@@ -1,4 +1,4 @@
-"""The `[calendar]` config section and how it becomes settings the service can trust."""
+"""The `[calendar]` config section and how it becomes settings a backend can trust."""
 
 from __future__ import annotations
 
@@ -54,11 +54,8 @@ class CalendarConfig(BaseModel):
 
 @dataclass(frozen=True)
 class Settings:
-    """Validated, resolved configuration; `repr` never shows the password."""
+    """What every backend shares: the calendar chosen, the zone, working hours, fields returned."""
 
-    url: str
-    username: str | None
-    password: SecretStr | None = field(repr=False)
     calendar: str
     zone: ZoneInfo
     hours: tuple[dt.time, dt.time]
@@ -66,6 +63,15 @@ class Settings:
     include_location: bool
     include_description: bool
     timeout_seconds: float
+
+
+@dataclass(frozen=True)
+class CalDavSettings(Settings):
+    """Validated, resolved CalDAV configuration; `repr` never shows the password."""
+
+    url: str
+    username: str | None
+    password: SecretStr | None = field(repr=False)
 
     @property
     def calendar_is_url(self) -> bool:
@@ -85,7 +91,19 @@ def safe_url(url: str) -> str:
     return f"{parts.scheme}://{host}{port}"
 
 
-def resolve_settings(config: CalendarConfig, env: Mapping[str, str]) -> Settings:
+def common_settings(config: CalendarConfig, env: Mapping[str, str]) -> dict[str, object]:
+    start, end = parse_working_hours(config.working_hours)
+    return {
+        "zone": resolve_zone(config.timezone, env),
+        "hours": (start, end),
+        "weekdays": frozenset(WEEKDAY_NAMES.index(day) for day in config.working_days),
+        "include_location": config.include_location,
+        "include_description": config.include_description,
+        "timeout_seconds": config.timeout_seconds,
+    }
+
+
+def resolve_settings(config: CalendarConfig, env: Mapping[str, str]) -> CalDavSettings:
     """Check everything that can be checked without I/O; raise NotConfigured with what to set."""
     if not config.url:
         raise NotConfigured(
@@ -111,18 +129,12 @@ def resolve_settings(config: CalendarConfig, env: Mapping[str, str]) -> Settings
     password = config.password
     if env.get(PASSWORD_ENV):
         password = SecretStr(env[PASSWORD_ENV])
-    start, end = parse_working_hours(config.working_hours)
-    return Settings(
+    return CalDavSettings(
         url=config.url,
         username=config.username,
         password=password,
         calendar=config.calendar,
-        zone=resolve_zone(config.timezone, env),
-        hours=(start, end),
-        weekdays=frozenset(WEEKDAY_NAMES.index(day) for day in config.working_days),
-        include_location=config.include_location,
-        include_description=config.include_description,
-        timeout_seconds=config.timeout_seconds,
+        **common_settings(config, env),  # type: ignore[arg-type]
     )
 
 
