@@ -8,6 +8,7 @@ plain values below, so the rules never see iCalendar or Google JSON.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -161,3 +162,38 @@ def check_order(start: Moment, end: Moment) -> None:
         )
     if end <= start:
         raise ToolFailure("invalid_arguments", "end must be after start")
+
+
+RULE_PARTS = frozenset(
+    {"FREQ", "UNTIL", "COUNT", "INTERVAL", "BYSECOND", "BYMINUTE", "BYHOUR", "BYDAY", "BYMONTHDAY", "BYYEARDAY"}
+    | {"BYWEEKNO", "BYMONTH", "BYSETPOS", "WKST"}
+)
+RULE_PART = re.compile(r"[A-Z]+=[A-Z0-9,+\-]+")
+ALLOWED_FREQUENCIES = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")
+
+
+def check_recurrence_text(rule: str) -> str:
+    """An RRULE we are willing to store (well formed, at most daily), without the `RRULE:` prefix.
+
+    Needs no iCalendar library: the server parses the rule itself; this keeps an invalid one from
+    reaching the person's confirmation.
+    """
+    text = rule.strip()
+    if text.upper().startswith("RRULE:"):
+        text = text[6:]
+    parts = text.upper().split(";")
+    names = [part.split("=", 1)[0] for part in parts]
+    if not all(RULE_PART.fullmatch(part) for part in parts) or not set(names) <= RULE_PARTS or "FREQ" not in names:
+        raise ToolFailure(
+            "invalid_arguments",
+            f"recurrence is not an RFC 5545 RRULE: {text[:80]!r}",
+            hint="for example FREQ=WEEKLY;BYDAY=MO,WE;COUNT=10 or FREQ=MONTHLY;UNTIL=20261231T000000Z",
+        )
+    frequency = dict(part.split("=", 1) for part in parts)["FREQ"]
+    if frequency not in ALLOWED_FREQUENCIES:
+        raise ToolFailure(
+            "invalid_arguments",
+            "recurrence must be an RRULE with FREQ=DAILY, WEEKLY, MONTHLY or YEARLY",
+            hint="for example FREQ=WEEKLY;COUNT=10",
+        )
+    return text.upper()

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -20,14 +21,16 @@ LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class CalendarConfig(BaseModel):
-    """One dedicated CalDAV calendar; other calendars of the account stay closed."""
+    """One dedicated calendar (CalDAV or Google); other calendars of the account stay closed."""
 
     model_config = ConfigDict(extra="forbid")
 
+    backend: Literal["caldav", "google"] = "caldav"
     url: str | None = Field(None, description="CalDAV server or principal URL")
     username: str | None = None
     password: SecretStr | None = Field(None, description=f"or set {PASSWORD_ENV}")
-    calendar: str | None = Field(None, description="display name or URL of the one calendar to use")
+    calendar: str | None = Field(None, description="display name (or CalDAV URL) of the one calendar to use")
+    calendar_id: str | None = Field(None, max_length=300, description="Google: the calendar's id instead of its name")
     timezone: str | None = Field(None, description="IANA zone; default the system's, else UTC")
     working_hours: str = "09:00-17:00"
     working_days: list[str] = Field(default_factory=lambda: list(WEEKDAY_NAMES[:5]))
@@ -91,6 +94,13 @@ def safe_url(url: str) -> str:
     return f"{parts.scheme}://{host}{port}"
 
 
+@dataclass(frozen=True)
+class GoogleSettings(Settings):
+    """The Google backend: `calendar_id` when given, else `calendar` is the name to look up."""
+
+    calendar_id: str | None
+
+
 def common_settings(config: CalendarConfig, env: Mapping[str, str]) -> dict[str, object]:
     start, end = parse_working_hours(config.working_hours)
     return {
@@ -101,6 +111,17 @@ def common_settings(config: CalendarConfig, env: Mapping[str, str]) -> dict[str,
         "include_description": config.include_description,
         "timeout_seconds": config.timeout_seconds,
     }
+
+
+def resolve_google_settings(config: CalendarConfig, env: Mapping[str, str]) -> GoogleSettings:
+    """The Google backend needs a calendar id or name; the account comes from `[google]`."""
+    if not config.calendar_id and not config.calendar:
+        raise NotConfigured(
+            "set [calendar] calendar to the name of the one Google calendar to use, for example calendar = "
+            '"AI Assistant Shared" (or calendar_id to its id, from Settings > Integrate calendar)'
+        )
+    name = config.calendar_id or config.calendar or ""
+    return GoogleSettings(calendar=name, calendar_id=config.calendar_id, **common_settings(config, env))  # type: ignore[arg-type]
 
 
 def resolve_settings(config: CalendarConfig, env: Mapping[str, str]) -> CalDavSettings:

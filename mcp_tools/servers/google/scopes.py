@@ -56,6 +56,25 @@ TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gmail.trash": ((GMAIL_MODIFY,), ("gmail.users.messages.trash", "gmail.users.threads.trash")),
 }
 
+# calendar (with [calendar] backend = "google"): busy slots need only freebusy; reading events and
+# finding the calendar by name need calendar.readonly; calendar.events only for the write tools
+TOOLS |= {
+    "calendar.availability": ((CALENDAR_FREEBUSY,), ("calendar.freebusy.query",)),
+    "calendar.events": (
+        (CALENDAR_READONLY,),
+        ("calendar.calendarList.list", "calendar.calendars.get", "calendar.events.list", "calendar.events.get"),
+    ),
+    "calendar.create_event": ((CALENDAR_EVENTS,), ("calendar.events.insert",)),
+    "calendar.update_event": (
+        (CALENDAR_EVENTS,),
+        ("calendar.events.get", "calendar.events.instances", "calendar.events.patch"),
+    ),
+    "calendar.delete_event": (
+        (CALENDAR_EVENTS,),
+        ("calendar.events.get", "calendar.events.instances", "calendar.events.delete"),
+    ),
+}
+
 
 # tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
 WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -138,4 +157,4 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 
 # The namespaces that sign in with the `[google]` account.
-NAMESPACES = ("gmail",)
+NAMESPACES = ("gmail", "calendar")  # calendar only with its google backend: see cli.enabled_tools
