@@ -246,3 +246,103 @@ async def test_all_day_events_keep_their_date_far_from_utc(tmp_path, cal: Cal, z
     assert busy["start"] == f"2026-03-01T00:00:00{offset}"
     assert (moved["event"]["start"], moved["event"]["end"]) == ("2026-03-09", "2026-03-10")  # the length is kept
     assert cal.all_day_dates(created["uid"]) == ("2026-03-09", "2026-03-11")
+
+
+async def test_writes_need_confirmation_even_for_own_events(tmp_path, cal: Cal) -> None:
+    async with connect(tmp_path, cal.settings(), elicit="accept") as client:
+        uid = ok(await client.call_tool("calendar_create_event", {"title": "Mine", "start": "2026-03-10"}))["event"][
+            "uid"
+        ]
+    async with connect(tmp_path, cal.settings(), elicit=None) as client:
+        result = failure(await client.call_tool("calendar_delete_event", {"uid": uid}))
+    assert result["kind"] == "approval_required"
+    assert cal.title(uid) == "Mine"
+
+
+async def test_pagination_walks_every_event_once(tmp_path, cal: Cal) -> None:
+    for day in range(2, 9):
+        cal.add(f"Day {day}", at(day, 9), at(day, 10))
+    arguments = {"start": "2026-03-01", "end": "2026-03-10", "limit": 3}
+    titles: list[str] = []
+    async with connect(tmp_path, cal.settings(), elicit="accept") as client:
+        cursor = None
+        for _ in range(5):
+            page = ok(await client.call_tool("calendar_events", arguments | ({"cursor": cursor} if cursor else {})))
+            titles += [event["title"] for event in page["events"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        forged = failure(
+            await client.call_tool("calendar_events", {"start": "2026-03-01", "end": "2026-03-03", "cursor": "3.x"})
+        )
+    assert titles == [f"Day {day}" for day in range(2, 9)]
+    assert forged["kind"] == "invalid_arguments"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "needle"),
+    [
+        ("calendar_events", {"start": "next tuesday", "end": "2026-03-03"}, "ISO 8601"),
+        ("calendar_events", {"start": "2026-03-03"}, "needs start and end"),
+        ("calendar_events", {"start": "2026-03-05", "end": "2026-03-03"}, "end must be after start"),
+        ("calendar_events", {"start": "2026-01-01", "end": "2027-06-01"}, "more than 366 days"),
+        ("calendar_availability", {"start": "2026-03-01", "end": "2026-09-01"}, "more than 92 days"),
+        ("calendar_create_event", {"title": "x", "start": "2026-03-03T10:00"}, "needs end"),
+        ("calendar_create_event", {"title": "x", "start": "2026-03-03", "end": "2026-03-03T10:00"}, "both be dates"),
+        (
+            "calendar_create_event",
+            {"title": "x", "start": "2026-03-03", "recurrence": "FREQ=SECONDLY"},
+            "DAILY, WEEKLY",
+        ),
+        ("calendar_create_event", {"title": "x", "start": "2026-03-03", "recurrence": "every day"}, "RRULE"),
+        ("calendar_update_event", {"uid": "abc"}, "at least one of"),
+        ("calendar_events", {"start": "2026-03-03", "end": "2026-03-04", "colour": "red"}, "colour"),
+    ],
+)
+async def test_bad_input_says_what_to_fix(tmp_path, cal: Cal, tool: str, arguments: dict, needle: str) -> None:
+    async with connect(tmp_path, cal.settings(), elicit="accept") as client:
+        error = failure(await client.call_tool(tool, arguments))
+    assert error["kind"] in {"invalid_arguments", "too_large"}
+    assert needle in json.dumps(error)
+
+
+async def test_a_series_can_be_given_a_new_rule_or_stop_repeating(tmp_path, cal: Cal) -> None:
+    month = {"start": "2026-03-01", "end": "2026-03-31"}
+    async with connect(tmp_path, cal.settings(), elicit="accept") as client:
+        uid = ok(
+            await client.call_tool(
+                "calendar_create_event",
+                {"title": "Run", "start": "2026-03-02", "recurrence": "FREQ=WEEKLY;COUNT=3"},
+            )
+        )["event"]["uid"]
+        ok(await client.call_tool("calendar_delete_event", {"uid": uid, "occurrence": "2026-03-09"}))
+        dates = [e["start"] for e in ok(await client.call_tool("calendar_events", month))["events"]]
+        assert dates == ["2026-03-02", "2026-03-16"]
+        ok(await client.call_tool("calendar_update_event", {"uid": uid, "recurrence": "FREQ=DAILY;COUNT=2"}))
+        dates = [e["start"] for e in ok(await client.call_tool("calendar_events", month))["events"]]
+        assert dates == ["2026-03-02", "2026-03-03"]
+        ok(await client.call_tool("calendar_update_event", {"uid": uid, "recurrence": ""}))
+        events = ok(await client.call_tool("calendar_events", month))["events"]
+        assert [(e["start"], e["recurrence_id"], e["recurrence"]) for e in events] == [("2026-03-02", None, None)]
+        bad = failure(await client.call_tool("calendar_update_event", {"uid": uid, "recurrence": "FREQ=MINUTELY"}))
+        assert bad["kind"] == "invalid_arguments"
+        single = failure(await client.call_tool("calendar_delete_event", {"uid": uid, "occurrence": "2026-03-02"}))
+        assert single["kind"] == "invalid_arguments" and "does not repeat" in single["message"]
+
+
+async def test_each_page_is_judged_on_its_own_events(tmp_path, cal: Cal) -> None:
+    async with connect(tmp_path, cal.settings(), elicit="accept") as client:
+        for day in (2, 3):
+            ok(
+                await client.call_tool(
+                    "calendar_create_event",
+                    {"title": f"Mine {day}", "start": f"2026-03-0{day}T08:00", "end": f"2026-03-0{day}T09:00"},
+                )
+            )
+    cal.add("Theirs", at(4, 8), at(4, 9))
+    arguments = {"start": "2026-03-01", "end": "2026-03-07", "limit": 2}
+    async with connect(tmp_path, cal.settings(), elicit=None) as client:
+        first = ok(await client.call_tool("calendar_events", arguments))
+        assert [e["title"] for e in first["events"]] == ["Mine 2", "Mine 3"]
+        second = failure(await client.call_tool("calendar_events", arguments | {"cursor": first["next_cursor"]}))
+    assert second["kind"] == "approval_required"
