@@ -210,7 +210,7 @@ class FakeCalendar:
                 _zone(part["timeZone"], "UTC")
             elif event.get("recurrence"):
                 raise ApiError(400, f"Missing time zone definition for {name} time.", "required")
-        if _instant(end["dateTime"], "end") <= _instant(start["dateTime"], "start"):
+        if _instant(end["dateTime"], "end") < _instant(start["dateTime"], "start"):  # zero length is allowed
             raise ApiError(400, "The specified time range is empty.", "timeRangeEmpty")
         for line in event.get("recurrence") or []:
             if not line.upper().startswith(("RRULE:", "EXDATE", "RDATE", "EXRULE:")):
