@@ -287,6 +287,7 @@ class GoogleCalendar(GoogleService):
     def _create(
         self, title: str, start: Moment, end: Moment, rule: str | None, location: str | None, description: str | None
     ) -> Occurrence:
+        self.client.check_scopes(CREATE_TOOL)  # before the id is recorded as ours
         calendar = self.calendar_id()
         uid = uuid.uuid4().hex  # hex is base32hex too: an id Google accepts, known before the call
         body: dict[str, Any] = {"id": uid, "summary": title, "start": self._time(start), "end": self._time(end)}
@@ -311,6 +312,7 @@ class GoogleCalendar(GoogleService):
 
     def _plan(self, tool: str, uid: str, occurrence: Moment | None, changes: Changes) -> tuple[str, dict[str, Any]]:
         """The event id to patch and the patch; raises what the change would meet."""
+        self.client.check_scopes(tool)
         master = self._series(tool, uid)
         target = master if occurrence is None else self._instance(tool, master, occurrence)
         patch: dict[str, Any] = {}
@@ -397,6 +399,7 @@ class GoogleCalendar(GoogleService):
         await self._run(self._target, uid, occurrence)
 
     def _target(self, uid: str, occurrence: Moment | None) -> str:
+        self.client.check_scopes(DELETE_TOOL)
         master = self._series(DELETE_TOOL, uid)
         return master["id"] if occurrence is None else self._instance(DELETE_TOOL, master, occurrence)["id"]
 

@@ -277,7 +277,7 @@ async def events(service: CalendarBackend, args: EventsArgs, ctx: CallContext) -
 
 
 def to_event(service: CalendarBackend, occurrence: Occurrence, ours: bool) -> Event:
-    """Title, times and all-day flag; location and description only when configured."""
+    """Title, times and all-day flag; location and description for the assistant's own events, or when configured."""
     zone, settings = service.zone, service.settings
     end = occurrence.end
     if occurrence.all_day and end > occurrence.start:
@@ -291,8 +291,8 @@ def to_event(service: CalendarBackend, occurrence: Occurrence, ours: bool) -> Ev
         recurrence_id=None if occurrence.recurrence_id is None else format_moment(occurrence.recurrence_id, zone),
         recurrence=occurrence.recurrence,
         created_by_assistant=ours,
-        location=occurrence.location if settings.include_location else None,
-        description=occurrence.description if settings.include_description else None,
+        location=occurrence.location if ours or settings.include_location else None,
+        description=occurrence.description if ours or settings.include_description else None,
     )
 
 
