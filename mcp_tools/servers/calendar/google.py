@@ -16,6 +16,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
+from zoneinfo import ZoneInfo
 
 import anyio.to_thread
 
@@ -68,7 +69,7 @@ class GoogleCalendar(GoogleService):
         return f"GoogleCalendar(calendar={self.settings.calendar!r})"
 
     @property
-    def zone(self) -> Any:
+    def zone(self) -> ZoneInfo:
         return self.settings.zone
 
     # --- the one calendar ---------------------------------------------------------------------
