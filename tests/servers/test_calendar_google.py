@@ -103,6 +103,14 @@ async def test_an_unknown_calendar_never_falls_back_to_another(tmp_path, cal, se
     assert next(iter(section.values())) in busy["message"]
 
 
+async def test_two_calendars_of_the_same_name_are_not_guessed_between(tmp_path, cal) -> None:
+    cal.fake.add_calendar(cal.shared.summary)
+    async with connect(tmp_path, cal.settings(), elicit="accept") as client:
+        error = failure(await client.call_tool("calendar_availability", DAY))
+    assert error["kind"] == "not_configured" and "2 calendars" in error["message"]
+    assert "calendar_id" in error["hint"]
+
+
 async def test_the_check_command_names_the_calendar(tmp_path, cal, capsys: pytest.CaptureFixture) -> None:
     from mcp_tools.app import build_app
     from mcp_tools.servers import calendar as calendar_ns

@@ -81,7 +81,9 @@ class GoogleCalendar(GoogleService):
             return self._calendar_id
 
     def _find_by_name(self, name: str) -> str:
+        """Exactly one calendar must carry the name; none or several is a configuration error."""
         token = None
+        found: list[str] = []
         while True:
             try:
                 page = self.call(
@@ -99,16 +101,27 @@ class GoogleCalendar(GoogleService):
                         "Integrate calendar), or enable calendar.events and run `mcp-tools auth google`",
                     ) from None
                 raise
-            for item in page.get("items", []):
-                if name in (item.get("summaryOverride"), item.get("summary")):
-                    return str(item["id"])
+            found += [
+                str(item["id"])
+                for item in page.get("items", [])
+                if name in (item.get("summaryOverride"), item.get("summary"))
+            ]
             token = page.get("nextPageToken")
             if not token:
-                raise ToolFailure(
-                    "not_configured",
-                    f"the calendar {name!r} was not found in the Google account",
-                    "check [calendar] calendar: the name exactly as Google Calendar shows it, or set calendar_id",
-                )
+                break
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise ToolFailure(
+                "not_configured",
+                f"{len(found)} calendars in the Google account are named {name!r}",
+                "set [calendar] calendar_id to the id of the one to use (Settings > Integrate calendar)",
+            )
+        raise ToolFailure(
+            "not_configured",
+            f"the calendar {name!r} was not found in the Google account",
+            "check [calendar] calendar: the name exactly as Google Calendar shows it, or set calendar_id",
+        )
 
     def _missing_calendar(self, failure: ToolFailure) -> ToolFailure:
         if failure.kind == "not_found":
