@@ -269,3 +269,23 @@ def test_sign_in_asks_calendar_scopes_only_for_the_google_backend_and_enabled_to
     names = enabled_tools(load_config(config_file, {}))
     assert len(names) == tools and all(name.startswith("calendar.") for name in names)
     assert scopes.requested_scopes(names) == asked
+
+
+def test_each_backend_names_the_extra_it_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import mcp_tools.servers.calendar as calendar_ns
+    from mcp_tools.servers.calendar.config import CalendarConfig
+    from mcp_tools.servers.google import config as google_config
+    from mcp_tools.tooling import Environment, NotConfigured
+
+    def no_google(extra: str) -> None:
+        error = ImportError("googleapiclient is missing")
+        error.name = "googleapiclient"
+        raise error
+
+    env = Environment(tmp_path / "data", tmp_path / "state", {})
+    monkeypatch.setattr(calendar_ns, "missing_modules", lambda names: ["caldav"])
+    monkeypatch.setattr(google_config, "require_libraries", no_google)
+    with pytest.raises(NotConfigured, match=r"caldav.*mcp-tools\[calendar\]"):
+        calendar_ns.create(CalendarConfig(url="https://dav.example.com/", calendar="C"), env)
+    with pytest.raises(NotConfigured, match=r"googleapiclient.*mcp-tools\[google\].*backend = \"google\""):
+        calendar_ns.create(CalendarConfig(backend="google", calendar="C"), env)
