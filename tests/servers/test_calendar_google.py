@@ -160,6 +160,18 @@ async def test_events_are_created_with_our_own_id_in_the_configured_zone(tmp_pat
         assert [row[0] for row in db.execute("SELECT uid FROM created_events")] == [event["uid"]]
 
 
+async def test_all_day_events_are_found_whichever_zone_google_matches_them_in(tmp_path, cal) -> None:
+    cal.fake.all_day_in_calendar_zone = True  # the calendar keeps Berlin time; we ask in Honolulu's
+    cal.timezone = "Pacific/Honolulu"
+    cal.add("Holiday", dt.date(2026, 3, 6), dt.date(2026, 3, 7))
+    cal.add("Next day", dt.date(2026, 3, 7), dt.date(2026, 3, 8))
+    async with connect(tmp_path, cal.settings(), elicit="accept") as client:
+        evening = ok(
+            await client.call_tool("calendar_events", {"start": "2026-03-06T20:00", "end": "2026-03-06T23:00"})
+        )
+    assert [event["title"] for event in evening["events"]] == ["Holiday"]
+
+
 @pytest.mark.parametrize("uid", ["../other", "a b", "x" * 1025, "abc%2Fdef"])
 async def test_odd_uids_reach_no_request(tmp_path, google: FakeGoogle, cal, uid: str) -> None:
     async with connect(tmp_path, cal.settings(), elicit="accept") as client:

@@ -37,6 +37,9 @@ from mcp_tools.tooling import Environment, ToolFailure
 T = TypeVar("T")
 MAX_OCCURRENCES = 5000
 PAGE_SIZE = 2500  # the most events.list returns per page
+# All-day events are matched against a range in the calendar's own zone, which may not be ours: ask
+# a day wider and keep what overlaps the range in our zone (as the CalDAV backend does)
+FETCH_MARGIN = dt.timedelta(days=1)
 FREEBUSY_WINDOW = dt.timedelta(days=30)  # freeBusy refuses long ranges (timeRangeTooLong); ask in pieces
 EVENT_ID = re.compile(r"[A-Za-z0-9_-]{1,1024}")  # base32hex ids, instances add _<original start>
 EVENT_FIELDS = (
@@ -185,8 +188,8 @@ class GoogleCalendar(GoogleService):
                 "calendarId": calendar,
                 "singleEvents": True,
                 "orderBy": "startTime",
-                "timeMin": _rfc3339(start),
-                "timeMax": _rfc3339(end),
+                "timeMin": _rfc3339(start - FETCH_MARGIN),
+                "timeMax": _rfc3339(end + FETCH_MARGIN),
                 "timeZone": self.zone.key,
                 "maxResults": PAGE_SIZE,
                 "pageToken": token,

@@ -6,7 +6,8 @@ changed or deleted occurrence is an exception event with `recurringEventId` and
 `events.instances` expand series with dateutil in the event's own time zone, so a weekly
 event keeps its local hour across a DST change. Time ranges overlap as Google's do: an event
 is listed when it ends after timeMin and starts before timeMax; all-day dates are read in the
-request's `timeZone` (else the calendar's).
+request's `timeZone` (else the calendar's; `all_day_in_calendar_zone` makes events.list always use
+the calendar's).
 """
 
 from __future__ import annotations
@@ -78,6 +79,7 @@ class FakeCalendar:
     def __init__(self, google: FakeGoogle) -> None:
         self.google = google
         self.calendars: dict[str, StoredCalendar] = {}
+        self.all_day_in_calendar_zone = False  # events.list: all-day dates in the calendar's zone, not timeZone's
         google.apis["/calendar/v3/"] = (CalendarDiscovery(), self)
 
     # --- set-up helpers for tests ---------------------------------------------------------------
@@ -373,8 +375,12 @@ class FakeCalendar:
                 if event.get("status") != "cancelled"
                 and (not event.get("recurrence") or self._instances(calendar, event, high))
             ]
+        # Which zone all-day dates are matched in is not documented; tests can choose the calendar's
+        matching = _zone(calendar.time_zone, "UTC") if self.all_day_in_calendar_zone else zone
         chosen = [
-            event for event in candidates if event.get("recurrence") or self._overlaps(event, calendar, zone, low, high)
+            event
+            for event in candidates
+            if event.get("recurrence") or self._overlaps(event, calendar, matching, low, high)
         ]
         if params.get("orderBy") == "startTime":
             chosen.sort(key=lambda event: self._start_of(event["start"], calendar, zone))
