@@ -12,7 +12,7 @@ from mcp import Client
 from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG
 from tests.results import check_call_result
-from tests.servers.fake_google import FakeGmail, FakeGoogle, FakeTasks
+from tests.servers.fake_google import FakeCalendar, FakeGmail, FakeGoogle, FakeTasks
 
 
 @pytest.fixture
@@ -79,3 +79,8 @@ def gmail(google: FakeGoogle) -> FakeGmail:
 def tasks(google: FakeGoogle) -> FakeTasks:
     """Google Tasks on the fake Google, with one default list ("My Tasks")."""
     return FakeTasks(google)
+
+
+@pytest.fixture
+def gcal(google: FakeGoogle) -> FakeCalendar:
+    return FakeCalendar(google)

@@ -20,9 +20,9 @@ from mcp import Client
 from mcp_tools.app import build_app
 from tests.harness import connect, failure, make_config
 from tests.servers import inbox_fixtures as mail
-from tests.servers.fake_google import FakeGoogle, FakeTasks
+from tests.servers.fake_google import FakeCalendar, FakeGoogle, FakeTasks
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily
-from tests.servers.gmail_fixtures import sign_in
+from tests.servers.gmail_fixtures import ALL_SCOPES, sign_in
 from tests.servers.http_fixtures import fixed_resolver
 from tests.servers.notes_fixtures import wait_indexed, write_vault
 from tests.servers.tasks_fixtures import tasks_settings
@@ -206,11 +206,19 @@ async def test_nul_stays_allowed_where_it_can_be_stored(tmp_path: Path) -> None:
     assert (tmp_path / "root" / "a.bin").read_bytes() == b"x\x00y"
 
 
-async def test_the_account_and_power_tools_survive_hostile_arguments(tmp_path: Path, google: FakeGoogle) -> None:
-    """gmail against the fake Google, the terminal and outbound HTTP (both turned on) get the same fuzz."""
-    gmail_settings = sign_in(tmp_path, google, servers=["gmail", "files", "terminal", "http"])
+async def test_the_account_and_power_tools_survive_hostile_arguments(
+    tmp_path: Path, google: FakeGoogle, gcal: FakeCalendar
+) -> None:
+    """gmail and the Google calendar against the fake Google, the terminal and outbound HTTP (both
+    turned on) get the same fuzz."""
+    from mcp_tools.servers.google import scopes
+
+    gcal.add_calendar("Assistant")
+    granted = [*ALL_SCOPES, scopes.CALENDAR_READONLY, scopes.CALENDAR_EVENTS, scopes.CALENDAR_FREEBUSY]
+    gmail_settings = sign_in(tmp_path, google, granted, servers=["gmail", "files", "terminal", "http", "calendar"])
     settings = {
         **gmail_settings,
+        "calendar": {"backend": "google", "calendar": "Assistant"},
         "server": {**gmail_settings["server"], "tools": ["*"]},
         "terminal": {"enabled": True, "allow": ["true"], "isolation": "none"},
         "http": {"outbound": {"enabled": True, "allow_hosts": ["api.test"], "allow_plain_http": True}},
@@ -219,7 +227,7 @@ async def test_the_account_and_power_tools_survive_hostile_arguments(tmp_path: P
     app.services["http"].resolver = fixed_resolver({})  # no name resolves: nothing leaves the machine
     async with connect(tmp_path, app=app, elicit=None) as connected:
         tools = [tool for tool in (await connected.list_tools()).tools if not tool.name.startswith("files_")]
-        assert {tool.name.split("_", 1)[0] for tool in tools} == {"gmail", "terminal", "http"}
+        assert {tool.name.split("_", 1)[0] for tool in tools} == {"gmail", "calendar", "terminal", "http"}
         rng = random.Random(11)
         for tool in tools:
             for _ in range(EXAMPLES_PER_TOOL):

@@ -160,3 +160,100 @@ def person_event(
         "END:VCALENDAR",
     ]
     return "\r\n".join(lines) + "\r\n"
+
+
+# --- the same calendar behind either backend ------------------------------------------------------
+
+
+@dataclass
+class CalDavUnderTest:
+    """The Radicale world seen through what the shared behaviour tests need."""
+
+    world: World
+    backend: str = "caldav"
+
+    @property
+    def timezone(self) -> str:
+        return self.world.timezone
+
+    @timezone.setter
+    def timezone(self, value: str) -> None:
+        self.world.timezone = value
+
+    def settings(self, **overrides: Any) -> dict[str, Any]:
+        return self.world.settings(**overrides)
+
+    def add(
+        self, title: str, start: dt.datetime | dt.date, end: dt.datetime | dt.date, *, private: bool = False
+    ) -> str:
+        """An event the person made in another client; returns its uid."""
+        uid = str(uuid.uuid4())
+        self.world.add_person_event(
+            self.world.private if private else self.world.shared, person_event(title, start, end, uid=uid)
+        )
+        return uid
+
+    def title(self, uid: str, *, private: bool = False) -> str | None:
+        """The stored title of an event, None when it is gone."""
+        calendar = self.world.private if private else self.world.shared
+        with self.world.server.client() as client:
+            try:
+                found = client.calendar(url=calendar.url).get_event_by_uid(uid)
+            except Exception:
+                return None
+        return str(found.icalendar_component.get("summary"))
+
+    def all_day_dates(self, uid: str) -> tuple[str, str]:
+        """The stored first day and exclusive end day of an all-day event."""
+        with self.world.server.client() as client:
+            component = client.calendar(url=self.world.shared.url).get_event_by_uid(uid).icalendar_component
+        return component["dtstart"].dt.isoformat(), component["dtend"].dt.isoformat()
+
+
+class GoogleUnderTest:
+    """The fake Google Calendar with a shared calendar, a private one and the primary one."""
+
+    backend = "google"
+
+    def __init__(self, tmp_path: Path, google: Any, fake: Any) -> None:
+        from mcp_tools.servers.google import scopes
+        from tests.servers.gmail_fixtures import sign_in
+
+        self.fake = fake
+        self.shared = fake.add_calendar("AI Assistant Shared")
+        self.private = fake.add_calendar("Private")
+        self.primary = fake.add_calendar(google.account, primary=True)
+        granted = [scopes.CALENDAR_READONLY, scopes.CALENDAR_EVENTS, scopes.CALENDAR_FREEBUSY]
+        self.base = sign_in(tmp_path, google, granted=granted, servers=["calendar"])
+        self.timezone = "Europe/Berlin"
+
+    def settings(self, **overrides: Any) -> dict[str, Any]:
+        section = {"backend": "google", "calendar": self.shared.summary, "timezone": self.timezone, **overrides}
+        return {**self.base, "calendar": section}
+
+    def add(
+        self, title: str, start: dt.datetime | dt.date, end: dt.datetime | dt.date, *, private: bool = False
+    ) -> str:
+        def when(value: dt.datetime | dt.date) -> dict[str, str]:
+            if isinstance(value, dt.datetime):
+                return {"dateTime": value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")}
+            return {"date": value.isoformat()}
+
+        event = {"summary": title, "start": when(start), "end": when(end)}
+        return str(self.fake.add_event(self.private if private else self.shared, event)["id"])
+
+    def title(self, uid: str, *, private: bool = False) -> str | None:
+        found = self.fake.stored(self.private if private else self.shared, uid)
+        return None if found is None or found.get("status") == "cancelled" else str(found.get("summary"))
+
+    def all_day_dates(self, uid: str) -> tuple[str, str]:
+        found = self.fake.stored(self.shared, uid)
+        return found["start"]["date"], found["end"]["date"]
+
+
+@pytest.fixture(name="cal", params=["caldav", "google"])
+def calendar_under_test(request: pytest.FixtureRequest, tmp_path: Path) -> CalDavUnderTest | GoogleUnderTest:
+    """The one dedicated calendar, once on Radicale (CalDAV) and once on the fake Google Calendar."""
+    if request.param == "caldav":
+        return CalDavUnderTest(request.getfixturevalue("world"))
+    return GoogleUnderTest(tmp_path, request.getfixturevalue("google"), request.getfixturevalue("gcal"))

@@ -1,4 +1,4 @@
-"""calendar: changes that could never run fail before the person is asked (real Radicale server)."""
+"""calendar: changes that could never run fail before the person is asked (Radicale and the fake Google)."""
 
 from __future__ import annotations
 
@@ -10,28 +10,30 @@ import pytest
 
 from tests.harness import connect, failure, ok
 from tests.servers.calendar_fixtures import (  # noqa: F401  (fixtures)
-    World,
-    person_event,
+    CalDavUnderTest,
+    GoogleUnderTest,
+    calendar_under_test,
     radicale_server,
     world_fixture,
 )
 
 pytestmark = pytest.mark.anyio
 BERLIN = ZoneInfo("Europe/Berlin")
+Cal = CalDavUnderTest | GoogleUnderTest
 
 
-async def test_changing_or_deleting_a_missing_event_asks_nobody(tmp_path, world: World) -> None:
+async def test_changing_or_deleting_a_missing_event_asks_nobody(tmp_path, cal: Cal) -> None:
     seen: list[types.ElicitRequestParams] = []
-    async with connect(tmp_path, world.settings(), elicit="accept", seen=seen) as client:
+    async with connect(tmp_path, cal.settings(), elicit="accept", seen=seen) as client:
         update = failure(await client.call_tool("calendar_update_event", {"uid": "no-such-event", "title": "x"}))
         delete = failure(await client.call_tool("calendar_delete_event", {"uid": "no-such-event"}))
     assert update["kind"] == "not_found" and delete["kind"] == "not_found"
     assert seen == []
 
 
-async def test_invalid_changes_ask_nobody(tmp_path, world: World) -> None:
+async def test_invalid_changes_ask_nobody(tmp_path, cal: Cal) -> None:
     seen: list[types.ElicitRequestParams] = []
-    async with connect(tmp_path, world.settings(), elicit="accept", seen=seen) as client:
+    async with connect(tmp_path, cal.settings(), elicit="accept", seen=seen) as client:
         created = ok(
             await client.call_tool(
                 "calendar_create_event",
@@ -63,11 +65,11 @@ async def test_invalid_changes_ask_nobody(tmp_path, world: World) -> None:
     assert "created by the assistant" in seen[-1].message
 
 
-async def test_the_confirmation_says_whose_event_it_is_without_its_title(tmp_path, world: World) -> None:
+async def test_the_confirmation_says_whose_event_it_is_without_its_title(tmp_path, cal: Cal) -> None:
     start = dt.datetime(2026, 3, 2, 9, tzinfo=BERLIN)
-    world.add_person_event(world.shared, person_event("Dentist", start, start + dt.timedelta(hours=1), uid="dentist-1"))
+    dentist = cal.add("Dentist", start, start + dt.timedelta(hours=1))
     seen: list[types.ElicitRequestParams] = []
-    async with connect(tmp_path, world.settings(), elicit="decline", seen=seen) as client:
-        refused = failure(await client.call_tool("calendar_delete_event", {"uid": "dentist-1"}))
+    async with connect(tmp_path, cal.settings(), elicit="decline", seen=seen) as client:
+        refused = failure(await client.call_tool("calendar_delete_event", {"uid": dentist}))
     assert refused["kind"] == "declined_by_user"
     assert "one of your own events" in seen[0].message and "Dentist" not in seen[0].message

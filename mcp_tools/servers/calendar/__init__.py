@@ -1,28 +1,59 @@
-"""The `calendar` namespace: one dedicated CalDAV calendar, privacy by design.
+"""The `calendar` namespace: one dedicated calendar, privacy by design.
 
 Only the configured calendar is opened; busy times are free to read, event details of
-the person's own events need their confirmation. caldav and icalendar load lazily.
+the person's own events need their confirmation. The tools and these rules live in
+tools.py; a backend (CalDAV, the default, or Google Calendar) talks to the server.
+caldav, icalendar and Google's libraries load lazily.
 """
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from mcp_tools.servers.calendar.config import CalendarConfig, resolve_settings
-from mcp_tools.servers.calendar.service import CalendarService
+from mcp_tools.servers.calendar.config import CalendarConfig, resolve_google_settings, resolve_settings
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.tools import TOOLS
-from mcp_tools.tooling import CliCommand, Environment, Namespace
+from mcp_tools.tooling import CliCommand, Environment, Namespace, NotConfigured, install_hint, missing_modules
+
+if TYPE_CHECKING:
+    from mcp_tools.servers.calendar.backend import CalendarBackend
 
 
-def create(config: CalendarConfig, env: Environment) -> CalendarService:
+def create(config: CalendarConfig, env: Environment) -> CalendarBackend:
     """Cheap: validates the config and opens nothing; the server is first reached on use."""
-    settings = resolve_settings(config, env.env)
     created = CreatedEvents(env.namespace_state_dir("calendar") / "created_events.sqlite3")
-    return CalendarService(settings, created)
+    if config.backend == "google":
+        return _google(config, env, created)
+    missing = missing_modules(("caldav", "icalendar"))
+    if missing:
+        raise NotConfigured(install_hint("calendar", missing))
+    settings = resolve_settings(config, env.env)
+    from mcp_tools.servers.calendar.caldav import CalDavCalendar
+
+    return CalDavCalendar(settings, created)
 
 
-async def _check(service: CalendarService, options: argparse.Namespace) -> int:
+def _google(config: CalendarConfig, env: Environment, created: CreatedEvents) -> CalendarBackend:
+    """The `[google]` account's calendar; Google's libraries load on the first call."""
+    from mcp_tools.servers.google.config import check_configured, google_config, require_libraries
+    from mcp_tools.servers.google.scopes import requested_scopes
+
+    try:
+        require_libraries("google")
+    except ImportError as missing:
+        raise NotConfigured(
+            install_hint("google", missing.name or "") + ' (for [calendar] backend = "google")'
+        ) from None
+    settings = resolve_google_settings(config, env.env)
+    google = google_config(env)
+    check_configured(google, env)
+    from mcp_tools.servers.calendar.google import GoogleCalendar
+
+    return GoogleCalendar(settings, created, google, env, requested_scopes(spec.name for spec in TOOLS))
+
+
+async def _check(service: CalendarBackend, options: argparse.Namespace) -> int:
     from mcp_tools.tooling import ToolFailure
 
     try:
@@ -34,18 +65,17 @@ async def _check(service: CalendarService, options: argparse.Namespace) -> int:
     return 0
 
 
-NAMESPACE: Namespace[CalendarService] = Namespace(
+NAMESPACE: Namespace[CalendarBackend] = Namespace(
     name="calendar",
-    description="One dedicated CalDAV calendar: busy times, events, and changes the person confirms.",
+    description="One dedicated calendar (CalDAV or Google): busy times, events, and changes the person confirms.",
     config_model=CalendarConfig,
     create=create,
     tools=TOOLS,
     needs_account=True,
-    requires=("caldav", "icalendar"),
     commands=(
         CliCommand(
             name="check",
-            help="connect to the CalDAV server and open the configured calendar",
+            help="connect to the calendar server and open the configured calendar",
             add_arguments=lambda parser: None,
             run=_check,
         ),

@@ -1,4 +1,4 @@
-"""The `[calendar]` config section and how it becomes settings the service can trust."""
+"""The `[calendar]` config section and how it becomes settings a backend can trust."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -20,14 +21,16 @@ LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class CalendarConfig(BaseModel):
-    """One dedicated CalDAV calendar; other calendars of the account stay closed."""
+    """One dedicated calendar (CalDAV or Google); other calendars of the account stay closed."""
 
     model_config = ConfigDict(extra="forbid")
 
+    backend: Literal["caldav", "google"] = "caldav"
     url: str | None = Field(None, description="CalDAV server or principal URL")
     username: str | None = None
     password: SecretStr | None = Field(None, description=f"or set {PASSWORD_ENV}")
-    calendar: str | None = Field(None, description="display name or URL of the one calendar to use")
+    calendar: str | None = Field(None, description="display name (or CalDAV URL) of the one calendar to use")
+    calendar_id: str | None = Field(None, max_length=300, description="Google: the calendar's id instead of its name")
     timezone: str | None = Field(None, description="IANA zone; default the system's, else UTC")
     working_hours: str = "09:00-17:00"
     working_days: list[str] = Field(default_factory=lambda: list(WEEKDAY_NAMES[:5]))
@@ -54,11 +57,8 @@ class CalendarConfig(BaseModel):
 
 @dataclass(frozen=True)
 class Settings:
-    """Validated, resolved configuration; `repr` never shows the password."""
+    """What every backend shares: the calendar chosen, the zone, working hours, fields returned."""
 
-    url: str
-    username: str | None
-    password: SecretStr | None = field(repr=False)
     calendar: str
     zone: ZoneInfo
     hours: tuple[dt.time, dt.time]
@@ -66,6 +66,15 @@ class Settings:
     include_location: bool
     include_description: bool
     timeout_seconds: float
+
+
+@dataclass(frozen=True)
+class CalDavSettings(Settings):
+    """Validated, resolved CalDAV configuration; `repr` never shows the password."""
+
+    url: str
+    username: str | None
+    password: SecretStr | None = field(repr=False)
 
     @property
     def calendar_is_url(self) -> bool:
@@ -85,7 +94,37 @@ def safe_url(url: str) -> str:
     return f"{parts.scheme}://{host}{port}"
 
 
-def resolve_settings(config: CalendarConfig, env: Mapping[str, str]) -> Settings:
+@dataclass(frozen=True)
+class GoogleSettings(Settings):
+    """The Google backend: `calendar_id` when given, else `calendar` is the name to look up."""
+
+    calendar_id: str | None
+
+
+def common_settings(config: CalendarConfig, env: Mapping[str, str]) -> dict[str, object]:
+    start, end = parse_working_hours(config.working_hours)
+    return {
+        "zone": resolve_zone(config.timezone, env),
+        "hours": (start, end),
+        "weekdays": frozenset(WEEKDAY_NAMES.index(day) for day in config.working_days),
+        "include_location": config.include_location,
+        "include_description": config.include_description,
+        "timeout_seconds": config.timeout_seconds,
+    }
+
+
+def resolve_google_settings(config: CalendarConfig, env: Mapping[str, str]) -> GoogleSettings:
+    """The Google backend needs a calendar id or name; the account comes from `[google]`."""
+    if not config.calendar_id and not config.calendar:
+        raise NotConfigured(
+            "set [calendar] calendar to the name of the one Google calendar to use, for example calendar = "
+            '"AI Assistant Shared" (or calendar_id to its id, from Settings > Integrate calendar)'
+        )
+    name = config.calendar_id or config.calendar or ""
+    return GoogleSettings(calendar=name, calendar_id=config.calendar_id, **common_settings(config, env))  # type: ignore[arg-type]
+
+
+def resolve_settings(config: CalendarConfig, env: Mapping[str, str]) -> CalDavSettings:
     """Check everything that can be checked without I/O; raise NotConfigured with what to set."""
     if not config.url:
         raise NotConfigured(
@@ -111,18 +150,12 @@ def resolve_settings(config: CalendarConfig, env: Mapping[str, str]) -> Settings
     password = config.password
     if env.get(PASSWORD_ENV):
         password = SecretStr(env[PASSWORD_ENV])
-    start, end = parse_working_hours(config.working_hours)
-    return Settings(
+    return CalDavSettings(
         url=config.url,
         username=config.username,
         password=password,
         calendar=config.calendar,
-        zone=resolve_zone(config.timezone, env),
-        hours=(start, end),
-        weekdays=frozenset(WEEKDAY_NAMES.index(day) for day in config.working_days),
-        include_location=config.include_location,
-        include_description=config.include_description,
-        timeout_seconds=config.timeout_seconds,
+        **common_settings(config, env),  # type: ignore[arg-type]
     )
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
 import icalendar
 import recurring_ical_events
 
+from mcp_tools.servers.calendar.backend import Changes, Occurrence, is_all_day, resolve_times
 from mcp_tools.servers.calendar.timeutil import Moment, as_aware
 from mcp_tools.tooling import ToolFailure
 
@@ -22,40 +22,8 @@ ALLOWED_FREQUENCIES = frozenset({"DAILY", "WEEKLY", "MONTHLY", "YEARLY"})
 MAX_OCCURRENCES = 5000
 
 
-@dataclass(frozen=True)
-class Occurrence:
-    """One event as the tools see it; `end` is exclusive (the day after, for all-day)."""
-
-    uid: str
-    title: str
-    start: Moment
-    end: Moment
-    all_day: bool
-    recurrence_id: Moment | None
-    recurrence: str | None
-    busy: bool
-    location: str | None
-    description: str | None
-
-
-@dataclass(frozen=True)
-class Changes:
-    """New values for an event; None leaves a value as it is."""
-
-    title: str | None = None
-    start: Moment | None = None
-    end: Moment | None = None
-    location: str | None = None
-    description: str | None = None
-    recurrence: str | None = None
-
-
 def parse_calendar(data: str | bytes) -> icalendar.Calendar:
     return icalendar.Calendar.from_ical(data)
-
-
-def is_all_day(moment: Moment) -> bool:
-    return not isinstance(moment, dt.datetime)
 
 
 def local_span(start: Moment, end: Moment, zone: ZoneInfo) -> tuple[dt.datetime, dt.datetime]:
@@ -228,40 +196,6 @@ def new_calendar(
     return calendar
 
 
-def resolve_times(
-    current_start: Moment, current_end: Moment, start: Moment | None, end: Moment | None
-) -> tuple[Moment, Moment]:
-    """New (start, end): a new start alone keeps the duration; all-day and timed never mix."""
-    new_start = current_start if start is None else start
-    if end is not None:
-        new_end = end
-    elif start is not None and is_all_day(start) == is_all_day(current_start):
-        new_end = start + (current_end - current_start)
-    elif start is not None and is_all_day(start):
-        new_end = start + dt.timedelta(days=1)
-    elif start is not None:
-        raise ToolFailure(
-            "invalid_arguments",
-            "changing an all-day event to a timed one needs end as well",
-            hint="give end, e.g. 2026-03-02T10:00",
-        )
-    else:
-        new_end = current_end
-    check_order(new_start, new_end)
-    return new_start, new_end
-
-
-def check_order(start: Moment, end: Moment) -> None:
-    if is_all_day(start) != is_all_day(end):
-        raise ToolFailure(
-            "invalid_arguments",
-            "start and end must both be dates (all day) or both date-times",
-            hint="e.g. start 2026-03-02 with end 2026-03-03, or 2026-03-02T09:00 with 2026-03-02T10:00",
-        )
-    if end <= start:
-        raise ToolFailure("invalid_arguments", "end must be after start")
-
-
 def _apply(component: icalendar.Event, changes: Changes, zone: ZoneInfo, times: tuple[Moment, Moment]) -> None:
     if changes.title is not None:
         _replace(component, "summary", changes.title)
@@ -381,10 +315,3 @@ def _override(calendar: icalendar.Calendar, uid: str, occurrence: Moment, zone: 
         if str(component.get("uid", "")) == uid and rid is not None and _same_moment(rid.dt, occurrence, zone):
             return component
     return None
-
-
-def all_day_busy_days(occurrence: Occurrence) -> tuple[dt.date, dt.date]:
-    """Inclusive first and last day of an all-day occurrence."""
-    assert isinstance(occurrence.start, dt.date) and not isinstance(occurrence.start, dt.datetime)
-    last = occurrence.end - dt.timedelta(days=1) if occurrence.end > occurrence.start else occurrence.start
-    return occurrence.start, last  # type: ignore[return-value]

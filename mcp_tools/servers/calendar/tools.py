@@ -12,13 +12,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field, PrivateAttr
 
+from mcp_tools.servers.calendar.backend import Changes, Occurrence, check_order
 from mcp_tools.servers.calendar.timeutil import (
     Interval,
-    as_aware,
     day_start,
     format_moment,
     free_slots,
@@ -30,8 +30,7 @@ from mcp_tools.servers.calendar.timeutil import (
 from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
-    from mcp_tools.servers.calendar.ical import Changes, Occurrence
-    from mcp_tools.servers.calendar.service import CalendarService
+    from mcp_tools.servers.calendar.backend import CalendarBackend
 
 MAX_RANGE_DAYS = 366
 MAX_AVAILABILITY_DAYS = 92
@@ -161,26 +160,19 @@ class EventsAnswer:
 # -- availability -------------------------------------------------------------------------
 
 
-async def availability(service: CalendarService, args: AvailabilityArgs, ctx: CallContext) -> AvailabilityResult:
+async def availability(service: CalendarBackend, args: AvailabilityArgs, ctx: CallContext) -> AvailabilityResult:
     """Busy slots only: no titles, so a scheduling question never needs a confirmation."""
-    from mcp_tools.servers.calendar.ical import all_day_busy_days
-
     zone = service.zone
     start, end = parse_range(args.start, args.end, zone, MAX_AVAILABILITY_DAYS)
     await ctx.report_progress(0, 2, "reading the calendar")
-    occurrences = [item for item in await service.events_between(start, end) if item.busy]
+    found = await service.busy_between(start, end)
     await ctx.report_progress(1, 2, "merging busy times")
     timed = merge_intervals(
-        Interval.of(max(as_aware(item.start, zone), start), min(as_aware(item.end, zone), end))
-        for item in occurrences
-        if not item.all_day
+        Interval.of(max(slot.start, start), min(slot.end, end)) for slot in found.timed if slot.start < end
     )
     first_day = start.astimezone(zone).date()
     last_day = (end - dt.timedelta(microseconds=1)).astimezone(zone).date()
-    days = merge_day_spans(
-        (max(first, first_day), min(last, last_day))
-        for first, last in (all_day_busy_days(item) for item in occurrences if item.all_day)
-    )
+    days = merge_day_spans((max(first, first_day), min(last, last_day)) for first, last in found.days)
     busy = [BusySlot(start=first.isoformat(), end=last.isoformat(), all_day=True) for first, last in days]
     busy += [
         BusySlot(start=format_moment(slot.start, zone), end=format_moment(slot.end, zone), all_day=False)
@@ -215,7 +207,7 @@ def describe_availability(args: AvailabilityArgs) -> str:
 # -- events -------------------------------------------------------------------------------
 
 
-async def fetch_events_answer(service: CalendarService, args: EventsArgs) -> EventsAnswer:
+async def fetch_events_answer(service: CalendarBackend, args: EventsArgs) -> EventsAnswer:
     if args.uid is not None:
         if args.start is not None or args.end is not None:
             raise ToolFailure("invalid_arguments", "give either uid or start and end, not both")
@@ -239,7 +231,7 @@ async def fetch_events_answer(service: CalendarService, args: EventsArgs) -> Eve
     return EventsAnswer(page, ours, range_text, following if following < len(occurrences) else None)
 
 
-async def events_risk(service: CalendarService, args: EventsArgs) -> Risk:
+async def events_risk(service: CalendarBackend, args: EventsArgs) -> Risk:
     """Low when every event in the answer was created by the assistant, high otherwise."""
     args._answer = await fetch_events_answer(service, args)
     return Risk.HIGH if args._answer.person_events else Risk.LOW
@@ -272,7 +264,7 @@ def _offset(args: EventsArgs) -> int:
     return int(offset_text)
 
 
-async def events(service: CalendarService, args: EventsArgs, ctx: CallContext) -> EventsResult:
+async def events(service: CalendarBackend, args: EventsArgs, ctx: CallContext) -> EventsResult:
     answer = args._answer or await fetch_events_answer(service, args)
     if args.uid is not None and not answer.occurrences:
         raise ToolFailure("not_found", f"no event with uid {args.uid!r} in the calendar")
@@ -284,8 +276,8 @@ async def events(service: CalendarService, args: EventsArgs, ctx: CallContext) -
     )
 
 
-def to_event(service: CalendarService, occurrence: Occurrence, ours: bool) -> Event:
-    """Title, times and all-day flag; location and description only when configured."""
+def to_event(service: CalendarBackend, occurrence: Occurrence, ours: bool) -> Event:
+    """Title, times and all-day flag; location and description for the assistant's own events, or when configured."""
     zone, settings = service.zone, service.settings
     end = occurrence.end
     if occurrence.all_day and end > occurrence.start:
@@ -299,8 +291,8 @@ def to_event(service: CalendarService, occurrence: Occurrence, ours: bool) -> Ev
         recurrence_id=None if occurrence.recurrence_id is None else format_moment(occurrence.recurrence_id, zone),
         recurrence=occurrence.recurrence,
         created_by_assistant=ours,
-        location=occurrence.location if settings.include_location else None,
-        description=occurrence.description if settings.include_description else None,
+        location=occurrence.location if ours or settings.include_location else None,
+        description=occurrence.description if ours or settings.include_description else None,
     )
 
 
@@ -314,9 +306,7 @@ def _exclusive_end(moment: dt.date | dt.datetime) -> dt.date | dt.datetime:
     return moment + dt.timedelta(days=1)
 
 
-def _event_times(service: CalendarService, args: CreateArgs) -> tuple[dt.date | dt.datetime, dt.date | dt.datetime]:
-    from mcp_tools.servers.calendar.ical import check_order
-
+def _event_times(service: CalendarBackend, args: CreateArgs) -> tuple[dt.date | dt.datetime, dt.date | dt.datetime]:
     zone = service.zone
     start = parse_moment(args.start, zone, "start")
     if args.end is None:
@@ -329,16 +319,14 @@ def _event_times(service: CalendarService, args: CreateArgs) -> tuple[dt.date | 
     return start, end
 
 
-async def create_precheck(service: CalendarService, args: CreateArgs) -> None:
+async def create_precheck(service: CalendarBackend, args: CreateArgs) -> None:
     """Times that parse and are in order, and a rule the calendar accepts (no server round trip)."""
     _event_times(service, args)
     if args.recurrence:
-        from mcp_tools.servers.calendar.ical import check_rule
-
-        check_rule(args.recurrence)
+        service.check_rule(args.recurrence)
 
 
-async def create_event(service: CalendarService, args: CreateArgs, ctx: CallContext) -> EventResult:
+async def create_event(service: CalendarBackend, args: CreateArgs, ctx: CallContext) -> EventResult:
     start, end = _event_times(service, args)
     created = await service.create(args.title, start, end, args.recurrence, args.location, args.description)
     return EventResult(event=to_event(service, created, True))
@@ -350,9 +338,7 @@ def describe_create(args: CreateArgs) -> str:
     return f"Add the event {args.title!r} ({when}{repeat}) to the calendar"
 
 
-def _update_plan(service: CalendarService, args: UpdateArgs) -> tuple[Changes, dt.date | dt.datetime | None]:
-    from mcp_tools.servers.calendar.ical import Changes
-
+def _update_plan(service: CalendarBackend, args: UpdateArgs) -> tuple[Changes, dt.date | dt.datetime | None]:
     zone = service.zone
     fields = ("title", "start", "end", "recurrence", "location", "description")
     if all(getattr(args, name) is None for name in fields):
@@ -360,9 +346,7 @@ def _update_plan(service: CalendarService, args: UpdateArgs) -> tuple[Changes, d
     if args.occurrence is not None and args.recurrence is not None:
         raise ToolFailure("invalid_arguments", "recurrence changes the whole series; leave occurrence out")
     if args.recurrence:
-        from mcp_tools.servers.calendar.ical import check_rule
-
-        check_rule(args.recurrence)
+        service.check_rule(args.recurrence)
     changes = Changes(
         title=args.title,
         start=None if args.start is None else parse_moment(args.start, zone, "start"),
@@ -375,23 +359,14 @@ def _update_plan(service: CalendarService, args: UpdateArgs) -> tuple[Changes, d
     return changes, occurrence
 
 
-async def update_precheck(service: CalendarService, args: UpdateArgs) -> None:
-    """The change is valid and the event (and occurrence) exist: the edit is tried on a copy first."""
-    from mcp_tools.servers.calendar import ical
-
+async def update_precheck(service: CalendarBackend, args: UpdateArgs) -> None:
+    """The change is valid and the event (and occurrence) exist: tried first, nothing written."""
     changes, occurrence = _update_plan(service, args)
-
-    def edit(document: Any) -> None:
-        if occurrence is None:
-            ical.update_series(document, args.uid, changes, service.zone)
-        else:
-            ical.update_occurrence(document, args.uid, occurrence, changes, service.zone)
-
-    await service.rehearse(args.uid, edit)
+    await service.check_update(args.uid, occurrence, changes)
     args._ours = bool(service.created.known([args.uid]))
 
 
-async def update_event(service: CalendarService, args: UpdateArgs, ctx: CallContext) -> EventResult:
+async def update_event(service: CalendarBackend, args: UpdateArgs, ctx: CallContext) -> EventResult:
     changes, occurrence = _update_plan(service, args)
     updated = await service.update(args.uid, occurrence, changes)
     return EventResult(event=to_event(service, updated, bool(service.created.known([args.uid]))))
@@ -414,23 +389,16 @@ def describe_update(args: UpdateArgs) -> str:
     return f"Change {target} {args.uid}{_whose(args._ours)}: {changed}"
 
 
-async def delete_event(service: CalendarService, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
+async def delete_event(service: CalendarBackend, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
     occurrence = None if args.occurrence is None else parse_moment(args.occurrence, service.zone, "occurrence")
     await service.delete(args.uid, occurrence)
     return DeleteResult(deleted=args.uid, occurrence=args.occurrence)
 
 
-async def delete_precheck(service: CalendarService, args: DeleteArgs) -> None:
-    """The event (and occurrence) exist: the deletion is tried on a copy first."""
-    from mcp_tools.servers.calendar import ical
-
+async def delete_precheck(service: CalendarBackend, args: DeleteArgs) -> None:
+    """The event (and occurrence) exist: tried first, nothing written."""
     occurrence = None if args.occurrence is None else parse_moment(args.occurrence, service.zone, "occurrence")
-
-    def edit(document: Any) -> None:
-        if occurrence is not None:
-            ical.delete_occurrence(document, args.uid, occurrence, service.zone)
-
-    await service.rehearse(args.uid, edit)
+    await service.check_delete(args.uid, occurrence)
     args._ours = bool(service.created.known([args.uid]))
 
 

@@ -24,6 +24,9 @@ def enabled_tools(config: Config) -> list[str]:
     for name in NAMESPACES:
         if (selected is not None and name not in selected) or not opted_in(name, config.sections, selected):
             continue
+        section = config.sections.get(name)
+        if name == "calendar" and not (isinstance(section, dict) and section.get("backend") == "google"):
+            continue  # the calendar speaks CalDAV unless told otherwise: no Google scopes
         names += [spec.name for spec in load_namespace(name).tools if rules.hidden_reason(spec) is None]
     return names
 

@@ -83,6 +83,8 @@ def map_http_error(
         )
     if status == 404:
         return ToolFailure("not_found", f"Google has no such item{said}", "ids come from the search results")
+    if status == 410:
+        return ToolFailure("not_found", f"the item was deleted{said}", "read the list again for current ids")
     if status in (409, 412):
         return ToolFailure("conflict", f"the item changed or already exists{said}", "read it again, then retry")
     if status == 400:

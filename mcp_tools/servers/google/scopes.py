@@ -70,6 +70,25 @@ TOOLS.update(
     }
 )
 
+# calendar (with [calendar] backend = "google"): busy slots need only freebusy; reading events and
+# finding the calendar by name need calendar.readonly; calendar.events only for the write tools
+TOOLS |= {
+    "calendar.availability": ((CALENDAR_FREEBUSY,), ("calendar.freebusy.query",)),
+    "calendar.events": (
+        (CALENDAR_READONLY,),
+        ("calendar.calendarList.list", "calendar.calendars.get", "calendar.events.list", "calendar.events.get"),
+    ),
+    "calendar.create_event": ((CALENDAR_EVENTS,), ("calendar.events.insert",)),
+    "calendar.update_event": (
+        (CALENDAR_EVENTS,),
+        ("calendar.events.get", "calendar.events.instances", "calendar.events.patch"),
+    ),
+    "calendar.delete_event": (
+        (CALENDAR_EVENTS,),
+        ("calendar.events.get", "calendar.events.instances", "calendar.events.delete"),
+    ),
+}
+
 
 # tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
 WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -152,7 +171,7 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 
 # The namespaces that sign in with the `[google]` account.
-NAMESPACES = ("gmail", "tasks")
+NAMESPACES = ("gmail", "tasks", "calendar")  # calendar only with its google backend: see cli.enabled_tools
 # Those that run only when asked for (their own section, or named in [server] servers), so signing
 # in for one Google service never asks for the scopes of another.
 OPT_IN = frozenset({"tasks"})

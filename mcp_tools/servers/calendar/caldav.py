@@ -1,4 +1,4 @@
-"""The calendar service: one CalDAV calendar, reached through a worker thread with a deadline.
+"""The CalDAV backend: one CalDAV calendar, reached through a worker thread with a deadline.
 
 caldav is synchronous, so every exchange runs in `anyio.to_thread.run_sync` under
 `fail_after`. Failures become `ToolFailure`s built from our own words only: server
@@ -20,7 +20,8 @@ from zoneinfo import ZoneInfo
 import anyio
 import anyio.to_thread
 
-from mcp_tools.servers.calendar.config import Settings
+from mcp_tools.servers.calendar.backend import Busy, Changes, Occurrence, busy_of
+from mcp_tools.servers.calendar.config import CalDavSettings
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.timeutil import Moment
 from mcp_tools.tooling import ToolFailure
@@ -29,18 +30,16 @@ if TYPE_CHECKING:
     import caldav
     import icalendar
 
-    from mcp_tools.servers.calendar.ical import Changes, Occurrence
-
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 FETCH_MARGIN = dt.timedelta(days=1)
 SIMPLE_UID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_@-]{0,200}")
 
 
-class CalendarService:
-    """Everything the tools need from the one configured calendar."""
+class CalDavCalendar:
+    """The `CalendarBackend` of one CalDAV calendar."""
 
-    def __init__(self, settings: Settings, created: CreatedEvents) -> None:
+    def __init__(self, settings: CalDavSettings, created: CreatedEvents) -> None:
         self.settings = settings
         self.created = created
         self._calendar_url: str | None = None
@@ -48,11 +47,14 @@ class CalendarService:
         self._clients = threading.local()
 
     def __repr__(self) -> str:
-        return f"CalendarService({self.settings.server_label}, calendar={self.settings.calendar!r})"
+        return f"CalDavCalendar({self.settings.server_label}, calendar={self.settings.calendar!r})"
 
     @property
     def zone(self) -> ZoneInfo:
         return self.settings.zone
+
+    async def busy_between(self, start: dt.datetime, end: dt.datetime) -> Busy:
+        return busy_of(await self.events_between(start, end), self.zone)
 
     async def events_between(self, start: dt.datetime, end: dt.datetime) -> list[Occurrence]:
         """Occurrences overlapping [start, end), recurring series expanded."""
@@ -140,6 +142,33 @@ class CalendarService:
             ical.delete_occurrence(document, uid, occurrence, self.zone)
 
         await self._call(lambda calendar: _rewrite(calendar, uid, edit))
+
+    def check_rule(self, rule: str) -> None:
+        from mcp_tools.servers.calendar.ical import check_rule
+
+        check_rule(rule)
+
+    async def check_update(self, uid: str, occurrence: Moment | None, changes: Changes) -> None:
+        """The edit is tried on a copy of the stored event."""
+        from mcp_tools.servers.calendar import ical
+
+        def edit(document: icalendar.Calendar) -> None:
+            if occurrence is None:
+                ical.update_series(document, uid, changes, self.zone)
+            else:
+                ical.update_occurrence(document, uid, occurrence, changes, self.zone)
+
+        await self.rehearse(uid, edit)
+
+    async def check_delete(self, uid: str, occurrence: Moment | None) -> None:
+        """The deletion is tried on a copy of the stored event."""
+        from mcp_tools.servers.calendar import ical
+
+        def edit(document: icalendar.Calendar) -> None:
+            if occurrence is not None:
+                ical.delete_occurrence(document, uid, occurrence, self.zone)
+
+        await self.rehearse(uid, edit)
 
     async def rehearse(self, uid: str, edit: Callable[[icalendar.Calendar], None] | None = None) -> None:
         """Find the event and try `edit` on a copy, writing nothing: what an update or delete would meet."""
