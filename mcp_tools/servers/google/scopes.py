@@ -56,9 +56,26 @@ TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gmail.trash": ((GMAIL_MODIFY,), ("gmail.users.messages.trash", "gmail.users.threads.trash")),
 }
 
+# drive: drive.file by default (files this app created or opened); `[drive] access` widens it
+_DRIVE_READ = ("drive.files.get", "drive.files.export", "sheets.spreadsheets.get", "sheets.spreadsheets.values.get")
+TOOLS.update(
+    {
+        "drive.search": ((DRIVE_FILE,), ("drive.files.list",)),
+        "drive.read": ((DRIVE_FILE,), _DRIVE_READ),
+        "drive.create": ((DRIVE_FILE,), ("drive.files.create",)),
+        "drive.update": ((DRIVE_FILE,), ("drive.files.get", "drive.files.update")),
+        "drive.delete": ((DRIVE_FILE,), ("drive.files.get", "drive.files.update", "drive.files.delete")),
+        "drive.share": ((DRIVE_FILE,), ("drive.files.get", "drive.permissions.create")),
+    }
+)
+
 
 # tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
 WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
+WIDER.update({tool: {"read": (DRIVE_READONLY,), "all": (DRIVE,)} for tool in ("drive.search", "drive.read")})
+WIDER.update(
+    {tool: {"read": (DRIVE_FILE,), "all": (DRIVE,)} for tool in ("drive.create", "drive.update", "drive.delete", "drive.share")}
+)
 ACCESS_LEVELS = ("app", "read", "all")
 
 
@@ -138,4 +155,4 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 
 # The namespaces that sign in with the `[google]` account.
-NAMESPACES = ("gmail",)
+NAMESPACES = ("gmail", "drive")
