@@ -21,7 +21,9 @@ def drive_settings(
     servers: list[str] | None = None,
 ) -> dict[str, Any]:
     """Settings for a config with drive (and the files store) on, signed in to the fake."""
-    settings = sign_in(tmp_path, google, granted if granted is not None else APP_SCOPES, servers=servers or ["drive", "files"])
+    settings = sign_in(
+        tmp_path, google, granted if granted is not None else APP_SCOPES, servers=servers or ["drive", "files"]
+    )
     settings["drive"] = drive or {}
     return settings
 

@@ -87,7 +87,7 @@ def build_query(args: Any) -> tuple[str, bool]:
     listing = not terms
     if args.folder or listing:
         terms.append(f"{quote(args.folder or 'root')} in parents")
-    if "trashed" not in args.q:
+    if "trashed" not in (args.q or ""):
         terms.append(f"trashed = {'true' if args.trashed else 'false'}")
     return " and ".join(terms), listing
 
@@ -143,9 +143,7 @@ class DriveService(GoogleService):
 
     # --- metadata -----------------------------------------------------------------------------
     def metadata(self, tool: str, file_id: str) -> dict[str, Any]:
-        return self.call(
-            tool, lambda s: s.files().get(fileId=file_id, fields=FILE_FIELDS, supportsAllDrives=True)
-        )
+        return self.call(tool, lambda s: s.files().get(fileId=file_id, fields=FILE_FIELDS, supportsAllDrives=True))
 
     # --- read ---------------------------------------------------------------------------------
     def read_text(self, meta: dict[str, Any], sheet: str) -> tuple[str, list[str], list[str]]:

@@ -20,10 +20,7 @@ from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure,
 if TYPE_CHECKING:
     from mcp_tools.servers.drive.service import DriveService
 
-TypeName = Literal[
-    "document", "spreadsheet", "presentation", "folder", "form", "drawing", "shortcut",
-    "pdf", "image", "video", "audio", "text",
-]  # fmt: skip
+TypeName = Literal["document", "spreadsheet", "presentation", "folder", "pdf", "image", "video", "text"]
 
 
 def _drive_id(value: str) -> str:
@@ -52,11 +49,35 @@ def _address(value: str) -> str:
     return value.lower()
 
 
-DriveId = Annotated[str, AfterValidator(_drive_id)]
-Moment = Annotated[str, AfterValidator(_moment)]
-Email = Annotated[str, AfterValidator(_address)]
-Id = Field(min_length=1, max_length=128)
-Version = Field(default="", max_length=20, pattern=r"^\d*$")
+def _at_most(limit: int) -> AfterValidator:
+    """A length bound checked in code, so the schema a model reads stays short."""
+
+    def check(value: str | None) -> str | None:
+        if value is not None and len(value) > limit:
+            raise ValueError(f"at most {limit} characters")
+        return value
+
+    return AfterValidator(check)
+
+
+def _version(value: str | None) -> str | None:
+    if value is not None and (not value.isdigit() or len(value) > 20):
+        raise ValueError("a version is the digits drive_search or drive_read gave")
+    return value
+
+
+def _mime(value: str | None) -> str | None:
+    if value is not None and not re.fullmatch(r"[\w.+-]{1,60}/[\w.+-]{1,60}", value):
+        raise ValueError(f"{value[:80]!r} is not a mime type such as text/markdown")
+    return value
+
+
+DriveId = Annotated[str, _at_most(128), AfterValidator(_drive_id)]
+OptionalId = Annotated[str | None, _at_most(128), AfterValidator(lambda v: v and _drive_id(v))]
+Moment = Annotated[str | None, _at_most(40), AfterValidator(lambda v: v and _moment(v))]
+Email = Annotated[str | None, _at_most(320), AfterValidator(lambda v: v and _address(v))]
+Short = Annotated[str | None, _at_most(255)]
+Id = Field(min_length=1)
 
 
 async def _run(service: DriveService, tool: str, function: Any, *args: Any) -> Any:
@@ -87,18 +108,18 @@ def _line(item: FileInfo) -> str:
 
 
 class SearchArgs(Arguments):
-    name: str = Field(default="", max_length=200, description="Words of the name start with this.")
-    text: str = Field(default="", max_length=200, description="Full text.")
+    name: Short = Field(default=None, description="A word of the name starts with this.")
+    text: Short = Field(default=None, description="Full text.")
     type: TypeName | None = None
-    folder: DriveId = Field(default="", max_length=128, description="Folder id; alone: list it.")
-    modified_after: Moment = Field(default="", max_length=40)
-    modified_before: Moment = Field(default="", max_length=40)
-    owner: Email = Field(default="", max_length=320)
+    folder: OptionalId = None
+    modified_after: Moment = None
+    modified_before: Moment = None
+    owner: Email = None
     shared_with_me: bool = False
     trashed: bool = False
-    q: str = Field(default="", max_length=1000, description="Raw Drive query, ANDed.")
+    q: Annotated[str | None, _at_most(1000)] = Field(default=None, description="Raw Drive query, ANDed.")
     limit: int = Field(default=25, ge=1, le=100)
-    page_token: str = Field(default="", max_length=500)
+    page_token: Annotated[str | None, _at_most(500)] = None
 
 
 class SearchResult(Output):
@@ -126,10 +147,10 @@ def render_search(result: SearchResult) -> str:
 
 class ReadArgs(Arguments):
     id: DriveId = Id
-    sheet: str = Field(default="", max_length=200, description="Sheet of a spreadsheet; default the first.")
+    sheet: Short = Field(default=None, description="Default: the first.")
     offset: int = Field(default=0, ge=0)
     max_chars: int = Field(default=20_000, ge=200, le=100_000)
-    save_to: str = Field(default="", max_length=500, description="Save to this files-store path instead.")
+    save_to: Annotated[str | None, _at_most(500)] = Field(default=None, description="A files-store path.")
 
 
 class ReadResult(Output):
@@ -140,7 +161,6 @@ class ReadResult(Output):
     total_chars: int
     next_offset: int | None  # pass as offset for more; null at the end
     sheets: list[str]  # a spreadsheet's sheet names
-    saved_path: str | None
 
 
 def _is_text(mime: str) -> bool:
@@ -157,7 +177,9 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
     info = FileInfo.model_validate(file_info(meta))
     mime = meta.get("mimeType", "")
     if mime == FOLDER:
-        raise ToolFailure("invalid_arguments", f"{info.name!r} is a folder", f"list it with drive_search folder={args.id}")
+        raise ToolFailure(
+            "invalid_arguments", f"{info.name!r} is a folder", f"list it with drive_search folder={args.id}"
+        )
     limit = service.config.max_download_bytes
     if info.size is not None and info.size > limit and mime not in EXPORTS:
         raise ToolFailure(
@@ -165,7 +187,7 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
             f"{info.name!r} is {info.size} bytes; drive.read downloads at most {limit} bytes",
             "the person can raise [drive] max_download_bytes, or open it in Google Drive",
         )
-    common = {"file": info, "sheets": [], "saved_path": None}
+    common = {"file": info, "sheets": []}
     if args.save_to:
         files = service.files()
         if files is None:
@@ -173,13 +195,11 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
         from mcp_tools.sandbox import check_key
 
         check_key(args.save_to, "strict", field="save_to")
-        if mime in EXPORTS:
-            data = service.read_text(meta, args.sheet)[0].encode("utf-8")
-        else:
-            data = service.download(args.id)
+        exported = mime in EXPORTS
+        data = service.read_text(meta, args.sheet or "")[0].encode("utf-8") if exported else service.download(args.id)
         files.save(args.save_to, data)
         return ReadResult(
-            **{**common, "saved_path": args.save_to},
+            **common,
             encoding="saved",
             content="",
             offset=0,
@@ -187,7 +207,7 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
             next_offset=None,
         )
     if _is_text(mime):
-        text, sheets, _ = service.read_text(meta, args.sheet)
+        text, sheets, _ = service.read_text(meta, args.sheet or "")
         chunk, next_offset = page(text, args.offset, args.max_chars, "total")
         return ReadResult(
             **{**common, "sheets": sheets},
@@ -220,7 +240,7 @@ def render_read(result: ReadResult) -> str:
     if result.sheets:
         head += f"\nSheets: {', '.join(result.sheets)}"
     if result.encoding == "saved":
-        return head + f"\nSaved to the files store as {result.saved_path}"
+        return head + "\nSaved to the files store."
     if result.encoding == "base64":
         return head + "\nbase64:\n" + result.content
     end = result.offset + len(result.content)
@@ -234,9 +254,9 @@ def render_read(result: ReadResult) -> str:
 
 
 class ContentArgs(Arguments):
-    content: str = Field(default="", max_length=2_000_000, description="Text.")
-    content_base64: str = Field(default="", max_length=30_000_000)
-    mime_type: str = Field(default="", max_length=120, pattern=r"^([\w.+-]+/[\w.+-]+)?$", description="Of the content.")
+    content: Annotated[str | None, _at_most(2_000_000)] = None
+    content_base64: Annotated[str | None, _at_most(30_000_000)] = None
+    mime_type: Annotated[str | None, AfterValidator(_mime)] = None
     nul_allowed = frozenset({"content"})
 
     def data(self, limit: int) -> bytes | None:
@@ -270,10 +290,10 @@ class ContentArgs(Arguments):
 
 
 class CreateArgs(ContentArgs):
-    name: str = Field(min_length=1, max_length=255)
-    folder: DriveId = Field(default="", max_length=128, description="Parent folder id; default root.")
+    name: Annotated[str, _at_most(255)] = Field(min_length=1)
+    folder: OptionalId = Field(default=None, description="Parent id; default root.")
     type: Literal["file", "folder"] = "file"
-    convert: bool = Field(default=False, description="Markdown or CSV into a Google Doc or Sheet.")
+    convert: bool = Field(default=False, description="Markdown/CSV to a Google Doc/Sheet.")
 
     @model_validator(mode="after")
     def _check(self) -> CreateArgs:
@@ -330,8 +350,8 @@ async def create(service: DriveService, args: CreateArgs, ctx: CallContext) -> W
 
 class UpdateArgs(ContentArgs):
     id: DriveId = Id
-    name: str = Field(default="", max_length=255, description="New name.")
-    version: str = Version
+    name: Short = None
+    version: Annotated[str | None, AfterValidator(_version)] = None
     _current: Any = PrivateAttr(default=None)
 
     @model_validator(mode="after")
@@ -445,11 +465,11 @@ ROLES = {"reader": "view", "commenter": "comment", "writer": "edit"}
 
 class ShareArgs(Arguments):
     id: DriveId = Id
-    email: Email = Field(default="", max_length=320, description="Person or group.")
+    email: Email = None
     type: Literal["user", "group", "anyone"] = Field(default="user", description="anyone: with the link.")
     role: Literal["reader", "commenter", "writer"] = "reader"
     notify: bool = True
-    message: str = Field(default="", max_length=2000)
+    message: Annotated[str | None, _at_most(2000)] = None
     _name: str = PrivateAttr(default="")
 
     @model_validator(mode="after")
@@ -478,7 +498,7 @@ async def precheck_share(service: DriveService, args: ShareArgs) -> None:
             "sharing with anyone who has the link is turned off",
             "share with named people instead; the person can set [drive] allow_link_sharing = true",
         )
-    domain = args.email.rpartition("@")[2]
+    domain = (args.email or "").rpartition("@")[2]
     if args.email and config.allowed_domains and domain not in config.allowed_domains:
         raise ToolFailure(
             "denied_by_policy",
@@ -501,14 +521,14 @@ async def share(service: DriveService, args: ShareArgs, ctx: CallContext) -> Sha
         permission["emailAddress"] = args.email
     else:
         permission["allowFileDiscovery"] = False
-    made = await _run(service, "drive.share", service.share, args.id, permission, args.notify, args.message)
+    made = await _run(service, "drive.share", service.share, args.id, permission, args.notify, args.message or "")
     return ShareResult(
         id=args.id,
         name=args._name,
         permission_id=made.get("id", ""),
         type=made.get("type", args.type),
         role=made.get("role", args.role),
-        email=made.get("emailAddress", args.email),
+        email=made.get("emailAddress", args.email or ""),
     )
 
 
@@ -516,7 +536,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="drive.search",
         title="Search Google Drive",
-        description="Find Drive files by filters or a raw q; no filter lists a folder (root).",
+        description="Find Drive files; no filter lists a folder (root).",
         input_model=SearchArgs,
         output_model=SearchResult,
         handler=search,
@@ -531,7 +551,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="drive.read",
         title="Read Drive file",
-        description="Docs as Markdown, Sheets as CSV, Slides and text as text (paged), others base64 or save_to.",
+        description="Read a file: Docs as Markdown, Sheets as CSV, text paged; binary as base64 or save_to.",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read,
@@ -546,7 +566,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="drive.create",
         title="Create Drive file",
-        description="Create a file (text or base64) or folder in a Drive folder.",
+        description="Create a Drive file or folder.",
         input_model=CreateArgs,
         output_model=WriteResult,
         handler=create,
@@ -559,7 +579,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="drive.update",
         title="Update Drive file",
-        description="Replace content and/or rename; pass version to refuse a stale write.",
+        description="Replace a file's content and/or rename it; version refuses a stale write.",
         input_model=UpdateArgs,
         output_model=WriteResult,
         handler=update,
@@ -574,7 +594,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="drive.delete",
         title="Delete Drive file",
-        description="Move a file or folder to the Drive trash.",
+        description="Trash a Drive file or folder.",
         input_model=DeleteArgs,
         output_model=DeleteResult,
         handler=delete,
@@ -588,7 +608,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="drive.share",
         title="Share Drive file",
-        description="Share a file with a person, group or anyone with the link.",
+        description="Share a Drive file.",
         input_model=ShareArgs,
         output_model=ShareResult,
         handler=share,

@@ -74,7 +74,10 @@ TOOLS.update(
 WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
 WIDER.update({tool: {"read": (DRIVE_READONLY,), "all": (DRIVE,)} for tool in ("drive.search", "drive.read")})
 WIDER.update(
-    {tool: {"read": (DRIVE_FILE,), "all": (DRIVE,)} for tool in ("drive.create", "drive.update", "drive.delete", "drive.share")}
+    {
+        tool: {"read": (DRIVE_FILE,), "all": (DRIVE,)}
+        for tool in ("drive.create", "drive.update", "drive.delete", "drive.share")
+    }
 )
 ACCESS_LEVELS = ("app", "read", "all")
 

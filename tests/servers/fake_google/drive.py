@@ -227,7 +227,9 @@ class Query:
             if where == "owners":
                 return value.lower() in [owner.lower() for owner in item.owners]
             role = "writer" if where == "writers" else "reader"
-            return any(p.get("emailAddress", "").lower() == value.lower() and p["role"] == role for p in item.permissions)
+            return any(
+                p.get("emailAddress", "").lower() == value.lower() and p["role"] == role for p in item.permissions
+            )
         if kind == "contains":
             name, value = node[1], node[2].lower()
             if name == "name":  # Drive matches name terms by prefix: 'Hello' finds HelloWorld, 'World' does not
@@ -249,7 +251,9 @@ class Query:
             "sharedWithMe": item.shared_with_me,
         }.get(name)
         if name in ("modifiedTime", "createdTime"):
-            actual = dt.datetime.fromisoformat((item.modified if name == "modifiedTime" else item.created)[:-1] + "+00:00")
+            actual = dt.datetime.fromisoformat(
+                (item.modified if name == "modifiedTime" else item.created)[:-1] + "+00:00"
+            )
         return {
             "=": actual == expected,
             "!=": actual != expected,
@@ -369,9 +373,7 @@ class FakeDrive:
         q = params.get("q", "")
         self.queries.append(q)
         query = Query(q)
-        found = [
-            item for item in self.files.values() if self.visible(item, token) and query.matches(item, self)
-        ]
+        found = [item for item in self.files.values() if self.visible(item, token) and query.matches(item, self)]
         order = params.get("orderBy", "")
         if order.startswith("modifiedTime desc"):
             found.sort(key=lambda item: item.modified, reverse=True)
