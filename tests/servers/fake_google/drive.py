@@ -111,7 +111,7 @@ def tokenize(q: str) -> list[tuple[str, str]]:
         value = found.group(kind)
         if kind == "string":
             inner = value[1:-1]
-            if re.search(r"\\[^'\\]", inner):
+            if not re.fullmatch(r"(?:[^\\]|\\['\\])*", inner):
                 raise _invalid()  # only \' and \\ are escapes in q
             value = re.sub(r"\\(.)", r"\1", inner)
         tokens.append((kind, value))
