@@ -577,3 +577,31 @@ async def test_tool_definitions_fit_the_context_budget_and_say_their_risk(
         assert annotation(by_name[name], "destructive_hint"), name
     assert "asks the person first" in (by_name["drive_delete"].description or "")
     assert "high for some arguments" in (by_name["drive_update"].description or "")
+
+
+def test_signing_in_asks_the_scopes_of_the_chosen_access(tmp_path: Path, google: FakeGoogle, drive: FakeDrive):
+    import argparse
+    import json
+    import urllib.request
+
+    from mcp_tools.config import load_config
+    from mcp_tools.servers.google.cli import auth_google
+
+    def agree(url: str) -> None:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            assert b"Signed in to Google" in response.read()
+
+    client_id, _ = google.add_client()
+    secrets_file = tmp_path / "client_secret.json"
+    secrets_file.write_text(json.dumps(google.client_secrets(client_id)))
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[server]\nservers = ["drive"]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
+        f'[google]\nclient_secrets = "{secrets_file}"\napi_endpoint = "{google.url}"\n[drive]\naccess = "read"\n'
+    )
+    said: list[str] = []
+    code = auth_google(load_config(config, {}), argparse.Namespace(no_browser=False), open_url=agree, say=said.append)
+    assert code == 0
+    granted = json.loads((tmp_path / "state" / "google" / "token.json").read_text())["scopes"]
+    assert granted == sorted([scopes.DRIVE_FILE, scopes.DRIVE_READONLY])
+    assert "Asking for: drive.file, drive.readonly" in said
