@@ -112,11 +112,13 @@ async def test_a_raw_q_for_experts_and_a_malformed_one_is_invalid_arguments(
         data = ok(await client.call_tool("drive_search", {"q": raw}))
         trash = ok(await client.call_tool("drive_search", {"trashed": True}))
         expert_trash = ok(await client.call_tool("drive_search", {"q": "trashed = true and name contains 'binned'"}))
+        word = ok(await client.call_tool("drive_search", {"q": "name contains 'trashed'"}))
         broken = failure(await client.call_tool("drive_search", {"q": "name = 'unclosed"}))
         bad_escape = failure(await client.call_tool("drive_search", {"q": "name = 'a\\nb'"}))
     assert names(data) == ["alpha.txt"] and data["q"] == f"({raw}) and trashed = false"
     assert names(trash) == ["binned.txt"] and names(expert_trash) == ["binned.txt"]
     assert expert_trash["q"] == "(trashed = true and name contains 'binned')"
+    assert word["q"] == "(name contains 'trashed') and trashed = false"  # a word in a string is not the field
     assert broken["kind"] == "invalid_arguments" and "Invalid Value" in broken["message"]
     assert bad_escape["kind"] == "invalid_arguments"
 
@@ -605,3 +607,17 @@ def test_signing_in_asks_the_scopes_of_the_chosen_access(tmp_path: Path, google:
     granted = json.loads((tmp_path / "state" / "google" / "token.json").read_text())["scopes"]
     assert granted == sorted([scopes.DRIVE_FILE, scopes.DRIVE_READONLY])
     assert "Asking for: drive.file, drive.readonly" in said
+
+
+async def test_search_all_finds_drive_files_by_their_text_and_each_hit_opens(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive
+):
+    drive.add("Expedition plan", "# Glacier expedition\n\nWe leave on Monday.\n", DOC)
+    drive.add("Shopping", "milk, bread", DOC)
+    settings = drive_settings(tmp_path, google, servers=["drive", "files", "search"])
+    async with connect(tmp_path, settings) as client:
+        data = ok(await client.call_tool("search_all", {"query": "glacier"}))
+        [hit] = [hit for hit in data["results"] if hit["namespace"] == "drive"]
+        opened = ok(await client.call_tool(hit["tool"], hit["arguments"]))
+    assert hit["title"] == "Expedition plan" and hit["tool"] == "drive_read"
+    assert "Glacier expedition" in opened["content"] and "drive" in data["searched"]

@@ -6,6 +6,7 @@ Every method here is blocking (googleapiclient is synchronous) and runs in a wor
 from __future__ import annotations
 
 import io
+import re
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -64,6 +65,12 @@ def quote(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def mentions(q: str, field: str) -> bool:
+    """Whether a raw q uses a field (outside its string literals)."""
+    outside = re.sub(r"'(?:[^'\\]|\\.)*'", "''", q)
+    return re.search(rf"\b{field}\b", outside) is not None
+
+
 def build_query(args: Any) -> tuple[str, bool]:
     """The `q` for the structured filters (ANDed with a raw `q`), and whether it only lists a folder."""
     terms = []
@@ -87,7 +94,7 @@ def build_query(args: Any) -> tuple[str, bool]:
     listing = not terms
     if args.folder or listing:
         terms.append(f"{quote(args.folder or 'root')} in parents")
-    if "trashed" not in (args.q or ""):
+    if not mentions(args.q or "", "trashed"):
         terms.append(f"trashed = {'true' if args.trashed else 'false'}")
     return " and ".join(terms), listing
 
@@ -122,7 +129,7 @@ class DriveService(GoogleService):
     # --- search -------------------------------------------------------------------------------
     def search(self, args: Any) -> dict[str, Any]:
         q, listing = build_query(args)
-        order = None if "fullText" in q else ("folder,name" if listing or args.folder else "modifiedTime desc")
+        order = None if mentions(q, "fullText") else ("folder,name" if listing or args.folder else "modifiedTime desc")
         found = self.call(
             "drive.search",
             lambda s: s.files().list(
