@@ -527,10 +527,10 @@ async def test_app_access_sees_only_app_files_and_read_access_sees_the_whole_dri
     async with connect(tmp_path, drive_settings(tmp_path, google)) as client:
         app_only = ok(await client.call_tool("drive_search", {}))
         hidden = failure(await client.call_tool("drive_read", {"id": theirs.id}))
-    wide = drive_settings(
-        tmp_path, google, granted=[scopes.DRIVE_READONLY, scopes.DRIVE_FILE], drive={"access": "read"}
-    )
-    async with connect(tmp_path, wide) as client:
+    other = tmp_path / "wide"  # another sign-in: its own token file
+    other.mkdir()
+    wide = drive_settings(other, google, granted=[scopes.DRIVE_READONLY, scopes.DRIVE_FILE], drive={"access": "read"})
+    async with connect(other, wide) as client:
         everything = ok(await client.call_tool("drive_search", {}))
         read = ok(await client.call_tool("drive_read", {"id": theirs.id}))
     assert names(app_only) == ["made by the app.txt"] and hidden["kind"] == "not_found"
@@ -621,3 +621,16 @@ async def test_search_all_finds_drive_files_by_their_text_and_each_hit_opens(
         opened = ok(await client.call_tool(hit["tool"], hit["arguments"]))
     assert hit["title"] == "Expedition plan" and hit["tool"] == "drive_read"
     assert "Glacier expedition" in opened["content"] and "drive" in data["searched"]
+
+
+async def test_read_access_without_signing_in_again_names_the_scope_to_grant(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive
+):
+    """drive.file alone would let files.list run, but only over the app's files: not what "read" promises."""
+    settings = drive_settings(tmp_path, google, drive={"access": "read"})
+    async with connect(tmp_path, settings) as client:
+        error = failure(await client.call_tool("drive_search", {}))
+        made = ok(await client.call_tool("drive_create", {"name": "a.txt", "content": "x"}))
+    assert error["kind"] == "not_configured" and error["missing_scopes"] == ["drive.readonly"]
+    assert made["file"]["name"] == "a.txt"  # writes stay on drive.file at this level
+    assert "drive.files.list" not in google.calls

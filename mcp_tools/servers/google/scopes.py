@@ -142,8 +142,22 @@ def method_scopes(api: str, version: str) -> dict[str, frozenset[str]]:
 _API_VERSIONS = {"gmail": "v1", "drive": "v3", "docs": "v1", "sheets": "v4", "tasks": "v1", "calendar": "v3"}
 
 
+# a scope an access level asks for -> the broader scopes that include it
+IMPLIED_BY: dict[str, frozenset[str]] = {
+    DRIVE_FILE: frozenset({DRIVE}),
+    DRIVE_READONLY: frozenset({DRIVE}),
+    DOCUMENTS_READONLY: frozenset({DOCUMENTS}),
+    SPREADSHEETS_READONLY: frozenset({SPREADSHEETS}),
+    TASKS_READONLY: frozenset({TASKS}),
+}
+
+
 def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> list[str]:
-    """Scopes to ask for because some method of the tool accepts none of those granted."""
+    """Scopes to ask for because some method of the tool accepts none of those granted.
+
+    At a wider access level, a scope that level asks for must itself be granted (or one that
+    includes it): drive.file lets files.list run, but not over the whole Drive `read` promises.
+    """
     if tool not in TOOLS:
         return []
     granted = set(granted)
@@ -154,7 +168,10 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
         accepted = method_scopes(api, _API_VERSIONS[api]).get(method, frozenset())
         if accepted and not accepted & granted:
             uncovered.append(accepted)
-    return sorted({scope for scope in asked if any(scope in accepted for accepted in uncovered)})
+    missing = {scope for scope in asked if any(scope in accepted for accepted in uncovered)}
+    if access in WIDER.get(tool, {}):
+        missing |= {scope for scope in asked if scope not in granted and not IMPLIED_BY.get(scope, set()) & granted}
+    return sorted(missing)
 
 
 # The namespaces that sign in with the `[google]` account.
