@@ -383,15 +383,20 @@ async def test_replacing_content_without_a_version_asks_first(tmp_path: Path, go
 
 async def test_a_google_doc_is_replaced_from_markdown_only(tmp_path: Path, google: FakeGoogle, drive: FakeDrive):
     doc = drive.add("Plan", "# Old\n", DOC)
-    async with connect(tmp_path, drive_settings(tmp_path, google)) as client:
+    seen: list[types.ElicitRequestParams] = []
+    async with connect(tmp_path, drive_settings(tmp_path, google), seen=seen) as client:
         ok(await client.call_tool("drive_update", {"id": doc.id, "content": "# New\n", "version": "1"}))
         wrong = failure(
             await client.call_tool(
                 "drive_update", {"id": doc.id, "content_base64": "AAAA", "mime_type": "image/png", "version": "2"}
             )
         )
+        folder = drive.folder("Stuff")
+        emptied = failure(await client.call_tool("drive_update", {"id": folder.id, "content": "x"}))
     assert doc.content == b"# New\n" and doc.mime_type == DOC
     assert wrong["kind"] == "invalid_arguments"
+    assert emptied["kind"] == "invalid_arguments" and "no content" in emptied["message"]
+    assert seen == []  # refused before asking, though content without a version asks
 
 
 # --- delete ------------------------------------------------------------------------------------
@@ -449,6 +454,7 @@ async def test_share_names_who_gets_what_access_to_which_file(tmp_path: Path, go
         )
     assert data["role"] == "writer" and data["email"] == "bob@example.org" and data["name"] == "Roadmap"
     assert "Give bob@example.org (user) edit access (writer) to 'Roadmap'" in seen[0].message
+    assert "emailing them: 'for review'" in seen[0].message
     assert "team@example.org (group) view access (reader)" in seen[1].message
     assert [(p["type"], p["role"], p["emailAddress"]) for p in item.permissions] == [
         ("user", "writer", "bob@example.org"),

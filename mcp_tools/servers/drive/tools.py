@@ -378,8 +378,30 @@ async def update_risk(service: DriveService, args: UpdateArgs) -> Risk:
     return Risk.HIGH if replaces and not args.version else Risk.MEDIUM
 
 
+def _prepare_update(service: DriveService, args: UpdateArgs) -> tuple[dict[str, Any], bytes | None, str]:
+    """The file as it is now, the bytes to send and their type; every refusal found before writing."""
+    from mcp_tools.servers.drive.service import CONVERSIONS, EXPORTS, FOLDER
+
+    current = _check_version(service, "drive.update", args.id, args.version)
+    data = args.data(service.config.max_upload_bytes)
+    kind = current.get("mimeType", "")
+    imports = {target: source for source, target in reversed(CONVERSIONS.items())}  # Doc <- Markdown, Sheet <- CSV
+    default = imports.get(kind) if kind in EXPORTS else (kind if data is not None else "")
+    mime = args.mime_type or default or args.content_type(current.get("name", ""))
+    if data is not None and (kind == FOLDER or kind.startswith("application/vnd.google-apps.")) and kind not in EXPORTS:
+        raise ToolFailure("invalid_arguments", f"{current.get('name', args.id)!r} ({kind}) has no content to replace")
+    if data is not None and kind in EXPORTS and CONVERSIONS.get(mime) != kind:
+        raise ToolFailure(
+            "invalid_arguments",
+            f"the content of a Google {kind.rsplit('.', 1)[-1]} is replaced only from "
+            + ("CSV" if kind.endswith("spreadsheet") else "Markdown or text"),
+            "set mime_type",
+        )
+    return current, data, mime
+
+
 async def precheck_update(service: DriveService, args: UpdateArgs) -> None:
-    args._current = await _run(service, "drive.update", _check_version, service, "drive.update", args.id, args.version)
+    args._current = (await _run(service, "drive.update", _prepare_update, service, args))[0]
 
 
 def describe_update(args: UpdateArgs) -> str:
@@ -393,21 +415,7 @@ def describe_update(args: UpdateArgs) -> str:
 
 
 def _update(service: DriveService, args: UpdateArgs) -> WriteResult:
-    from mcp_tools.servers.drive.service import CONVERSIONS, EXPORTS
-
-    current = _check_version(service, "drive.update", args.id, args.version)
-    data = args.data(service.config.max_upload_bytes)
-    kind = current.get("mimeType", "")
-    imports = {target: source for source, target in reversed(CONVERSIONS.items())}  # Doc <- Markdown, Sheet <- CSV
-    default = imports.get(kind) if kind in EXPORTS else (kind if args.content or args.content_base64 else "")
-    mime = args.mime_type or default or args.content_type(current.get("name", ""))
-    if data is not None and kind in EXPORTS and CONVERSIONS.get(mime) != kind:
-        raise ToolFailure(
-            "invalid_arguments",
-            f"the content of a Google {kind.rsplit('.', 1)[-1]} is replaced only from "
-            + ("CSV" if kind.endswith("spreadsheet") else "Markdown or text"),
-            "set mime_type",
-        )
+    _, data, mime = _prepare_update(service, args)  # again: the file may have changed while the person was asked
     metadata = {"name": args.name} if args.name else {}
     return _written(service.update(args.id, metadata, data, mime))
 
@@ -511,7 +519,9 @@ async def precheck_share(service: DriveService, args: ShareArgs) -> None:
 
 def describe_share(args: ShareArgs) -> str:
     who = "anyone with the link" if args.type == "anyone" else f"{args.email} ({args.type})"
-    told = " and email them" if args.notify and args.type != "anyone" else ""
+    told = ""
+    if args.notify and args.type != "anyone":
+        told = f", emailing them: {args.message[:300]!r}" if args.message else " and email them"
     return f"Give {who} {ROLES[args.role]} access ({args.role}) to {args._name or args.id!r} (id {args.id}){told}"
 
 
