@@ -52,7 +52,8 @@ EXPORTS = {DOC: "text/markdown", SHEET: "text/csv", SLIDES: "text/plain"}
 # what `convert` turns an upload into, by the content's type
 CONVERSIONS = {"text/markdown": DOC, "text/plain": DOC, "text/html": DOC, "text/csv": SHEET}
 FILE_FIELDS = "id,name,mimeType,modifiedTime,size,version,trashed"
-CACHE_ENTRIES = 4
+CACHE_ENTRIES = 4  # texts kept for paging: a few files, and at most CACHE_CHARS beside the newest
+CACHE_CHARS = 32_000_000
 
 
 def type_name(mime: str) -> str:
@@ -163,7 +164,9 @@ class DriveService(GoogleService):
         found = self._fetch_text(meta, sheet)
         with self._texts_lock:
             self._texts[key] = found
-            while len(self._texts) > CACHE_ENTRIES:
+            while len(self._texts) > 1 and (
+                len(self._texts) > CACHE_ENTRIES or sum(len(text) for text, _, _ in self._texts.values()) > CACHE_CHARS
+            ):
                 self._texts.popitem(last=False)
         return found
 
