@@ -236,18 +236,19 @@ async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadR
 
 
 def render_read(result: ReadResult) -> str:
+    """Where this page sits, then the file's names and content inside one fence (both come from outside)."""
     head = _line(result.file)[2:]
     if result.sheets:
         head += f"\nSheets: {', '.join(result.sheets)}"
     if result.encoding == "saved":
-        return head + "\nSaved to the files store."
+        return f"File {result.file.id} saved to the files store.\n" + fence("Drive file", head)
     if result.encoding == "base64":
-        return head + "\nbase64:\n" + result.content
+        return fence("Drive file", head) + "\nbase64:\n" + result.content
     end = result.offset + len(result.content)
-    head += f"\nCharacters {result.offset}-{end} of {result.total_chars}"
+    position = f"File {result.file.id}, characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:
-        head += f"; more with offset={result.next_offset}"
-    return head + "\n" + fence("Drive file", result.content)
+        position += f"; more with offset={result.next_offset}"
+    return position + "\n" + fence("Drive file", head + "\n\n" + result.content)
 
 
 # --- create and update -------------------------------------------------------------------------
