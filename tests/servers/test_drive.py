@@ -316,6 +316,12 @@ async def test_create_text_binary_a_folder_and_a_converted_doc(tmp_path: Path, g
         doc = ok(
             await client.call_tool("drive_create", {"name": "Plan.md", "content": markdown_doc(), "convert": True})
         )
+        table = ok(
+            await client.call_tool("drive_create", {"name": "data.csv", "content": "a,b\n1,2\n", "convert": True})
+        )
+        table_read = ok(await client.call_tool("drive_read", {"id": table["file"]["id"]}))
+        ok(await client.call_tool("drive_update", {"id": table["file"]["id"], "content": "c\n3\n", "version": "1"}))
+        table_again = ok(await client.call_tool("drive_read", {"id": table["file"]["id"]}))
         missing = failure(await client.call_tool("drive_create", {"name": "x.txt", "content": "x", "folder": "nope"}))
         bad = failure(await client.call_tool("drive_create", {"name": "a.bin", "content_base64": "***"}))
         cannot = failure(
@@ -331,7 +337,10 @@ async def test_create_text_binary_a_folder_and_a_converted_doc(tmp_path: Path, g
     assert converted.mime_type == DOC and converted.name == "Plan" and converted.content == markdown_doc().encode()
     assert doc["file"]["type"] == "document" and doc["link"].endswith(doc["file"]["id"])
     upload = next(item for item in drive.uploads if item["metadata"].get("name") == "Plan")
-    assert upload["media"] and upload["metadata"]["mimeType"] == DOC
+    assert upload["media"] and upload["metadata"]["mimeType"] == DOC and upload["media_type"] == "text/markdown"
+    assert table["file"]["type"] == "spreadsheet" and table["file"]["name"] == "data"
+    assert table_read["content"] == "a,b\r\n1,2\r\n" and table_read["sheets"] == ["Sheet1"]
+    assert table_again["content"] == "c\r\n3\r\n"
     assert missing["kind"] == "not_found"
     assert bad["kind"] == "invalid_arguments" and cannot["kind"] == "invalid_arguments"
 

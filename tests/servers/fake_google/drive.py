@@ -34,6 +34,12 @@ DOC = "application/vnd.google-apps.document"
 SHEET = "application/vnd.google-apps.spreadsheet"
 SLIDES = "application/vnd.google-apps.presentation"
 EXPORT_LIMIT = 10 * 1024 * 1024
+# what Drive converts into each Google type on upload (a subset: the text forms)
+IMPORTS = {
+    "application/vnd.google-apps.document": {"text/markdown", "text/plain", "text/html", "application/rtf"},
+    "application/vnd.google-apps.spreadsheet": {"text/csv", "text/tab-separated-values"},
+    "application/vnd.google-apps.presentation": {"text/plain"},
+}
 WIDE_SCOPES = {"https://www.googleapis.com/auth/drive", "https://www.googleapis.com/auth/drive.readonly"}
 FIELDS = ("name", "fullText", "mimeType", "modifiedTime", "createdTime", "trashed", "starred", "sharedWithMe")
 LISTS = ("parents", "owners", "writers", "readers")
@@ -414,10 +420,18 @@ class FakeDrive:
             raise ApiError(403, "This file is too large to be exported.", "exportSizeLimitExceeded")
         return Response(200, data, {"Content-Type": params["mimeType"]})
 
+    def _media_type(self, target: str, headers: dict) -> str:
+        """The uploaded bytes' type; converting them into a Google type works only from what Drive imports."""
+        source = headers.get("x-upload-content-type", "")
+        if target in IMPORTS and source not in IMPORTS[target]:
+            raise ApiError(400, f"Conversion of {source or 'this media'} to {target} is not supported.", "badRequest")
+        return source
+
     def do_files_create(self, path: dict, params: dict, body: Any, token: Token, media: Any, headers: dict) -> Any:
         body = body or {}
-        mime = body.get("mimeType") or "application/octet-stream"
-        self.uploads.append({"metadata": dict(body), "media": media is not None})
+        source = self._media_type(body.get("mimeType", ""), headers) if media is not None else ""
+        mime = body.get("mimeType") or source or "application/octet-stream"
+        self.uploads.append({"metadata": dict(body), "media": media is not None, "media_type": source})
         parents = body.get("parents") or [self.root]
         for parent in parents:
             folder = self.files.get(parent)
@@ -433,8 +447,11 @@ class FakeDrive:
         item = self._file(path["fileId"], token)
         body = body or {}
         if media is not None:
-            self.uploads.append({"metadata": dict(body), "media": True, "file": item.id})
+            source = self._media_type(item.mime_type, headers)
+            self.uploads.append({"metadata": dict(body), "media": True, "media_type": source, "file": item.id})
             item.content = media
+            if item.mime_type == SHEET:
+                item.sheets = {next(iter(item.sheets), "Sheet1"): list(csv.reader(io.StringIO(media.decode())))}
         for key in ("name", "trashed", "starred"):
             if key in body:
                 setattr(item, key, body[key])
