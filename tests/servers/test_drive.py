@@ -194,6 +194,16 @@ async def test_a_spreadsheet_reads_its_first_or_named_sheet_and_lists_them(
     assert "drive.files.export" in google.calls and "sheets.spreadsheets.values.get" in google.calls
 
 
+async def test_a_shortcut_is_read_as_the_file_it_points_to(tmp_path: Path, google: FakeGoogle, drive: FakeDrive):
+    target = drive.add("Minutes", "# Minutes\n", DOC)
+    link = drive.shortcut("Minutes (shortcut)", target)
+    async with connect(tmp_path, drive_settings(tmp_path, google)) as client:
+        listed = ok(await client.call_tool("drive_search", {"name": "minutes"}))
+        data = ok(await client.call_tool("drive_read", {"id": link.id}))
+    assert {item["type"] for item in listed["files"]} == {"document", "shortcut"}
+    assert data["content"] == "# Minutes\n" and data["file"]["id"] == target.id
+
+
 async def test_slides_read_as_text_and_folders_are_listed_not_read(
     tmp_path: Path, google: FakeGoogle, drive: FakeDrive
 ):

@@ -20,6 +20,7 @@ FOLDER = "application/vnd.google-apps.folder"
 DOC = "application/vnd.google-apps.document"
 SHEET = "application/vnd.google-apps.spreadsheet"
 SLIDES = "application/vnd.google-apps.presentation"
+SHORTCUT = "application/vnd.google-apps.shortcut"
 # the names a model uses for a type -> the mime type (a trailing "/" matches the whole family)
 TYPES = {
     "document": DOC,
@@ -28,7 +29,7 @@ TYPES = {
     "folder": FOLDER,
     "form": "application/vnd.google-apps.form",
     "drawing": "application/vnd.google-apps.drawing",
-    "shortcut": "application/vnd.google-apps.shortcut",
+    "shortcut": SHORTCUT,
     "pdf": "application/pdf",
     "image": "image/",
     "video": "video/",
@@ -152,6 +153,17 @@ class DriveService(GoogleService):
     # --- metadata -----------------------------------------------------------------------------
     def metadata(self, tool: str, file_id: str) -> dict[str, Any]:
         return self.call(tool, lambda s: s.files().get(fileId=file_id, fields=FILE_FIELDS, supportsAllDrives=True))
+
+    def target(self, tool: str, file_id: str) -> dict[str, Any]:
+        """The file's metadata, or its target's when it is a shortcut (one hop, as Drive allows)."""
+        found = self.call(
+            tool,
+            lambda s: s.files().get(
+                fileId=file_id, fields=FILE_FIELDS + ",shortcutDetails(targetId)", supportsAllDrives=True
+            ),
+        )
+        target_id = (found.get("shortcutDetails") or {}).get("targetId")
+        return self.metadata(tool, target_id) if found.get("mimeType") == SHORTCUT and target_id else found
 
     # --- read ---------------------------------------------------------------------------------
     def read_text(self, meta: dict[str, Any], sheet: str) -> tuple[str, list[str], list[str]]:

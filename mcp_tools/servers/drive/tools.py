@@ -173,12 +173,13 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
     from mcp_tools.servers.drive.service import EXPORTS, FOLDER, file_info
     from mcp_tools.servers.google.text import page
 
-    meta = service.metadata("drive.read", args.id)
+    meta = service.target("drive.read", args.id)
     info = FileInfo.model_validate(file_info(meta))
+    file_id = info.id  # a shortcut's target
     mime = meta.get("mimeType", "")
     if mime == FOLDER:
         raise ToolFailure(
-            "invalid_arguments", f"{info.name!r} is a folder", f"list it with drive_search folder={args.id}"
+            "invalid_arguments", f"{info.name!r} is a folder", f"list it with drive_search folder={file_id}"
         )
     limit = service.config.max_download_bytes
     if info.size is not None and info.size > limit and mime not in EXPORTS:
@@ -196,7 +197,7 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
 
         check_key(args.save_to, "strict", field="save_to")
         exported = mime in EXPORTS
-        data = service.read_text(meta, args.sheet or "")[0].encode("utf-8") if exported else service.download(args.id)
+        data = service.read_text(meta, args.sheet or "")[0].encode("utf-8") if exported else service.download(file_id)
         files.save(args.save_to, data)
         return ReadResult(
             **common,
@@ -225,7 +226,7 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
             f"{info.name!r} is {info.size} bytes; binary files are returned up to {service.config.max_read_bytes}",
             "pass save_to=PATH to store it in the files store",
         )
-    content = base64.b64encode(service.download(args.id)).decode("ascii")
+    content = base64.b64encode(service.download(file_id)).decode("ascii")
     return ReadResult(
         **common, encoding="base64", content=content, offset=0, total_chars=len(content), next_offset=None
     )

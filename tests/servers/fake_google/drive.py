@@ -33,6 +33,7 @@ FOLDER = "application/vnd.google-apps.folder"
 DOC = "application/vnd.google-apps.document"
 SHEET = "application/vnd.google-apps.spreadsheet"
 SLIDES = "application/vnd.google-apps.presentation"
+SHORTCUT = "application/vnd.google-apps.shortcut"
 EXPORT_LIMIT = 10 * 1024 * 1024
 # what Drive converts into each Google type on upload (a subset: the text forms)
 IMPORTS = {
@@ -62,6 +63,7 @@ class FakeFile:
     modified: str = ""
     created: str = ""
     permissions: list[dict[str, Any]] = field(default_factory=list)
+    shortcut_target: str = ""  # a shortcut's target id
 
     @property
     def native(self) -> bool:
@@ -323,6 +325,9 @@ class FakeDrive:
     def folder(self, name: str, parent: str | None = None, **extra: Any) -> FakeFile:
         return self.add(name, b"", FOLDER, parent, **extra)
 
+    def shortcut(self, name: str, target: FakeFile, parent: str | None = None) -> FakeFile:
+        return self.add(name, b"", SHORTCUT, parent, shortcut_target=target.id)
+
     # --- dispatch ------------------------------------------------------------------------------
     def handle(
         self,
@@ -364,6 +369,12 @@ class FakeDrive:
             "owners": [{"emailAddress": owner, "kind": "drive#user"} for owner in item.owners],
             "webViewLink": f"https://drive.google.com/file/d/{item.id}/view",
         }
+        if item.shortcut_target:
+            target = self.files.get(item.shortcut_target)
+            out["shortcutDetails"] = {
+                "targetId": item.shortcut_target,
+                "targetMimeType": target.mime_type if target else "application/octet-stream",
+            }
         if not item.native:
             out["size"] = str(len(item.content))
             out["md5Checksum"] = hashlib.md5(item.content).hexdigest()
