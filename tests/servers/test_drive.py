@@ -663,3 +663,24 @@ async def test_read_access_without_signing_in_again_names_the_scope_to_grant(
     assert error["kind"] == "not_configured" and error["missing_scopes"] == ["drive.readonly"]
     assert made["file"]["name"] == "a.txt"  # writes stay on drive.file at this level
     assert "drive.files.list" not in google.calls
+
+
+async def test_a_file_changed_while_the_person_is_asked_is_not_overwritten(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive
+):
+    item = drive.add("contract.md", "v1\n", "text/markdown")
+
+    class EditWhileAsking(list):
+        """Someone edits the file while the confirmation is on screen."""
+
+        def append(self, value: object) -> None:
+            item.content, item.version = b"their edit\n", item.version + 1
+            super().append(value)
+
+    seen = EditWhileAsking()
+    settings = drive_settings(tmp_path, google)
+    settings["policy"] = {"rules": [{"match": "drive.update", "risk": "high"}]}  # the person asks for every update
+    async with connect(tmp_path, settings, seen=seen) as client:
+        error = failure(await client.call_tool("drive_update", {"id": item.id, "content": "v2\n", "version": "1"}))
+    assert len(seen) == 1 and error["kind"] == "conflict"
+    assert item.content == b"their edit\n" and "drive.files.update" not in google.calls
