@@ -9,7 +9,8 @@ token holding only drive.file sees only the files the app created or was given.
 
 A spreadsheet's sheets are also served through a minimal stand-in of the Sheets API v4
 (`spreadsheets.get` for the sheet names, `spreadsheets.values.get` for one sheet), unless a
-fuller fake of that API is registered first.
+fuller fake of that API is registered (before the drive fake, or after it: then the stand-in
+hands every request on to it).
 """
 
 from __future__ import annotations
@@ -505,6 +506,9 @@ class _SheetsStandIn:
         media: bytes | None,
         headers: dict[str, str],
     ) -> Any:
+        for discovery, handler in list(self.drive.google.apis.values()):
+            if handler is not self and discovery.document.get("name") == "sheets":  # a fuller fake came later
+                return handler.handle(method_id, path, params, body, token, media, headers)
         item = self.drive.files.get(path["spreadsheetId"])
         if item is None or item.mime_type != SHEET or not self.drive.visible(item, token):
             raise ApiError(404, "Requested entity was not found.", "notFound")
