@@ -188,9 +188,11 @@ async def test_a_spreadsheet_reads_its_first_or_named_sheet_and_lists_them(
         first = ok(await client.call_tool("drive_read", {"id": sheet.id}))
         named = ok(await client.call_tool("drive_read", {"id": sheet.id, "sheet": "Q2 'late'"}))
         missing = failure(await client.call_tool("drive_read", {"id": sheet.id, "sheet": "Q3"}))
+        not_a_sheet = failure(await client.call_tool("drive_read", {"id": drive.add("a.txt", "x").id, "sheet": "Q1"}))
     assert first["content"] == "region,revenue\r\nNorth,10\r\n" and first["sheets"] == ["Q1", "Q2 'late'"]
     assert named["content"] == 'region\n"South, east"\n' and named["sheets"] == ["Q1", "Q2 'late'"]
     assert missing["kind"] == "not_found" and "Q1, Q2 'late'" in missing["hint"]
+    assert not_a_sheet["kind"] == "invalid_arguments" and "not a spreadsheet" in not_a_sheet["message"]
     assert "drive.files.export" in google.calls and "sheets.spreadsheets.values.get" in google.calls
 
 

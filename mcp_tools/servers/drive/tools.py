@@ -170,7 +170,7 @@ def _is_text(mime: str) -> bool:
 
 
 def _read(service: DriveService, args: ReadArgs) -> ReadResult:
-    from mcp_tools.servers.drive.service import EXPORTS, FOLDER, file_info
+    from mcp_tools.servers.drive.service import EXPORTS, FOLDER, SHEET, file_info
     from mcp_tools.servers.google.text import page
 
     meta = service.target("drive.read", args.id)
@@ -181,6 +181,8 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
         raise ToolFailure(
             "invalid_arguments", f"{info.name!r} is a folder", f"list it with drive_search folder={file_id}"
         )
+    if args.sheet and mime != SHEET:
+        raise ToolFailure("invalid_arguments", f"sheet: {info.name!r} is a {info.type}, not a spreadsheet")
     limit = service.config.max_download_bytes
     if info.size is not None and info.size > limit and mime not in EXPORTS:
         raise ToolFailure(
