@@ -447,7 +447,9 @@ class FakeDrive:
         parents = body.get("parents") or [self.root]
         for parent in parents:
             folder = self.files.get(parent)
-            if parent != self.root and (folder is None or folder.mime_type != FOLDER):
+            if parent != self.root and (
+                folder is None or folder.mime_type != FOLDER or not self.visible(folder, token)
+            ):
                 raise ApiError(404, f"File not found: {parent}.", "notFound")
         item = self.add(body.get("name") or "Untitled", media or b"", mime)
         item.parents = list(parents)
