@@ -391,6 +391,14 @@ class FakeDrive:
         q = params.get("q", "")
         self.queries.append(q)
         query = Query(q)
+        if params.get("orderBy") and ("word", "fullText") in query.tokens:
+            self.google.violations.append(f"files.list: orderBy with a fullText query: {q}")
+            raise ApiError(
+                400,
+                "Sorting is not supported for queries with fullText terms. Results are always in descending "
+                "relevance order.",
+                "invalid",
+            )
         found = [item for item in self.files.values() if self.visible(item, token) and query.matches(item, self)]
         order = params.get("orderBy", "")
         if order.startswith("modifiedTime desc"):
