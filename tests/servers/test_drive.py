@@ -206,6 +206,20 @@ async def test_a_shortcut_is_read_as_the_file_it_points_to(tmp_path: Path, googl
     assert data["content"] == "# Minutes\n" and data["file"]["id"] == target.id
 
 
+async def test_without_the_sheets_api_a_spreadsheet_still_reads_its_first_sheet(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive
+):
+    sheet = drive.add("Budget", mime_type=SHEET, sheets={"Q1": [["a"], ["1"]], "Q2": [["b"]]})
+    google.fail("sheets.spreadsheets.get", 403, "accessNotConfigured", times=2)
+    async with connect(tmp_path, drive_settings(tmp_path, google)) as client:
+        result = await client.call_tool("drive_read", {"id": sheet.id})
+        named = failure(await client.call_tool("drive_read", {"id": sheet.id, "sheet": "Q2"}))
+    data = ok(result)
+    assert data["content"] == "a\r\n1\r\n" and data["sheets"] == []
+    assert "only the first sheet" in data["warnings"][0] and "Warning: only the first sheet" in text_of(result)
+    assert named["kind"] == "not_configured" and "Enable it" in named["hint"]
+
+
 async def test_slides_read_as_text_and_folders_are_listed_not_read(
     tmp_path: Path, google: FakeGoogle, drive: FakeDrive
 ):

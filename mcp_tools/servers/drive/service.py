@@ -189,12 +189,19 @@ class DriveService(GoogleService):
         warnings: list[str] = []
         sheets: list[str] = []
         if mime == SHEET:
-            found = self.call(
-                tool,
-                lambda s: s.spreadsheets().get(spreadsheetId=file_id, fields="sheets(properties(title))"),
-                api="sheets",
-                version="v4",
-            )
+            try:
+                found = self.call(
+                    tool,
+                    lambda s: s.spreadsheets().get(spreadsheetId=file_id, fields="sheets(properties(title))"),
+                    api="sheets",
+                    version="v4",
+                )
+            except ToolFailure as failure:
+                if sheet or failure.kind != "not_configured":
+                    raise
+                # the Sheets API is off in the Cloud project: the export still gives the first sheet
+                warnings.append(f"only the first sheet, and no sheet names: {failure.message}")
+                found = {}
             sheets = [item.get("properties", {}).get("title", "") for item in found.get("sheets", [])]
             if sheet and sheet not in sheets:
                 raise ToolFailure("not_found", f"no sheet named {sheet!r}", f"sheets: {', '.join(sheets)[:500]}")

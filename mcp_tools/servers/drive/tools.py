@@ -161,6 +161,7 @@ class ReadResult(Output):
     total_chars: int
     next_offset: int | None  # pass as offset for more; null at the end
     sheets: list[str]  # a spreadsheet's sheet names
+    warnings: list[str]
 
 
 def _is_text(mime: str) -> bool:
@@ -190,7 +191,7 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
             f"{info.name!r} is {info.size} bytes; drive.read downloads at most {limit} bytes",
             "the person can raise [drive] max_download_bytes, or open it in Google Drive",
         )
-    common = {"file": info, "sheets": []}
+    common = {"file": info, "sheets": [], "warnings": []}
     if args.save_to:
         files = service.files()
         if files is None:
@@ -210,10 +211,10 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
             next_offset=None,
         )
     if _is_text(mime):
-        text, sheets, _ = service.read_text(meta, args.sheet or "")
+        text, sheets, warnings = service.read_text(meta, args.sheet or "")
         chunk, next_offset = page(text, args.offset, args.max_chars, "total")
         return ReadResult(
-            **{**common, "sheets": sheets},
+            **{**common, "sheets": sheets, "warnings": warnings[:20]},
             encoding="text",
             content=chunk,
             offset=args.offset,
@@ -251,6 +252,7 @@ def render_read(result: ReadResult) -> str:
     position = f"File {result.file.id}, characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:
         position += f"; more with offset={result.next_offset}"
+    position += "".join(f"\nWarning: {warning}" for warning in result.warnings)
     return position + "\n" + fence("Drive file", head + "\n\n" + result.content)
 
 
