@@ -91,6 +91,9 @@ wait_seconds = 45          # a call waits this long for your answer (Claude Desk
 
 # [gmail]
 # allowed_recipients = ["*@example.com"]
+
+# [drive]
+# access = "app"           # only files this app created or opened; "read" or "all" reach further
 """
 
 

@@ -12,7 +12,7 @@ from mcp import Client
 from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG
 from tests.results import check_call_result
-from tests.servers.fake_google import FakeCalendar, FakeGmail, FakeGoogle, FakeTasks
+from tests.servers.fake_google import FakeCalendar, FakeDrive, FakeGmail, FakeGoogle, FakeTasks
 
 
 @pytest.fixture
@@ -73,6 +73,11 @@ def google() -> Iterator[FakeGoogle]:
 @pytest.fixture
 def gmail(google: FakeGoogle) -> FakeGmail:
     return FakeGmail(google)
+
+
+@pytest.fixture
+def drive(google: FakeGoogle) -> FakeDrive:
+    return FakeDrive(google)
 
 
 @pytest.fixture

@@ -18,9 +18,10 @@ import pytest
 from mcp import Client
 
 from mcp_tools.app import build_app
+from mcp_tools.servers.google import scopes
 from tests.harness import connect, failure, make_config
 from tests.servers import inbox_fixtures as mail
-from tests.servers.fake_google import FakeCalendar, FakeGoogle, FakeTasks
+from tests.servers.fake_google import FakeCalendar, FakeDrive, FakeGoogle, FakeTasks
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily
 from tests.servers.gmail_fixtures import ALL_SCOPES, sign_in
 from tests.servers.http_fixtures import fixed_resolver
@@ -207,15 +208,18 @@ async def test_nul_stays_allowed_where_it_can_be_stored(tmp_path: Path) -> None:
 
 
 async def test_the_account_and_power_tools_survive_hostile_arguments(
-    tmp_path: Path, google: FakeGoogle, gcal: FakeCalendar
+    tmp_path: Path, google: FakeGoogle, gcal: FakeCalendar, drive: FakeDrive
 ) -> None:
-    """gmail and the Google calendar against the fake Google, the terminal and outbound HTTP (both
-    turned on) get the same fuzz."""
-    from mcp_tools.servers.google import scopes
-
+    """gmail, drive and the Google calendar against the fake Google, the terminal and outbound HTTP
+    (both turned on) get the same fuzz."""
     gcal.add_calendar("Assistant")
-    granted = [*ALL_SCOPES, scopes.CALENDAR_READONLY, scopes.CALENDAR_EVENTS, scopes.CALENDAR_FREEBUSY]
-    gmail_settings = sign_in(tmp_path, google, granted, servers=["gmail", "files", "terminal", "http", "calendar"])
+    drive.add("notes.txt", "hello")
+    drive.folder("Projects")
+    calendar_scopes = [scopes.CALENDAR_READONLY, scopes.CALENDAR_EVENTS, scopes.CALENDAR_FREEBUSY]
+    granted = [*ALL_SCOPES, scopes.DRIVE_FILE, *calendar_scopes]
+    gmail_settings = sign_in(
+        tmp_path, google, granted, servers=["gmail", "drive", "files", "terminal", "http", "calendar"]
+    )
     settings = {
         **gmail_settings,
         "calendar": {"backend": "google", "calendar": "Assistant"},
@@ -227,7 +231,7 @@ async def test_the_account_and_power_tools_survive_hostile_arguments(
     app.services["http"].resolver = fixed_resolver({})  # no name resolves: nothing leaves the machine
     async with connect(tmp_path, app=app, elicit=None) as connected:
         tools = [tool for tool in (await connected.list_tools()).tools if not tool.name.startswith("files_")]
-        assert {tool.name.split("_", 1)[0] for tool in tools} == {"gmail", "calendar", "terminal", "http"}
+        assert {tool.name.split("_", 1)[0] for tool in tools} == {"gmail", "drive", "calendar", "terminal", "http"}
         rng = random.Random(11)
         for tool in tools:
             for _ in range(EXAMPLES_PER_TOOL):
@@ -248,3 +252,22 @@ async def test_google_tasks_survive_hostile_arguments(tmp_path: Path, google: Fa
                 arguments = hostile_arguments(rng, tool.input_schema)
                 result = await connected.call_tool(tool.name, arguments)
                 assert_answered_cleanly(tool.name, arguments, result)
+
+
+async def test_hostile_search_words_always_make_a_query_drive_accepts(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive
+) -> None:
+    """Whatever the model puts in drive.search's name or text, the q sent parses at Drive: the
+    escaping is ours, so a word can fail only our own checks (NUL, length), never Google's."""
+    from tests.servers.drive_fixtures import drive_settings
+
+    drive.add("notes.txt", "hello")
+    async with connect(tmp_path, drive_settings(tmp_path, google)) as connected:
+        for value in HOSTILE_STRINGS:
+            for field in ("name", "text"):
+                result = await connected.call_tool("drive_search", {field: value, "limit": 1})
+                if result.is_error:
+                    error = failure(result)
+                    assert error["kind"] == "invalid_arguments" and "Google" not in error["message"], (value, error)
+                    assert "\x00" in value or len(value) > 255, (field, value, error)
+    assert google.violations == []

@@ -25,7 +25,9 @@ from tests.harness import connect, make_config
 from tests.results import InvalidResult, check_call_result, error_payload
 from tests.servers import inbox_fixtures as mail
 from tests.servers.calendar_fixtures import World, person_event, radicale_server, world_fixture  # noqa: F401  (fixtures)
-from tests.servers.fake_google import FakeGoogle, FakeTasks
+from tests.servers.drive_fixtures import drive_settings
+from tests.servers.fake_google import FakeDrive, FakeGoogle, FakeTasks
+from tests.servers.fake_google.drive import DOC, SHEET
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily, Reply
 from tests.servers.notes_fixtures import wait_indexed, write_vault
 from tests.servers.tasks_fixtures import tasks_settings
@@ -399,3 +401,60 @@ async def test_numbers_json_cannot_carry_still_give_valid_results(tmp_path: Path
     assert not found.is_error and found.structured_content is not None
     assert found.structured_content["results"][0]["score"] is None
     assert "NaN" not in meta.content[0].text and "Infinity" not in meta.content[0].text  # type: ignore[union-attr]
+
+
+# --- the Google namespaces, against the fake Google --------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_every_drive_tool_succeeds_and_fails_with_results_that_validate(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive, mode: str
+) -> None:
+    doc = drive.add("Plan", "# Plan\n", DOC)
+    sheet = drive.add("Budget", mime_type=SHEET, sheets={"Q1": [["a", "b"]], "Q2": [["c"]]})
+    blob = drive.add("logo.png", bytes(range(256)), "image/png")
+    settings = drive_settings(tmp_path, google)
+    async with connect(tmp_path, settings, mode=mode) as client:
+        run = Coverage(client, FakeTavily())
+        await run.list()
+        for name in [name for name in run.tools if name.startswith("drive_")]:
+            error = await run.fails(name, {"not_an_argument": 1}, "invalid_arguments")
+            assert "not_an_argument" in error["message"]
+        listed = await run.ok("drive_search", {})
+        assert {item["name"] for item in listed["files"]} == {"Plan", "Budget", "logo.png"}
+        await run.ok("drive_search", {"name": "it's", "type": "document", "modified_after": "2020-01-01"})
+        await run.fails("drive_search", {"q": "name = 'open"}, "invalid_arguments")
+        await run.ok("drive_read", {"id": doc.id})
+        await run.ok("drive_read", {"id": sheet.id, "sheet": "Q2"})
+        await run.ok("drive_read", {"id": blob.id})
+        await run.ok("drive_read", {"id": blob.id, "save_to": "logo.png"})
+        await run.fails("drive_read", {"id": "1missing"}, "not_found")
+        made = await run.ok("drive_create", {"name": "notes.md", "content": "# Notes\n", "convert": True})
+        await run.ok("drive_create", {"name": "Folder", "type": "folder"})
+        await run.fails("drive_create", {"name": "x", "content": "x", "folder": "1missing"}, "not_found")
+        file_id = made["file"]["id"]
+        await run.ok("drive_update", {"id": file_id, "content": "# Notes 2\n", "version": made["file"]["version"]})
+        await run.fails("drive_update", {"id": file_id, "name": "n", "version": made["file"]["version"]}, "conflict")
+        await run.ok("drive_share", {"id": file_id, "email": "bob@example.org"})
+        await run.fails("drive_share", {"id": file_id, "type": "anyone"}, "denied_by_policy")
+        await run.ok("drive_delete", {"id": file_id})
+        await run.fails("drive_delete", {"id": "1missing"}, "not_found")
+        drive_tools = {name for name in run.tools if name.startswith("drive_")}
+        assert drive_tools and drive_tools <= run.succeeded and drive_tools <= run.failed
+
+
+async def test_every_high_risk_drive_tool_without_a_form_returns_an_approval_that_validates(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive
+) -> None:
+    item = drive.add("notes.txt", "x")
+    async with connect(tmp_path, drive_settings(tmp_path, google), elicit=None) as client:
+        run = Coverage(client, FakeTavily())
+        await run.list()
+        for name, arguments in {
+            "drive_delete": {"id": item.id},
+            "drive_share": {"id": item.id, "email": "bob@example.org"},
+            "drive_update": {"id": item.id, "content": "replaced without a version"},
+        }.items():
+            error = await run.fails(name, arguments, "approval_required")
+            assert error["approval_id"] in error["hint"]
+    assert item.content == b"x" and item.permissions == [] and not item.trashed

@@ -14,6 +14,7 @@ CATALOG: dict[str, str] = {
     "web": "mcp_tools.servers.web",
     "inbox": "mcp_tools.servers.inbox",
     "gmail": "mcp_tools.servers.gmail",
+    "drive": "mcp_tools.servers.drive",
     "tasks": "mcp_tools.servers.tasks",
     "terminal": "mcp_tools.servers.terminal",
     "http": "mcp_tools.servers.http_requests",

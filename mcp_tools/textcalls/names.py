@@ -189,11 +189,14 @@ _TERMINAL = {"cmd": "command", "working_directory": "cwd", "workdir": "cwd", "ti
 _IMPORT = {"filename": "path", "destination": "path", "file_path": "path", "data": "content_base64"}
 _DRIVE = {
     **_PAGING,
+    "pageToken": "page_token",
     "fileId": "id",
     "file_id": "id",
     "folderId": "folder",
+    "folder_id": "folder",
     "parentId": "folder",
     "mimeType": "mime_type",
+    "title": "name",
 }
 _DOCS = {"documentId": "id", "document_id": "id", "containsText": "find", "replaceText": "replace"}
 _SHEETS = {"spreadsheetId": "id", "spreadsheet_id": "id", "valueInputOption": "value_input"}

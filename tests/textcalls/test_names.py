@@ -64,10 +64,17 @@ def test_every_alias_targets_an_agreed_canonical_name() -> None:
     assert {alias.tool for alias in ALIASES.values()} <= CANONICAL_NAMES
 
 
-@pytest.mark.parametrize("namespace", ["files", "notes", "calendar", "web", "inbox"])
+@pytest.mark.parametrize("namespace", ["files", "notes", "calendar", "web", "inbox", "drive"])
 def test_the_canonical_table_matches_the_namespaces_built_here(namespace: str) -> None:
     built = {spec.name for spec in load_namespace(namespace).tools}
     assert built == {f"{namespace}.{method}" for method in CANONICAL[namespace]}
+
+
+def test_the_drive_renames_name_arguments_the_drive_tools_take() -> None:
+    fields = {name for spec in load_namespace("drive").tools for name in spec.input_model.model_fields}
+    for seed, alias in ALIASES.items():
+        if alias.tool.startswith("drive."):
+            assert set(alias.renames.values()) <= fields, (seed, set(alias.renames.values()) - fields)
 
 
 def test_the_notes_names_cover_every_notes_tool() -> None:
@@ -90,6 +97,21 @@ def test_the_code_block_names_map_onto_files(name: str) -> None:
         ),
         ("gmail_read", {"messageId": "m1"}, ("gmail.read", {"id": "m1"})),
         ("drive_read", {"fileId": "f1"}, ("drive.read", {"id": "f1"})),
+        (
+            "drive_list",
+            {"folderId": "f1", "pageSize": 5, "pageToken": "t"},
+            ("drive.search", {"folder": "f1", "limit": 5, "page_token": "t"}),
+        ),
+        (
+            "drive_create",
+            {"title": "a.md", "parentId": "f1", "mimeType": "text/markdown", "content": "x"},
+            ("drive.create", {"name": "a.md", "folder": "f1", "mime_type": "text/markdown", "content": "x"}),
+        ),
+        (
+            "drive_share",
+            {"fileId": "f1", "emailAddress": "a@b.org", "role": "writer"},
+            ("drive.share", {"id": "f1", "email": "a@b.org", "role": "writer"}),
+        ),
         ("docs_append", {"documentId": "d1", "text": "x"}, ("docs.append", {"id": "d1", "text": "x"})),
         ("sheets_read", {"spreadsheetId": "s1", "range": "A1:B2"}, ("sheets.read", {"id": "s1", "range": "A1:B2"})),
         ("tasks_complete", {"taskListId": "l1", "taskId": "t1"}, ("tasks.complete", {"list": "l1", "id": "t1"})),
@@ -157,13 +179,15 @@ def test_nothing_close_suggests_nothing() -> None:
 
 
 @pytest.mark.anyio
-async def test_running_seed_names_through_real_namespaces(tmp_path: Path) -> None:
+async def test_running_seed_names_through_real_namespaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = text_app(tmp_path, ["files"])
     (tmp_path / "data" / "files").mkdir(parents=True, exist_ok=True)
+    monkeypatch.delitem(CATALOG, "web")  # as if this version had no web namespace yet
     reply = (
         '[{"id": "w", "type": "pilotwrite", "operation": "write", "parameters": {"path": "a.md", "content": "hi"}},'
         ' {"id": "r", "type": "fs.read", "operation": "read", "parameters": {"path": "a.md"}},'
         ' {"id": "g", "type": "drive_list", "operation": "files", "parameters": {"maxResults": 3}},'
+        ' {"id": "s", "type": "web_search", "operation": "search", "parameters": {"query": "x"}},'
         ' {"id": "n", "type": "read_note", "operation": "note", "parameters": {"path": "x.md"}},'
         ' {"id": "u", "type": "create_file", "operation": "?", "parameters": {}}]\n✂️🐱\nok'
     )
@@ -173,7 +197,10 @@ async def test_running_seed_names_through_real_namespaces(tmp_path: Path) -> Non
     assert by_id["r"].outcome.structured is not None and by_id["r"].outcome.structured["content"] == "hi"
     drive = by_id["g"].outcome.error
     assert drive is not None and drive["kind"] == "not_configured"
-    assert "drive namespace, which this version of mcp-tools does not have yet" in drive["message"]
+    assert drive["message"].startswith("drive.search is in the drive namespace, which is off here")
+    web = by_id["s"].outcome.error
+    assert web is not None and web["kind"] == "not_configured"
+    assert "web namespace, which this version of mcp-tools does not have yet" in web["message"]
     notes = by_id["n"].outcome.error
     assert notes is not None and notes["kind"] == "not_configured"
     assert notes["message"].startswith("notes.read is in the notes namespace, which is off here")

@@ -74,6 +74,15 @@ def require_libraries(extra: str) -> None:
             raise error
 
 
+def check_asked_for(namespace: str, env: Environment) -> None:
+    """Off unless asked for, for the namespaces in `scopes.OPT_IN`: a sign-in for one Google
+    service must not ask for the scopes of every other."""
+    from mcp_tools.servers.google.scopes import opted_in
+
+    if not opted_in(namespace, env.sections, env.servers):
+        raise NotConfigured(f"add a [{namespace}] section (or name {namespace} in [server] servers) to turn it on")
+
+
 def check_configured(config: GoogleConfig, env: Environment) -> None:
     """Off with a reason when there is no way to sign in, or nobody has signed in yet."""
     if config.service_account_file is not None:

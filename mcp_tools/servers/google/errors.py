@@ -75,6 +75,12 @@ def map_http_error(
             "The daily quota is used up; retry tomorrow." if daily else f"Retry in about {wait} seconds.",
             {"status": status, "retry_after_seconds": 24 * 3600 if daily else wait},
         )
+    if status == 403 and "exportSizeLimitExceeded" in reasons:
+        return ToolFailure(
+            "too_large",
+            f"the file is larger than the 10 MB Google exports at most{said}",
+            "Read a part of it another way (one sheet, a smaller copy), or open it in Google Drive.",
+        )
     if status == 403:
         return ToolFailure(
             "denied_by_policy",

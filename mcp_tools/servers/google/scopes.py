@@ -56,6 +56,19 @@ TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gmail.trash": ((GMAIL_MODIFY,), ("gmail.users.messages.trash", "gmail.users.threads.trash")),
 }
 
+# drive: drive.file by default (files this app created or opened); `[drive] access` widens it
+_DRIVE_READ = ("drive.files.get", "drive.files.export", "sheets.spreadsheets.get", "sheets.spreadsheets.values.get")
+TOOLS.update(
+    {
+        "drive.search": ((DRIVE_FILE,), ("drive.files.list",)),
+        "drive.read": ((DRIVE_FILE,), _DRIVE_READ),
+        "drive.create": ((DRIVE_FILE,), ("drive.files.create",)),
+        "drive.update": ((DRIVE_FILE,), ("drive.files.get", "drive.files.update")),
+        "drive.delete": ((DRIVE_FILE,), ("drive.files.get", "drive.files.update", "drive.files.delete")),
+        "drive.share": ((DRIVE_FILE,), ("drive.files.get", "drive.permissions.create")),
+    }
+)
+
 # Google Tasks: reading asks tasks.readonly; every write asks tasks. A list is named by id,
 # title or @default, so each tool may read the task lists first.
 _TASK_LISTS = ("tasks.tasklists.list", "tasks.tasklists.get")
@@ -92,6 +105,13 @@ TOOLS |= {
 
 # tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
 WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
+WIDER.update({tool: {"read": (DRIVE_READONLY,), "all": (DRIVE,)} for tool in ("drive.search", "drive.read")})
+WIDER.update(
+    {
+        tool: {"read": (DRIVE_FILE,), "all": (DRIVE,)}
+        for tool in ("drive.create", "drive.update", "drive.delete", "drive.share")
+    }
+)
 ACCESS_LEVELS = ("app", "read", "all")
 
 
@@ -155,8 +175,22 @@ def method_scopes(api: str, version: str) -> dict[str, frozenset[str]]:
 _API_VERSIONS = {"gmail": "v1", "drive": "v3", "docs": "v1", "sheets": "v4", "tasks": "v1", "calendar": "v3"}
 
 
+# a scope an access level asks for -> the broader scopes that include it
+IMPLIED_BY: dict[str, frozenset[str]] = {
+    DRIVE_FILE: frozenset({DRIVE}),
+    DRIVE_READONLY: frozenset({DRIVE}),
+    DOCUMENTS_READONLY: frozenset({DOCUMENTS}),
+    SPREADSHEETS_READONLY: frozenset({SPREADSHEETS}),
+    TASKS_READONLY: frozenset({TASKS}),
+}
+
+
 def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> list[str]:
-    """Scopes to ask for because some method of the tool accepts none of those granted."""
+    """Scopes to ask for because some method of the tool accepts none of those granted.
+
+    At a wider access level, a scope that level asks for must itself be granted (or one that
+    includes it): drive.file lets files.list run, but not over the whole Drive `read` promises.
+    """
     if tool not in TOOLS:
         return []
     granted = set(granted)
@@ -167,14 +201,17 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
         accepted = method_scopes(api, _API_VERSIONS[api]).get(method, frozenset())
         if accepted and not accepted & granted:
             uncovered.append(accepted)
-    return sorted({scope for scope in asked if any(scope in accepted for accepted in uncovered)})
+    missing = {scope for scope in asked if any(scope in accepted for accepted in uncovered)}
+    if access in WIDER.get(tool, {}):
+        missing |= {scope for scope in asked if scope not in granted and not IMPLIED_BY.get(scope, set()) & granted}
+    return sorted(missing)
 
 
 # The namespaces that sign in with the `[google]` account.
-NAMESPACES = ("gmail", "tasks", "calendar")  # calendar only with its google backend: see cli.enabled_tools
+NAMESPACES = ("gmail", "drive", "tasks", "calendar")  # calendar only with its google backend: see cli.enabled_tools
 # Those that run only when asked for (their own section, or named in [server] servers), so signing
 # in for one Google service never asks for the scopes of another.
-OPT_IN = frozenset({"tasks"})
+OPT_IN = frozenset({"drive", "tasks"})
 
 
 def opted_in(name: str, sections: Mapping[str, Any], selected: Iterable[str] | None) -> bool:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from mcp_tools.servers.tasks.config import TasksConfig
 from mcp_tools.servers.tasks.tools import TOOLS
-from mcp_tools.tooling import Environment, Namespace, NotConfigured
+from mcp_tools.tooling import Environment, Namespace
 
 if TYPE_CHECKING:
     from mcp_tools.servers.tasks.service import TasksService
@@ -18,12 +18,11 @@ if TYPE_CHECKING:
 
 def create(config: TasksConfig, env: Environment) -> TasksService:
     """Cheap: checks tasks was asked for and the account is set up; Google's libraries load on the first call."""
-    from mcp_tools.servers.google.config import check_configured, google_config, require_libraries
-    from mcp_tools.servers.google.scopes import opted_in, requested_scopes
+    from mcp_tools.servers.google.config import check_asked_for, check_configured, google_config, require_libraries
+    from mcp_tools.servers.google.scopes import requested_scopes
     from mcp_tools.servers.tasks.service import TasksService
 
-    if not opted_in("tasks", env.sections, env.servers):
-        raise NotConfigured("add a [tasks] section (or name tasks in [server] servers) to use Google Tasks")
+    check_asked_for("tasks", env)
     require_libraries("tasks")
     google = google_config(env)
     check_configured(google, env)

@@ -69,6 +69,7 @@ class Discovery:
         self.document = load_document(api, version)
         self.schemas: dict[str, Any] = self.document["schemas"]
         self.methods: list[Method] = []
+        self.service_path: str = self.document.get("servicePath") or ""  # drive/v3/ (empty for gmail)
         self._collect(self.document.get("resources", {}))
 
     def _collect(self, resources: dict[str, Any]) -> None:
@@ -77,7 +78,13 @@ class Discovery:
                 ref = method.get("request", {}).get("$ref")
                 common = (method["id"], method["httpMethod"])
                 self.methods.append(
-                    Method(*common, _compile(method["path"]), method.get("parameters", {}), ref, method["scopes"])
+                    Method(
+                        *common,
+                        _compile(self.service_path + method["path"]),
+                        method.get("parameters", {}),
+                        ref,
+                        method["scopes"],
+                    )
                 )
                 upload = method.get("mediaUpload", {}).get("protocols", {}).get("simple", {}).get("path")
                 if upload:

@@ -170,6 +170,7 @@ class FakeGoogle:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -290,7 +291,7 @@ class FakeGoogle:
                 discovery.check_query(method, query, path_params)
                 payload: Any = None
                 if method.upload:
-                    payload, body = self._upload(query, lowered, body)
+                    payload, body, lowered["x-upload-content-type"] = self._upload(query, lowered, body)
                 elif body:
                     if "json" not in lowered.get("content-type", ""):
                         raise Rejected(f"{method.id}: request body must be JSON")
@@ -320,11 +321,12 @@ class FakeGoogle:
         raise ApiError(404, f"Not Found: {path}", "notFound")
 
     @staticmethod
-    def _upload(query: dict[str, list[str]], headers: dict[str, str], body: bytes) -> tuple[Any, bytes]:
-        """uploadType=media (the bytes alone) or multipart (JSON metadata, then the bytes)."""
+    def _upload(query: dict[str, list[str]], headers: dict[str, str], body: bytes) -> tuple[Any, bytes, str]:
+        """uploadType=media (the bytes alone) or multipart (JSON metadata, then the bytes); and the
+        media's own content type, which handlers read as the `x-upload-content-type` header."""
         kind = (query.get("uploadType") or [""])[0]
         if kind == "media":
-            return None, body
+            return None, body, headers.get("content-type", "")
         if kind != "multipart":
             raise Rejected(f"uploadType {kind!r} is not served by this fake (media or multipart)")
         content_type = headers.get("content-type", "")
@@ -346,7 +348,8 @@ class FakeGoogle:
             split.append((head.decode("latin-1").lower(), content.removesuffix(b"\r\n").removesuffix(b"\n")))
         if "json" not in split[0][0]:
             raise Rejected("the first part of a multipart upload is the JSON metadata")
-        return json.loads(split[0][1] or b"{}"), split[1][1]
+        media_type = re.search(r"^content-type:\s*([^;\r\n]+)", split[1][0], re.MULTILINE)
+        return json.loads(split[0][1] or b"{}"), split[1][1], media_type.group(1).strip() if media_type else ""
 
     def _check_token(self, authorization: str, accepted: list[str]) -> Token:
         if not authorization.startswith("Bearer "):
