@@ -56,9 +56,25 @@ TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gmail.trash": ((GMAIL_MODIFY,), ("gmail.users.messages.trash", "gmail.users.threads.trash")),
 }
 
+# sheets: every method accepts drive.file (spreadsheets this app created or was given)
+_SHEETS_READ = ("sheets.spreadsheets.get", "sheets.spreadsheets.values.get")
+TOOLS.update(
+    {
+        "sheets.read": ((DRIVE_FILE,), _SHEETS_READ),
+        "sheets.write": ((DRIVE_FILE,), ("sheets.spreadsheets.values.update",)),
+        "sheets.append": ((DRIVE_FILE,), ("sheets.spreadsheets.values.append",)),
+        "sheets.create": ((DRIVE_FILE,), ("sheets.spreadsheets.create",)),
+        "sheets.clear": ((DRIVE_FILE,), (*_SHEETS_READ, "sheets.spreadsheets.values.clear")),
+    }
+)
+
 
 # tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
 WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
+# sheets at "read": every spreadsheet read, writes still to the app's own; at "all": every spreadsheet
+WIDER["sheets.read"] = {"read": (SPREADSHEETS_READONLY,), "all": (SPREADSHEETS,)}
+for _tool in ("sheets.write", "sheets.append", "sheets.create", "sheets.clear"):
+    WIDER[_tool] = {"all": (SPREADSHEETS,)}
 ACCESS_LEVELS = ("app", "read", "all")
 
 
@@ -138,4 +154,4 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 
 # The namespaces that sign in with the `[google]` account.
-NAMESPACES = ("gmail",)
+NAMESPACES = ("gmail", "sheets")

@@ -2,5 +2,6 @@
 
 from tests.servers.fake_google.gmail import FakeGmail
 from tests.servers.fake_google.server import FakeGoogle
+from tests.servers.fake_google.sheets import FakeSheets
 
-__all__ = ["FakeGmail", "FakeGoogle"]
+__all__ = ["FakeGmail", "FakeGoogle", "FakeSheets"]
