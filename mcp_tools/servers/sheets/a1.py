@@ -158,12 +158,12 @@ def parse_cells(text: str) -> A1Range:
     return A1Range(None, start_row, start_col, end_row, end_col)
 
 
+_CELL_SHAPE = re.compile(r"\$?[A-Za-z]{0,3}\$?[0-9]*(:\$?[A-Za-z]{0,3}\$?[0-9]*)?")
+
+
 def _looks_like_cells(text: str) -> bool:
-    try:
-        parse_cells(text)
-    except A1Error:
-        return False
-    return True
+    """Letters then digits, or a colon: Google reads it as cells (and so do we, errors included)."""
+    return bool(_CELL_SHAPE.fullmatch(text)) and (":" in text or any(char.isdigit() for char in text))
 
 
 def parse(text: str) -> A1Range:

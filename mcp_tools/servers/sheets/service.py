@@ -21,6 +21,12 @@ from mcp_tools.tooling import Environment, ToolFailure
 META_FIELDS = "spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title,gridProperties)"
 PAGE_CHARS = 60_000  # characters of cell text in one read answer, whatever the cell count
 REQUESTS_PER_PAGE = 4
+PROBE_CELLS = 20  # x the page cap: how far one request looks past a window that came back short
+GAP_ROWS = 10  # more empty rows than this between data end the page; the next one starts at the data
+GRID_HINT = (
+    "The range reaches past the sheet's rows or columns (the message gives them): keep inside them, or add "
+    "rows with sheets_append."
+)
 NOT_VISIBLE = (
     "Spreadsheet ids come from the URL (docs.google.com/spreadsheets/d/<id>/). With [sheets] access = "
     '"app" only spreadsheets this app created or was given are visible.'
@@ -88,11 +94,13 @@ class SheetsService(GoogleService):
             message = failure.message
             if failure.kind == "not_found":
                 failure.hint = NOT_VISIBLE
-            elif "exceeds grid limits" in message:
+            elif failure.kind == "denied_by_policy" and self.access != "all":
                 failure.hint = (
-                    "The range reaches past the sheet's rows or columns (the message gives them): keep inside "
-                    "them, or add rows with sheets_append."
+                    f'With [sheets] access = "{self.access}" changes reach only spreadsheets this app created or '
+                    'was given; the person can set access = "all".'
                 )
+            elif "exceeds grid limits" in message:
+                failure.hint = GRID_HINT
             elif "Unable to parse range" in message:
                 failure.hint = (
                     "Check the sheet name (sheets_read lists them) and write 'My Sheet'!A1:B2 for names with spaces."
@@ -137,14 +145,21 @@ class SheetsService(GoogleService):
     def read(self, spreadsheet: str, where: a1.A1Range | None, formulas: bool, offset: int) -> dict[str, Any]:
         """One page of a range: whole rows, at most `max_read_cells` cells and PAGE_CHARS characters.
 
-        Rows are fetched in windows sized by the cells left on the page; empty rows between data
-        are kept as [] and empty rows at a page's edges are skipped (`range` says where the rows sit).
+        Rows are fetched in windows sized by the cells left on the page; a few empty rows between
+        data are kept as [], a longer gap ends the page, and empty rows at a page's edges are
+        skipped (`range` says where the rows sit).
         """
         tool = "sheets.read"
         meta = self.meta(tool, spreadsheet)
         sheet = meta.sheet(where.sheet if where else None)
         bounded = (where or a1.A1Range()).on(sheet.title).clamp(sheet.rows, sheet.columns)
         assert bounded.start_row and bounded.start_col and bounded.end_row and bounded.end_col
+        if bounded.end_row > sheet.rows or bounded.end_col > sheet.columns:
+            raise ToolFailure(
+                "invalid_arguments",
+                f"range: Range ({bounded}) exceeds grid limits. Max rows: {sheet.rows}, max columns: {sheet.columns}",
+                GRID_HINT,
+            )
         width = bounded.end_col - bounded.start_col + 1
         cap = self.config.max_read_cells
         if width > cap:
@@ -166,9 +181,12 @@ class SheetsService(GoogleService):
             return page
         rows: list[list[Any]] = []
         cells = chars = pending = requests = 0
-        estimate, row, page_first, stopped_at = width, first, None, None
+        estimate, row, page_first, stopped_at, short = width, first, None, None, False
         while row <= bounded.end_row and requests < REQUESTS_PER_PAGE and cells + estimate <= cap:
-            last = min(bounded.end_row, row + max(1, (cap - cells) // estimate) - 1)
+            take = max(1, (cap - cells) // estimate)
+            if short:  # the data may have ended: look further in one request, within a bounded transfer
+                take = max(take, PROBE_CELLS * cap // width)
+            last = min(bounded.end_row, row + take - 1)
             got = self.values(tool, spreadsheet, bounded.rows(row, last), render)
             requests += 1
             for index, values in enumerate(got):
@@ -176,7 +194,7 @@ class SheetsService(GoogleService):
                     pending += 1
                     continue
                 size = sum(len(str(value)) for value in values)
-                if rows and (cells + len(values) > cap or chars + size > PAGE_CHARS):
+                if rows and (cells + len(values) > cap or chars + size > PAGE_CHARS or pending > GAP_ROWS):
                     stopped_at = row + index
                     break
                 if page_first is None:
@@ -186,6 +204,7 @@ class SheetsService(GoogleService):
                 cells, chars, pending = cells + len(values), chars + size, 0
             if stopped_at is not None:
                 break
+            short = len(got) < last - row + 1
             pending += (last - row + 1) - len(got)
             estimate = max((len(values) for values in got), default=0) or estimate
             row = last + 1

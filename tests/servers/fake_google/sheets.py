@@ -24,6 +24,8 @@ from tests.servers.fake_google.discovery import Discovery
 from tests.servers.fake_google.server import SCOPE_PREFIX, ApiError, FakeGoogle, Token
 
 WIDE_SCOPES = {SCOPE_PREFIX + name for name in ("spreadsheets", "spreadsheets.readonly", "drive", "drive.readonly")}
+WIDE_WRITE_SCOPES = {SCOPE_PREFIX + "spreadsheets", SCOPE_PREFIX + "drive"}
+READS = {"sheets.spreadsheets.get", "sheets.spreadsheets.values.get", "sheets.spreadsheets.values.batchGet"}
 _CELLS = re.compile(r"\$?([A-Za-z]{1,3})?\$?([0-9]+)?(?::\$?([A-Za-z]{1,3})?\$?([0-9]+)?)?")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
@@ -205,6 +207,8 @@ class FakeSheets:
         book = self.books.get(unquote(path.get("spreadsheetId", "")))
         if book is None or (not book.app and not token.scopes & WIDE_SCOPES):
             raise ApiError(404, "Requested entity was not found.", "notFound")
+        if not book.app and method_id not in READS and not token.scopes & WIDE_WRITE_SCOPES:
+            raise ApiError(403, "The caller does not have permission", "forbidden")
         name = method_id.removeprefix("sheets.spreadsheets.").replace(".", "_")
         handler = getattr(self, "do_" + name, None)
         if handler is None:
