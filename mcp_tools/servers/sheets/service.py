@@ -85,6 +85,23 @@ class SheetsService(GoogleService):
     def __init__(self, config: SheetsConfig, google: GoogleConfig, env: Environment, scopes: list[str]) -> None:
         super().__init__(google, env, scopes, access=config.access)
         self.config = config
+        self._resources: dict[int, tuple[Any, Any, Any]] = {}
+
+    def _built(self, service: Any) -> tuple[Any, Any, Any]:
+        """`spreadsheets()` and its `values()`, built once per service object (one per thread):
+        googleapiclient spends about 20 ms building them, more than a small request takes."""
+        found = self._resources.get(id(service))
+        if found is None or found[0] is not service:
+            spreadsheets = service.spreadsheets()
+            found = (service, spreadsheets, spreadsheets.values())
+            self._resources[id(service)] = found
+        return found
+
+    def spreadsheets(self, service: Any) -> Any:
+        return self._built(service)[1]
+
+    def cell_values(self, service: Any) -> Any:
+        return self._built(service)[2]
 
     def call(self, tool: str, build: Any, api: str | None = None, version: str | None = None) -> Any:
         """Google's call, with hints that name what to fix in spreadsheet terms."""
@@ -109,7 +126,7 @@ class SheetsService(GoogleService):
 
     # --- reading ------------------------------------------------------------------------------
     def meta(self, tool: str, spreadsheet: str) -> Meta:
-        found = self.call(tool, lambda s: s.spreadsheets().get(spreadsheetId=spreadsheet, fields=META_FIELDS))
+        found = self.call(tool, lambda s: self.spreadsheets(s).get(spreadsheetId=spreadsheet, fields=META_FIELDS))
         sheets = []
         for item in found.get("sheets", []):
             properties = item.get("properties", {})
@@ -128,16 +145,12 @@ class SheetsService(GoogleService):
     def values(self, tool: str, spreadsheet: str, where: a1.A1Range, render: str) -> list[list[Any]]:
         found = self.call(
             tool,
-            lambda s: (
-                s.spreadsheets()
-                .values()
-                .get(
-                    spreadsheetId=spreadsheet,
-                    range=where.notation(),
-                    valueRenderOption=render,
-                    majorDimension="ROWS",
-                    fields="values",
-                )
+            lambda s: self.cell_values(s).get(
+                spreadsheetId=spreadsheet,
+                range=where.notation(),
+                valueRenderOption=render,
+                majorDimension="ROWS",
+                fields="values",
             ),
         )
         return found.get("values", [])
@@ -218,31 +231,23 @@ class SheetsService(GoogleService):
     def update(self, spreadsheet: str, where: a1.A1Range, values: list[list[Any]], option: str) -> dict[str, Any]:
         return self.call(
             "sheets.write",
-            lambda s: (
-                s.spreadsheets()
-                .values()
-                .update(
-                    spreadsheetId=spreadsheet,
-                    range=where.notation(),
-                    valueInputOption=option,
-                    body={"majorDimension": "ROWS", "values": values},
-                )
+            lambda s: self.cell_values(s).update(
+                spreadsheetId=spreadsheet,
+                range=where.notation(),
+                valueInputOption=option,
+                body={"majorDimension": "ROWS", "values": values},
             ),
         )
 
     def append(self, spreadsheet: str, where: a1.A1Range, values: list[list[Any]], option: str) -> dict[str, Any]:
         return self.call(
             "sheets.append",
-            lambda s: (
-                s.spreadsheets()
-                .values()
-                .append(
-                    spreadsheetId=spreadsheet,
-                    range=where.notation(),
-                    valueInputOption=option,
-                    insertDataOption="INSERT_ROWS",
-                    body={"majorDimension": "ROWS", "values": values},
-                )
+            lambda s: self.cell_values(s).append(
+                spreadsheetId=spreadsheet,
+                range=where.notation(),
+                valueInputOption=option,
+                insertDataOption="INSERT_ROWS",
+                body={"majorDimension": "ROWS", "values": values},
             ),
         ).get("updates", {})
 
@@ -264,7 +269,7 @@ class SheetsService(GoogleService):
                 body["sheets"].append(sheet)
         return self.call(
             "sheets.create",
-            lambda s: s.spreadsheets().create(
+            lambda s: self.spreadsheets(s).create(
                 body=body, fields="spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title)"
             ),
         )
@@ -281,6 +286,6 @@ class SheetsService(GoogleService):
     def clear(self, spreadsheet: str, where: a1.A1Range) -> str:
         found = self.call(
             "sheets.clear",
-            lambda s: s.spreadsheets().values().clear(spreadsheetId=spreadsheet, range=where.notation(), body={}),
+            lambda s: self.cell_values(s).clear(spreadsheetId=spreadsheet, range=where.notation(), body={}),
         )
         return str(found.get("clearedRange", where.notation()))
