@@ -218,7 +218,7 @@ def _config_file(tmp_path: Path, google: FakeGoogle, extra: str = "") -> tuple[P
     secrets_file.write_text(json.dumps(google.client_secrets(client_id)))
     config = tmp_path / "config.toml"
     config.write_text(
-        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
+        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\nservers = ["gmail"]\n'
         f'[google]\nclient_secrets = "{secrets_file}"\napi_endpoint = "{google.url}"\n{extra}'
     )
     return config, secrets_file

@@ -116,6 +116,15 @@ async def test_a_smaller_page_cap_gives_more_pages(tmp_path: Path, google: FakeG
     assert wide["kind"] == "too_large" and "105 columns" in wide["message"]
 
 
+async def test_long_cells_end_a_page_by_characters(tmp_path: Path, google: FakeGoogle, sheets: FakeSheets):
+    book = sheets.add("Essays", {"Data": [[f"{n}:" + "x" * 5000] for n in range(30)]})
+    async with connect(tmp_path, sheets_settings(tmp_path, google)) as client:
+        first = ok(await client.call_tool("sheets_read", {"id": book.id}))
+        rest = ok(await client.call_tool("sheets_read", {"id": book.id, "offset": first["next_offset"]}))
+    assert len(first["values"]) == 11 and first["next_offset"] == 11  # about 60,000 characters
+    assert rest["values"][0][0].startswith("11:") and rest["next_offset"] == 22
+
+
 async def test_an_offset_past_the_end_is_an_error_naming_it(tmp_path: Path, google: FakeGoogle, sheets: FakeSheets):
     book = sheets.add("Small", {"Data": TABLE})
     async with connect(tmp_path, sheets_settings(tmp_path, google)) as client:
@@ -214,6 +223,17 @@ async def test_append_adds_rows_after_the_table_and_inserts_them(
     assert done == {"range": "Data!A4:C4", "cells": 3}
     assert page["values"][3] == ["Cy", "1", "=cmd|' /C calc'!A0"]  # literal text, not a DDE formula
     assert page["values"][-1] == ["Total", "19.5"] and page["range"] == "Data!A1:C7"  # moved down one row
+
+
+async def test_append_without_a_range_finds_the_table_of_the_first_sheet(
+    tmp_path: Path, google: FakeGoogle, sheets: FakeSheets
+):
+    book = sheets.add("Budget", {"Data": TABLE, "Other": [["x"]]})
+    async with connect(tmp_path, sheets_settings(tmp_path, google)) as client:
+        first = ok(await client.call_tool("sheets_append", {"id": book.id, "values": [["Dee", 4, True]]}))
+        second = ok(await client.call_tool("sheets_append", {"id": book.id, "range": "Data!A1", "values": [["Eve"]]}))
+    assert first == {"range": "Data!A4:C4", "cells": 3} and second == {"range": "Data!A5", "cells": 1}
+    assert sheets.cell(book, "Data", "C4") is True
 
 
 async def test_append_to_an_empty_sheet_starts_at_the_top(tmp_path: Path, google: FakeGoogle, sheets: FakeSheets):
@@ -413,3 +433,45 @@ async def test_bad_write_arguments_name_the_field(
         error = failure(await client.call_tool("sheets_write", {"id": book.id, **arguments}))
     assert error["kind"] == "invalid_arguments" and field in error["message"]
     assert google.calls == []
+
+
+@pytest.mark.parametrize(
+    ("access", "expected"),
+    [
+        ("app", [scopes.DRIVE_FILE]),
+        ("read", [scopes.DRIVE_FILE, scopes.SPREADSHEETS_READONLY]),
+        ("all", [scopes.SPREADSHEETS]),
+    ],
+)
+def test_auth_google_asks_for_the_scopes_of_the_access_level(
+    tmp_path: Path, google: FakeGoogle, access: str, expected: list[str]
+):
+    import argparse
+    import json
+    import urllib.request
+
+    from mcp_tools.config import load_config
+    from mcp_tools.servers.google.cli import auth_google
+
+    client_id, _ = google.add_client()
+    secrets_file = tmp_path / "client_secret.json"
+    secrets_file.write_text(json.dumps(google.client_secrets(client_id)))
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(
+        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\nservers = ["sheets"]\n'
+        f'[google]\nclient_secrets = "{secrets_file}"\napi_endpoint = "{google.url}"\n'
+        f'[sheets]\naccess = "{access}"\n'
+    )
+    said: list[str] = []
+
+    def browser(url: str) -> None:  # agrees on the consent screen and follows the redirect home
+        with urllib.request.urlopen(url, timeout=10) as response:
+            response.read()
+
+    code = auth_google(
+        load_config(config_file, {}), argparse.Namespace(no_browser=False), open_url=browser, say=said.append
+    )
+    assert code == 0
+    token = json.loads((tmp_path / "state" / "google" / "token.json").read_text())
+    assert token["scopes"] == sorted(expected)
+    assert said[0] == "Asking for: " + ", ".join(scopes.short(scope) for scope in sorted(expected))

@@ -414,18 +414,24 @@ class FakeSheets:
         option = self._input_option(params)
         rect = self.parse(book, text)
         sheet, values = rect.sheet, self._values(body)
-        filled = [
-            r
-            for r in range(rect.top, rect.bottom + 1)
-            if any((r, c) in sheet.cells for c in range(rect.left, rect.right + 1))
-        ]
+        # the table starts at the first row of the range holding data and runs down (past the range,
+        # as Google's does) while rows hold data at or right of the range's first column
+        used = {r for (r, c) in sheet.cells if c >= rect.left}
+        first_row = next(
+            (
+                r
+                for r in range(rect.top, rect.bottom + 1)
+                if any((r, c) in sheet.cells for c in range(rect.left, rect.right + 1))
+            ),
+            None,
+        )
         table: Rect | None = None
-        if filled:
-            first = last = filled[0]
-            while last + 1 in filled:
+        if first_row is not None:
+            last = first_row
+            while last + 1 in used:
                 last += 1
-            columns = [c for (r, c) in sheet.cells if first <= r <= last and rect.left <= c <= rect.right]
-            table = Rect(sheet, first, min(columns), last, max(columns))
+            columns = [c for (r, c) in sheet.cells if first_row <= r <= last and c >= rect.left]
+            table = Rect(sheet, first_row, min(columns), last, max(columns))
             top, left = last + 1, table.left
         else:
             top, left = rect.top, rect.left
