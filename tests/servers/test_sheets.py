@@ -332,7 +332,11 @@ async def test_app_access_sees_only_the_apps_spreadsheets_and_read_access_sees_a
     async with connect(tmp_path, sheets_settings(tmp_path, google, granted, access="read")) as client:
         seen = ok(await client.call_tool("sheets_read", {"id": theirs.id}))
         refused = failure(await client.call_tool("sheets_write", {"id": theirs.id, "range": "A9", "values": [[1]]}))
+    async with connect(tmp_path, sheets_settings(tmp_path, google, access="read")) as client:
+        not_yet = failure(await client.call_tool("sheets_read", {"id": theirs.id}))
     assert hidden["kind"] == "not_found" and 'access = "app"' in hidden["hint"]
+    assert not_yet["kind"] == "not_found" and "spreadsheets.readonly" in not_yet["hint"]
+    assert "mcp-tools auth google" in not_yet["hint"]
     assert seen["title"] == "Made elsewhere"
     assert refused["kind"] == "denied_by_policy" and 'access = "all"' in refused["hint"]  # writes stay in the app's
 

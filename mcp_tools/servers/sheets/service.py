@@ -110,7 +110,7 @@ class SheetsService(GoogleService):
         except ToolFailure as failure:
             message = failure.message
             if failure.kind == "not_found":
-                failure.hint = NOT_VISIBLE
+                failure.hint = self._not_visible_hint(tool)
             elif failure.kind == "denied_by_policy" and self.access != "all":
                 failure.hint = (
                     f'With [sheets] access = "{self.access}" changes reach only spreadsheets this app created or '
@@ -123,6 +123,20 @@ class SheetsService(GoogleService):
                     "Check the sheet name (sheets_read lists them) and write 'My Sheet'!A1:B2 for names with spaces."
                 )
             raise
+
+    def _not_visible_hint(self, tool: str) -> str:
+        """Why a spreadsheet may be invisible: the access level, or a wider one not granted yet."""
+        from mcp_tools.servers.google.config import AUTH_COMMAND
+        from mcp_tools.servers.google.scopes import asked_scopes, short
+
+        granted = set(self.client.account.granted_scopes())
+        lacking = [short(scope) for scope in asked_scopes(tool, self.access) if scope not in granted]
+        if lacking and not self.client.account.is_service_account:
+            return (
+                f'[sheets] access = "{self.access}" needs {", ".join(lacking)}, which the sign-in has not granted '
+                f"yet: ask the person to run `{AUTH_COMMAND}`. " + NOT_VISIBLE.split(". ")[0] + "."
+            )
+        return NOT_VISIBLE
 
     # --- reading ------------------------------------------------------------------------------
     def meta(self, tool: str, spreadsheet: str) -> Meta:
