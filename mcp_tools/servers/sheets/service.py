@@ -53,11 +53,11 @@ class Meta:
         return [sheet.title for sheet in self.sheets]
 
     def sheet(self, name: str | None) -> Sheet:
-        """The named sheet (exact, then ignoring case), or the first one when no name is given."""
+        """The named sheet (exact, then ignoring case), or the first grid when no name is given."""
         if not self.sheets:
             raise ToolFailure("not_found", f"spreadsheet {self.id} has no sheets")
-        if name is None:
-            return self.sheets[0]
+        if name is None:  # the first sheet with a grid (a chart sheet has none)
+            return next((sheet for sheet in self.sheets if sheet.rows and sheet.columns), self.sheets[0])
         for sheet in self.sheets:
             if sheet.title == name:
                 return sheet
