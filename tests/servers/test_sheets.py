@@ -104,6 +104,23 @@ async def test_ten_thousand_rows_read_completely_by_paging(tmp_path: Path, googl
     assert [row[0] for row in seen] == [f"r{number}" for number in range(1, 10_001)]  # every row once, in order
     assert seen[-1] == ["r10000", "10000", "note 4"]
     assert 15 <= pages <= 20
+    assert google.calls.count("sheets.spreadsheets.get") == 1  # the sheet list is reused between pages
+
+
+async def test_reads_see_rows_our_own_append_added_and_a_grid_changed_elsewhere(
+    tmp_path: Path, google: FakeGoogle, sheets: FakeSheets
+):
+    book = sheets.add("Budget", {"Data": TABLE}, rows=3)
+    async with connect(tmp_path, sheets_settings(tmp_path, google)) as client:
+        before = ok(await client.call_tool("sheets_read", {"id": book.id}))
+        ok(await client.call_tool("sheets_append", {"id": book.id, "values": [["Cy", 1, True]]}))
+        after = ok(await client.call_tool("sheets_read", {"id": book.id}))
+        book.sheet("Data").rows = 2  # type: ignore[union-attr]  # someone deletes rows in the browser
+        shrunk = failure(await client.call_tool("sheets_read", {"id": book.id, "range": "Data!A1:C4"}))
+    assert before["range"] == "Data!A1:C3" and after["range"] == "Data!A1:C4"
+    assert after["values"][-1] == ["Cy", "1", "TRUE"]
+    assert shrunk["kind"] == "invalid_arguments" and "Max rows: 2," in shrunk["message"]  # asked afresh
+    assert google.calls.count("sheets.spreadsheets.get") == 3
 
 
 async def test_a_smaller_page_cap_gives_more_pages(tmp_path: Path, google: FakeGoogle, sheets: FakeSheets):

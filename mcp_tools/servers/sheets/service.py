@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from mcp_tools.servers.sheets.config import SheetsConfig
 from mcp_tools.tooling import Environment, ToolFailure
 
 META_FIELDS = "spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title,gridProperties)"
+META_SECONDS = 20.0  # how long a spreadsheet's sheet list and grid sizes are reused between reads
 PAGE_CHARS = 60_000  # characters of cell text in one read answer, whatever the cell count
 REQUESTS_PER_PAGE = 4
 PROBE_CELLS = 20  # x the page cap: how far one request looks past a window that came back short
@@ -86,6 +88,7 @@ class SheetsService(GoogleService):
         super().__init__(google, env, scopes, access=config.access)
         self.config = config
         self._resources: dict[int, tuple[Any, Any, Any]] = {}
+        self._meta: dict[str, tuple[float, Meta]] = {}  # spreadsheet id -> (when read, what it said)
 
     def _built(self, service: Any) -> tuple[Any, Any, Any]:
         """`spreadsheets()` and its `values()`, built once per service object (one per thread):
@@ -140,6 +143,24 @@ class SheetsService(GoogleService):
 
     # --- reading ------------------------------------------------------------------------------
     def meta(self, tool: str, spreadsheet: str) -> Meta:
+        """Title and sheets, reused for META_SECONDS so paging a big range asks once, not per page.
+
+        Our own writes forget it at once; the reads that use it also pass the range to Google.
+        """
+        now = time.monotonic()
+        found = self._meta.get(spreadsheet)
+        if found is not None and now - found[0] < META_SECONDS:
+            return found[1]
+        meta = self._fetch_meta(tool, spreadsheet)
+        if len(self._meta) > 100:
+            self._meta.clear()
+        self._meta[spreadsheet] = (now, meta)
+        return meta
+
+    def forget(self, spreadsheet: str) -> None:
+        self._meta.pop(spreadsheet, None)
+
+    def _fetch_meta(self, tool: str, spreadsheet: str) -> Meta:
         found = self.call(tool, lambda s: self.spreadsheets(s).get(spreadsheetId=spreadsheet, fields=META_FIELDS))
         sheets = []
         for item in found.get("sheets", []):
@@ -170,6 +191,16 @@ class SheetsService(GoogleService):
         return found.get("values", [])
 
     def read(self, spreadsheet: str, where: a1.A1Range | None, formulas: bool, offset: int) -> dict[str, Any]:
+        try:
+            return self._read(spreadsheet, where, formulas, offset)
+        except ToolFailure as failure:
+            stale = "exceeds grid limits" in failure.message or "Unable to parse range" in failure.message
+            if not stale or spreadsheet not in self._meta:
+                raise
+            self.forget(spreadsheet)  # the sheets changed since they were last read: once more, afresh
+            return self._read(spreadsheet, where, formulas, offset)
+
+    def _read(self, spreadsheet: str, where: a1.A1Range | None, formulas: bool, offset: int) -> dict[str, Any]:
         """One page of a range: whole rows, at most `max_read_cells` cells and PAGE_CHARS characters.
 
         Rows are fetched in windows sized by the cells left on the page; a few empty rows between
@@ -243,6 +274,7 @@ class SheetsService(GoogleService):
 
     # --- writing ------------------------------------------------------------------------------
     def update(self, spreadsheet: str, where: a1.A1Range, values: list[list[Any]], option: str) -> dict[str, Any]:
+        self.forget(spreadsheet)
         return self.call(
             "sheets.write",
             lambda s: self.cell_values(s).update(
@@ -254,6 +286,7 @@ class SheetsService(GoogleService):
         )
 
     def append(self, spreadsheet: str, where: a1.A1Range, values: list[list[Any]], option: str) -> dict[str, Any]:
+        self.forget(spreadsheet)  # INSERT_ROWS grows the grid
         return self.call(
             "sheets.append",
             lambda s: self.cell_values(s).append(
@@ -298,6 +331,7 @@ class SheetsService(GoogleService):
         return {"title": meta.title, "range": target, "filled": count_filled(rows), "digest": digest(rows)}
 
     def clear(self, spreadsheet: str, where: a1.A1Range) -> str:
+        self.forget(spreadsheet)
         found = self.call(
             "sheets.clear",
             lambda s: self.cell_values(s).clear(spreadsheetId=spreadsheet, range=where.notation(), body={}),
