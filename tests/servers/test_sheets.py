@@ -496,3 +496,23 @@ def test_auth_google_asks_for_the_scopes_of_the_access_level(
     token = json.loads((tmp_path / "state" / "google" / "token.json").read_text())
     assert token["scopes"] == sorted(expected)
     assert said[0] == "Asking for: " + ", ".join(scopes.short(scope) for scope in sorted(expected))
+
+
+def test_doctor_says_how_far_the_sheets_tools_reach(
+    tmp_path: Path, google: FakeGoogle, capsys: pytest.CaptureFixture[str]
+):
+    from mcp_tools.cli import main
+
+    settings = sheets_settings(tmp_path, google)
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\nservers = ["sheets"]\n'
+        f'[google]\nclient_secrets = "{settings["google"]["client_secrets"]}"\n'
+        '[sheets]\naccess = "all"\nallow_formulas = true\n'
+    )
+    assert main(["--config", str(config), "doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "sheets    on  (1 tool)" in out
+    assert (
+        'access "all": reads and changes every spreadsheet (spreadsheets); formulas evaluated when a call asks' in out
+    )
