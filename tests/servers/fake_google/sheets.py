@@ -216,7 +216,7 @@ class FakeSheets:
         return handler(book, unquote(path.get("range", "")), params, body or {})
 
     # --- ranges --------------------------------------------------------------------------------
-    def parse(self, book: Book, text: str, *, clamp: bool = True) -> Rect:
+    def parse(self, book: Book, text: str) -> Rect:
         """Google's reading of a range; past the grid or on no sheet, Google's own 400s."""
         sheet_name, cells = None, text
         quoted_name = re.fullmatch(r"'((?:[^']|'')+)'(?:!(.*))?", text, re.DOTALL)
