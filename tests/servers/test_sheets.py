@@ -319,6 +319,13 @@ async def test_a_range_that_changes_while_the_person_decides_is_not_cleared(
     assert values_calls(google, "clear") == 0
 
 
+async def test_a_blank_range_to_clear_is_invalid_arguments(tmp_path: Path, google: FakeGoogle, sheets: FakeSheets):
+    book = sheets.add("Budget", {"Data": TABLE})
+    async with connect(tmp_path, sheets_settings(tmp_path, google)) as client:
+        error = failure(await client.call_tool("sheets_clear", {"id": book.id, "range": "  "}))
+    assert error["kind"] == "invalid_arguments" and "range" in error["message"] and google.calls == []
+
+
 async def test_clear_of_an_unknown_sheet_fails_before_asking(tmp_path: Path, google: FakeGoogle, sheets: FakeSheets):
     book = sheets.add("Budget", {"Data": TABLE})
     seen: list[types.ElicitRequestParams] = []
@@ -440,6 +447,7 @@ async def test_an_unknown_sheet_in_a_write_is_google_unable_to_parse_with_a_hint
     ("arguments", "field"),
     [
         ({"range": "Sheet1!2:C5", "values": [[1]]}, "range"),
+        ({"range": " ", "values": [[1]]}, "range"),
         ({"range": "A1", "values": []}, "values"),
         ({"range": "A1", "values": [[]]}, "values"),
         ({"range": "A1", "values": [["x" * 50_001]]}, "values"),

@@ -41,7 +41,8 @@ def _spreadsheet_id(value: Any) -> Any:
 
 
 def _range(value: Any) -> Any:
-    if isinstance(value, str) and value.strip():
+    """Checked A1 notation; "" (where allowed) means the default, blanks are a mistake."""
+    if isinstance(value, str) and value:
         try:
             a1.parse(value)
         except a1.A1Error as error:
@@ -60,7 +61,7 @@ Formulas = Field(default=False, description="Evaluate '=' formulas (if [sheets] 
 
 
 def _parsed(text: str) -> a1.A1Range | None:
-    return a1.parse(text) if text.strip() else None
+    return a1.parse(text) if text else None
 
 
 async def _run(service: SheetsService, tool: str, function: Any, *args: Any) -> Any:
