@@ -21,11 +21,12 @@ from mcp_tools.app import build_app
 from mcp_tools.servers.google import scopes
 from tests.harness import connect, failure, make_config
 from tests.servers import inbox_fixtures as mail
-from tests.servers.fake_google import FakeCalendar, FakeDrive, FakeGoogle, FakeTasks
+from tests.servers.fake_google import FakeCalendar, FakeDrive, FakeGoogle, FakeSheets, FakeTasks
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily
 from tests.servers.gmail_fixtures import ALL_SCOPES, sign_in
 from tests.servers.http_fixtures import fixed_resolver
 from tests.servers.notes_fixtures import wait_indexed, write_vault
+from tests.servers.sheets_fixtures import sheets_settings
 from tests.servers.tasks_fixtures import tasks_settings
 
 pytestmark = pytest.mark.anyio
@@ -72,7 +73,9 @@ HOSTILE_NUMBERS: list[Any] = [-1, 0, 1, 2**63, -(2**63), 10**100, 1.5, float("1e
 
 def hostile_value(rng: random.Random, schema: dict[str, Any], depth: int = 0) -> Any:
     """Mostly values of the advertised type (to get past the first check), sometimes anything."""
-    kinds = {schema.get("type")} | {option.get("type") for option in schema.get("anyOf", [])}
+    declared = schema.get("type")  # one type, or a list of them
+    kinds = set(declared) if isinstance(declared, list) else {declared}
+    kinds |= {option.get("type") for option in schema.get("anyOf", [])}
     if depth < 2 and rng.random() < 0.15:
         kinds = {"string", "integer", "array", "object", "boolean", "null"}
     kind = rng.choice(sorted(kind for kind in kinds if kind) or ["string"])
@@ -175,6 +178,22 @@ async def test_every_tool_survives_hostile_arguments(client: Client) -> None:
             arguments = hostile_arguments(rng, tool.input_schema)
             result = await client.call_tool(tool.name, arguments)
             assert_answered_cleanly(tool.name, arguments, result)
+
+
+async def test_sheets_survives_hostile_arguments(tmp_path: Path, google: FakeGoogle, sheets: FakeSheets) -> None:
+    """sheets against the fake Google: a request Google would refuse fails the test (the fixture checks)."""
+    book = sheets.add("Budget", {"Data": [["a", 1], ["b", 2]], "It's": [["x"]]})
+    async with connect(tmp_path, sheets_settings(tmp_path, google), elicit=None) as connected:
+        tools = (await connected.list_tools()).tools
+        assert {tool.name.split("_", 1)[0] for tool in tools} == {"sheets"}
+        rng = random.Random(12)
+        for tool in tools:
+            for number in range(EXAMPLES_PER_TOOL):
+                arguments = hostile_arguments(rng, tool.input_schema)
+                if number % 2 and "id" in arguments:
+                    arguments["id"] = book.id  # half the calls reach the spreadsheet itself
+                result = await connected.call_tool(tool.name, arguments)
+                assert_answered_cleanly(tool.name, arguments, result)
 
 
 async def test_arguments_that_are_not_valid_unicode_are_refused_before_anything_runs(

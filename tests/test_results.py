@@ -26,10 +26,11 @@ from tests.results import InvalidResult, check_call_result, error_payload
 from tests.servers import inbox_fixtures as mail
 from tests.servers.calendar_fixtures import World, person_event, radicale_server, world_fixture  # noqa: F401  (fixtures)
 from tests.servers.drive_fixtures import drive_settings
-from tests.servers.fake_google import FakeDrive, FakeGoogle, FakeTasks
+from tests.servers.fake_google import FakeDrive, FakeGoogle, FakeSheets, FakeTasks
 from tests.servers.fake_google.drive import DOC, SHEET
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily, Reply
 from tests.servers.notes_fixtures import wait_indexed, write_vault
+from tests.servers.sheets_fixtures import sheets_settings
 from tests.servers.tasks_fixtures import tasks_settings
 
 pytestmark = pytest.mark.anyio
@@ -458,3 +459,37 @@ async def test_every_high_risk_drive_tool_without_a_form_returns_an_approval_tha
             error = await run.fails(name, arguments, "approval_required")
             assert error["approval_id"] in error["hint"]
     assert item.content == b"x" and item.permissions == [] and not item.trashed
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_every_sheets_tool_succeeds_and_fails_with_results_that_validate(
+    tmp_path: Path, google: FakeGoogle, sheets: FakeSheets, mode: str
+) -> None:
+    book = sheets.add("Budget", {"Data": [["Name", "Amount"], ["Ann", 12.5]], "It's": [["x"]]})
+    async with connect(tmp_path, sheets_settings(tmp_path, google), mode=mode) as client:
+        run = Coverage(client, None)  # type: ignore[arg-type]  (no Tavily here)
+        await run.list()
+        for name in run.tools:
+            await run.fails(name, {"not_an_argument": 1}, "invalid_arguments")
+        await run.ok("sheets_read", {"id": book.id, "range": "'It''s'!A1:B2", "formulas": True})
+        await run.fails("sheets_read", {"id": book.id, "range": "Nope!A1"}, "invalid_arguments")
+        await run.ok("sheets_write", {"id": book.id, "range": "Data!C1", "values": [["=IMPORTXML(1)", 2, True, None]]})
+        await run.fails("sheets_write", {"id": "1" + "z" * 43, "range": "A1", "values": [[1]]}, "not_found")
+        await run.ok("sheets_append", {"id": book.id, "range": "Data", "values": [["Bob", 3]]})
+        await run.fails("sheets_append", {"id": book.id, "values": [[1]], "formulas": True}, "denied_by_policy")
+        made = await run.ok("sheets_create", {"title": "Plan", "sheets": {"Q3 Budget": ["Item", "Cost"]}})
+        await run.fails("sheets_create", {"title": ""}, "invalid_arguments")
+        await run.ok("sheets_clear", {"id": made["id"], "range": "'Q3 Budget'"})
+        await run.fails("sheets_clear", {"id": book.id, "range": "Data!A1:B2000000"}, "invalid_arguments")
+    assert run.succeeded == set(run.tools) and run.failed == set(run.tools)
+
+
+async def test_sheets_clear_without_a_form_returns_an_approval_that_validates(
+    tmp_path: Path, google: FakeGoogle, sheets: FakeSheets
+) -> None:
+    book = sheets.add("Budget", {"Data": [["Name", "Amount"]]})
+    async with connect(tmp_path, sheets_settings(tmp_path, google), elicit=None) as client:
+        run = Coverage(client, None)  # type: ignore[arg-type]
+        await run.list()
+        error = await run.fails("sheets_clear", {"id": book.id, "range": "Data"}, "approval_required")
+    assert error["approval_id"] in error["hint"] and "2 cell(s) hold data" in error["message"]

@@ -127,6 +127,21 @@ def _tasks_dates(arguments: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _sheets_options(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Google's valueInputOption / valueRenderOption become `formulas`; a list of sheet names a dict."""
+    out = dict(arguments)
+    for key, formula_value in (("value_input", "USER_ENTERED"), ("value_render", "FORMULA")):
+        if key not in out:
+            continue
+        option = out.pop(key)
+        if not isinstance(option, str):
+            raise _alias_error(f"{key} must be a string such as RAW or {formula_value}, got {json_type(option)}")
+        out.setdefault("formulas", option.strip().upper() == formula_value)
+    if isinstance(out.get("sheets"), list) and all(isinstance(name, str) for name in out["sheets"]):
+        out["sheets"] = {name: [] for name in out["sheets"]}
+    return out
+
+
 def _command_line(arguments: dict[str, Any]) -> dict[str, Any]:
     """A `command` string is split into argv as a shell would (no shell runs it); a list is argv."""
     import shlex
@@ -199,7 +214,14 @@ _DRIVE = {
     "title": "name",
 }
 _DOCS = {"documentId": "id", "document_id": "id", "containsText": "find", "replaceText": "replace"}
-_SHEETS = {"spreadsheetId": "id", "spreadsheet_id": "id", "valueInputOption": "value_input"}
+_SHEETS = {
+    "spreadsheetId": "id",
+    "spreadsheet_id": "id",
+    "valueInputOption": "value_input",
+    "value_input_option": "value_input",
+    "valueRenderOption": "value_render",
+    "value_render_option": "value_render",
+}
 _TASKS = {
     **_PAGING,
     "taskListId": "list",
@@ -266,11 +288,11 @@ ALIASES: Mapping[str, Alias] = {
     "docs_create": _seed("docs.create", _DOCS),
     "docs_append": _seed("docs.append", _DOCS),
     "docs_replace": _seed("docs.replace", _DOCS),
-    "sheets_read": _seed("sheets.read", _SHEETS),
-    "sheets_write": _seed("sheets.write", _SHEETS),
-    "sheets_append": _seed("sheets.append", _SHEETS),
-    "sheets_create": _seed("sheets.create", _SHEETS),
-    "sheets_clear": _seed("sheets.clear", _SHEETS),
+    "sheets_read": _seed("sheets.read", _SHEETS, _sheets_options),
+    "sheets_write": _seed("sheets.write", _SHEETS, _sheets_options),
+    "sheets_append": _seed("sheets.append", _SHEETS, _sheets_options),
+    "sheets_create": _seed("sheets.create", _SHEETS, _sheets_options),
+    "sheets_clear": _seed("sheets.clear", _SHEETS, _sheets_options),
     "tasks_list": _seed("tasks.list", _TASKS, _tasks_dates),
     "tasks_get": _seed("tasks.get", _TASKS, _tasks_dates),
     "tasks_create": _seed("tasks.create", _TASKS, _tasks_dates),

@@ -64,7 +64,7 @@ def test_every_alias_targets_an_agreed_canonical_name() -> None:
     assert {alias.tool for alias in ALIASES.values()} <= CANONICAL_NAMES
 
 
-@pytest.mark.parametrize("namespace", ["files", "notes", "calendar", "web", "inbox", "drive"])
+@pytest.mark.parametrize("namespace", ["files", "notes", "calendar", "web", "inbox", "drive", "sheets", "tasks"])
 def test_the_canonical_table_matches_the_namespaces_built_here(namespace: str) -> None:
     built = {spec.name for spec in load_namespace(namespace).tools}
     assert built == {f"{namespace}.{method}" for method in CANONICAL[namespace]}
@@ -247,6 +247,28 @@ async def test_a_seed_name_that_is_also_our_wire_name_still_translates(tmp_path:
         ("tasks_update", {"task_id": "t1", "due": "2026-06-02T00:00:00Z"}, {"id": "t1", "due": "2026-06-02"}),
         ("tasks_complete", {"taskId": "t1"}, {"id": "t1"}),
         ("tasks_delete", {"tasklist": "l1", "taskId": "t1"}, {"list": "l1", "id": "t1"}),
+        (
+            "sheets_read",
+            {"spreadsheetId": "1abcdefghijk", "range": "'It''s'!A:B", "valueRenderOption": "FORMULA"},
+            {"id": "1abcdefghijk", "range": "'It''s'!A:B", "formulas": True},
+        ),
+        (
+            "sheets_write",
+            {"spreadsheet_id": "1abcdefghijk", "range": "A1", "values": [["=1+1", 2]], "valueInputOption": "RAW"},
+            {"id": "1abcdefghijk", "range": "A1", "values": [["=1+1", 2]], "formulas": False},
+        ),
+        (
+            "sheets_append",
+            {"spreadsheetId": "1abcdefghijk", "range": "Data", "values": [["x"]], "valueInputOption": "USER_ENTERED"},
+            {"id": "1abcdefghijk", "range": "Data", "values": [["x"]], "formulas": True},
+        ),
+        ("sheets_create", {"title": "Plan", "sheets": ["A", "B"]}, {"title": "Plan", "sheets": {"A": [], "B": []}}),
+        ("sheets_create", {"title": "Plan", "sheets": {"A": ["h"]}}, None),
+        (
+            "sheets_clear",
+            {"spreadsheetId": "1abcdefghijk", "range": "Data!A2:C"},
+            {"id": "1abcdefghijk", "range": "Data!A2:C"},
+        ),
         ("file_upload", {"filename": "in/a.pdf", "data": "aGk="}, {"path": "in/a.pdf", "content_base64": "aGk="}),
     ],
 )

@@ -114,6 +114,8 @@ class GoogleAccount:
     def granted_scopes(self) -> list[str]:
         if self.is_service_account:
             return list(self.scopes)
+        if self._stored and self._signed_in_again():
+            return list(self.stored().get("scopes") or [])  # a new sign-in, not loaded until the next call
         return list(self._stored.get("scopes") or self.stored().get("scopes") or [])
 
     def email(self) -> str | None:

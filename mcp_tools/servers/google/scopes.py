@@ -103,6 +103,19 @@ TOOLS |= {
 }
 
 
+# sheets: every method accepts drive.file (spreadsheets this app created or was given)
+_SHEETS_READ = ("sheets.spreadsheets.get", "sheets.spreadsheets.values.get")
+TOOLS.update(
+    {
+        "sheets.read": ((DRIVE_FILE,), _SHEETS_READ),
+        "sheets.write": ((DRIVE_FILE,), ("sheets.spreadsheets.values.update",)),
+        "sheets.append": ((DRIVE_FILE,), ("sheets.spreadsheets.values.append",)),
+        "sheets.create": ((DRIVE_FILE,), ("sheets.spreadsheets.create",)),
+        "sheets.clear": ((DRIVE_FILE,), (*_SHEETS_READ, "sheets.spreadsheets.values.clear")),
+    }
+)
+
+
 # tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
 WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
 WIDER.update({tool: {"read": (DRIVE_READONLY,), "all": (DRIVE,)} for tool in ("drive.search", "drive.read")})
@@ -112,6 +125,11 @@ WIDER.update(
         for tool in ("drive.create", "drive.update", "drive.delete", "drive.share")
     }
 )
+# sheets at "read": every spreadsheet read, writes still to the app's own; at "all": every spreadsheet
+WIDER["sheets.read"] = {"read": (SPREADSHEETS_READONLY,), "all": (SPREADSHEETS,)}
+for _tool in ("sheets.write", "sheets.append", "sheets.create", "sheets.clear"):
+    WIDER[_tool] = {"all": (SPREADSHEETS,)}
+
 ACCESS_LEVELS = ("app", "read", "all")
 
 
@@ -208,10 +226,11 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 
 # The namespaces that sign in with the `[google]` account.
-NAMESPACES = ("gmail", "drive", "tasks", "calendar")  # calendar only with its google backend: see cli.enabled_tools
+# calendar only with its google backend: see cli.enabled_tools
+NAMESPACES = ("gmail", "drive", "sheets", "tasks", "calendar")
 # Those that run only when asked for (their own section, or named in [server] servers), so signing
 # in for one Google service never asks for the scopes of another.
-OPT_IN = frozenset({"drive", "tasks"})
+OPT_IN = frozenset({"drive", "sheets", "tasks"})
 
 
 def opted_in(name: str, sections: Mapping[str, Any], selected: Iterable[str] | None) -> bool:

@@ -4,6 +4,7 @@ from tests.servers.fake_google.calendar import FakeCalendar
 from tests.servers.fake_google.drive import FakeDrive
 from tests.servers.fake_google.gmail import FakeGmail
 from tests.servers.fake_google.server import FakeGoogle
+from tests.servers.fake_google.sheets import FakeSheets
 from tests.servers.fake_google.tasks import FakeTasks
 
-__all__ = ["FakeCalendar", "FakeDrive", "FakeGmail", "FakeGoogle", "FakeTasks"]
+__all__ = ["FakeCalendar", "FakeDrive", "FakeGmail", "FakeGoogle", "FakeSheets", "FakeTasks"]
