@@ -12,7 +12,7 @@ from mcp import Client
 from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG
 from tests.results import check_call_result
-from tests.servers.fake_google import FakeGmail, FakeGoogle
+from tests.servers.fake_google import FakeDocs, FakeGmail, FakeGoogle
 
 
 @pytest.fixture
@@ -73,3 +73,8 @@ def google() -> Iterator[FakeGoogle]:
 @pytest.fixture
 def gmail(google: FakeGoogle) -> FakeGmail:
     return FakeGmail(google)
+
+
+@pytest.fixture
+def docs(google: FakeGoogle) -> FakeDocs:
+    return FakeDocs(google)

@@ -14,6 +14,7 @@ CATALOG: dict[str, str] = {
     "web": "mcp_tools.servers.web",
     "inbox": "mcp_tools.servers.inbox",
     "gmail": "mcp_tools.servers.gmail",
+    "docs": "mcp_tools.servers.docs",
     "terminal": "mcp_tools.servers.terminal",
     "http": "mcp_tools.servers.http_requests",
     "search": "mcp_tools.servers.search",  # last: it searches the namespaces enabled before it

@@ -85,7 +85,8 @@ def body_of(document: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, A
 
 def to_markdown(document: dict[str, Any]) -> str:
     content, lists = body_of(document)
-    return _Renderer(lists).blocks(content).strip("\n") + "\n" if content else ""
+    text = _Renderer(lists).blocks(content).strip("\n")
+    return text + "\n" if text else ""
 
 
 def _escape(text: str, in_table: bool = False) -> str:

@@ -56,9 +56,21 @@ TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gmail.trash": ((GMAIL_MODIFY,), ("gmail.users.messages.trash", "gmail.users.threads.trash")),
 }
 
+# docs: drive.file by default (documents the app created or the person opened with it)
+_DOCS_WRITE = ("docs.documents.get", "docs.documents.batchUpdate")
+TOOLS |= {
+    "docs.read": ((DRIVE_FILE,), ("docs.documents.get",)),
+    "docs.create": ((DRIVE_FILE,), ("docs.documents.create", "docs.documents.batchUpdate")),
+    "docs.append": ((DRIVE_FILE,), _DOCS_WRITE),
+    "docs.replace": ((DRIVE_FILE,), _DOCS_WRITE),
+}
+
 
 # tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
 WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
+# docs: "read" reads every document and writes only the app's; "all" reads and writes every one
+WIDER |= {"docs.read": {"read": (DOCUMENTS_READONLY,), "all": (DOCUMENTS,)}}
+WIDER |= {f"docs.{name}": {"all": (DOCUMENTS,)} for name in ("create", "append", "replace")}
 ACCESS_LEVELS = ("app", "read", "all")
 
 
@@ -138,4 +150,4 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 
 # The namespaces that sign in with the `[google]` account.
-NAMESPACES = ("gmail",)
+NAMESPACES = ("gmail", "docs")

@@ -26,7 +26,9 @@ from tests.servers.fake_google.discovery import Discovery
 from tests.servers.fake_google.server import ApiError, FakeGoogle, Token
 
 SCOPE = "https://www.googleapis.com/auth/"
-FULL_SCOPES = {SCOPE + name for name in ("documents", "documents.readonly", "drive", "drive.readonly")}
+# Scopes that reach every document the account can open (drive.file reaches only the app's own).
+READ_ANY = {SCOPE + name for name in ("documents", "documents.readonly", "drive", "drive.readonly")}
+WRITE_ANY = {SCOPE + "documents", SCOPE + "drive"}
 # Google strips these from inserted text (C0 controls but tab, newline and vertical tab; private use).
 _STRIPPED = re.compile("[\x00-\x08\x0c-\x1f\ue000-\uf8ff]")
 NUMBERED = {
@@ -142,7 +144,8 @@ class FakeDocs:
             title = str((body or {}).get("title") or "Untitled document")
             return self._view(self.add(title), False)
         stored = self.documents.get(path.get("documentId", ""))
-        if stored is None or (not stored.app_access and not token.scopes & FULL_SCOPES):
+        reach = READ_ANY if method_id == "docs.documents.get" else WRITE_ANY
+        if stored is None or (not stored.app_access and not token.scopes & reach):
             raise ApiError(404, "Requested entity was not found.", "notFound")
         if method_id == "docs.documents.get":
             return self._view(stored, params.get("includeTabsContent") == "true")
