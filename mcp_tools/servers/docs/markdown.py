@@ -250,7 +250,9 @@ def _inline(runs: list[tuple[Any, ...]], in_table: bool = False) -> str:
                 piece = f"~~{piece}~~"
             marks = "***" if bold and italic else "**" if bold else "*" if italic else ""
             piece = f"{marks}{piece}{marks}"
-        if link:
+        if link and core == link and not (code or bold or italic or strike):
+            piece = f"<{link}>"
+        elif link:
             piece = f"[{piece}]({_link_target(link)})"
         out.append(lead + piece + tail)
     return "".join(out)
@@ -462,7 +464,7 @@ def _parse_nodes(text: str) -> list[Any]:
             if link is not None:
                 push_text()
                 label, url, end = link
-                nodes.append(("link", url, _parse_nodes(label)))
+                nodes.append(("link", url, _parse_nodes(label)) if url else ("wrap", "", _parse_nodes(label)))
                 position = end
                 continue
         if char in "*_~":
