@@ -114,6 +114,17 @@ def _one_or_many_ids(arguments: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _docs_replace(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Google's `containsText: {text, matchCase}` object becomes docs.replace's `find` and `match_case`."""
+    out = dict(arguments)
+    criteria = out.get("find")
+    if isinstance(criteria, dict) and isinstance(criteria.get("text"), str):
+        out["find"] = criteria["text"]
+        if "matchCase" in criteria:
+            out.setdefault("match_case", criteria["matchCase"])
+    return out
+
+
 def _command_line(arguments: dict[str, Any]) -> dict[str, Any]:
     """A `command` string is split into argv as a shell would (no shell runs it); a list is argv."""
     import shlex
@@ -182,7 +193,19 @@ _DRIVE = {
     "parentId": "folder",
     "mimeType": "mime_type",
 }
-_DOCS = {"documentId": "id", "document_id": "id", "containsText": "find", "replaceText": "replace"}
+_DOCS = {
+    "documentId": "id",
+    "document_id": "id",
+    "url": "id",
+    "content": "text",
+    "markdown": "text",
+    "body": "text",
+    "containsText": "find",
+    "replaceText": "replace",
+    "matchCase": "match_case",
+    "revisionId": "revision",
+    "requiredRevisionId": "revision",
+}
 _SHEETS = {"spreadsheetId": "id", "spreadsheet_id": "id", "valueInputOption": "value_input"}
 _TASKS = {**_PAGING, "taskListId": "list_id", "tasklist": "list_id", "taskId": "id", "task_id": "id", "due": "due"}
 _CALENDAR = {**_PAGING, "timeMin": "start", "timeMax": "end", "eventId": "uid", "event_id": "uid", "summary": "title"}
@@ -240,7 +263,7 @@ ALIASES: Mapping[str, Alias] = {
     "docs_read": _seed("docs.read", _DOCS),
     "docs_create": _seed("docs.create", _DOCS),
     "docs_append": _seed("docs.append", _DOCS),
-    "docs_replace": _seed("docs.replace", _DOCS),
+    "docs_replace": _seed("docs.replace", _DOCS, _docs_replace),
     "sheets_read": _seed("sheets.read", _SHEETS),
     "sheets_write": _seed("sheets.write", _SHEETS),
     "sheets_append": _seed("sheets.append", _SHEETS),
