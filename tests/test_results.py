@@ -25,6 +25,8 @@ from tests.harness import connect, make_config
 from tests.results import InvalidResult, check_call_result, error_payload
 from tests.servers import inbox_fixtures as mail
 from tests.servers.calendar_fixtures import World, person_event, radicale_server, world_fixture  # noqa: F401  (fixtures)
+from tests.servers.docs_fixtures import docs_settings, planning_doc
+from tests.servers.fake_google import FakeDocs, FakeGoogle
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily, Reply
 from tests.servers.notes_fixtures import wait_indexed, write_vault
 
@@ -339,6 +341,43 @@ async def test_every_high_risk_tool_without_a_form_returns_an_approval_that_vali
         always = "Risk: high; asks the person first."  # tools that may escalate say "high for some arguments"
         asking = {name for name in run.tools if always in (run.tools[name].description or "")}
         assert asking <= set(high), f"add a call that needs approval for each to this test: {asking - set(high)}"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_every_docs_tool_succeeds_and_fails_with_results_that_validate(
+    tmp_path: Path, google: FakeGoogle, docs: FakeDocs, mode: str
+) -> None:
+    stored = planning_doc(docs)
+    async with connect(tmp_path, docs_settings(tmp_path, google), mode=mode) as client:
+        run = Coverage(client, None)  # type: ignore[arg-type]
+        await run.list()
+        for name in run.tools:
+            await run.fails(name, {"not_an_argument": 1}, "invalid_arguments")
+        read = await run.ok("docs_read", {"id": stored.id, "max_chars": 200})
+        await run.fails("docs_read", {"id": "1NoSuchDoc"}, "not_found")
+        made = await run.ok("docs_create", {"title": "New", "text": "# Hi\n\n- a\n"})
+        await run.fails("docs_create", {"title": ""}, "invalid_arguments")
+        await run.ok("docs_append", {"id": made["id"], "text": "more", "revision": made["revision"]})
+        await run.fails("docs_append", {"id": made["id"], "text": "late", "revision": made["revision"]}, "conflict")
+        await run.ok("docs_replace", {"id": stored.id, "find": "Plan", "replace": "x", "dry_run": True})
+        await run.ok("docs_replace", {"id": stored.id, "find": "Hire", "replace": "Fire", "revision": read["revision"]})
+        await run.fails(
+            "docs_replace", {"id": stored.id, "find": "Fire", "replace": "x", "expected_matches": 9}, "conflict"
+        )
+    assert run.succeeded == run.failed == set(run.tools) == {"docs_read", "docs_create", "docs_append", "docs_replace"}
+
+
+async def test_docs_replace_without_a_form_returns_an_approval_that_validates(
+    tmp_path: Path, google: FakeGoogle, docs: FakeDocs
+) -> None:
+    stored = planning_doc(docs)
+    async with connect(tmp_path, docs_settings(tmp_path, google), elicit=None) as client:
+        run = Coverage(client, None)  # type: ignore[arg-type]
+        await run.list()
+        error = await run.fails(
+            "docs_replace", {"id": stored.id, "find": "Hire", "replace": "Fire"}, "approval_required"
+        )
+    assert error["approval_id"] in error["hint"] and "Hire" in stored.text()
 
 
 async def test_numbers_json_cannot_carry_still_give_valid_results(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ wrong index shows up as a refused request or as text in the wrong place.
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mcp_tools.servers.docs.markdown import (
     Paragraph,
@@ -41,7 +43,10 @@ def round_trip(fake: FakeDocs, markdown: str) -> str:
     "markdown",
     [
         "**a***b*\n",
-        "~~gone~~ and ~single~\n",
+        "**bold *and italic* text**\n",
+        "*a **b***\n",
+        "**bold ~~and struck~~** then [a **bold** link](https://e.example) and <https://e.example/x>\n",
+        "~~gone~~ and ~single~ \\~\n",
         "Line one\\\nline two\n",
         "\\# not a heading\n\n\\- not a list\n\n1\\. not numbered\n",
         "| a \\| b | c |\n| --- | --- |\n| 1 | 2 |\n",
@@ -62,8 +67,6 @@ def test_markdown_reads_back_as_written(fake: FakeDocs, markdown: str) -> None:
 @pytest.mark.parametrize(
     ("written", "read"),
     [
-        ("**bold *and italic* text**\n", "**bold** ***and italic*** **text**\n"),
-        ("*a **b***\n", "*a* ***b***\n"),
         ("a_b_c and _under_ and __strong__\n", "a_b_c and *under* and **strong**\n"),
         ("- a\n\n- b\n", "- a\n- b\n"),
         ("1. x\n1. y\n1. z\n", "1. x\n2. y\n3. z\n"),
@@ -155,3 +158,67 @@ def test_a_document_read_with_tabs_renders_its_first_tab() -> None:
     body = {"content": [{"paragraph": {"elements": [{"textRun": {"content": "In a tab\n"}}]}}]}
     assert to_markdown({"tabs": [{"documentTab": {"body": body}}]}) == "In a tab\n"
     assert to_markdown({"title": "nothing"}) == ""
+
+
+_PIECES = [
+    "# ",
+    "## ",
+    "- ",
+    "  - ",
+    "    - ",
+    "1. ",
+    "   1. ",
+    "**",
+    "*",
+    "_",
+    "~~",
+    "`",
+    "[a](https://e.x)",
+    "\\",
+    "| a | b |\n| --- | --- |\n| 1 | 2 |\n",
+    "```\n",
+    "\n",
+    "\n\n",
+    "word",
+    " ",
+    "😀",
+    "é",
+    "\t",
+    "|",
+    "<br>",
+    "> ",
+    "***",
+    "  \n",
+    "\\\n",
+    "<https://a.b/c>",
+    "[",
+    "]",
+    "(",
+    ")",
+    "#",
+    "1) ",
+    "~~~\n",
+    "x_y",
+    "a*b",
+    "---\n",
+    "a.",
+]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=40), st.booleans())
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_markdown_becomes_requests_google_accepts_with_the_end_index_right(
+    fake: FakeDocs, pieces: list[str], after_text: bool
+) -> None:
+    stored = fake.add("T")
+    if after_text:  # appending after a paragraph with text, as docs.append does
+        fake.edit(stored.id, [{"insertText": {"location": {"index": 1}, "text": "Existing **text**"}}])
+    markdown = "".join(pieces)
+    blocks = parse(markdown)
+    if not blocks:
+        return
+    plan = append_requests(blocks, stored.end, not after_text)
+    fake.edit(stored.id, plan.requests)
+    assert plan.end == stored.end and fake.google.violations == []
+    once = to_markdown(fake._view(stored, False))
+    assert not once or round_trip(fake, once) == once  # what it reads back is written back the same

@@ -92,7 +92,7 @@ def to_markdown(document: dict[str, Any]) -> str:
 def _escape(text: str, in_table: bool = False) -> str:
     text = text.replace("\\", "\\\\")
     text = re.sub(r"([*`\[\]])", r"\\\1", text)
-    text = re.sub(r"~~", r"\\~\\~", text)
+    text = re.sub(r"~(?=~)|(?<=~)~|^~|~$", r"\\~", text)  # ~~ strikes; a lone ~ only at an edge
     text = re.sub(r"<(?=[A-Za-z/!])", r"\\<", text)
     # `_` opens emphasis only next to a non-word character; snake_case stays readable.
     text = re.sub(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])", r"\\_", text)
@@ -103,7 +103,7 @@ def _escape(text: str, in_table: bool = False) -> str:
 
 def _escape_line_start(line: str) -> str:
     """Text that would read as a block marker at the start of a line is escaped."""
-    if re.match(r"(#{1,6}(\s|$)|>|[-+](\s|$)|=+\s*$|\d{1,9}[.)](\s|$))", line):
+    if re.match(r"(#{1,6}(\s|$)|>|[-+](\s|$)|=+\s*$|-[ \t-]*$|\d{1,9}[.)](\s|$))", line):
         match = re.match(r"\d+", line)
         return line[: match.end()] + "\\" + line[match.end() :] if match else "\\" + line
     return line
@@ -124,10 +124,14 @@ class _Renderer:
         out: list[str] = []
         previous = ""  # the list id of the last paragraph when it was a list item: how the next joins
         code_lines: list[str] = []
+        blank = 0  # empty paragraphs seen inside a code block: its blank lines, if more code follows
 
         def flush_code() -> None:
+            nonlocal blank
+            blank = 0
             if code_lines:
-                fence = "```" if not any(line.startswith("```") for line in code_lines) else "~~~"
+                runs = [len(found.group(1)) for line in code_lines if (found := _FENCE.match(line))]
+                fence = "`" * max([3] + [run + 1 for run in runs])
                 out.append(("\n\n" if out else "") + fence + "\n" + "\n".join(code_lines) + "\n" + fence)
                 code_lines.clear()
 
@@ -141,8 +145,13 @@ class _Renderer:
             if paragraph is None:
                 continue
             runs = _runs(paragraph)
+            if code_lines and not runs and not paragraph.get("bullet"):
+                blank += 1
+                continue
             if runs and all(code for _, code, *_ in runs) and not paragraph.get("bullet"):
+                code_lines.extend([""] * blank)
                 code_lines.append("".join(text for text, *_ in runs).replace("\v", "\n"))
+                blank = 0
                 previous = ""
                 continue
             flush_code()
@@ -158,6 +167,8 @@ class _Renderer:
 
     def paragraph(self, paragraph: dict[str, Any], runs: list[tuple[Any, ...]]) -> str | None:
         text = _inline(runs)
+        while text != (text := text.strip(" \t").removeprefix("\\\n").removesuffix("\\\n")):
+            pass  # Markdown drops a paragraph's outer spaces and line breaks anyway
         bullet = paragraph.get("bullet")
         if bullet:
             list_id, level = bullet.get("listId", ""), int(bullet.get("nestingLevel") or 0)
@@ -171,13 +182,19 @@ class _Renderer:
             else:
                 marker = "- "
             self.indents[level] = indent + len(marker)
-            return " " * indent + marker + text.replace("\\\n", "\\\n" + " " * (indent + len(marker)))
+            lines = [_escape_line_start(line) for line in text.split("\\\n")]
+            text = ("\\\n" + " " * (indent + len(marker))).join(lines)
+            return " " * indent + marker + text
         if not text.strip():
             return None
         named = (paragraph.get("paragraphStyle") or {}).get("namedStyleType", "")
         if named in HEADINGS:
-            return "#" * HEADINGS[named] + " " + text.replace("\\\n", " ")
-        return _escape_line_start(text)
+            text = text.replace("\\\n", " ").strip(" \t")
+            closing = re.search(r"(^|[ \t])#+[ \t]*$", text)  # would read as the optional closing #s
+            if closing:
+                text = text[: closing.start()] + closing.group(0).replace("#", "\\#")
+            return "#" * HEADINGS[named] + " " + text
+        return "\\\n".join(_escape_line_start(line) for line in text.split("\\\n"))
 
     def table(self, table: dict[str, Any]) -> str:
         rows = []
@@ -187,7 +204,7 @@ class _Renderer:
                 pieces = []
                 for element in cell.get("content", []):
                     if "paragraph" in element:
-                        piece = _inline(_runs(element["paragraph"]), in_table=True)
+                        piece = _inline(_runs(element["paragraph"]), in_table=True).strip(" \t")
                         if piece.strip():
                             pieces.append(piece.replace("\\\n", "<br>"))
                 cells.append("<br>".join(pieces))
@@ -226,36 +243,95 @@ def _runs(paragraph: dict[str, Any]) -> list[tuple[Any, ...]]:
     return runs
 
 
+MARKS = (("bold", "**"), ("italic", "*"), ("strike", "~~"))
+BLANK = " \t\v"  # emphasis can neither open nor close next to these
+_BLANK_EDGES = re.compile(r"((?:[ \t]|\\\n)*)(.*?)((?:[ \t]|\\\n)*)", re.DOTALL)
+
+
 def _inline(runs: list[tuple[Any, ...]], in_table: bool = False) -> str:
-    """Runs as inline Markdown: styles wrap each stretch of equal style, spaces kept outside."""
+    """Runs as inline Markdown; runs of one link form one link; emphasis opens and closes only
+    where the style changes (a stack), and never inside the whitespace at a run's edges."""
     merged: list[list[Any]] = []
     for text, *style in runs:
         if merged and merged[-1][1:] == style:
             merged[-1][0] += text
         else:
             merged.append([text, *style])
-    out = []
-    for text, code, bold, italic, strike, link in merged:
-        core = text.strip(" ")
-        lead, tail = text[: len(text) - len(text.lstrip(" "))], text[len(text.rstrip(" ")) :]
-        if not core:
-            out.append(text.replace("\v", "\\\n"))
-            continue
-        if code:
-            ticks = "``" if "`" in core else "`"
-            piece = f"{ticks}{' ' if ticks == '``' else ''}{core}{' ' if ticks == '``' else ''}{ticks}"
+    out: list[str] = []
+    index = 0
+    while index < len(merged):
+        link = merged[index][5]
+        group = []
+        while index < len(merged) and merged[index][5] == link:
+            group.append(merged[index])
+            index += 1
+        text = "".join(item[0] for item in group)
+        plain = all(not (code or bold or italic or strike) for _, code, bold, italic, strike, _ in group)
+        if link and plain and text == link:
+            out.append(f"<{link}>")
+        elif link and text.strip(" \t"):
+            lead, core, tail = _BLANK_EDGES.fullmatch(_emphasis(group, in_table)).groups()  # type: ignore[union-attr]
+            out.append(f"{lead}[{core}]({_link_target(link)}){tail}")
         else:
-            piece = _escape(core, in_table).replace("\v", "\\\n")
-            if strike:
-                piece = f"~~{piece}~~"
-            marks = "***" if bold and italic else "**" if bold else "*" if italic else ""
-            piece = f"{marks}{piece}{marks}"
-        if link and core == link and not (code or bold or italic or strike):
-            piece = f"<{link}>"
-        elif link:
-            piece = f"[{piece}]({_link_target(link)})"
-        out.append(lead + piece + tail)
+            out.append(_emphasis(group, in_table))
     return "".join(out)
+
+
+def _emphasis(group: list[list[Any]], in_table: bool) -> str:
+    out: list[str] = []
+    stack: list[str] = []  # markers open, innermost last
+    wants = [{"bold": item[2], "italic": item[3], "strike": item[4]} for item in group]
+    blank = [not item[1] and not item[0].strip(BLANK) for item in group]
+
+    def lasting(name: str, start: int) -> int:
+        """How many runs from `start` keep the style (whitespace keeps whatever is open)."""
+        count = 0
+        while start + count < len(group) and (wants[start + count][name] or blank[start + count]):
+            count += 1
+        return count
+
+    for number, (text, code, _bold, _italic, _strike, _) in enumerate(group):
+        wanted = wants[number]
+        core = text.strip(BLANK)
+        if not core and not code:
+            out.append(text.replace("\v", "\\\n"))  # whitespace: styles stay as they are around it
+            continue
+        lead, tail = (
+            ("", "") if code else (text[: len(text) - len(text.lstrip(BLANK))], text[len(text.rstrip(BLANK)) :])
+        )
+        lead, tail = lead.replace("\v", "\\\n"), tail.replace("\v", "\\\n")
+        keep = 0
+        while keep < len(stack) and wanted[stack[keep]]:
+            keep += 1
+        closing = "".join(dict(MARKS)[name] for name in reversed(stack[keep:]))
+        del stack[keep:]
+        opening = [name for name, _ in MARKS if wanted[name] and name not in stack]
+        opening.sort(key=lambda name: -lasting(name, number))  # the longest-lasting outermost
+        stack.extend(opening)
+        _close_before_blank(out, closing)
+        out.append(lead + "".join(dict(MARKS)[name] for name in opening))
+        if code:  # spaces stay inside a code span
+            body = text.replace("\v", " ")
+            ticks = "`" * (max((len(run) for run in re.findall("`+", body)), default=0) + 1)
+            padded = body.startswith("`") or body.endswith("`") or (body[0] == body[-1] == " " and body.strip() != "")
+            piece = ticks + (f" {body} " if padded else body) + ticks
+            out.append(piece.replace("|", "\\|") if in_table else piece)
+        else:
+            out.append(_escape(core, in_table).replace("\v", "\\\n"))
+        # whitespace at the end goes after the markers closing here, or stays inside when they go on
+        out.append(tail)
+    _close_before_blank(out, "".join(dict(MARKS)[name] for name in reversed(stack)))
+    return "".join(out)
+
+
+def _close_before_blank(out: list[str], closing: str) -> None:
+    """Closing markers go before the whitespace that ends what is written so far (to close, a
+    marker must follow text, not a space)."""
+    blank: list[str] = []
+    while out and _BLANK_EDGES.fullmatch(out[-1]).group(2) == "":  # type: ignore[union-attr]
+        blank.insert(0, out.pop())
+    out.append(closing)
+    out.extend(blank)
 
 
 def _link_target(url: str) -> str:
@@ -299,17 +375,17 @@ def parse(markdown: str) -> list[Block]:
             flush()
             index += 1
             continue
-        fence = _FENCE.match(line)
+        fence = _opening_fence(line)
         if fence:
             flush()
             indents.clear()
             marker, body = fence.group(1), []
             index += 1
-            while index < len(lines) and not lines[index].strip().startswith(marker):
-                body.append(lines[index].expandtabs(4))
+            while index < len(lines) and not _closes(lines[index], marker):
+                body.append(lines[index])
                 index += 1
             index += 1
-            while body and not body[-1].strip():
+            while body and not body[-1]:
                 body.pop()
             blocks.extend(Paragraph([Span(text, code=True)] if text else [], code=True) for text in body)
             continue
@@ -358,7 +434,7 @@ def parse(markdown: str) -> list[Block]:
             while index < len(lines) and lines[index].strip() and not _starts_block(lines[index]):
                 text.append(lines[index].strip())
                 index += 1
-            blocks.append(Paragraph(_inline_lines(text), list_kind=kind, level=level))
+            blocks.append(Paragraph(_without_leading_tabs(_inline_lines(text)), list_kind=kind, level=level))
             continue
         if not paragraph:
             indents.clear()
@@ -370,11 +446,34 @@ def parse(markdown: str) -> list[Block]:
     return [block for block in blocks if not isinstance(block, Paragraph) or block.text or block.code]
 
 
+def _opening_fence(line: str) -> re.Match[str] | None:
+    """A code fence opener; a backtick fence's info string may hold no backtick (CommonMark)."""
+    found = _FENCE.match(line)
+    if found and found.group(1)[0] == "`" and "`" in line[found.end() :]:
+        return None
+    return found
+
+
+def _without_leading_tabs(spans: list[Span]) -> list[Span]:
+    """Leading tabs of a list item would count as nesting levels when its bullet is made."""
+    while spans and spans[0].text.startswith("\t"):
+        rest = spans[0].text.lstrip("\t")
+        spans = ([Span(rest, *spans[0].style())] if rest else []) + spans[1:]
+    return spans
+
+
+def _closes(line: str, marker: str) -> bool:
+    found = _FENCE.match(line)
+    if found is None or found.group(1)[0] != marker[0] or len(found.group(1)) < len(marker):
+        return False
+    return not line[found.end() :].strip()
+
+
 def _starts_block(line: str) -> bool:
     item = _ITEM.match(line)
     if item and (item.group(3) or "").strip():
         return True
-    return bool(_HEADING.match(line) or _FENCE.match(line) or _RULE.match(line))
+    return bool(_HEADING.match(line) or _opening_fence(line) or _RULE.match(line))
 
 
 def _inline_lines(lines: list[str]) -> list[Span]:
@@ -384,11 +483,11 @@ def _inline_lines(lines: list[str]) -> list[Span]:
         last = number == len(lines) - 1
         if line.endswith("  ") and not last:
             joined += line.rstrip() + "\v"
-        elif line.endswith("\\") and not line.endswith("\\\\") and not last:
+        elif (len(line) - len(line.rstrip("\\"))) % 2 and not last:  # an odd count: the last one breaks
             joined += line[:-1] + "\v"
         else:
             joined += line.strip() + ("" if last else " ")
-    return parse_inline(joined)
+    return parse_inline(joined.strip(" \t\v"))
 
 
 def _cells(line: str) -> list[list[Span]]:
@@ -438,9 +537,9 @@ def _parse_nodes(text: str) -> list[Any]:
             continue
         if char == "`":
             ticks = re.match(r"`+", text[position:]).group(0)  # type: ignore[union-attr]
-            close = text.find(ticks, position + len(ticks))
-            while close != -1 and text[close + len(ticks) : close + len(ticks) + 1] == "`":
-                close = text.find(ticks, close + len(ticks) + 1)
+            runs = re.finditer(r"`+", text[position + len(ticks) :])
+            closing = next((run for run in runs if len(run.group(0)) == len(ticks)), None)
+            close = position + len(ticks) + closing.start() if closing else -1
             if close != -1:
                 push_text()
                 inner = text[position + len(ticks) : close].replace("\v", " ")
@@ -767,4 +866,16 @@ def _table_requests(table: Table, end: int) -> Plan:
                 requests.extend(_style_requests(table.rows[row][column], position))
             position += length + 1
     position += 1  # the table's end
+    # The paragraph after the table keeps the style of the one the table went after: made plain.
+    final = {"startIndex": position, "endIndex": position + 1}
+    requests.append(
+        {
+            "updateParagraphStyle": {
+                "range": final,
+                "paragraphStyle": {"namedStyleType": "NORMAL_TEXT"},
+                "fields": "namedStyleType",
+            }
+        }
+    )
+    requests.append({"deleteParagraphBullets": {"range": final}})
     return Plan(requests, position + 1)
