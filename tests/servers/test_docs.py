@@ -383,3 +383,41 @@ async def test_tool_definitions_fit_the_context_budget(tmp_path: Path, google: F
     assert annotation(tools["docs_replace"], "destructive_hint") is True
     assert annotation(tools["docs_append"], "destructive_hint") is False
     assert "high for some arguments" in (tools["docs_replace"].description or "")
+
+
+def test_doctor_says_how_far_docs_reach_and_what_is_missing(
+    tmp_path: Path, google: FakeGoogle, docs: FakeDocs, capsys: pytest.CaptureFixture[str]
+):
+    from mcp_tools.cli import main
+
+    settings = docs_settings(tmp_path, google, [scopes.DRIVE_FILE])
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\nservers = ["docs"]\n'
+        f'tools = ["docs"]\n[google]\nclient_secrets = "{settings["google"]["client_secrets"]}"\n'
+        '[docs]\naccess = "read"\n'
+    )
+    assert main(["--config", str(config), "doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "docs      on  (4 tools)" in out
+    assert 'access "read": reads every document (documents.readonly)' in out
+    assert "not granted yet: documents.readonly (run `mcp-tools auth google`)" in out
+
+
+def test_docs_is_off_with_the_next_step_until_signed_in(tmp_path: Path):
+    from mcp_tools.app import build_app
+    from tests.harness import make_config
+
+    app = build_app(make_config(tmp_path, {}))
+    [status] = [s for s in app.statuses if s.name == "docs"]
+    assert not status.enabled and "[google] client_secrets" in (status.reason or "")
+
+
+async def test_a_wider_access_not_yet_granted_says_to_sign_in_again(tmp_path: Path, google: FakeGoogle, docs: FakeDocs):
+    theirs = planning_doc(docs, app_access=False)
+    ours = planning_doc(docs)
+    async with connect(tmp_path, docs_settings(tmp_path, google, [scopes.DRIVE_FILE], access="read")) as client:
+        ok(await client.call_tool("docs_read", {"id": ours.id}))  # drive.file still reaches the app's own
+        error = failure(await client.call_tool("docs_read", {"id": theirs.id}))
+    assert error["kind"] == "not_found"
+    assert 'access = "read" needs documents.readonly' in error["hint"] and "mcp-tools auth google" in error["hint"]

@@ -35,12 +35,29 @@ class DocsService(GoogleService):
             return super().call(tool, build, api, version)
         except ToolFailure as failure:
             if failure.kind == "not_found":
-                failure.hint = APP_ACCESS_HINT if self.access == "app" else "ids come from the document's address"
+                ungranted = self.ungranted()
+                if ungranted:
+                    failure.hint = (
+                        f'[docs] access = "{self.access}" needs {", ".join(ungranted)}, which this sign-in did not '
+                        "grant: run `mcp-tools auth google`"
+                    )
+                else:
+                    failure.hint = APP_ACCESS_HINT if self.access == "app" else "ids come from the document's address"
             elif failure.kind == "invalid_arguments" and "revision" in failure.message.lower():
                 raise ToolFailure(
                     "conflict", "the document changed while this call was editing it; nothing was changed", STALE_HINT
                 ) from None
             raise
+
+    def ungranted(self) -> list[str]:
+        """Scopes the access level asks for that the sign-in lacks (drive.file alone still works,
+        for the app's own documents, so calls do not fail on them: they reach less)."""
+        from mcp_tools.servers.docs.tools import TOOLS
+        from mcp_tools.servers.google.scopes import requested_scopes, short
+
+        granted = set(self.client.account.granted_scopes())
+        wanted = requested_scopes((spec.name for spec in TOOLS), {"docs": self.access})
+        return [short(scope) for scope in wanted if scope not in granted]
 
     def get(self, tool: str, document_id: str) -> dict[str, Any]:
         return self.call(tool, lambda s: s.documents().get(documentId=document_id))
