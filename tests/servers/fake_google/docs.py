@@ -15,6 +15,7 @@ serve) is also recorded in `violations`, which the tests assert empty.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import itertools
 import re
@@ -65,9 +66,8 @@ class Item:
     style: dict[str, Any] = field(default_factory=dict)
     paragraph: dict[str, Any] | None = None  # on a newline: {"style": {...}, "bullet": {...} | None}
 
-    @property
-    def size(self) -> int:
-        return 1 if self.marker else width(self.char)
+    def __post_init__(self) -> None:
+        self.size = 1 if self.marker else width(self.char)
 
 
 def _newline(style: dict[str, Any] | None = None, named: str = "NORMAL_TEXT") -> Item:
@@ -82,19 +82,21 @@ class StoredDocument:
     revision: str
     lists: dict[str, Any] = field(default_factory=dict)
     app_access: bool = True  # created by the app or opened with it: reachable with drive.file
+    _starts: list[int] | None = field(default=None, repr=False, compare=False)
 
     def starts(self) -> list[int]:
-        """The index of each item (the section break holds index 0)."""
-        out, index = [], 1
-        for item in self.items:
-            out.append(index)
-            index += item.size
-        out.append(index)
-        return out
+        """The index of each item, then the end (the section break holds index 0); cached until
+        the items change (`changed()`)."""
+        if self._starts is None:
+            self._starts = list(itertools.accumulate((item.size for item in self.items), initial=1))
+        return self._starts
+
+    def changed(self) -> None:
+        self._starts = None
 
     @property
     def end(self) -> int:
-        return 1 + sum(item.size for item in self.items)
+        return self.starts()[-1]
 
     def text(self) -> str:
         return "".join(item.char for item in self.items)
@@ -271,6 +273,7 @@ class FakeDocs:
             raise
         work.revision = self._revision()
         stored.items, stored.lists, stored.revision = work.items, work.lists, work.revision
+        stored.changed()
         return {"documentId": stored.id, "replies": replies, "writeControl": {"requiredRevisionId": stored.revision}}
 
     # --- locating ---------------------------------------------------------------------------------
@@ -286,9 +289,9 @@ class FakeDocs:
         if index >= end:
             raise _bad(f"Invalid {where}: index {index} must be less than the end index of the segment, {end}")
         starts = work.starts()
-        if index not in starts:
+        position = bisect.bisect_left(starts, index)
+        if starts[position] != index:
             raise _bad(f"Invalid {where}: index {index} is inside a surrogate pair")
-        position = starts.index(index)
         if work.items[position].marker:
             raise _bad(f"Invalid {where}: text must be inserted inside the bounds of an existing paragraph")
         return position
@@ -318,9 +321,7 @@ class FakeDocs:
         if end > work.end:
             raise _bad(f"Invalid {where}.range: endIndex {end} must not exceed the segment end {work.end}")
         starts = work.starts()
-        first = next(k for k, s in enumerate(starts) if s >= start)
-        last = next(k for k, s in enumerate(starts) if s >= end)
-        return first, last
+        return bisect.bisect_left(starts, start), bisect.bisect_left(starts, end)
 
     @staticmethod
     def _paragraph_ends(work: StoredDocument, first: int, last: int) -> list[int]:
@@ -367,6 +368,7 @@ class FakeDocs:
             for char in text
         ]
         work.items[position:position] = added
+        work.changed()
         return len(added)
 
     def _insertText(self, work: StoredDocument, request: dict[str, Any], where: str) -> None:
@@ -391,6 +393,7 @@ class FakeDocs:
                 table += [Item(marker="cell"), _newline()]
         table.append(Item(marker="end"))
         work.items[position + 1 : position + 1] = table
+        work.changed()
 
     def _updateParagraphStyle(self, work: StoredDocument, request: dict[str, Any], where: str) -> None:
         fields = self._fields(request, "ParagraphStyle", where)
@@ -445,6 +448,7 @@ class FakeDocs:
             while work.items[start + tabs].char == "\t":
                 tabs += 1
             del work.items[start : start + tabs]
+            work.changed()
             work.items[newline - tabs].paragraph["bullet"] = {"listId": list_id, "nestingLevel": min(tabs, 8)}
 
     def _deleteParagraphBullets(self, work: StoredDocument, request: dict[str, Any], where: str) -> None:
@@ -475,6 +479,7 @@ class FakeDocs:
                 at = start + match.start()
                 style = copy.deepcopy(work.items[at].style)
                 del work.items[at : start + match.end()]
+                work.changed()
                 if replacement:
                     self._insert(work, at, replacement, style)
         return {"replaceAllText": {"occurrencesChanged": count} if count else {}}
