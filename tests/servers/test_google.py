@@ -244,9 +244,10 @@ def test_the_oauth_flow_end_to_end_with_pkce_and_a_loopback_redirect(
     assert code == 0, capsys.readouterr().err
     data = token_data(tmp_path)
     assert data["account"] == google.account and data["refresh_token"] in google.refresh_tokens
-    assert data["scopes"] == sorted(
+    assert [scope for scope in data["scopes"] if "/gmail." in scope] == sorted(
         [scopes.GMAIL_COMPOSE, scopes.GMAIL_MODIFY, scopes.GMAIL_READONLY, scopes.GMAIL_SEND]
     )
+    assert scopes.DRIVE_FILE in data["scopes"]  # docs, on by default like gmail, at its default access
     token_file = tmp_path / "state" / "google" / "token.json"
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     assert stat.S_IMODE(token_file.parent.stat().st_mode) == 0o700
@@ -280,8 +281,9 @@ def test_read_only_asks_for_the_read_scope_only_and_no_browser_takes_the_pasted_
         load_config(config_file, {}), argparse.Namespace(no_browser=True), read_line=paste, say=printed.append
     )
     assert code == 0
-    assert token_data(tmp_path)["scopes"] == [scopes.GMAIL_READONLY]
-    assert "scope=https%3A%2F%2Fwww.googleapis.com%2Fauth%2Fgmail.readonly&" in printed[1]
+    # docs.read stays on too, and at its default access reads with drive.file
+    assert token_data(tmp_path)["scopes"] == sorted([scopes.DRIVE_FILE, scopes.GMAIL_READONLY])
+    assert "gmail.readonly&" in printed[1] and "gmail.modify" not in printed[1] and "gmail.send" not in printed[1]
     assert "access_type=offline" in printed[1] and "code_challenge_method=S256" in printed[1]
 
 
