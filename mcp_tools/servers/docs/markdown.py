@@ -27,6 +27,7 @@ MAX_LEVEL = 8
 # Characters Google strips from inserted text: dropped here first so computed indexes stay true.
 _STRIPPED = re.compile("[\x00-\x08\x0c-\x1f\ue000-\uf8ff]")
 _PUNCT = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+LINK_SCHEMES = re.compile(r"(https?://|mailto:|tel:|#)", re.IGNORECASE)  # links written into a document
 
 
 def u16(text: str) -> int:
@@ -669,7 +670,8 @@ def _flatten(nodes: list[Any], style: Span) -> list[Span]:
         elif node[0] == "code":
             spans.append(Span(node[1], style.bold, style.italic, style.strike, True, style.link))
         elif node[0] == "link":
-            inner = Span("", style.bold, style.italic, style.strike, style.code, node[1])
+            url = node[1] if LINK_SCHEMES.match(node[1]) else style.link  # javascript: and the like: text only
+            inner = Span("", style.bold, style.italic, style.strike, style.code, url)
             spans.extend(_flatten(node[2], inner))
         else:
             flag = node[1]
