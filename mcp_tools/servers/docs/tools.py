@@ -32,7 +32,7 @@ def _doc_id(value: str) -> str:
 
 
 DocId = Annotated[str, AfterValidator(_doc_id)]
-Id = Field(min_length=1, max_length=300, description="Document id or address.")
+Id = Field(min_length=1, max_length=500, description="Document id or address.")
 Revision = Field(default="", max_length=200, description="revision from docs_read; a newer document is a conflict.")
 Markdown = Field(min_length=1, max_length=200_000, description="Markdown.")
 
