@@ -171,7 +171,7 @@ class _Renderer:
         while text != (text := text.strip(" \t").removeprefix("\\\n").removesuffix("\\\n")):
             pass  # Markdown drops a paragraph's outer spaces and line breaks anyway
         bullet = paragraph.get("bullet")
-        if bullet:
+        if bullet and text:
             list_id, level = bullet.get("listId", ""), int(bullet.get("nestingLevel") or 0)
             for key in [key for key in self.counters if key[0] == list_id and key[1] > level]:
                 del self.counters[key]
@@ -868,16 +868,7 @@ def _table_requests(table: Table, end: int) -> Plan:
                 requests.extend(_style_requests(table.rows[row][column], position))
             position += length + 1
     position += 1  # the table's end
-    # The paragraph after the table keeps the style of the one the table went after: made plain.
-    final = {"startIndex": position, "endIndex": position + 1}
-    requests.append(
-        {
-            "updateParagraphStyle": {
-                "range": final,
-                "paragraphStyle": {"namedStyleType": "NORMAL_TEXT"},
-                "fields": "namedStyleType",
-            }
-        }
-    )
-    requests.append({"deleteParagraphBullets": {"range": final}})
+    # The empty paragraph after the table keeps the style of the one the table went after; it is
+    # not restyled here (a range over it would hold the body's last newline): text appended
+    # later goes into it and is reset with the rest, and an empty paragraph is never read.
     return Plan(requests, position + 1)
