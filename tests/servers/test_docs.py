@@ -421,3 +421,17 @@ async def test_a_wider_access_not_yet_granted_says_to_sign_in_again(tmp_path: Pa
         error = failure(await client.call_tool("docs_read", {"id": theirs.id}))
     assert error["kind"] == "not_found"
     assert 'access = "read" needs documents.readonly' in error["hint"] and "mcp-tools auth google" in error["hint"]
+
+
+def test_the_docs_namespace_loads_no_google_library_until_a_tool_runs():
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from mcp_tools.servers import load_namespace; load_namespace('docs');"
+        "names = ('googleapiclient', 'google.auth', 'httplib2', 'mcp_tools.servers.docs.markdown');"
+        "print([m for m in names if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
+    assert out.stdout.strip() == "[]"
