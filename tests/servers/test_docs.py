@@ -435,3 +435,26 @@ def test_the_docs_namespace_loads_no_google_library_until_a_tool_runs():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)
     assert out.stdout.strip() == "[]"
+
+
+async def test_docs_over_stdio_in_a_real_server_process_beside_gmail(
+    tmp_path: Path, google: FakeGoogle, docs: FakeDocs
+):
+    from mcp import Client
+
+    from tests.processes import run_cli, stdio_params
+
+    stored = planning_doc(docs)
+    settings = docs_settings(tmp_path, google, [scopes.DRIVE_FILE, scopes.GMAIL_READONLY])
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[server]\nservers = ["gmail", "docs"]\nstate_dir = "{tmp_path / "state"}"\n'
+        f'data_dir = "{tmp_path / "data"}"\n'
+        f'[google]\nclient_secrets = "{settings["google"]["client_secrets"]}"\napi_endpoint = "{google.url}"\n'
+    )
+    async with Client(stdio_params(config)) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        data = ok(await client.call_tool("docs_read", {"id": stored.id}))
+    assert "docs_read" in names and "docs_append" not in names  # the default: core tools only
+    assert data["text"] == PLANNING_MARKDOWN
+    assert '"docs.read"' in run_cli(config, "audit", "--json").stdout
