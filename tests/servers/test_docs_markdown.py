@@ -226,3 +226,18 @@ def test_any_markdown_becomes_requests_google_accepts_with_the_end_index_right(
     assert plan.end == stored.end and fake.google.violations == []
     once = to_markdown(fake._view(stored, False))
     assert not once or round_trip(fake, once) == once  # what it reads back is written back the same
+
+
+def test_text_only_suggested_is_not_read_and_suggested_deletions_still_are() -> None:
+    """The default view of an editor holds suggestions inline; the document's text is without them."""
+    from mcp_tools.servers.docs.service import count_matches
+
+    runs = [
+        {"textRun": {"content": "Budget is "}},
+        {"textRun": {"content": "ten", "suggestedDeletionIds": ["suggest.1"]}},
+        {"textRun": {"content": "twelve", "suggestedInsertionIds": ["suggest.2"]}},
+        {"textRun": {"content": " million.\n"}},
+    ]
+    document = {"body": {"content": [{"paragraph": {"elements": runs}}]}}
+    assert to_markdown(document) == "Budget is ten million.\n"
+    assert count_matches(document, "twelve", True) == 0 and count_matches(document, "ten", True) == 1

@@ -223,8 +223,8 @@ def _runs(paragraph: dict[str, Any]) -> list[tuple[Any, ...]]:
     runs = []
     for element in paragraph.get("elements", []):
         run = element.get("textRun")
-        if run is None:
-            continue
+        if run is None or run.get("suggestedInsertionIds"):
+            continue  # text someone only suggested is not the document's (yet)
         text = run.get("content", "").replace("\n", "")
         if not text:
             continue

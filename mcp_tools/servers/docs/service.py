@@ -105,8 +105,8 @@ def count_matches(document: dict[str, Any], find: str, match_case: bool) -> int:
     while stack:
         element = stack.pop()
         if "paragraph" in element:
-            runs = element["paragraph"].get("elements", [])
-            text = "".join((run.get("textRun") or {}).get("content", "") for run in runs)
+            runs = [element.get("textRun") or {} for element in element["paragraph"].get("elements", [])]
+            text = "".join(run.get("content", "") for run in runs if not run.get("suggestedInsertionIds"))
             total += len(pattern.findall(text.replace("\n", "")))
         for row in (element.get("table") or {}).get("tableRows", []):
             for cell in row.get("tableCells", []):
