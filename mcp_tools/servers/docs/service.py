@@ -81,6 +81,11 @@ class DocsService(GoogleService):
         return self.call(tool, lambda s: s.documents().batchUpdate(documentId=document_id, body=body))
 
 
+def revision_after(answer: dict[str, Any]) -> str:
+    """The document's revision once a batchUpdate applied (Google answers it in writeControl)."""
+    return str((answer.get("writeControl") or {}).get("requiredRevisionId", ""))
+
+
 def end_of_body(document: dict[str, Any]) -> tuple[int, bool]:
     """The body's end index and whether its last paragraph is empty (only its newline)."""
     from mcp_tools.servers.docs.markdown import body_of

@@ -120,22 +120,21 @@ class Written(Output):
 
 async def create(service: DocsService, args: CreateArgs, ctx: CallContext) -> Written:
     from mcp_tools.servers.docs.markdown import append_requests, parse
+    from mcp_tools.servers.docs.service import end_of_body, revision_after
 
     tool = "docs.create"
+    blocks = parse(args.text)
 
     def make() -> Written:
         made = service.create(tool, args.title)
         document_id, revision = made["documentId"], made.get("revisionId", "")
-        blocks = parse(args.text)
         if blocks:
-            plan = append_requests(blocks, 2, True)
+            plan = append_requests(blocks, *end_of_body(made))
             try:
-                revision = service.update(tool, document_id, plan.requests, revision)["writeControl"][
-                    "requiredRevisionId"
-                ]
+                revision = revision_after(service.update(tool, document_id, plan.requests, revision))
             except ToolFailure as failure:
                 failure.message = f"document {document_id} was created empty, then: {failure.message}"
-                failure.hint = "append the text with docs_append (id " + document_id + ")"
+                failure.hint = f"append the text with docs_append (id {document_id})"
                 raise
         return Written(id=document_id, url=_url(document_id), revision=revision)
 
@@ -150,7 +149,7 @@ class AppendArgs(Arguments):
 
 async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Written:
     from mcp_tools.servers.docs.markdown import append_requests, parse
-    from mcp_tools.servers.docs.service import end_of_body
+    from mcp_tools.servers.docs.service import end_of_body, revision_after
 
     tool = "docs.append"
     blocks = parse(args.text)
@@ -162,7 +161,7 @@ async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Wr
         end, last_empty = end_of_body(document)
         plan = append_requests(blocks, end, last_empty)
         answer = service.update(tool, args.id, plan.requests, document.get("revisionId", ""))
-        return Written(id=args.id, url=_url(args.id), revision=answer["writeControl"]["requiredRevisionId"])
+        return Written(id=args.id, url=_url(args.id), revision=revision_after(answer))
 
     return await _run(service, tool, write)
 
@@ -237,6 +236,8 @@ def describe_replace(args: ReplaceArgs) -> str:
 
 
 async def replace(service: DocsService, args: ReplaceArgs, ctx: CallContext) -> ReplaceResult:
+    from mcp_tools.servers.docs.service import revision_after
+
     if args._found is None:
         await precheck_replace(service, args)
     matches, _, revision = args._found
@@ -249,10 +250,9 @@ async def replace(service: DocsService, args: ReplaceArgs, ctx: CallContext) -> 
         }
     }
     answer = await _run(service, "docs.replace", service.update, "docs.replace", args.id, [request], revision)
+    # Google leaves a count of 0 out of the reply (proto3 defaults)
     changed = ((answer.get("replies") or [{}])[0].get("replaceAllText") or {}).get("occurrencesChanged", 0)
-    return ReplaceResult(
-        id=args.id, matches=changed, dry_run=False, revision=answer["writeControl"]["requiredRevisionId"]
-    )
+    return ReplaceResult(id=args.id, matches=int(changed), dry_run=False, revision=revision_after(answer))
 
 
 def render_replace(result: ReplaceResult) -> str:
