@@ -458,3 +458,16 @@ async def test_docs_over_stdio_in_a_real_server_process_beside_gmail(
     assert "docs_read" in names and "docs_append" not in names  # the default: core tools only
     assert data["text"] == PLANNING_MARKDOWN
     assert '"docs.read"' in run_cli(config, "audit", "--json").stdout
+
+
+async def test_a_create_whose_text_fails_says_the_empty_document_exists(
+    tmp_path: Path, google: FakeGoogle, docs: FakeDocs
+):
+    google.fail("docs.documents.batchUpdate", 503, "backendError", times=1000)
+    settings = docs_settings(tmp_path, google)
+    settings["google"]["retry_seconds"] = 0
+    async with connect(tmp_path, settings) as client:
+        error = failure(await client.call_tool("docs_create", {"title": "Half", "text": "# Body"}))
+    [made] = docs.documents.values()
+    assert error["kind"] == "upstream_error" and f"document {made.id} was created empty" in error["message"]
+    assert f"docs_append (id {made.id})" in error["hint"] and made.text() == "\n"
