@@ -100,6 +100,10 @@ def test_inline_spans_follow_commonmark_emphasis() -> None:
     assert parse_inline("`**not bold**`") == [Span("**not bold**", code=True)]
     assert parse_inline("\\*literal\\* \\[x\\](y)") == [Span("*literal* [x](y)")]
     assert parse_inline("[no target] and [empty]()") == [Span("[no target] and empty")]
+    assert parse_inline("see ![a chart](https://e.example/c.png)") == [
+        Span("see "),
+        Span("a chart", link="https://e.example/c.png"),
+    ]
     assert parse_inline("[click](javascript:alert(1)) [mail](mailto:a@b.example)") == [
         Span("click "),
         Span("mail", link="mailto:a@b.example"),

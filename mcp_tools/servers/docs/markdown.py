@@ -562,6 +562,8 @@ def _parse_nodes(text: str) -> list[Any]:
         if char == "[":
             link = _match_link(text, position)
             if link is not None:
+                if buffer.endswith("!") and not buffer.endswith("\\!"):
+                    buffer = buffer[:-1]  # an image: written as a link to it, its alt text the label
                 push_text()
                 label, url, end = link
                 nodes.append(("link", url, _parse_nodes(label)) if url else ("wrap", "", _parse_nodes(label)))
