@@ -471,3 +471,16 @@ async def test_a_create_whose_text_fails_says_the_empty_document_exists(
     [made] = docs.documents.values()
     assert error["kind"] == "upstream_error" and f"document {made.id} was created empty" in error["message"]
     assert f"docs_append (id {made.id})" in error["hint"] and made.text() == "\n"
+
+
+async def test_without_a_revision_from_google_nothing_is_written(
+    tmp_path: Path, google: FakeGoogle, docs: FakeDocs, monkeypatch: pytest.MonkeyPatch
+):
+    stored = planning_doc(docs)
+    view = docs._view
+    monkeypatch.setattr(docs, "_view", lambda document, tabs: {**view(document, tabs), "revisionId": ""})
+    before = stored.text()
+    async with connect(tmp_path, docs_settings(tmp_path, google)) as client:
+        error = failure(await client.call_tool("docs_append", {"id": stored.id, "text": "unguarded"}))
+    assert error["kind"] == "upstream_error" and "nothing was changed" in error["message"]
+    assert stored.text() == before and "docs.documents.batchUpdate" not in google.calls

@@ -43,10 +43,6 @@ class DocsService(GoogleService):
                     )
                 else:
                     failure.hint = APP_ACCESS_HINT if self.access == "app" else "ids come from the document's address"
-            elif failure.kind == "invalid_arguments" and "revision" in failure.message.lower():
-                raise ToolFailure(
-                    "conflict", "the document changed while this call was editing it; nothing was changed", STALE_HINT
-                ) from None
             raise
 
     def ungranted(self) -> list[str]:
@@ -77,8 +73,23 @@ class DocsService(GoogleService):
         return self.call(tool, lambda s: s.documents().create(body={"title": title}))
 
     def update(self, tool: str, document_id: str, requests: list[dict[str, Any]], revision: str) -> dict[str, Any]:
+        """Apply the requests at exactly `revision`; a document changed meanwhile is a `conflict`."""
+        if not revision:  # no guard possible: fail closed rather than edit a document that may have moved
+            raise ToolFailure(
+                "upstream_error",
+                "Google gave no revision for the document (is edit access missing?); nothing was changed",
+                "open the document in Google Docs to check your access, then retry",
+            )
         body = {"requests": requests, "writeControl": {"requiredRevisionId": revision}}
-        return self.call(tool, lambda s: s.documents().batchUpdate(documentId=document_id, body=body))
+        try:
+            return self.call(tool, lambda s: s.documents().batchUpdate(documentId=document_id, body=body))
+        except ToolFailure as failure:
+            # Google answers a stale requiredRevisionId with a plain 400: tell it apart by the revision now
+            if failure.kind == "invalid_arguments" and self.get(tool, document_id).get("revisionId") != revision:
+                raise ToolFailure(
+                    "conflict", "the document changed while this call was editing it; nothing was changed", STALE_HINT
+                ) from None
+            raise
 
 
 def revision_after(answer: dict[str, Any]) -> str:
