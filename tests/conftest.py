@@ -12,7 +12,7 @@ from mcp import Client
 from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG
 from tests.results import check_call_result
-from tests.servers.fake_google import FakeCalendar, FakeDrive, FakeGmail, FakeGoogle, FakeSheets, FakeTasks
+from tests.servers.fake_google import FakeCalendar, FakeDocs, FakeDrive, FakeGmail, FakeGoogle, FakeSheets, FakeTasks
 
 
 @pytest.fixture
@@ -78,6 +78,11 @@ def gmail(google: FakeGoogle) -> FakeGmail:
 @pytest.fixture
 def drive(google: FakeGoogle) -> FakeDrive:
     return FakeDrive(google)
+
+
+@pytest.fixture
+def docs(google: FakeGoogle) -> FakeDocs:
+    return FakeDocs(google)
 
 
 @pytest.fixture

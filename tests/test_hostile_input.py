@@ -21,7 +21,8 @@ from mcp_tools.app import build_app
 from mcp_tools.servers.google import scopes
 from tests.harness import connect, failure, make_config
 from tests.servers import inbox_fixtures as mail
-from tests.servers.fake_google import FakeCalendar, FakeDrive, FakeGoogle, FakeSheets, FakeTasks
+from tests.servers.docs_fixtures import docs_settings, planning_doc
+from tests.servers.fake_google import FakeCalendar, FakeDocs, FakeDrive, FakeGoogle, FakeSheets, FakeTasks
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily
 from tests.servers.gmail_fixtures import ALL_SCOPES, sign_in
 from tests.servers.http_fixtures import fixed_resolver
@@ -290,3 +291,21 @@ async def test_hostile_search_words_always_make_a_query_drive_accepts(
                     assert error["kind"] == "invalid_arguments" and "Google" not in error["message"], (value, error)
                     assert "\x00" in value or len(value) > 255, (field, value, error)
     assert google.violations == []
+
+
+async def test_docs_survive_hostile_arguments(tmp_path: Path, google: FakeGoogle, docs: FakeDocs) -> None:
+    """The docs tools against the fake Docs, with a real document among the ids they may be given."""
+    stored = planning_doc(docs)
+    HOSTILE_STRINGS.append(stored.id)
+    try:
+        async with connect(tmp_path, docs_settings(tmp_path, google), elicit=None) as connected:
+            tools = (await connected.list_tools()).tools
+            assert {tool.name for tool in tools} == {"docs_read", "docs_create", "docs_append", "docs_replace"}
+            rng = random.Random(12)
+            for tool in tools:
+                for _ in range(EXAMPLES_PER_TOOL):
+                    arguments = hostile_arguments(rng, tool.input_schema)
+                    result = await connected.call_tool(tool.name, arguments)
+                    assert_answered_cleanly(tool.name, arguments, result)
+    finally:
+        HOSTILE_STRINGS.remove(stored.id)

@@ -25,8 +25,9 @@ from tests.harness import connect, make_config
 from tests.results import InvalidResult, check_call_result, error_payload
 from tests.servers import inbox_fixtures as mail
 from tests.servers.calendar_fixtures import World, person_event, radicale_server, world_fixture  # noqa: F401  (fixtures)
+from tests.servers.docs_fixtures import docs_settings, planning_doc
 from tests.servers.drive_fixtures import drive_settings
-from tests.servers.fake_google import FakeDrive, FakeGoogle, FakeSheets, FakeTasks
+from tests.servers.fake_google import FakeDocs, FakeDrive, FakeGoogle, FakeSheets, FakeTasks
 from tests.servers.fake_google.drive import DOC, SHEET
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily, Reply
 from tests.servers.notes_fixtures import wait_indexed, write_vault
@@ -379,6 +380,43 @@ async def test_every_tasks_tool_succeeds_fails_and_asks_with_results_that_valida
         await run.list()
         error = await run.fails("tasks_delete", {"id": parent.id}, "approval_required")
     assert error["approval_id"] in error["hint"] and "'Parent'" in error["message"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_every_docs_tool_succeeds_and_fails_with_results_that_validate(
+    tmp_path: Path, google: FakeGoogle, docs: FakeDocs, mode: str
+) -> None:
+    stored = planning_doc(docs)
+    async with connect(tmp_path, docs_settings(tmp_path, google), mode=mode) as client:
+        run = Coverage(client, None)  # type: ignore[arg-type]
+        await run.list()
+        for name in run.tools:
+            await run.fails(name, {"not_an_argument": 1}, "invalid_arguments")
+        read = await run.ok("docs_read", {"id": stored.id, "max_chars": 200})
+        await run.fails("docs_read", {"id": "1NoSuchDoc"}, "not_found")
+        made = await run.ok("docs_create", {"title": "New", "text": "# Hi\n\n- a\n"})
+        await run.fails("docs_create", {"title": ""}, "invalid_arguments")
+        await run.ok("docs_append", {"id": made["id"], "text": "more", "revision": made["revision"]})
+        await run.fails("docs_append", {"id": made["id"], "text": "late", "revision": made["revision"]}, "conflict")
+        await run.ok("docs_replace", {"id": stored.id, "find": "Plan", "replace": "x", "dry_run": True})
+        await run.ok("docs_replace", {"id": stored.id, "find": "Hire", "replace": "Fire", "revision": read["revision"]})
+        await run.fails(
+            "docs_replace", {"id": stored.id, "find": "Fire", "replace": "x", "expected_matches": 9}, "conflict"
+        )
+    assert run.succeeded == run.failed == set(run.tools) == {"docs_read", "docs_create", "docs_append", "docs_replace"}
+
+
+async def test_docs_replace_without_a_form_returns_an_approval_that_validates(
+    tmp_path: Path, google: FakeGoogle, docs: FakeDocs
+) -> None:
+    stored = planning_doc(docs)
+    async with connect(tmp_path, docs_settings(tmp_path, google), elicit=None) as client:
+        run = Coverage(client, None)  # type: ignore[arg-type]
+        await run.list()
+        error = await run.fails(
+            "docs_replace", {"id": stored.id, "find": "Hire", "replace": "Fire"}, "approval_required"
+        )
+    assert error["approval_id"] in error["hint"] and "Hire" in stored.text()
 
 
 async def test_numbers_json_cannot_carry_still_give_valid_results(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ CATALOG: dict[str, str] = {
     "inbox": "mcp_tools.servers.inbox",
     "gmail": "mcp_tools.servers.gmail",
     "drive": "mcp_tools.servers.drive",
+    "docs": "mcp_tools.servers.docs",
     "sheets": "mcp_tools.servers.sheets",
     "tasks": "mcp_tools.servers.tasks",
     "terminal": "mcp_tools.servers.terminal",

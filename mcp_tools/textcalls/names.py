@@ -142,6 +142,17 @@ def _sheets_options(arguments: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _docs_replace(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Google's `containsText: {text, matchCase}` object becomes docs.replace's `find` and `match_case`."""
+    out = dict(arguments)
+    criteria = out.get("find")
+    if isinstance(criteria, dict) and isinstance(criteria.get("text"), str):
+        out["find"] = criteria["text"]
+        if "matchCase" in criteria:
+            out.setdefault("match_case", criteria["matchCase"])
+    return out
+
+
 def _command_line(arguments: dict[str, Any]) -> dict[str, Any]:
     """A `command` string is split into argv as a shell would (no shell runs it); a list is argv."""
     import shlex
@@ -213,7 +224,19 @@ _DRIVE = {
     "mimeType": "mime_type",
     "title": "name",
 }
-_DOCS = {"documentId": "id", "document_id": "id", "containsText": "find", "replaceText": "replace"}
+_DOCS = {
+    "documentId": "id",
+    "document_id": "id",
+    "url": "id",
+    "content": "text",
+    "markdown": "text",
+    "body": "text",
+    "containsText": "find",
+    "replaceText": "replace",
+    "matchCase": "match_case",
+    "revisionId": "revision",
+    "requiredRevisionId": "revision",
+}
 _SHEETS = {
     "spreadsheetId": "id",
     "spreadsheet_id": "id",
@@ -287,7 +310,7 @@ ALIASES: Mapping[str, Alias] = {
     "docs_read": _seed("docs.read", _DOCS),
     "docs_create": _seed("docs.create", _DOCS),
     "docs_append": _seed("docs.append", _DOCS),
-    "docs_replace": _seed("docs.replace", _DOCS),
+    "docs_replace": _seed("docs.replace", _DOCS, _docs_replace),
     "sheets_read": _seed("sheets.read", _SHEETS, _sheets_options),
     "sheets_write": _seed("sheets.write", _SHEETS, _sheets_options),
     "sheets_append": _seed("sheets.append", _SHEETS, _sheets_options),

@@ -269,6 +269,23 @@ async def test_a_seed_name_that_is_also_our_wire_name_still_translates(tmp_path:
             {"spreadsheetId": "1abcdefghijk", "range": "Data!A2:C"},
             {"id": "1abcdefghijk", "range": "Data!A2:C"},
         ),
+        ("docs_read", {"document_id": "d1", "max_chars": 500}, {"id": "d1", "max_chars": 500}),
+        ("docs_create", {"title": "Plan", "content": "# Plan"}, {"title": "Plan", "text": "# Plan"}),
+        (
+            "docs_append",
+            {"documentId": "d1", "markdown": "- x", "revisionId": "r1"},
+            {"id": "d1", "text": "- x", "revision": "r1"},
+        ),
+        (
+            "docs_replace",
+            {"documentId": "d1", "containsText": {"text": "a", "matchCase": False}, "replaceText": "b"},
+            {"id": "d1", "find": "a", "match_case": False, "replace": "b"},
+        ),
+        (
+            "docs_replace",
+            {"documentId": "d1", "containsText": "a", "replaceText": "b", "matchCase": True, "dry_run": True},
+            {"id": "d1", "find": "a", "replace": "b", "match_case": True, "dry_run": True},
+        ),
         ("file_upload", {"filename": "in/a.pdf", "data": "aGk="}, {"path": "in/a.pdf", "content_base64": "aGk="}),
     ],
 )

@@ -116,6 +116,16 @@ TOOLS.update(
 )
 
 
+# docs: drive.file by default (documents the app created or the person opened with it)
+_DOCS_WRITE = ("docs.documents.get", "docs.documents.batchUpdate")
+TOOLS |= {
+    "docs.read": ((DRIVE_FILE,), ("docs.documents.get",)),
+    "docs.create": ((DRIVE_FILE,), ("docs.documents.create", "docs.documents.batchUpdate")),
+    "docs.append": ((DRIVE_FILE,), _DOCS_WRITE),
+    "docs.replace": ((DRIVE_FILE,), _DOCS_WRITE),
+}
+
+
 # tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
 WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
 WIDER.update({tool: {"read": (DRIVE_READONLY,), "all": (DRIVE,)} for tool in ("drive.search", "drive.read")})
@@ -129,6 +139,9 @@ WIDER.update(
 WIDER["sheets.read"] = {"read": (SPREADSHEETS_READONLY,), "all": (SPREADSHEETS,)}
 for _tool in ("sheets.write", "sheets.append", "sheets.create", "sheets.clear"):
     WIDER[_tool] = {"all": (SPREADSHEETS,)}
+# docs: "read" reads every document and writes only the app's; "all" reads and writes every one
+WIDER |= {"docs.read": {"read": (DOCUMENTS_READONLY,), "all": (DOCUMENTS,)}}
+WIDER |= {f"docs.{name}": {"all": (DOCUMENTS,)} for name in ("create", "append", "replace")}
 
 ACCESS_LEVELS = ("app", "read", "all")
 
@@ -227,10 +240,10 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 # The namespaces that sign in with the `[google]` account.
 # calendar only with its google backend: see cli.enabled_tools
-NAMESPACES = ("gmail", "drive", "sheets", "tasks", "calendar")
+NAMESPACES = ("gmail", "drive", "docs", "sheets", "tasks", "calendar")
 # Those that run only when asked for (their own section, or named in [server] servers), so signing
 # in for one Google service never asks for the scopes of another.
-OPT_IN = frozenset({"drive", "sheets", "tasks"})
+OPT_IN = frozenset({"drive", "docs", "sheets", "tasks"})
 
 
 def opted_in(name: str, sections: Mapping[str, Any], selected: Iterable[str] | None) -> bool:

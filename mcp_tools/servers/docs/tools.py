@@ -1,0 +1,322 @@
+"""The four docs tools, declared as data.
+
+A document's text is untrusted: the Markdown read is fenced like mail. Writes are built as
+batchUpdate requests from Markdown (mcp_tools/servers/docs/markdown.py) and always carry the
+revision they were computed from.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import AfterValidator, Field, PrivateAttr, model_validator
+
+from mcp_tools.servers.google.text import page
+from mcp_tools.text import fence
+from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+
+if TYPE_CHECKING:
+    from mcp_tools.servers.docs.service import DocsService
+
+_URL_ID = re.compile(r"/document/(?:u/\d+/)?d/([A-Za-z0-9_-]+)")
+
+
+def _doc_id(value: str) -> str:
+    """A document id, or a Docs address it is taken from."""
+    found = _URL_ID.search(value)
+    value = found.group(1) if found else value.strip()
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,200}", value):
+        raise ValueError(f"{value[:80]!r} is not a Google Docs id (the part after /document/d/ in its address)")
+    return value
+
+
+DocId = Annotated[str, AfterValidator(_doc_id)]
+Id = Field(min_length=1, max_length=500, description="Document id or address.")
+Revision = Field(default="", max_length=200, description="revision from docs_read; a newer document is a conflict.")
+Markdown = Field(min_length=1, max_length=200_000, description="Markdown.")
+
+
+async def _run(service: DocsService, tool: str, function: Any, *args: Any) -> Any:
+    def call() -> Any:
+        service.client.check_scopes(tool)
+        return function(*args)
+
+    import anyio
+
+    return await anyio.to_thread.run_sync(call)
+
+
+def _url(document_id: str) -> str:
+    from mcp_tools.servers.docs.service import URL
+
+    return URL.format(document_id)
+
+
+# --- read --------------------------------------------------------------------------------------
+
+
+class ReadArgs(Arguments):
+    id: DocId = Id
+    offset: int = Field(default=0, ge=0)
+    max_chars: int = Field(default=20_000, ge=200, le=100_000)
+
+
+class ReadResult(Output):
+    id: str
+    title: str
+    revision: str
+    text: str  # Markdown, this page of it
+    offset: int
+    total_chars: int
+    next_offset: int | None
+
+
+async def read(service: DocsService, args: ReadArgs, ctx: CallContext) -> ReadResult:
+    from mcp_tools.servers.docs.markdown import to_markdown
+
+    document = await _run(service, "docs.read", service.get, "docs.read", args.id)
+    markdown = to_markdown(document)
+    text, next_offset = page(markdown, args.offset, args.max_chars, "document")
+    return ReadResult(
+        id=document.get("documentId", args.id),
+        title=document.get("title", ""),
+        revision=document.get("revisionId", ""),
+        text=text,
+        offset=args.offset,
+        total_chars=len(markdown),
+        next_offset=next_offset,
+    )
+
+
+def render_read(result: ReadResult) -> str:
+    end = result.offset + len(result.text)
+    head = f"Google Doc {result.title!r} (id {result.id}, revision {result.revision})"
+    head += f", characters {result.offset}-{end} of {result.total_chars}"
+    if result.next_offset is not None:
+        head += f"; more with offset={result.next_offset}"
+    return head + "\n" + fence("document", result.text)
+
+
+# --- create and append -------------------------------------------------------------------------
+
+
+class CreateArgs(Arguments):
+    title: str = Field(min_length=1, max_length=256)
+    text: str = Field(default="", max_length=200_000, description="Markdown body.")
+
+    @model_validator(mode="after")
+    def _one_line(self) -> CreateArgs:
+        if "\n" in self.title or "\r" in self.title:
+            raise ValueError("title: must be one line")
+        return self
+
+
+class Written(Output):
+    id: str
+    url: str
+    revision: str
+
+
+async def create(service: DocsService, args: CreateArgs, ctx: CallContext) -> Written:
+    from mcp_tools.servers.docs.markdown import append_requests, parse
+    from mcp_tools.servers.docs.service import end_of_body, revision_after
+
+    tool = "docs.create"
+    blocks = parse(args.text)
+
+    def make() -> Written:
+        made = service.create(tool, args.title)
+        document_id, revision = made["documentId"], made.get("revisionId", "")
+        if blocks:
+            plan = append_requests(blocks, *end_of_body(made))
+            try:
+                revision = revision_after(service.update(tool, document_id, plan.requests, revision))
+            except ToolFailure as failure:
+                failure.message = f"document {document_id} was created empty, then: {failure.message}"
+                failure.hint = f"append the text with docs_append (id {document_id})"
+                raise
+        return Written(id=document_id, url=_url(document_id), revision=revision)
+
+    return await _run(service, tool, make)
+
+
+class AppendArgs(Arguments):
+    id: DocId = Id
+    text: str = Markdown
+    revision: str = Revision
+
+
+async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Written:
+    from mcp_tools.servers.docs.markdown import append_requests, parse
+    from mcp_tools.servers.docs.service import end_of_body, revision_after
+
+    tool = "docs.append"
+    blocks = parse(args.text)
+    if not blocks:
+        raise ToolFailure("invalid_arguments", "text: holds nothing to append", "send Markdown with some text")
+
+    def write() -> Written:
+        document = service.get_current(tool, args.id, args.revision or None)
+        end, last_empty = end_of_body(document)
+        plan = append_requests(blocks, end, last_empty)
+        answer = service.update(tool, args.id, plan.requests, document.get("revisionId", ""))
+        return Written(id=args.id, url=_url(args.id), revision=revision_after(answer))
+
+    return await _run(service, tool, write)
+
+
+# --- replace -----------------------------------------------------------------------------------
+
+
+class ReplaceArgs(Arguments):
+    id: DocId = Id
+    find: str = Field(min_length=1, max_length=1000)
+    replace: str = Field(max_length=10_000)
+    match_case: bool = True
+    dry_run: bool = Field(default=False, description="Only count matches.")
+    expected_matches: int | None = Field(default=None, ge=0, le=1_000_000, description="Known count: asks no one.")
+    revision: str = Revision
+    _found: Any = PrivateAttr(default=None)  # (matches, title, revision), left by the precheck
+
+    @model_validator(mode="after")
+    def _one_line(self) -> ReplaceArgs:
+        for name in ("find", "replace"):
+            if "\n" in getattr(self, name) or "\r" in getattr(self, name):
+                raise ValueError(f"{name}: must not hold a line break (replace within paragraphs)")
+        return self
+
+
+class ReplaceResult(Output):
+    id: str
+    matches: int  # found (dry run) or replaced
+    dry_run: bool
+    revision: str
+
+
+async def replace_risk(service: DocsService, args: ReplaceArgs) -> Risk:
+    if args.dry_run:
+        return Risk.LOW
+    return Risk.MEDIUM if args.expected_matches is not None else Risk.HIGH
+
+
+async def precheck_replace(service: DocsService, args: ReplaceArgs) -> None:
+    from mcp_tools.servers.docs.service import count_matches
+
+    tool = "docs.replace"
+    document = await _run(service, tool, service.get_current, tool, args.id, args.revision or None)
+    matches = count_matches(document, args.find, args.match_case)
+    args._found = (matches, document.get("title", ""), document.get("revisionId", ""))
+    if args.dry_run:
+        return
+    if args.expected_matches is not None and args.expected_matches != matches:
+        raise ToolFailure(
+            "conflict",
+            f"expected {args.expected_matches} matches of {args.find!r}, the document has {matches}",
+            "count again with dry_run, then pass that count as expected_matches",
+            {"matches": matches},
+        )
+    if matches == 0:
+        raise ToolFailure(
+            "not_found",
+            f"{args.find!r} does not occur in the document" + (" (case-sensitive)" if args.match_case else ""),
+            "check the text with docs_read, or set match_case false",
+        )
+
+
+def describe_replace(args: ReplaceArgs) -> str:
+    if args._found is None:
+        return f"replace {args.find!r} with {args.replace!r} in Google Doc {args.id}"
+    matches, title, _ = args._found
+    case = "case-sensitive" if args.match_case else "ignoring case"
+    return (
+        f"Replace {matches} occurrence(s) of {args.find!r} with {args.replace!r} ({case}) "
+        f"in Google Doc {title!r} ({args.id})"
+    )
+
+
+async def replace(service: DocsService, args: ReplaceArgs, ctx: CallContext) -> ReplaceResult:
+    from mcp_tools.servers.docs.service import revision_after
+
+    if args._found is None:
+        await precheck_replace(service, args)
+    matches, _, revision = args._found
+    if args.dry_run:
+        return ReplaceResult(id=args.id, matches=matches, dry_run=True, revision=revision)
+    request = {
+        "replaceAllText": {
+            "containsText": {"text": args.find, "matchCase": args.match_case},
+            "replaceText": args.replace,
+        }
+    }
+    answer = await _run(service, "docs.replace", service.update, "docs.replace", args.id, [request], revision)
+    # Google leaves a count of 0 out of the reply (proto3 defaults)
+    changed = ((answer.get("replies") or [{}])[0].get("replaceAllText") or {}).get("occurrencesChanged", 0)
+    return ReplaceResult(id=args.id, matches=int(changed), dry_run=False, revision=revision_after(answer))
+
+
+def render_replace(result: ReplaceResult) -> str:
+    if result.dry_run:
+        return f"{result.matches} match(es); nothing changed (revision {result.revision})"
+    return f"Replaced {result.matches} occurrence(s); revision {result.revision}"
+
+
+TOOLS: list[ToolSpec[Any, Any, Any]] = [
+    ToolSpec(
+        name="docs.read",
+        title="Read Google Doc",
+        description="A Google Doc as Markdown, with its revision; page with next_offset.",
+        input_model=ReadArgs,
+        output_model=ReadResult,
+        handler=read,
+        risk=Risk.LOW,
+        describe=lambda args: f"read Google Doc {args.id}",
+        read_only=True,
+        idempotent=True,
+        open_world=True,
+        tier="core",
+        render_text=render_read,
+    ),
+    ToolSpec(
+        name="docs.create",
+        title="Create Google Doc",
+        description="Create a Google Doc from Markdown (headings, lists, tables, links, bold, italic).",
+        input_model=CreateArgs,
+        output_model=Written,
+        handler=create,
+        risk=Risk.MEDIUM,
+        describe=lambda args: f"create Google Doc {args.title!r} ({len(args.text)} characters of Markdown)",
+        open_world=True,
+        tier="extended",
+        destructive=False,
+    ),
+    ToolSpec(
+        name="docs.append",
+        title="Append to Google Doc",
+        description="Append Markdown at the end of a Google Doc.",
+        input_model=AppendArgs,
+        output_model=Written,
+        handler=append,
+        risk=Risk.MEDIUM,
+        describe=lambda args: f"append {len(args.text)} characters of Markdown to Google Doc {args.id}",
+        open_world=True,
+        tier="extended",
+        destructive=False,
+    ),
+    ToolSpec(
+        name="docs.replace",
+        title="Find and replace in Google Doc",
+        description="Replace every occurrence of text in a Google Doc.",
+        input_model=ReplaceArgs,
+        output_model=ReplaceResult,
+        handler=replace,
+        risk=Risk.LOW,
+        describe=describe_replace,
+        dynamic_risk=replace_risk,
+        precheck=precheck_replace,
+        open_world=True,
+        tier="extended",
+        destructive=True,
+        render_text=render_replace,
+    ),
+]
