@@ -200,3 +200,67 @@ def test_over_http_without_the_token_the_inspector_gets_nothing(inspector: Inspe
     )
     assert code != 0 and result is None
     assert "Draft." not in stderr
+
+
+def test_the_google_namespaces_pass_the_inspector_over_stdio(
+    inspector: Inspector, tmp_path: Path, google: Any, drive: Any, docs: Any, sheets: Any, tasks: Any, gcal: Any
+) -> None:
+    """drive, docs, sheets, tasks and the Google calendar against the fake Google, in a real server
+    process: portable schemas (--strict), successes the Inspector validates, and error results."""
+    from mcp_tools.servers.google import scopes
+    from tests.servers.docs_fixtures import planning_doc
+    from tests.servers.gmail_fixtures import sign_in
+
+    drive.add("notes.txt", "hello from Drive")
+    document = planning_doc(docs)
+    book = sheets.add("Budget", {"Data": [["Name", "Amount"], ["Ann", 12.5], ["=IMPORTXML(1)", True]]})
+    tasks.add("Pay rent", due="2026-03-05T00:00:00.000Z")
+    gcal.add_calendar("Assistant")
+    granted = [
+        scopes.DRIVE_FILE,
+        scopes.TASKS,
+        scopes.CALENDAR_READONLY,
+        scopes.CALENDAR_EVENTS,
+        scopes.CALENDAR_FREEBUSY,
+    ]
+    settings = sign_in(tmp_path, google, granted)
+    config = write_config(
+        tmp_path / "config.toml",
+        '[server]\nservers = ["drive", "docs", "sheets", "tasks", "calendar"]\ntools = ["*"]\n'
+        f'state_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
+        f'[google]\nclient_secrets = "{settings["google"]["client_secrets"]}"\napi_endpoint = "{google.url}"\n'
+        '[calendar]\nbackend = "google"\ncalendar = "Assistant"\ntimezone = "Europe/Berlin"\n',
+    )
+    target = stdio_target(config)
+
+    code, listed, stderr = inspector.run("--method", "tools/list", "--strict", *target)
+    assert code == 0, stderr
+    assert listed is not None
+    names = {tool["name"].split("_", 1)[0] for tool in listed["tools"]}
+    assert names == {"drive", "docs", "sheets", "tasks", "calendar"}
+
+    def call(tool: str, **arguments: Any) -> tuple[int, dict[str, Any]]:
+        code, result, stderr = inspector.run(
+            "--method", "tools/call", "--tool-name", tool, "--tool-args-json", json.dumps(arguments), *target
+        )
+        assert result is not None, stderr
+        return code, result
+
+    code, found = call("drive_search", name="notes")
+    assert code == 0 and [item["name"] for item in found["structuredContent"]["files"]] == ["notes.txt"]
+    code, read = call("docs_read", id=document.id)
+    assert code == 0 and "Project plan" in read["structuredContent"]["text"]
+    code, rows = call("sheets_read", id=book.id, range="Data")
+    assert code == 0 and rows["structuredContent"]["values"][2] == ["=IMPORTXML(1)", "TRUE"]
+    code, listed_tasks = call("tasks_list", list="@default")
+    assert code == 0 and listed_tasks["structuredContent"]["tasks"][0]["due"] == "2026-03-05"
+    code, busy = call("calendar_availability", start="2026-03-02", end="2026-03-03")
+    assert code == 0 and busy["structuredContent"]["busy"] == []
+
+    code, clear = call("sheets_clear", id=book.id, range="Data")
+    assert code == EXIT_TOOL_ERROR and "structuredContent" not in clear
+    approval = error_payload_of(clear)
+    assert approval["kind"] == "approval_required" and "cell(s) hold data" in approval["message"]
+    code, missing = call("docs_read", id="1NoSuchDocument")
+    assert code == EXIT_TOOL_ERROR and error_payload_of(missing)["kind"] == "not_found"
+    assert google.violations == []

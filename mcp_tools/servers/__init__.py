@@ -24,7 +24,7 @@ CATALOG: dict[str, str] = {
 }
 
 # Config sections shared by several namespaces rather than owned by one, with their models:
-# `[google]` holds the Google account every Google namespace (gmail, later drive, docs, ...) uses.
+# `[google]` holds the Google account every Google namespace (gmail, drive, docs, sheets, tasks) uses.
 SHARED_SECTIONS: dict[str, str] = {"google": "mcp_tools.servers.google.config:GoogleConfig"}
 
 
