@@ -37,16 +37,6 @@ Revision = Field(default="", max_length=200, description="revision from docs_rea
 Markdown = Field(min_length=1, max_length=200_000, description="Markdown.")
 
 
-async def _run(service: DocsService, tool: str, function: Any, *args: Any) -> Any:
-    def call() -> Any:
-        service.client.check_scopes(tool)
-        return function(*args)
-
-    import anyio
-
-    return await anyio.to_thread.run_sync(call)
-
-
 def _url(document_id: str) -> str:
     from mcp_tools.servers.docs.service import URL
 
@@ -75,7 +65,7 @@ class ReadResult(Output):
 async def read(service: DocsService, args: ReadArgs, ctx: CallContext) -> ReadResult:
     from mcp_tools.servers.docs.markdown import to_markdown
 
-    document = await _run(service, "docs.read", service.get, "docs.read", args.id)
+    document = await service.run("docs.read", service.get, "docs.read", args.id)
     markdown = to_markdown(document)
     text, next_offset = page(markdown, args.offset, args.max_chars, "document")
     return ReadResult(
@@ -138,7 +128,7 @@ async def create(service: DocsService, args: CreateArgs, ctx: CallContext) -> Wr
                 raise
         return Written(id=document_id, url=_url(document_id), revision=revision)
 
-    return await _run(service, tool, make)
+    return await service.run(tool, make)
 
 
 class AppendArgs(Arguments):
@@ -163,7 +153,7 @@ async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Wr
         answer = service.update(tool, args.id, plan.requests, document.get("revisionId", ""))
         return Written(id=args.id, url=_url(args.id), revision=revision_after(answer))
 
-    return await _run(service, tool, write)
+    return await service.run(tool, write)
 
 
 # --- replace -----------------------------------------------------------------------------------
@@ -204,7 +194,7 @@ async def precheck_replace(service: DocsService, args: ReplaceArgs) -> None:
     from mcp_tools.servers.docs.service import count_matches
 
     tool = "docs.replace"
-    document = await _run(service, tool, service.get_current, tool, args.id, args.revision or None)
+    document = await service.run(tool, service.get_current, tool, args.id, args.revision or None)
     matches = count_matches(document, args.find, args.match_case)
     args._found = (matches, document.get("title", ""), document.get("revisionId", ""))
     if args.dry_run:
@@ -249,7 +239,7 @@ async def replace(service: DocsService, args: ReplaceArgs, ctx: CallContext) -> 
             "replaceText": args.replace,
         }
     }
-    answer = await _run(service, "docs.replace", service.update, "docs.replace", args.id, [request], revision)
+    answer = await service.run("docs.replace", service.update, "docs.replace", args.id, [request], revision)
     # Google leaves a count of 0 out of the reply (proto3 defaults)
     changed = ((answer.get("replies") or [{}])[0].get("replaceAllText") or {}).get("occurrencesChanged", 0)
     return ReplaceResult(id=args.id, matches=int(changed), dry_run=False, revision=revision_after(answer))

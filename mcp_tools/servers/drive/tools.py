@@ -80,16 +80,6 @@ Short = Annotated[str | None, _at_most(255)]
 Id = Field(min_length=1)
 
 
-async def _run(service: DriveService, tool: str, function: Any, *args: Any) -> Any:
-    def call() -> Any:
-        service.client.check_scopes(tool)
-        return function(*args)
-
-    import anyio
-
-    return await anyio.to_thread.run_sync(call)
-
-
 class FileInfo(Output):
     id: str
     name: str
@@ -129,7 +119,7 @@ class SearchResult(Output):
 
 
 async def search(service: DriveService, args: SearchArgs, ctx: CallContext) -> SearchResult:
-    return SearchResult.model_validate(await _run(service, "drive.search", service.search, args))
+    return SearchResult.model_validate(await service.run("drive.search", service.search, args))
 
 
 def render_search(result: SearchResult) -> str:
@@ -236,7 +226,7 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
 
 
 async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    return await _run(service, "drive.read", _read, service, args)
+    return await service.run("drive.read", _read, service, args)
 
 
 def render_read(result: ReadResult) -> str:
@@ -351,7 +341,7 @@ def _create(service: DriveService, args: CreateArgs) -> WriteResult:
 
 
 async def create(service: DriveService, args: CreateArgs, ctx: CallContext) -> WriteResult:
-    return await _run(service, "drive.create", _create, service, args)
+    return await service.run("drive.create", _create, service, args)
 
 
 class UpdateArgs(ContentArgs):
@@ -407,7 +397,7 @@ def _prepare_update(service: DriveService, args: UpdateArgs) -> tuple[dict[str, 
 
 
 async def precheck_update(service: DriveService, args: UpdateArgs) -> None:
-    args._current = (await _run(service, "drive.update", _prepare_update, service, args))[0]
+    args._current = (await service.run("drive.update", _prepare_update, service, args))[0]
 
 
 def describe_update(args: UpdateArgs) -> str:
@@ -427,7 +417,7 @@ def _update(service: DriveService, args: UpdateArgs) -> WriteResult:
 
 
 async def update(service: DriveService, args: UpdateArgs, ctx: CallContext) -> WriteResult:
-    return await _run(service, "drive.update", _update, service, args)
+    return await service.run("drive.update", _update, service, args)
 
 
 # --- delete and share --------------------------------------------------------------------------
@@ -446,7 +436,7 @@ class DeleteResult(Output):
 
 
 async def precheck_delete(service: DriveService, args: DeleteArgs) -> None:
-    args._current = await _run(service, "drive.delete", service.metadata, "drive.delete", args.id)
+    args._current = await service.run("drive.delete", service.metadata, "drive.delete", args.id)
     args._permanent = service.config.delete == "permanent"
 
 
@@ -471,7 +461,7 @@ def _delete(service: DriveService, args: DeleteArgs) -> DeleteResult:
 
 
 async def delete(service: DriveService, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
-    return await _run(service, "drive.delete", _delete, service, args)
+    return await service.run("drive.delete", _delete, service, args)
 
 
 ROLES = {"reader": "view", "commenter": "comment", "writer": "edit"}
@@ -519,7 +509,7 @@ async def precheck_share(service: DriveService, args: ShareArgs) -> None:
             f"[drive] allowed_domains does not include {domain}",
             f"share only with addresses at {', '.join(config.allowed_domains)}",
         )
-    current = await _run(service, "drive.share", service.metadata, "drive.share", args.id)
+    current = await service.run("drive.share", service.metadata, "drive.share", args.id)
     args._name = current.get("name", "")
 
 
@@ -537,7 +527,7 @@ async def share(service: DriveService, args: ShareArgs, ctx: CallContext) -> Sha
         permission["emailAddress"] = args.email
     else:
         permission["allowFileDiscovery"] = False
-    made = await _run(service, "drive.share", service.share, args.id, permission, args.notify, args.message or "")
+    made = await service.run("drive.share", service.share, args.id, permission, args.notify, args.message or "")
     return ShareResult(
         id=args.id,
         name=args._name,

@@ -32,16 +32,6 @@ Address = Field(default_factory=list, max_length=50)
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/csv", "application/x-yaml")
 
 
-async def _run(service: GmailService, tool: str, function: Any, *args: Any) -> Any:
-    def call() -> Any:
-        service.client.check_scopes(tool)
-        return function(*args)
-
-    import anyio
-
-    return await anyio.to_thread.run_sync(call)
-
-
 class Failed(Output):
     id: str
     kind: str
@@ -98,9 +88,7 @@ class SearchResult(Output):
 
 
 async def search(service: GmailService, args: SearchArgs, ctx: CallContext) -> SearchResult:
-    found = await _run(
-        service, "gmail.search", service.search, args.query.strip(), args.labels, args.limit, args.cursor
-    )
+    found = await service.run("gmail.search", service.search, args.query.strip(), args.labels, args.limit, args.cursor)
     return SearchResult.model_validate(found)
 
 
@@ -158,7 +146,7 @@ class ReadResult(Output):
 
 
 async def read(service: GmailService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    found = await _run(service, "gmail.read", service.read, args.id, args.thread)
+    found = await service.run("gmail.read", service.read, args.id, args.thread)
     text, next_offset = page(found["text"], args.offset, args.max_chars, "total")
     return ReadResult(
         id=found["id"],
@@ -224,7 +212,7 @@ def _safe_name(name: str) -> str:
 async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallContext) -> AttachmentResult:
     from mcp_tools.servers.google.text import decode_bytes
 
-    item, data = await _run(service, "gmail.attachment", service.attachment, args.message_id, args.index)
+    item, data = await service.run("gmail.attachment", service.attachment, args.message_id, args.index)
     common = {
         "message_id": args.message_id,
         "index": args.index,
@@ -333,7 +321,7 @@ class DraftResult(Output):
 
 
 async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> DraftResult:
-    made = await _run(service, "gmail.draft", service.draft, args)
+    made = await service.run("gmail.draft", service.draft, args)
     outgoing = made["outgoing"]
     return DraftResult(
         draft_id=made["draft_id"],
@@ -390,7 +378,7 @@ def _prepare_send(service: GmailService, args: SendArgs) -> dict[str, Any]:
 
 
 async def precheck_send(service: GmailService, args: SendArgs) -> None:
-    args._prepared = await _run(service, "gmail.send", _prepare_send, service, args)
+    args._prepared = await service.run("gmail.send", _prepare_send, service, args)
 
 
 def _size(size: int) -> str:
@@ -440,7 +428,7 @@ async def send(service: GmailService, args: SendArgs, ctx: CallContext) -> SendR
             return service.send_draft(args.draft_id)
         return service.send_raw(prepared["raw"], prepared["thread_id"])
 
-    sent = await _run(service, "gmail.send", deliver)
+    sent = await service.run("gmail.send", deliver)
     return SendResult(
         message_id=sent.get("id", ""),
         thread_id=sent.get("threadId", ""),
@@ -487,7 +475,7 @@ class LabelsResult(Output):
 async def labels(service: GmailService, args: LabelsArgs, ctx: CallContext) -> LabelsResult:
     tool = "gmail.labels"
     if not args.ids:
-        found = await _run(service, tool, service.labels, tool, True)
+        found = await service.run(tool, service.labels, tool, True)
         return LabelsResult(
             labels=[LabelInfo(id=item["id"], name=item.get("name", ""), type=item.get("type", "")) for item in found],
             changed=[],
@@ -505,7 +493,7 @@ async def labels(service: GmailService, args: LabelsArgs, ctx: CallContext) -> L
             add.append("UNREAD")
         return service.modify(list(dict.fromkeys(args.ids)), args.thread, add, remove)
 
-    changed, failed = await _run(service, tool, change)
+    changed, failed = await service.run(tool, change)
     raise_if_none_done(changed, failed)
     return LabelsResult(labels=[], changed=changed, failed=_failed(failed))
 
@@ -544,7 +532,7 @@ class TrashResult(Output):
 
 
 async def precheck_trash(service: GmailService, args: TrashArgs) -> None:
-    lines, failed = await _run(service, "gmail.trash", service.describe_items, "gmail.trash", args.ids, args.thread)
+    lines, failed = await service.run("gmail.trash", service.describe_items, "gmail.trash", args.ids, args.thread)
     if failed:
         first = next(iter(failed.items()))
         raise ToolFailure(first[1].kind, f"{first[0]}: {first[1].message}", first[1].hint)
@@ -559,7 +547,7 @@ def describe_trash(args: TrashArgs) -> str:
 
 
 async def trash(service: GmailService, args: TrashArgs, ctx: CallContext) -> TrashResult:
-    trashed, failed = await _run(service, "gmail.trash", service.trash, list(dict.fromkeys(args.ids)), args.thread)
+    trashed, failed = await service.run("gmail.trash", service.trash, list(dict.fromkeys(args.ids)), args.thread)
     raise_if_none_done(trashed, failed)
     return TrashResult(trashed=trashed, failed=_failed(failed))
 

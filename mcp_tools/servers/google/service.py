@@ -65,6 +65,16 @@ class GoogleService:
                 self._client.access[self.NAMESPACE] = self.access
             return self._client
 
+    async def run(self, tool: str, function: Any, *args: Any) -> Any:
+        """`function(*args)` in a worker thread, after checking the sign-in holds the tool's scopes."""
+        import anyio
+
+        def checked() -> Any:
+            self.client.check_scopes(tool)
+            return function(*args)
+
+        return await anyio.to_thread.run_sync(checked)
+
     def call(self, tool: str, build: Any, api: str | None = None, version: str | None = None) -> Any:
         """`build(service)` executed with retries; another API of the account by `api`/`version`."""
         return self.client.execute(api or self.API, version or self.VERSION, build, tool=tool)

@@ -64,16 +64,6 @@ def _parsed(text: str) -> a1.A1Range | None:
     return a1.parse(text) if text else None
 
 
-async def _run(service: SheetsService, tool: str, function: Any, *args: Any) -> Any:
-    def call() -> Any:
-        service.client.check_scopes(tool)
-        return function(*args)
-
-    import anyio
-
-    return await anyio.to_thread.run_sync(call)
-
-
 def _check_values(values: list[list[Any]]) -> list[list[Any]]:
     cells = 0
     for number, row in enumerate(values):
@@ -144,7 +134,7 @@ class ReadResult(Output):
 
 
 async def read(service: SheetsService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    page = await _run(service, "sheets.read", service.read, args.id, _parsed(args.range), args.formulas, args.offset)
+    page = await service.run("sheets.read", service.read, args.id, _parsed(args.range), args.formulas, args.offset)
     meta, rows = page["meta"], page["rows"]
     where = ""
     if rows:
@@ -204,7 +194,7 @@ def _start(where: a1.A1Range, args: Cells) -> a1.A1Range:
 
 async def write(service: SheetsService, args: WriteArgs, ctx: CallContext) -> Written:
     target = _start(a1.parse(args.range), args)
-    done = await _run(service, "sheets.write", service.update, args.id, target, args.values, _option(args))
+    done = await service.run("sheets.write", service.update, args.id, target, args.values, _option(args))
     return Written(range=done.get("updatedRange", target.notation()), cells=int(done.get("updatedCells", 0)))
 
 
@@ -214,7 +204,7 @@ class AppendArgs(Cells):
 
 async def append(service: SheetsService, args: AppendArgs, ctx: CallContext) -> Written:
     where = _parsed(args.range) or a1.A1Range(None, 1, 1, 1, 1)
-    done = await _run(service, "sheets.append", service.append, args.id, where, args.values, _option(args))
+    done = await service.run("sheets.append", service.append, args.id, where, args.values, _option(args))
     return Written(range=done.get("updatedRange", ""), cells=int(done.get("updatedCells", 0)))
 
 
@@ -252,7 +242,7 @@ class Created(Output):
 
 
 async def create(service: SheetsService, args: CreateArgs, ctx: CallContext) -> Created:
-    made = await _run(service, "sheets.create", service.create, args.title, args.sheets)
+    made = await service.run("sheets.create", service.create, args.title, args.sheets)
     return Created(
         id=made["spreadsheetId"],
         url=made.get("spreadsheetUrl", ""),
@@ -276,7 +266,7 @@ class Cleared(Output):
 
 
 async def precheck_clear(service: SheetsService, args: ClearArgs) -> None:
-    args._survey = await _run(service, "sheets.clear", service.survey, args.id, a1.parse(args.range))
+    args._survey = await service.run("sheets.clear", service.survey, args.id, a1.parse(args.range))
 
 
 def describe_clear(args: ClearArgs) -> str:
@@ -302,7 +292,7 @@ async def clear(service: SheetsService, args: ClearArgs, ctx: CallContext) -> Cl
             )
         return service.clear(args.id, confirmed["range"])
 
-    cleared = await _run(service, "sheets.clear", run)
+    cleared = await service.run("sheets.clear", run)
     return Cleared(range=cleared, cells=confirmed["filled"])
 
 

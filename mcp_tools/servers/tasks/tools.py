@@ -42,16 +42,6 @@ TaskId = Annotated[str, BeforeValidator(_task_id), Field(min_length=1, max_lengt
 ListRef = Annotated[str, Field(min_length=1, max_length=300)]  # an id, a title or @default, as tasks_list says
 
 
-async def _run(service: TasksService, tool: str, function: Any, *args: Any) -> Any:
-    def call() -> Any:
-        service.client.check_scopes(tool)
-        return function(*args)
-
-    import anyio
-
-    return await anyio.to_thread.run_sync(call)
-
-
 class Task(Output):
     id: str
     title: str
@@ -130,7 +120,7 @@ class ListResult(Output):
 async def list_tasks(service: TasksService, args: ListArgs, ctx: CallContext) -> ListResult:
     tool = "tasks.list"
     if not args.list:
-        lists, cursor = await _run(service, tool, service.task_lists, tool, args.limit, args.cursor)
+        lists, cursor = await service.run(tool, service.task_lists, tool, args.limit, args.cursor)
         return ListResult(lists=lists, list_id=None, list_title=None, tasks=[], next_cursor=cursor)
 
     def run() -> tuple[dict[str, str], list[dict[str, Any]], str | None]:
@@ -140,7 +130,7 @@ async def list_tasks(service: TasksService, args: ListArgs, ctx: CallContext) ->
         )
         return found, items, cursor
 
-    found, items, cursor = await _run(service, tool, run)
+    found, items, cursor = await service.run(tool, run)
     return ListResult(lists=[], list_id=found["id"], list_title=found["title"], tasks=items, next_cursor=cursor)
 
 
@@ -173,7 +163,7 @@ async def get(service: TasksService, args: TaskArgs, ctx: CallContext) -> OneTas
         task = service.get(tool, found["id"], args.id, found["title"])
         return OneTask(list_id=found["id"], list_title=found["title"], task=task)
 
-    result: OneTask = await _run(service, tool, run)
+    result: OneTask = await service.run(tool, run)
     return result
 
 
@@ -209,7 +199,7 @@ async def create(service: TasksService, args: CreateArgs, ctx: CallContext) -> O
         task = service.create(tool, found["id"], found["title"], body, args.parent)
         return OneTask(list_id=found["id"], list_title=found["title"], task=task)
 
-    result: OneTask = await _run(service, tool, run)
+    result: OneTask = await service.run(tool, run)
     return result
 
 
@@ -254,7 +244,7 @@ async def update(service: TasksService, args: UpdateArgs, ctx: CallContext) -> O
         task = service.patch(tool, found["id"], args.id, found["title"], body)
         return OneTask(list_id=found["id"], list_title=found["title"], task=task)
 
-    result: OneTask = await _run(service, tool, run)
+    result: OneTask = await service.run(tool, run)
     return result
 
 
@@ -281,7 +271,7 @@ async def complete(service: TasksService, args: CompleteArgs, ctx: CallContext) 
         task = service.patch(tool, found["id"], args.id, found["title"], body)
         return OneTask(list_id=found["id"], list_title=found["title"], task=task)
 
-    result: OneTask = await _run(service, tool, run)
+    result: OneTask = await service.run(tool, run)
     return result
 
 
@@ -308,7 +298,7 @@ async def precheck_delete(service: TasksService, args: DeleteArgs) -> None:
         subtasks = service.subtask_count(tool, found["id"], args.id)
         return {"list": found, "task": task, "subtasks": subtasks}
 
-    args._found = await _run(service, tool, run)
+    args._found = await service.run(tool, run)
 
 
 def describe_delete(args: DeleteArgs) -> str:
@@ -333,7 +323,7 @@ async def delete(service: TasksService, args: DeleteArgs, ctx: CallContext) -> D
     if args._found is None:
         await precheck_delete(service, args)
     found = args._found
-    await _run(service, tool, service.delete, tool, found["list"]["id"], args.id, found["list"]["title"])
+    await service.run(tool, service.delete, tool, found["list"]["id"], args.id, found["list"]["title"])
     return DeleteResult(
         deleted=args.id, title=found["task"]["title"], list_title=found["list"]["title"], subtasks=found["subtasks"]
     )
