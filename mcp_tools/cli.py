@@ -35,25 +35,26 @@ wire_separator = "_"
 log_level = "warning"
 
 [policy]
-# Ask before nothing? Ask before everything? Rules are globs over canonical names, checked in
-# order, before the shipped defaults. Risks: low | medium | high | deny.
-# [[policy.rules]]
-# match = "files.write"
-# risk = "high"
 disabled = []              # globs of tools to hide, e.g. ["files.delete"]
 read_only = false          # true hides and refuses every tool that changes anything
 on_no_elicitation = "approve_out_of_band"   # or "deny"
 approval_ttl_seconds = 600
 elicitation_timeout_seconds = 300
+# Ask before nothing? Ask before everything? Rules are globs over canonical names, checked in
+# order, before the shipped defaults. Risks: low | medium | high | deny. Rules come last: every
+# key after a [[policy.rules]] line belongs to that rule.
+# [[policy.rules]]
+# match = "files.write"
+# risk = "high"
 
 [http]
 host = "127.0.0.1"
 port = 8765
+allowed_hosts = []         # extra Host values allowed besides loopback
+allowed_origins = []       # extra browser Origins allowed
 # Named bearer tokens; the name is recorded in the audit log. Or MCP_TOOLS_HTTP_TOKEN(_NAME).
 # [http.tokens]
 # laptop = "a-long-random-string"
-allowed_hosts = []         # extra Host values allowed besides loopback
-allowed_origins = []       # extra browser Origins allowed
 
 [approvals]
 # How high-risk calls reach you when the client cannot ask (see docs/approvals.md).
@@ -79,6 +80,7 @@ wait_seconds = 45          # a call waits this long for your answer (Claude Desk
 # calendar = "AI Assistant Shared"
 # timezone = "Europe/Berlin"
 # password: set MCP_TOOLS_CALDAV_PASSWORD
+# backend = "google"       # instead of CalDAV: a Google calendar named by `calendar`, with [google]
 
 # [web]
 # api key: set TAVILY_API_KEY
@@ -92,8 +94,17 @@ wait_seconds = 45          # a call waits this long for your answer (Claude Desk
 # [gmail]
 # allowed_recipients = ["*@example.com"]
 
-# [drive]
+# [drive]                  # drive, docs, sheets and tasks run only with their section
 # access = "app"           # only files this app created or opened; "read" or "all" reach further
+
+# [docs]
+# access = "app"
+
+# [sheets]
+# access = "app"
+# allow_formulas = false
+
+# [tasks]
 """
 
 

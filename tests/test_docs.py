@@ -429,3 +429,16 @@ def test_the_json_check_reads_several_values_and_checks_tool_calls() -> None:
         check_tool_call("x", {"name": "inbox_read", "arguments": {"id": "x", "offset": "far"}})
     with pytest.raises(AssertionError, match="not the error shape"):
         check_error_example("x", {"error": {"kind": "approval_required", "message": "m"}})
+
+
+def test_the_config_that_config_init_writes_documents_real_options() -> None:
+    """`mcp-tools config init` writes sections and options commented out: each must exist, with
+    the value shown valid, as in the docs."""
+    from mcp_tools.cli import CONFIG_TEMPLATE
+
+    check_config(tomllib.loads(CONFIG_TEMPLATE))
+    # every commented table and option turned on at once still loads: no option lands in the wrong table
+    opened = re.sub(r"(?m)^# (\[\[?[\w.]+\]\]?([ \t]+#.*)?|\w+ = \S.*)$", r"\1", CONFIG_TEMPLATE)
+    assert opened.count("\n[") > CONFIG_TEMPLATE.count("\n[") + 8
+    test_toml_examples_load_through_the_config_model(Block(ROOT / "mcp_tools" / "cli.py", 1, "toml", opened))
+    assert "[drive]" in opened and "[tasks]" in opened and 'backend = "google"' in opened
