@@ -145,6 +145,9 @@ async def read(service: SheetsService, args: ReadArgs, ctx: CallContext) -> Read
     return ReadResult(title=meta.title, sheets=meta.names, range=where, values=rows, next_offset=page["next"])
 
 
+_ROW_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def render_read(result: ReadResult) -> str:
     head = f"Spreadsheet {result.title!r}; sheets: {', '.join(result.sheets)}\n"
     if not result.values:
@@ -153,7 +156,7 @@ def render_read(result: ReadResult) -> str:
         head += f"{result.range}, {len(result.values)} row(s)"
     if result.next_offset is not None:
         head += f"; more with offset={result.next_offset}"
-    body = "\n".join(json.dumps(row, ensure_ascii=False) for row in result.values)
+    body = "\n".join(map(_ROW_ENCODER.encode, result.values))  # one encoder: json.dumps builds one per row
     return head + ("\n" + fence("spreadsheet cells", body) if body else "")
 
 
