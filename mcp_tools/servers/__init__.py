@@ -23,6 +23,17 @@ CATALOG: dict[str, str] = {
     "search": "mcp_tools.servers.search",  # last: it searches the namespaces enabled before it
 }
 
+# Namespaces that run only when asked for: their own section (even empty) or `[server] servers`
+# naming them. A Google sign-in for Gmail must not ask for Drive's scopes, and a namespace left
+# alone is not even imported, so it costs no start-up time.
+OPT_IN: frozenset[str] = frozenset({"drive", "docs", "sheets", "tasks"})
+
+
+def asked_for(name: str, sections: Any, servers: Any) -> bool:
+    """Whether an opt-in namespace was asked for (any other namespace always is)."""
+    return name not in OPT_IN or name in sections or (servers is not None and name in servers)
+
+
 # Config sections shared by several namespaces rather than owned by one, with their models:
 # `[google]` holds the Google account every Google namespace (gmail, drive, docs, sheets, tasks) uses.
 SHARED_SECTIONS: dict[str, str] = {"google": "mcp_tools.servers.google.config:GoogleConfig"}

@@ -480,3 +480,20 @@ def test_google_namespaces_share_one_client_per_account(tmp_path: Path):
     other = shared_client(config, tmp_path / "other.json", [scopes.GMAIL_SEND])
     assert first is second and other is not first
     assert first.account.scopes == sorted([scopes.GMAIL_READONLY, scopes.GMAIL_SEND])
+
+
+def test_google_namespaces_left_alone_are_off_and_not_even_imported(tmp_path: Path):
+    """drive, docs, sheets and tasks run only when asked for; until then they cost no start-up time."""
+    code = (
+        "import sys, json; from mcp_tools.app import build_app; from tests.harness import make_config;"
+        f"app = build_app(make_config(__import__('pathlib').Path({str(tmp_path)!r}), {{'docs': {{}}}}));"
+        "names = ('drive', 'docs', 'sheets', 'tasks');"
+        "print(json.dumps({'loaded': [n for n in names if 'mcp_tools.servers.' + n in sys.modules],"
+        " 'reasons': {s.name: s.reason for s in app.statuses if s.name in names}}))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    found = json.loads(out.stdout)
+    assert found["loaded"] == ["docs"]  # asked for by its section; the others untouched
+    assert found["reasons"]["drive"] == "add a [drive] section (or name drive in [server] servers) to turn it on"
+    assert "[google] client_secrets" in found["reasons"]["docs"]

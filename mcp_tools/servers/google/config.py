@@ -75,7 +75,7 @@ def require_libraries(extra: str) -> None:
 
 
 def check_asked_for(namespace: str, env: Environment) -> None:
-    """Off unless asked for, for the namespaces in `scopes.OPT_IN`: a sign-in for one Google
+    """Off unless asked for, for the namespaces in `mcp_tools.servers.OPT_IN`: a sign-in for one Google
     service must not ask for the scopes of every other."""
     from mcp_tools.servers.google.scopes import opted_in
 

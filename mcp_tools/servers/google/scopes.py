@@ -241,10 +241,10 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 # The namespaces that sign in with the `[google]` account.
 # calendar only with its google backend: see cli.enabled_tools
 NAMESPACES = ("gmail", "drive", "docs", "sheets", "tasks", "calendar")
-# Those that run only when asked for (their own section, or named in [server] servers), so signing
-# in for one Google service never asks for the scopes of another.
-OPT_IN = frozenset({"drive", "docs", "sheets", "tasks"})
 
 
 def opted_in(name: str, sections: Mapping[str, Any], selected: Iterable[str] | None) -> bool:
-    return name not in OPT_IN or name in sections or (selected is not None and name in selected)
+    """Whether the namespace runs at all (`mcp_tools.servers.OPT_IN`), so its scopes are asked for."""
+    from mcp_tools.servers import asked_for
+
+    return asked_for(name, sections, selected)
