@@ -497,3 +497,46 @@ def test_google_namespaces_left_alone_are_off_and_not_even_imported(tmp_path: Pa
     assert found["loaded"] == ["docs"]  # asked for by its section; the others untouched
     assert found["reasons"]["drive"] == "add a [drive] section (or name drive in [server] servers) to turn it on"
     assert "[google] client_secrets" in found["reasons"]["docs"]
+
+
+@pytest.mark.parametrize("dots", ["..", "."])
+async def test_an_id_of_dots_never_reaches_another_resource(
+    tmp_path: Path, google: FakeGoogle, dots: str, drive: Any, docs: Any, sheets: Any, tasks: Any
+):
+    """googleapiclient leaves dots in path ids alone, and servers resolve dot segments: a task id
+    of ".." would make tasks.delete's DELETE name the whole list. Refused before any request."""
+    work = tasks.add_list("Work")
+    tasks.add("Only task", list_id=work.id)
+    granted = [scopes.DRIVE_FILE, scopes.TASKS]
+    settings = sign_in(tmp_path, google, granted, servers=["drive", "docs", "sheets", "tasks"])
+    calls = {
+        "tasks_delete": {"id": dots, "list": work.id},
+        "tasks_get": {"id": dots, "list": work.id},
+        "tasks_list": {"list": dots},
+        "drive_read": {"id": dots},
+        "drive_delete": {"id": dots},
+        "docs_read": {"id": dots},
+        "sheets_read": {"id": dots, "range": "A1"},
+    }
+    async with connect(tmp_path, settings) as client:
+        before = len(google.calls)
+        for name, arguments in calls.items():
+            error = failure(await client.call_tool(name, arguments))
+            assert error["kind"] in ("invalid_arguments", "not_found"), (name, error)
+        assert [call for call in google.calls[before:] if not call.startswith("tasks.tasklists.")] == []
+    assert work.id in tasks.lists and tasks.titles(work.id) == ["Only task"]
+
+
+def test_requests_with_dot_segments_are_refused_before_sending():
+    from googleapiclient.discovery import build
+
+    from mcp_tools.servers.google.client import checked_path
+    from mcp_tools.tooling import ToolFailure
+
+    tasks = build("tasks", "v1", static_discovery=True, developerKey="k")
+    assert checked_path(tasks.tasks().delete(tasklist="L1", task="t.1")) is not None  # dots inside an id are fine
+    assert "%2F" in checked_path(tasks.tasks().get(tasklist="L1", task="../L2")).uri  # slashes are encoded
+    for dots in ("..", "."):
+        with pytest.raises(ToolFailure) as refused:
+            checked_path(tasks.tasks().delete(tasklist="L1", task=dots))
+        assert refused.value.kind == "invalid_arguments"

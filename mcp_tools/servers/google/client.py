@@ -41,6 +41,25 @@ def _retry_after(response: Any) -> float | None:
         return None
 
 
+def checked_path(request: Any) -> Any:
+    """Refuse a request whose path holds a "." or ".." segment.
+
+    googleapiclient percent-encodes "/" in an id but leaves dots alone, so an id of ".." makes
+    `tasks/v1/lists/L/tasks/..`, which servers resolve to another resource (the whole list):
+    a delete aimed at one task would reach its list.
+    """
+    from urllib.parse import urlsplit
+
+    uri = getattr(request, "uri", None)
+    if isinstance(uri, str) and {".", ".."} & set(urlsplit(uri).path.split("/")):
+        raise ToolFailure(
+            "invalid_arguments",
+            'an id or range cannot be "." or ".."',
+            "pass the id exactly as a list or search tool returned it",
+        )
+    return request
+
+
 class GoogleClient:
     """One per process, shared by the Google namespaces; services are built per thread."""
 
@@ -111,7 +130,7 @@ class GoogleClient:
         reauthorised = False
         while True:
             try:
-                result = build_request(self.service(api, version)).execute(num_retries=0)
+                result = checked_path(build_request(self.service(api, version))).execute(num_retries=0)
                 self.account.persist_if_changed()
                 return result
             except HttpError as error:
@@ -175,6 +194,14 @@ class GoogleClient:
         pending = list(requests)
         started = time.monotonic()
         attempt = 0
+        if pending:
+            service = self.service(api, version)
+            for key, build_request in list(pending):
+                try:
+                    checked_path(build_request(service))
+                except ToolFailure as failure:
+                    failures[key] = failure
+                    pending.remove((key, build_request))
         while pending:
             retry: list[tuple[Hashable, Callable[[Any], Any]]] = []
             longest_wait: float | None = None

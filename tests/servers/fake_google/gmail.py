@@ -263,7 +263,10 @@ class FakeGmail:
             and "DRAFT" not in m.labels
         ]
         size = int(params.get("maxResults", 100))
-        start = int(params.get("pageToken") or 0)
+        token = params.get("pageToken") or "0"
+        if not token.isdigit():
+            raise ApiError(400, "Invalid page token.", "invalid")
+        start = int(token)
         page = found[start : start + size]
         out: dict[str, Any] = {"resultSizeEstimate": len(found)}
         if page:

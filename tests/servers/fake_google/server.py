@@ -109,6 +109,20 @@ def apply_fields(value: Any, tree: dict[str, Any] | None) -> Any:
     return value
 
 
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4, which servers in front of an API apply before routing."""
+    out: list[str] = []
+    for segment in path.split("/"):
+        if segment == "..":
+            if len(out) > 1:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+    if path.endswith(("/.", "/..")):
+        out.append("")
+    return "/".join(out) or "/"
+
+
 class ApiError(Exception):
     def __init__(self, status: int, message: str, reason: str | None = None) -> None:
         super().__init__(message)
@@ -261,7 +275,7 @@ class FakeGoogle:
     # --- dispatch ---------------------------------------------------------------------------------
     def dispatch(self, verb: str, target: str, headers: dict[str, str], body: bytes) -> Response:
         parts = urlsplit(target)
-        path = parts.path
+        path = remove_dot_segments(parts.path)  # as Google's front end does: `lists/L/tasks/..` is list L
         try:
             if path == "/token" and verb == "POST":
                 return self.token_endpoint(body)
@@ -277,6 +291,18 @@ class FakeGoogle:
         self, verb: str, path: str, query: dict[str, list[str]], headers: dict[str, str], body: bytes
     ) -> Response:
         lowered = {key.lower(): value for key, value in headers.items()}
+        override = lowered.pop("x-http-method-override", None)
+        if override is not None:
+            # googleapiclient sends a GET whose address passes 2,048 characters as a POST with
+            # the query in a form body; Google accepts that, so the fake does too
+            if verb != "POST" or "x-www-form-urlencoded" not in lowered.get("content-type", ""):
+                self.violations.append(f"{verb} {path}: X-HTTP-Method-Override needs a POST with a form body")
+                raise ApiError(400, "Bad Request")
+            verb = override.upper()
+            for key, values in parse_qs(body.decode(), keep_blank_values=True).items():
+                query.setdefault(key, []).extend(values)
+            body = b""
+            lowered.pop("content-type", None)
         for prefix, (discovery, handler) in self.apis.items():
             if not path.startswith(prefix) and not path.startswith("/upload" + prefix):
                 continue

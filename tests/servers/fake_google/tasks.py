@@ -236,7 +236,10 @@ class FakeTasks:
         if not 1 <= size <= 1000:
             raise ApiError(400, "Invalid value for maxResults (1 to 1000).", "invalid")
         found = list(self.lists.values())
-        start = int(params.get("pageToken") or 0)
+        token = params.get("pageToken") or "0"
+        if not token.isdigit():
+            raise ApiError(400, "Invalid page token.", "invalid")
+        start = int(token)
         out: dict[str, Any] = {
             "kind": "tasks#taskLists",
             "etag": '"lists"',
