@@ -18,7 +18,7 @@ from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.policy.store import PolicyStore
 from mcp_tools.secrets import known_secrets
-from mcp_tools.servers import CATALOG, asked_for, load_namespace
+from mcp_tools.servers import CATALOG, asked_for, load_namespace, not_asked_for
 from mcp_tools.tooling import (
     Environment,
     Namespace,
@@ -226,8 +226,7 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
             app.statuses.append(NamespaceStatus(name, False, "not selected in [server] servers or --servers"))
             continue
         if name not in named and not asked_for(name, config.sections, requested):
-            reason = f"add a [{name}] section (or name {name} in [server] servers) to turn it on"
-            app.statuses.append(NamespaceStatus(name, False, reason, needs_account=True))
+            app.statuses.append(NamespaceStatus(name, False, not_asked_for(name), needs_account=True))
             continue  # not imported: it costs no start-up time
         status = _enable(app, name, explicit=requested is not None or name in named)
         app.statuses.append(status)

@@ -34,6 +34,11 @@ def asked_for(name: str, sections: Any, servers: Any) -> bool:
     return name not in OPT_IN or name in sections or (servers is not None and name in servers)
 
 
+def not_asked_for(name: str) -> str:
+    """Why an opt-in namespace is off, and how to turn it on."""
+    return f"add a [{name}] section (or name {name} in [server] servers) to turn it on"
+
+
 # Config sections shared by several namespaces rather than owned by one, with their models:
 # `[google]` holds the Google account every Google namespace (gmail, drive, docs, sheets, tasks) uses.
 SHARED_SECTIONS: dict[str, str] = {"google": "mcp_tools.servers.google.config:GoogleConfig"}

@@ -18,14 +18,10 @@ if TYPE_CHECKING:
 def create(config: DocsConfig, env: Environment) -> DocsService:
     """Cheap: checks the account is set up; Google's libraries load on the first call."""
     from mcp_tools.servers.docs.service import DocsService
-    from mcp_tools.servers.google.config import check_asked_for, check_configured, google_config, require_libraries
-    from mcp_tools.servers.google.scopes import requested_scopes
+    from mcp_tools.servers.google.config import account_for
 
-    check_asked_for("docs", env)
-    require_libraries("docs")
-    google = google_config(env)
-    check_configured(google, env)
-    return DocsService(config, google, env, requested_scopes((spec.name for spec in TOOLS), {"docs": config.access}))
+    google, scopes = account_for("docs", env, (spec.name for spec in TOOLS), config.access)
+    return DocsService(config, google, env, scopes)
 
 
 REACH = {

@@ -46,8 +46,8 @@ class DocsService(GoogleService):
             raise
 
     def ungranted(self) -> list[str]:
-        """Scopes the access level asks for that the sign-in lacks (drive.file alone still works,
-        for the app's own documents, so calls do not fail on them: they reach less)."""
+        """Scopes the access level asks for that the sign-in lacks, for doctor's docs line (calls
+        name them too, before reaching Google)."""
         from mcp_tools.servers.docs.tools import TOOLS
         from mcp_tools.servers.google.scopes import requested_scopes, short
 

@@ -27,14 +27,9 @@ REACH = {
 def create(config: DriveConfig, env: Environment) -> DriveService:
     """Cheap: checks the account is set up; Google's libraries load on the first call."""
     from mcp_tools.servers.drive.service import DriveService
-    from mcp_tools.servers.google.config import check_asked_for, check_configured, google_config, require_libraries
-    from mcp_tools.servers.google.scopes import requested_scopes
+    from mcp_tools.servers.google.config import account_for
 
-    check_asked_for("drive", env)
-    require_libraries("drive")
-    google = google_config(env)
-    check_configured(google, env)
-    scopes = requested_scopes((spec.name for spec in TOOLS), {"drive": config.access})
+    google, scopes = account_for("drive", env, (spec.name for spec in TOOLS), config.access)
     return DriveService(config, google, env, scopes)
 
 

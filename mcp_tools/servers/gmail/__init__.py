@@ -19,13 +19,10 @@ if TYPE_CHECKING:
 def create(config: GmailConfig, env: Environment) -> GmailService:
     """Cheap: checks the account is set up; Google's libraries load on the first call."""
     from mcp_tools.servers.gmail.service import GmailService
-    from mcp_tools.servers.google.config import check_configured, google_config, require_libraries
-    from mcp_tools.servers.google.scopes import requested_scopes
+    from mcp_tools.servers.google.config import account_for
 
-    require_libraries("gmail")
-    google = google_config(env)
-    check_configured(google, env)
-    return GmailService(config, google, env, requested_scopes(spec.name for spec in TOOLS))
+    google, scopes = account_for("gmail", env, (spec.name for spec in TOOLS))
+    return GmailService(config, google, env, scopes)
 
 
 NAMESPACE: Namespace[GmailService] = Namespace(

@@ -10,19 +10,19 @@ from typing import Any
 
 from mcp_tools.config import Config, validate_section
 from mcp_tools.servers.google.config import AUTH_COMMAND, GoogleConfig
-from mcp_tools.servers.google.scopes import NAMESPACES, access_levels, missing_scopes, opted_in, requested_scopes, short
+from mcp_tools.servers.google.scopes import NAMESPACES, access_levels, missing_scopes, requested_scopes, short
 
 
 def enabled_tools(config: Config) -> list[str]:
     """Canonical names of the Google tools the policy shows, in the selected namespaces."""
     from mcp_tools.policy.rules import RulePolicy
-    from mcp_tools.servers import load_namespace
+    from mcp_tools.servers import asked_for, load_namespace
 
     rules = RulePolicy(config.policy)
     selected = config.server.servers
     names = []
     for name in NAMESPACES:
-        if (selected is not None and name not in selected) or not opted_in(name, config.sections, selected):
+        if (selected is not None and name not in selected) or not asked_for(name, config.sections, selected):
             continue
         section = config.sections.get(name)
         if name == "calendar" and not (isinstance(section, dict) and section.get("backend") == "google"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -74,13 +75,21 @@ def require_libraries(extra: str) -> None:
             raise error
 
 
-def check_asked_for(namespace: str, env: Environment) -> None:
-    """Off unless asked for, for the namespaces in `mcp_tools.servers.OPT_IN`: a sign-in for one Google
-    service must not ask for the scopes of every other."""
-    from mcp_tools.servers.google.scopes import opted_in
+def account_for(
+    namespace: str, env: Environment, tool_names: Iterable[str], access: str = "app"
+) -> tuple[GoogleConfig, list[str]]:
+    """What a Google namespace's `create` checks, cheaply (nothing of Google's is imported): asked
+    for (`mcp_tools.servers.OPT_IN`), libraries installed, account set up. Returns the `[google]`
+    section and the scopes the namespace's tools ask for at its access level."""
+    from mcp_tools.servers import asked_for, not_asked_for
+    from mcp_tools.servers.google.scopes import requested_scopes
 
-    if not opted_in(namespace, env.sections, env.servers):
-        raise NotConfigured(f"add a [{namespace}] section (or name {namespace} in [server] servers) to turn it on")
+    if not asked_for(namespace, env.sections, env.servers):
+        raise NotConfigured(not_asked_for(namespace))
+    require_libraries(namespace)
+    google = google_config(env)
+    check_configured(google, env)
+    return google, requested_scopes(tool_names, {namespace: access})
 
 
 def check_configured(config: GoogleConfig, env: Environment) -> None:

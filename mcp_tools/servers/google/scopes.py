@@ -241,10 +241,3 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 # The namespaces that sign in with the `[google]` account.
 # calendar only with its google backend: see cli.enabled_tools
 NAMESPACES = ("gmail", "drive", "docs", "sheets", "tasks", "calendar")
-
-
-def opted_in(name: str, sections: Mapping[str, Any], selected: Iterable[str] | None) -> bool:
-    """Whether the namespace runs at all (`mcp_tools.servers.OPT_IN`), so its scopes are asked for."""
-    from mcp_tools.servers import asked_for
-
-    return asked_for(name, sections, selected)

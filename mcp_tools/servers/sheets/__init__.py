@@ -18,15 +18,10 @@ if TYPE_CHECKING:
 
 def create(config: SheetsConfig, env: Environment) -> SheetsService:
     """Cheap: checks the account is set up; Google's libraries load on the first call."""
-    from mcp_tools.servers.google.config import check_asked_for, check_configured, google_config, require_libraries
-    from mcp_tools.servers.google.scopes import requested_scopes
+    from mcp_tools.servers.google.config import account_for
     from mcp_tools.servers.sheets.service import SheetsService
 
-    check_asked_for("sheets", env)
-    require_libraries("sheets")
-    google = google_config(env)
-    check_configured(google, env)
-    scopes = requested_scopes((spec.name for spec in TOOLS), {"sheets": config.access})
+    google, scopes = account_for("sheets", env, (spec.name for spec in TOOLS), config.access)
     return SheetsService(config, google, env, scopes)
 
 

@@ -18,15 +18,11 @@ if TYPE_CHECKING:
 
 def create(config: TasksConfig, env: Environment) -> TasksService:
     """Cheap: checks tasks was asked for and the account is set up; Google's libraries load on the first call."""
-    from mcp_tools.servers.google.config import check_asked_for, check_configured, google_config, require_libraries
-    from mcp_tools.servers.google.scopes import requested_scopes
+    from mcp_tools.servers.google.config import account_for
     from mcp_tools.servers.tasks.service import TasksService
 
-    check_asked_for("tasks", env)
-    require_libraries("tasks")
-    google = google_config(env)
-    check_configured(google, env)
-    return TasksService(google, env, requested_scopes(spec.name for spec in TOOLS))
+    google, scopes = account_for("tasks", env, (spec.name for spec in TOOLS))
+    return TasksService(google, env, scopes)
 
 
 NAMESPACE: Namespace[TasksService] = Namespace(
