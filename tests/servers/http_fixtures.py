@@ -68,7 +68,7 @@ def local_server(
     server = ThreadingHTTPServer((host, port), _handler(recorder))
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield server, recorder

@@ -186,7 +186,7 @@ def start_embedding_service(synonyms: dict[str, str] | None = None) -> tuple[Emb
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
     return state, server
 
 
