@@ -8,6 +8,7 @@ shows whether an error result can be read at all. Its version is pinned by
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -65,6 +66,15 @@ def install_pinned_inspector() -> Path:
     if (prefix / LAUNCHER).is_file():
         return prefix / LAUNCHER
     assert npm is not None
+    CACHE.mkdir(exist_ok=True)
+    with (CACHE / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test workers install once, one at a time
+        if (prefix / LAUNCHER).is_file():
+            return prefix / LAUNCHER
+        return _npm_ci_inspector(npm, prefix)
+
+
+def _npm_ci_inspector(npm: str, prefix: Path) -> Path:
     staging = CACHE / f".staging-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

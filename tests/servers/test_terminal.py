@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import socket
-import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pytest
 from mcp_tools.app import build_app
 from mcp_tools.servers.terminal.isolation import probe
 from tests.harness import connect, failure, make_config, ok, text_of
+from tests.system_packages import apt_install
 
 SECRETS = {
     "MCP_TOOLS_HTTP_TOKEN": "token-abcdef-123456",
@@ -31,12 +31,10 @@ ENVIRON = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "PROJECT":
 @pytest.fixture(scope="session")
 def bwrap() -> str:
     """A working bubblewrap: installed here when missing and possible, else the test is skipped with why."""
+    missing = apt_install("bubblewrap", "bwrap")
     path = shutil.which("bwrap")
-    if path is None and os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "install", "-y", "-q", "bubblewrap"], capture_output=True, timeout=600, check=False)
-        path = shutil.which("bwrap")
-    if path is None:
-        pytest.skip("bubblewrap is not installed and could not be installed (needs root and apt-get)")
+    if missing is not None or path is None:
+        pytest.skip(f"bubblewrap is not installed and could not be installed: {missing}")
     reason = probe(path)
     if reason is not None:
         pytest.skip(f"bubblewrap cannot create a sandbox here (user namespaces unavailable?): {reason}")
