@@ -216,7 +216,8 @@ class PolicyGate:
             logger.exception("policy checks for %s failed unexpectedly", state.tool)
             outcome = failure_outcome(_internal_error(state.tool))
         if outcome.ask_later is None:
-            outcome = outgoing(outcome, state.tool)
+            if via is None:  # a nested result goes to the handler that asked, not out: the outer call's is scrubbed
+                outcome = outgoing(outcome, state.tool)
             self._audit(caller, state, outcome, started)
         return outcome
 

@@ -189,7 +189,7 @@ async def test_attachments_are_read_through_files_read_and_audited(
     app = app_for(tmp_path, sign_in(tmp_path, google))
     async with connect(tmp_path, app=app, elicit="accept") as client:
         sent = ok(await client.call_tool("gmail_send", {"to": ["bob@example.org"], "attachments": ["reports/q3.bin"]}))
-    [attached] = [part for part in _attachments(gmail, sent["message_id"])]
+    [attached] = _attachments(gmail, sent["message_id"])
     assert attached == payload
     rows = [(row.tool, row.args.get("path"), row.args.get("offset")) for row in app.store.tail(4)]
     assert rows == [
@@ -205,4 +205,21 @@ def _attachments(gmail: FakeGmail, message_id: str) -> list[bytes]:
     import email.policy
 
     message = email.message_from_bytes(gmail.messages[message_id].raw, policy=email.policy.default)
-    return [part.get_content() for part in message.iter_attachments()]
+    contents = [part.get_content() for part in message.iter_attachments()]
+    return [content.encode() if isinstance(content, str) else content for content in contents]
+
+
+async def test_an_attachment_holding_a_known_secret_is_mailed_byte_for_byte_and_never_shown(
+    tmp_path: Path, google: FakeGoogle, gmail: FakeGmail
+):
+    from mcp_tools.secrets import known_secrets
+
+    secret = "sk-live-" + "7Qm2Zr9Xw4Lp8Vt3Kd6Hj1Nb"
+    known_secrets.add(secret)
+    put(tmp_path, "backup/settings.env", f"API_KEY={secret}\n".encode())
+    app = app_for(tmp_path, sign_in(tmp_path, google))
+    async with connect(tmp_path, app=app) as client:
+        made = await client.call_tool("gmail_draft", {"to": ["me@example.com"], "attachments": ["backup/settings.env"]})
+    [attached] = _attachments(gmail, ok(made)["message_id"])
+    assert attached == f"API_KEY={secret}\n".encode()  # the scrubber guards what leaves for the client, not the data
+    assert secret not in str(made.content) and secret not in str([row.args for row in app.store.tail(5)])
