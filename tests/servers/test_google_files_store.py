@@ -101,6 +101,17 @@ async def test_attack_drive_save_to_under_a_policy_that_hides_files_write_is_ref
     assert before_reading == [] and "drive.files.get" in google.calls  # refused before anything was downloaded
 
 
+async def test_a_save_larger_than_the_files_write_limit_is_refused_with_the_setting_to_raise(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive
+):
+    video = drive.add("video.mp4", b"\x00" * 5000, "video/mp4")
+    settings = {**drive_settings(tmp_path, google), "files": {"max_write_bytes": 4096}}
+    async with connect(tmp_path, settings) as client:
+        refused = failure(await client.call_tool("drive_read", {"id": video.id, "save_to": "video.mp4"}))
+    assert refused["kind"] == "too_large" and "files.write" in refused["message"]
+    assert "max_write_bytes" in refused["hint"] and not stored(tmp_path, "video.mp4").exists()
+
+
 # --- gmail.attachment save ---------------------------------------------------------------------
 
 

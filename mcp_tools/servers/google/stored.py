@@ -16,7 +16,12 @@ from mcp_tools.tooling import CallContext, ToolFailure
 async def save(ctx: CallContext, path: str, data: bytes) -> dict[str, Any]:
     """Store `data` at `path` with `files.write` (an existing file is replaced only after the person's yes)."""
     content = base64.b64encode(data).decode("ascii")
-    return await ctx.call_tool("files.write", {"path": path, "content": content, "encoding": "base64"})
+    try:
+        return await ctx.call_tool("files.write", {"path": path, "content": content, "encoding": "base64"})
+    except ToolFailure as failure:
+        if failure.kind == "too_large" and not failure.hint:
+            failure.hint = "the person can raise [files] max_write_bytes, or open the file where it is"
+        raise
 
 
 async def load(ctx: CallContext, path: str, limit: int) -> bytes:
