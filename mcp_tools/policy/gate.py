@@ -323,7 +323,8 @@ class PolicyGate:
                 kind = error.pop("kind", "internal_error")
                 message = error.pop("message", "")
                 hint = error.pop("hint", None)
-                raise ToolFailure(kind, f"{name}: {message}", hint, details=error)
+                said = message if message.startswith(name) else f"{name}: {message}"
+                raise ToolFailure(kind, said, hint, details=error)
             return outcome.structured or {}
 
         return call_tool
