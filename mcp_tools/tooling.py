@@ -211,7 +211,7 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
     tier: Literal["core", "extended"] = "core"
     destructive: bool | None = None  # overrides the derived destructiveHint (e.g. an edit in place)
     render_text: Callable[[OutputT], str] | None = None
-    reaches: Mapping[str, str] = field(default_factory=dict)
+    reaches: Mapping[str, str] = field(default_factory=dict, hash=False)
     prepare: Callable[[ServiceT, InputT, CallContext], Awaitable[None]] | None = None
 
     @property
