@@ -275,7 +275,7 @@ class Environment:
     # Channels that can tell the person something (`"telegram"`), by name; a namespace that
     # announces (new mail) picks one by the name its config gives and knows nothing else of it.
     announcers: Mapping[str, Callable[[str], Awaitable[None]]] = field(default_factory=dict)
-    # Raw config sections other namespaces may read (`[google]`, `[files]`) and the namespaces
+    # Raw config sections a namespace may read (the shared `[google]`, never another namespace's) and the namespaces
     # the person selected (None: every configured one).
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     servers: Sequence[str] | None = None
