@@ -254,11 +254,12 @@ class PolicyGate:
         arguments = canonical_arguments(args)
         state.args = arguments
         self._check_reaches(spec, args, state)
+        notices: list[str] = []  # of medium-risk tools this call ran through ctx.call_tool
         context = CallContext(
             principal=caller.principal,
             transport=caller.transport,
             progress=_guarded_progress(caller.progress),
-            call_tool=self._caller_of(tool, caller),
+            call_tool=self._caller_of(tool, caller, notices),
         )
         if spec.prepare is not None:
             try:
@@ -285,9 +286,11 @@ class PolicyGate:
                 return verdict
         outcome = await self._run(tool, args, context)
         if risk is Risk.MEDIUM and not outcome.is_error:
-            outcome.notice = (
+            notices.append(
                 f"Action performed: {spec.describe(args)} ({spec.name}, medium risk). Tell the user what was done."
             )
+        if notices and not outcome.is_error:
+            outcome.notice = "\n".join(notices)
         return outcome
 
     def _check_reaches(self, spec: ToolSpec, args: BaseModel, state: _CallRecord) -> None:
@@ -305,7 +308,7 @@ class PolicyGate:
                 )
 
     def _caller_of(
-        self, outer: BoundTool, caller: Caller
+        self, outer: BoundTool, caller: Caller, notices: list[str]
     ) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
         """`ctx.call_tool` for one call: the declared tools only, through this gate, as the same caller."""
 
@@ -325,6 +328,8 @@ class PolicyGate:
                 hint = error.pop("hint", None)
                 said = message if message.startswith(name) else f"{name}: {message}"
                 raise ToolFailure(kind, said, hint, details=error)
+            if outcome.notice:  # the person hears of it as if the caller had made the call itself
+                notices.append(outcome.notice)
             return outcome.structured or {}
 
         return call_tool

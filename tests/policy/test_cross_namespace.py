@@ -83,6 +83,7 @@ async def test_a_new_file_is_written_and_audited_as_files_write_with_the_callers
     outcome = await call(app, "fetcher.fetch", {"text": "fresh", "save_to": "new/one.txt"}, caller)
 
     assert not outcome.is_error and outcome.structured == {"text": "fresh", "saved": True}
+    assert outcome.notice.startswith("Action performed: Create new/one.txt") and "files.write" in outcome.notice
     assert stored(tmp_path, "new/one.txt").read_text() == "fresh"
     write, fetch = app.store.tail(2)
     assert (write.tool, write.principal, write.decision, write.outcome) == ("files.write", "alice", "ran", "ok")

@@ -14,7 +14,7 @@ import mcp_types as types
 import pytest
 
 from mcp_tools.app import App, build_app
-from tests.harness import connect, failure, make_config, ok
+from tests.harness import connect, failure, make_config, ok, text_of
 from tests.servers.drive_fixtures import drive_settings
 from tests.servers.fake_google import FakeDrive, FakeGmail, FakeGoogle
 from tests.servers.gmail_fixtures import PNG, nested_with_attachments, sign_in
@@ -69,8 +69,10 @@ async def test_drive_save_to_replaces_after_the_person_confirms_and_audits_the_w
     app = app_for(tmp_path, drive_settings(tmp_path, google))
     async with connect(tmp_path, app=app, elicit="accept") as client:
         saved = ok(await client.call_tool("drive_read", {"id": clip.id, "save_to": "videos/clip.mp4"}))
-        fresh = ok(await client.call_tool("drive_read", {"id": clip.id, "save_to": "videos/copy.mp4"}))
+        created = await client.call_tool("drive_read", {"id": clip.id, "save_to": "videos/copy.mp4"})
+    fresh = ok(created)
     assert saved["encoding"] == fresh["encoding"] == "saved"
+    assert text_of(created).startswith("Action performed: Create videos/copy.mp4")  # as files.write reports it
     assert stored(tmp_path, "videos/clip.mp4").read_bytes() == stored(tmp_path, "videos/copy.mp4").read_bytes()
     assert stored(tmp_path, "videos/copy.mp4").read_bytes() == b"\x00new clip"
     rows = [(row.tool, row.decision, row.args.get("path")) for row in app.store.tail(4)]
