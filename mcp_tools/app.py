@@ -230,6 +230,7 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
             continue  # not imported: it costs no start-up time
         status = _enable(app, name, explicit=requested is not None or name in named)
         app.statuses.append(status)
+    _withhold_unreachable(app)
     mentioned = {entry.namespace for entry in entries if entry.namespace in CATALOG}
     specs = {name: list(load_namespace(name).tools) for name in CATALOG if name in app.namespaces or name in mentioned}
     try:
@@ -268,9 +269,19 @@ def _enable(app: App, name: str, explicit: bool) -> NamespaceStatus:
         wire = wire_name(spec.name, separator)
         if not WIRE_NAME.match(wire):
             raise ValueError(f"tool name {wire!r} is not a valid MCP tool name")
-        app.tools[wire] = BoundTool(spec, service, wire, app.rules.configured_risk(spec))
+        bound = BoundTool(spec, service, wire, app.rules.configured_risk(spec))
+        app.tools[wire] = bound
+        app.gate.tools[spec.name] = bound
     _register_search(app, namespace, service)
     return NamespaceStatus(name, True, None, namespace.needs_account)
+
+
+def _withhold_unreachable(app: App) -> None:
+    """Leave out of each tool's listed schema the arguments that act through a tool that cannot run."""
+    for bound in app.tools.values():
+        withheld = tuple(option for option, target in bound.spec.reaches.items() if app.gate.unreachable(target))
+        if withheld:
+            bound.withheld = withheld
 
 
 def _register_search(app: App, namespace: Namespace, service: Any) -> None:

@@ -135,7 +135,13 @@ class Output(BaseModel):
 
 
 class CallContext:
-    """What a handler may use of the call in progress besides its arguments."""
+    """What a handler may use of the call in progress besides its arguments.
+
+    `call_tool` is the one way a handler reaches another namespace (saving a download into the
+    files store, attaching a stored file): the core runs that call through the policy gate as
+    the same caller, so its rules, `read_only`, precheck, confirmation and audit row apply as if
+    the caller had made it. A tool may call only the tools its `ToolSpec.reaches` names.
+    """
 
     def __init__(
         self,
@@ -143,14 +149,22 @@ class CallContext:
         principal: str = "local",
         transport: str = "local",
         progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
+        call_tool: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None,
     ) -> None:
         self.principal = principal
         self.transport = transport
         self._progress = progress
+        self._call_tool = call_tool
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         if self._progress is not None:
             await self._progress(progress, total, message)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Another tool's structured result, by canonical name, through the gate; raises `ToolFailure`."""
+        if self._call_tool is None:
+            raise ToolFailure("not_configured", f"{name} cannot be called from here")
+        return await self._call_tool(name, arguments)
 
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -172,6 +186,13 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
     call can run at all (the target exists, an expected hash still matches), raising
     `ToolFailure`, so nobody approves a call that was bound to fail. `tier` says whether a
     model needs the tool most (`core`) or only sometimes (`extended`); toolsets select by it.
+
+    `reaches` maps an argument to the other namespace's tool it acts through
+    (`{"save_to": "files.write"}`): the handler does that part with `ctx.call_tool`, and when the
+    policy hides that tool (or its namespace is off) the argument is left out of the listed
+    schema and a call that sets it is refused before anything runs. `prepare(service, args, ctx)`
+    gathers what the call needs through those tools (the stored files a mail attaches) before
+    the risk is computed, the precheck runs and the person is asked.
     """
 
     name: str
@@ -190,6 +211,8 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
     tier: Literal["core", "extended"] = "core"
     destructive: bool | None = None  # overrides the derived destructiveHint (e.g. an edit in place)
     render_text: Callable[[OutputT], str] | None = None
+    reaches: Mapping[str, str] = field(default_factory=dict, hash=False)
+    prepare: Callable[[ServiceT, InputT, CallContext], Awaitable[None]] | None = None
 
     @property
     def namespace(self) -> str:
@@ -252,7 +275,7 @@ class Environment:
     # Channels that can tell the person something (`"telegram"`), by name; a namespace that
     # announces (new mail) picks one by the name its config gives and knows nothing else of it.
     announcers: Mapping[str, Callable[[str], Awaitable[None]]] = field(default_factory=dict)
-    # Raw config sections other namespaces may read (`[google]`, `[files]`) and the namespaces
+    # Raw config sections a namespace may read (the shared `[google]`, never another namespace's) and the namespaces
     # the person selected (None: every configured one).
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     servers: Sequence[str] | None = None

@@ -88,6 +88,8 @@ class BoundTool:
     service: Any
     wire_name: str
     configured_risk: Risk
+    # arguments left out of the listed schema: they act through a tool the policy hides (`reaches`)
+    withheld: tuple[str, ...] = ()
 
 
 @dataclass
@@ -149,8 +151,21 @@ def _format_loc(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+class DeferredQuestion(Exception):
+    """A nested call's question waits for the transport's round trip; the outer call answers with it."""
+
+    def __init__(self, ask_later: AskLater) -> None:
+        super().__init__("a confirmation waits for the client's answer")
+        self.ask_later = ask_later
+
+
 class PolicyGate:
-    """Decides, asks, runs and records; one instance serves every transport."""
+    """Decides, asks, runs and records; one instance serves every transport.
+
+    `tools` holds every running tool by canonical name, filled in by composition: a handler's
+    `ctx.call_tool` finds the other namespace's tool there and the call passes this gate again
+    as the same caller (rules, `read_only`, precheck, confirmation, audit row).
+    """
 
     def __init__(
         self, settings: PolicySettings, rules: RulePolicy, store: PolicyStore, out_of_band: OutOfBand | None = None
@@ -161,14 +176,37 @@ class PolicyGate:
         # (name, transport) -> the failure for a name with no tool; the app knows which namespaces are off
         self.explain_unknown: Callable[[str, str], ToolFailure] | None = None
         self.out_of_band = out_of_band
+        self.tools: dict[str, BoundTool] = {}
 
-    async def call(self, tool: BoundTool | None, name: str, raw_args: Any, caller: Caller) -> CallOutcome:
+    def unreachable(self, name: str) -> ToolFailure | None:
+        """Why another namespace's tool cannot be called through the gate now, or None when it can."""
+        target = self.tools.get(name)
+        if target is None:
+            return ToolFailure("not_configured", f"{name} is not running here (its namespace is off)")
+        hidden = self.rules.hidden_reason(target.spec)
+        if hidden:
+            return ToolFailure("denied_by_policy", hidden)
+        return None
+
+    async def call(
+        self,
+        tool: BoundTool | None,
+        name: str,
+        raw_args: Any,
+        caller: Caller,
+        *,
+        via: BoundTool | None = None,
+    ) -> CallOutcome:
+        """One call, start to audit row; `via` is the tool whose handler made this call (`ctx.call_tool`)."""
         started = time.perf_counter()
         state = _CallRecord(tool=tool.spec.name if tool else name, args=raw_args if isinstance(raw_args, dict) else {})
+        state.via = via
         try:
             outcome = await self._call(tool, name, raw_args, caller, state)
         except ToolFailure as failure:
             outcome = failure_outcome(failure)
+        except DeferredQuestion as deferred:
+            outcome = CallOutcome(text="", ask_later=deferred.ask_later)
         except anyio.get_cancelled_exc_class():
             if state.decision == "withdrawn":  # the client cancelled while the person was being asked
                 cancelled = CallOutcome(text="", structured={"error": {"kind": "cancelled"}}, is_error=True)
@@ -178,7 +216,8 @@ class PolicyGate:
             logger.exception("policy checks for %s failed unexpectedly", state.tool)
             outcome = failure_outcome(_internal_error(state.tool))
         if outcome.ask_later is None:
-            outcome = outgoing(outcome, state.tool)
+            if via is None:  # a nested result goes to the handler that asked, not out: the outer call's is scrubbed
+                outcome = outgoing(outcome, state.tool)
             self._audit(caller, state, outcome, started)
         return outcome
 
@@ -191,7 +230,7 @@ class PolicyGate:
                 raise self.explain_unknown(name, caller.transport)
             raise ToolFailure("unknown_tool", f"there is no tool named {name!r}", "call tools/list for the names")
         spec = tool.spec
-        state.wire_name = tool.wire_name
+        state.wire_name = state.via.wire_name if state.via is not None else tool.wire_name
         hidden = self.rules.hidden_reason(spec)
         if hidden:
             state.decision = "denied"
@@ -214,6 +253,20 @@ class PolicyGate:
             raise ToolFailure("invalid_arguments", describe_validation_error(spec, exc)) from None
         arguments = canonical_arguments(args)
         state.args = arguments
+        self._check_reaches(spec, args, state)
+        notices: list[str] = []  # of medium-risk tools this call ran through ctx.call_tool
+        context = CallContext(
+            principal=caller.principal,
+            transport=caller.transport,
+            progress=_guarded_progress(caller.progress),
+            call_tool=self._caller_of(tool, caller, notices),
+        )
+        if spec.prepare is not None:
+            try:
+                await spec.prepare(tool.service, args, context)
+            except ToolFailure:
+                state.decision = "precheck_failed"
+                raise
         risk = tool.configured_risk
         if spec.dynamic_risk is not None:
             risk = effective_risk(risk, await spec.dynamic_risk(tool.service, args))
@@ -231,15 +284,55 @@ class PolicyGate:
             verdict = await self._confirm(tool, args, arguments, risk, caller, state)
             if verdict is not None:
                 return verdict
-        context = CallContext(
-            principal=caller.principal, transport=caller.transport, progress=_guarded_progress(caller.progress)
-        )
         outcome = await self._run(tool, args, context)
         if risk is Risk.MEDIUM and not outcome.is_error:
-            outcome.notice = (
+            notices.append(
                 f"Action performed: {spec.describe(args)} ({spec.name}, medium risk). Tell the user what was done."
             )
+        if notices and not outcome.is_error:
+            outcome.notice = "\n".join(notices)
         return outcome
+
+    def _check_reaches(self, spec: ToolSpec, args: BaseModel, state: _CallRecord) -> None:
+        """An argument that acts through a tool the policy hides is refused before anything runs."""
+        for option, target in spec.reaches.items():
+            if not getattr(args, option, None):
+                continue
+            blocked = self.unreachable(target)
+            if blocked is not None:
+                state.decision = "denied"
+                raise ToolFailure(
+                    blocked.kind,
+                    f"{spec.name} {option} acts through {target}, which cannot run: {blocked.message}",
+                    f"call {state.wire_name} without {option}",
+                )
+
+    def _caller_of(
+        self, outer: BoundTool, caller: Caller, notices: list[str]
+    ) -> Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]:
+        """`ctx.call_tool` for one call: the declared tools only, through this gate, as the same caller."""
+
+        async def call_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            if name not in outer.spec.reaches.values():
+                raise ToolFailure("denied_by_policy", f"{outer.spec.name} does not declare that it calls {name}")
+            blocked = self.unreachable(name)
+            if blocked is not None:
+                raise blocked
+            outcome = await self.call(self.tools[name], name, arguments, caller, via=outer)
+            if outcome.ask_later is not None:
+                raise DeferredQuestion(outcome.ask_later)
+            if outcome.is_error:
+                error = dict(outcome.error or {})
+                kind = error.pop("kind", "internal_error")
+                message = error.pop("message", "")
+                hint = error.pop("hint", None)
+                said = message if message.startswith(name) else f"{name}: {message}"
+                raise ToolFailure(kind, said, hint, details=error)
+            if outcome.notice:  # the person hears of it as if the caller had made the call itself
+                notices.append(outcome.notice)
+            return outcome.structured or {}
+
+        return call_tool
 
     async def _confirm(
         self,
@@ -258,7 +351,10 @@ class PolicyGate:
         if consumed is not None:
             state.decision, state.approval_id = "approved_out_of_band", consumed.id
             return None
-        request = ConfirmationRequest(spec.name, risk, utf8_safe(scrub_text(spec.describe(args))), shown, digest)
+        summary = spec.describe(args)
+        if state.via is not None:
+            summary += f" (for {state.via.spec.name})"
+        request = ConfirmationRequest(spec.name, risk, utf8_safe(scrub_text(summary)), shown, digest)
         if caller.asker is not None:
             answer = await caller.asker.ask(request)
             if isinstance(answer, AskLater):
@@ -310,7 +406,7 @@ class PolicyGate:
             if out_of_band.wait_seconds > 0:
                 await self._wait_for_person(approval, out_of_band, caller, state)
                 return None
-        raise approval_required(approval, tool.wire_name, out_of_band.places(approval.id) if out_of_band else None)
+        raise approval_required(approval, state.wire_name, out_of_band.places(approval.id) if out_of_band else None)
 
     async def _wait_for_person(
         self, approval: Approval, out_of_band: OutOfBand, caller: Caller, state: _CallRecord
@@ -354,6 +450,8 @@ class PolicyGate:
             output = await spec.handler(tool.service, args, context)
         except ToolFailure as failure:
             return failure_outcome(failure)
+        except DeferredQuestion as deferred:
+            return CallOutcome(text="", ask_later=deferred.ask_later)
         except Exception:
             logger.exception("tool %s failed unexpectedly", spec.name)
             return failure_outcome(_internal_error(spec.name))
@@ -507,4 +605,5 @@ class _CallRecord:
     risk: Risk | None = None
     decision: str = "ran"
     approval_id: str | None = None
-    wire_name: str = ""
+    wire_name: str = ""  # the tool to call again after an approval: the outer one for a nested call
+    via: BoundTool | None = None

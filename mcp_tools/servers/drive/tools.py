@@ -160,7 +160,8 @@ def _is_text(mime: str) -> bool:
     return mime in EXPORTS or mime.startswith(TEXT_TYPES)
 
 
-def _read(service: DriveService, args: ReadArgs) -> ReadResult:
+def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | None]:
+    """The result, and with save_to the bytes to store (the handler stores them through files.write)."""
     from mcp_tools.servers.drive.service import EXPORTS, FOLDER, SHEET, file_info
     from mcp_tools.servers.google.text import page
 
@@ -183,23 +184,10 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
         )
     common = {"file": info, "sheets": [], "warnings": []}
     if args.save_to:
-        files = service.files()
-        if files is None:
-            raise ToolFailure("not_configured", "the files namespace is off, so nothing can be saved", "omit save_to")
-        from mcp_tools.sandbox import check_key
-
-        check_key(args.save_to, "strict", field="save_to")
         exported = mime in EXPORTS
         data = service.read_text(meta, args.sheet or "")[0].encode("utf-8") if exported else service.download(file_id)
-        files.save(args.save_to, data)
-        return ReadResult(
-            **common,
-            encoding="saved",
-            content="",
-            offset=0,
-            total_chars=0,
-            next_offset=None,
-        )
+        saved = ReadResult(**common, encoding="saved", content="", offset=0, total_chars=0, next_offset=None)
+        return saved, data
     if _is_text(mime):
         text, sheets, warnings = service.read_text(meta, args.sheet or "")
         chunk, next_offset = page(text, args.offset, args.max_chars, "total")
@@ -210,7 +198,7 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
             offset=args.offset,
             total_chars=len(text),
             next_offset=next_offset,
-        )
+        ), None
     if mime.startswith("application/vnd.google-apps."):
         raise ToolFailure("invalid_arguments", f"{info.name!r} ({info.type}) has no text form to read")
     if info.size is not None and info.size > service.config.max_read_bytes:
@@ -222,11 +210,20 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
     content = base64.b64encode(service.download(file_id)).decode("ascii")
     return ReadResult(
         **common, encoding="base64", content=content, offset=0, total_chars=len(content), next_offset=None
-    )
+    ), None
 
 
 async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    return await service.run("drive.read", _read, service, args)
+    if args.save_to:  # refused before the download when it could never be stored
+        from mcp_tools.sandbox import check_key
+
+        check_key(args.save_to, "strict", field="save_to")
+    result, data = await service.run("drive.read", _read, service, args)
+    if data is not None and args.save_to:
+        from mcp_tools.servers.google.stored import save
+
+        await save(ctx, args.save_to, data)  # files.write, through the policy gate
+    return result
 
 
 def render_read(result: ReadResult) -> str:
@@ -568,6 +565,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         tier="core",
         render_text=render_read,
+        reaches={"save_to": "files.write"},
     ),
     ToolSpec(
         name="drive.create",

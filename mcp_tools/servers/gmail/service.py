@@ -236,20 +236,10 @@ class GmailService(GoogleService):
                 subject = old if old.lower().startswith("re:") else f"Re: {old}"
             if not to:
                 to = [headers.get("reply-to") or headers.get("from", "")]
-        files = []
-        total = 0
-        if args.attachments:
-            access = self.files()
-            if access is None:
-                raise ToolFailure(
-                    "not_configured",
-                    "attachments come from the files store, which is off",
-                    "enable the files namespace",
-                )
-            for path in args.attachments:
-                data = access.read(path, self.config.max_send_bytes, field="attachments")
-                total += len(data)
-                files.append((path.rsplit("/", 1)[-1], data))
+        files = list(args._files or [])  # read through files.read by the handler
+        if args.attachments and args._files is None:
+            raise ToolFailure("internal_error", "the attachments were not read through files.read")
+        total = sum(len(data) for _, data in files)
         if total > self.config.max_send_bytes:
             raise ToolFailure(
                 "too_large",

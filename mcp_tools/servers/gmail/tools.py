@@ -222,17 +222,10 @@ async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallConte
     }
     textual = item.content_type.startswith(TEXT_TYPES)
     if args.save:
-        files = service.files()
-        if files is None:
-            raise ToolFailure(
-                "not_configured",
-                "the files namespace is off, so attachments cannot be saved",
-                "call without save to get the content",
-            )
-        path = f"{service.config.attachments_folder}/{args.message_id}/{_safe_name(item.filename)}"
-        import anyio
+        from mcp_tools.servers.google.stored import save
 
-        await anyio.to_thread.run_sync(files.save, path, data)
+        path = f"{service.config.attachments_folder}/{args.message_id}/{_safe_name(item.filename)}"
+        await save(ctx, path, data)  # files.write, through the policy gate
         return AttachmentResult(
             **common, encoding="saved", content="", saved_path=path, offset=0, total_chars=0, next_offset=None
         )
@@ -293,6 +286,7 @@ class ComposeArgs(Arguments):
     html: str = Field(default="", max_length=500_000, description="Optional HTML alternative.")
     reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer in-thread.")
     attachments: list[str] = Field(default_factory=list, max_length=10, description="Paths in the files store.")
+    _files: list[tuple[str, bytes]] | None = PrivateAttr(default=None)  # read through files.read by the handler
 
     @model_validator(mode="after")
     def _addresses(self) -> ComposeArgs:
@@ -303,6 +297,28 @@ class ComposeArgs(Arguments):
         if "\n" in self.subject or "\r" in self.subject:
             raise ValueError("subject: must be one line")
         return self
+
+
+async def load_attachments(service: GmailService, args: ComposeArgs, ctx: CallContext) -> None:
+    """The files-store attachments, read with files.read through the policy gate, before anything is sent."""
+    from mcp_tools.sandbox import check_key
+    from mcp_tools.servers.google.stored import load
+
+    for path in args.attachments:
+        check_key(path, "strict", field="attachments")
+    files: list[tuple[str, bytes]] = []
+    total = 0
+    for path in args.attachments:
+        data = await load(ctx, path, service.config.max_send_bytes)
+        total += len(data)
+        if total > service.config.max_send_bytes:
+            raise ToolFailure(
+                "too_large",
+                f"the attachments add up to more than {service.config.max_send_bytes} bytes",
+                "send fewer or smaller files",
+            )
+        files.append((path.rsplit("/", 1)[-1], data))
+    args._files = files
 
 
 class DraftArgs(ComposeArgs):
@@ -321,6 +337,8 @@ class DraftResult(Output):
 
 
 async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> DraftResult:
+    if args._files is None:
+        await load_attachments(service, args, ctx)
     made = await service.run("gmail.draft", service.draft, args)
     outgoing = made["outgoing"]
     return DraftResult(
@@ -411,6 +429,8 @@ def describe_send(args: SendArgs) -> str:
 async def send(service: GmailService, args: SendArgs, ctx: CallContext) -> SendResult:
     prepared = args._prepared
     if prepared is None:
+        if args._files is None:
+            await load_attachments(service, args, ctx)
         await precheck_send(service, args)
         prepared = args._prepared
 
@@ -606,6 +626,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         tier="extended",
         render_text=render_attachment,
+        reaches={"save": "files.write"},
     ),
     ToolSpec(
         name="gmail.draft",
@@ -619,6 +640,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         tier="core",
         destructive=False,
+        reaches={"attachments": "files.read"},
     ),
     ToolSpec(
         name="gmail.send",
@@ -629,10 +651,12 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         handler=send,
         risk=Risk.HIGH,
         describe=describe_send,
+        prepare=load_attachments,
         precheck=precheck_send,
         open_world=True,
         tier="core",
         destructive=True,
+        reaches={"attachments": "files.read"},
     ),
     ToolSpec(
         name="gmail.labels",

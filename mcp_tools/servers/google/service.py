@@ -1,42 +1,21 @@
-"""What every Google namespace's service shares: the account's client, calls, the files store.
+"""What every Google namespace's service shares: the account's client and its calls.
 
 A namespace's service subclasses `GoogleService` and sets `NAMESPACE`, `API` and `VERSION`; its methods
-are blocking (googleapiclient is synchronous) and run in a worker thread.
+are blocking (googleapiclient is synchronous) and run in a worker thread. What another namespace holds
+(the files store) is reached only by the handlers, through `ctx.call_tool` and the policy gate.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools.servers.google.config import GoogleConfig, token_path
-from mcp_tools.tooling import Environment, ToolFailure
-
-
-@dataclass
-class FilesAccess:
-    """The files store, when the files namespace is on: attachments and downloads come from and go to it."""
-
-    service: Any
-
-    def read(self, path: str, limit: int, field: str = "path") -> bytes:
-        from mcp_tools.sandbox import check_key
-
-        check_key(path, "strict", field=field)
-        entry = self.service.store.stat(path)
-        if entry is None or entry.type != "file":
-            raise ToolFailure("not_found", f"no file {path!r} in the files store", "paths come from files_list")
-        if entry.size is not None and entry.size > limit:
-            raise ToolFailure("too_large", f"{path} is {entry.size} bytes; at most {limit} bytes fit here")
-        return bytes(self.service.store.read_all(path, limit))
-
-    def save(self, path: str, data: bytes) -> None:
-        self.service.store.write(path, data, create_parents=True, expected_sha256=None)
+from mcp_tools.tooling import Environment
 
 
 class GoogleService:
-    """The shared Google client (built on first use) and the files store, for one namespace."""
+    """The shared Google client (built on first use), for one namespace."""
 
     NAMESPACE = ""  # gmail, drive, ...: the tools' prefix, which `access` applies to
     API = ""
@@ -49,7 +28,6 @@ class GoogleService:
         self.access = access
         self._client: Any = None
         self._lock = threading.Lock()
-        self._files: FilesAccess | bool | None = False
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -81,21 +59,3 @@ class GoogleService:
 
     def batch(self, tool: str, requests: Any) -> tuple[dict[Any, Any], dict[Any, Any]]:
         return self.client.batch(self.API, self.VERSION, requests, tool=tool)
-
-    def files(self) -> FilesAccess | None:
-        """The files store if that namespace is on, built from its own section."""
-        if self._files is False:
-            servers = self.env.servers
-            if servers is not None and "files" not in servers:
-                self._files = None
-            else:
-                from mcp_tools.config import validate_section
-                from mcp_tools.servers import load_namespace
-
-                namespace = load_namespace("files")
-                section = validate_section("files", namespace.config_model, self.env.sections.get("files", {}))
-                try:
-                    self._files = FilesAccess(namespace.create(section, self.env))
-                except Exception:
-                    self._files = None
-        return self._files or None
