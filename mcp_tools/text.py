@@ -6,10 +6,13 @@ they decode the same way and fence the same way.
 
 from __future__ import annotations
 
-import codecs
+import base64
+import quopri
 import re
 import secrets
 from html.parser import HTMLParser
+
+from mcp_tools.charsets import decode, encoding_for, sniff_bom
 
 _BLOCK_TAGS = frozenset(
     [
@@ -119,31 +122,60 @@ def html_to_text(html: str) -> str:
     return extractor.text()
 
 
-def _known_codec(charset: str | None) -> str | None:
-    if not charset:
-        return None
-    try:
-        return codecs.lookup(charset).name
-    except (LookupError, ValueError):
-        return None
-
-
 def decode_bytes(data: bytes, charset: str | None, warnings: list[str], where: str) -> str:
-    """Decode with the declared charset; fall back to UTF-8, then Windows-1252, never raise."""
-    codec = _known_codec(charset)
-    if charset and codec is None:
+    """Decode as a browser would (the WHATWG label table); unlabelled: UTF-8, else Windows-1252. Never raises.
+
+    A byte order mark wins over the label; an unknown label is warned about and read as UTF-8.
+    """
+    encoding = encoding_for(charset)
+    if charset and encoding is None:
         warnings.append(f"{where}: unknown charset {charset[:40]!r}; decoded as UTF-8 with replacements")
-    if codec is not None:
-        text = data.decode(codec, errors="replace")
+    if encoding is not None:
+        text = decode(data, encoding)
         if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
             warnings.append(f"{where}: bytes invalid in {charset} were replaced")
         return text
+    if sniff_bom(data)[0] is not None:
+        return decode(data, "UTF-8")  # the mark names the encoding
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        if charset:
-            return data.decode("utf-8", errors="replace")
-        return data.decode("cp1252", errors="replace")
+        return decode(data, "UTF-8" if charset else "windows-1252")
+
+
+_ENCODED_WORD = re.compile(r"=\?([^?\s]*)\?([qQbB])\?([^?\s]*)\?=")
+
+
+def _word_bytes(kind: str, payload: str) -> bytes | None:
+    try:
+        if kind in "bB":
+            return base64.b64decode(payload + "=" * (-len(payload) % 4), validate=True)
+        return quopri.decodestring(payload.replace("_", " ").encode("ascii"), header=True)
+    except (ValueError, UnicodeError):
+        return None
+
+
+def utf8_encoded_words(value: str) -> str:
+    """RFC 2047 encoded words re-labelled UTF-8, their text decoded as a browser would.
+
+    Python's mail parser reads `=?iso-8859-1?Q?=93?=` as Latin-1 (a C1 control); rewriting the
+    words first keeps the parser's structure (addresses, parameters) and gets the text right.
+    Words in UTF-8 or an unknown charset, and words that do not decode, are left as they are.
+    """
+    if "=?" not in value:
+        return value
+
+    def rewrite(match: re.Match[str]) -> str:
+        encoding = encoding_for(match[1].partition("*")[0])  # RFC 2231 allows '*language'
+        if encoding is None or encoding == "UTF-8":
+            return match[0]
+        data = _word_bytes(match[2], match[3])
+        if data is None:
+            return match[0]
+        text = decode(data, encoding)
+        return "=?utf-8?b?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
+
+    return _ENCODED_WORD.sub(rewrite, value)
 
 
 def fence(label: str, content: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import codecs
 from pathlib import Path
 
 import mcp_types as types
@@ -237,7 +238,14 @@ async def test_slides_read_as_text_and_folders_are_listed_not_read(
 
 @pytest.mark.parametrize(
     ("content", "expected"),
-    [("Grüße aus München".encode(), "Grüße aus München"), ("Grüße aus München".encode("cp1252"), "Grüße aus München")],
+    [
+        ("Grüße aus München".encode(), "Grüße aus München"),
+        ("Grüße aus München".encode("cp1252"), "Grüße aus München"),
+        ("\u201cQuoted\u201d \u2013 \u20ac5".encode("cp1252"), "\u201cQuoted\u201d \u2013 \u20ac5"),
+        (codecs.BOM_UTF16_LE + "Notepad “Unicode”: 会议".encode("utf-16-le"), "Notepad “Unicode”: 会议"),
+        (codecs.BOM_UTF16_BE + "big-endian €".encode("utf-16-be"), "big-endian €"),
+        (codecs.BOM_UTF8 + "marked UTF-8 ✓".encode(), "marked UTF-8 ✓"),
+    ],
 )
 async def test_text_files_decode_whatever_their_charset(
     tmp_path: Path, google: FakeGoogle, drive: FakeDrive, content: bytes, expected: str

@@ -13,6 +13,7 @@ import mcp_types as types
 import pytest
 
 from tests.harness import annotation, connect, failure, ok, text_of
+from tests.servers import charset_mail
 from tests.servers.fake_google import FakeGmail, FakeGoogle
 from tests.servers.gmail_fixtures import (
     PNG,
@@ -153,6 +154,26 @@ async def test_non_utf8_charsets_decode(
     async with connect(tmp_path, sign_in(tmp_path, google)) as client:
         data = ok(await client.call_tool("gmail_read", {"id": stored.id}))
     assert data["text"] == expected and data["warnings"] == []
+
+
+@pytest.mark.parametrize("name", sorted(charset_mail.SAMPLES))
+async def test_charset_labels_are_read_as_browsers_read_them(
+    tmp_path: Path, google: FakeGoogle, gmail: FakeGmail, name: str
+):
+    """Outlook's iso-8859-1 is Windows-1252; x-sjis, ks_c_5601-1987 and gb2312 name the wider sets."""
+    sample = charset_mail.SAMPLES[name]()
+    stored = gmail.add(sample.raw)
+    async with connect(tmp_path, sign_in(tmp_path, google)) as client:
+        data = ok(await client.call_tool("gmail_read", {"id": stored.id}))
+        attachments = data["messages"][0]["attachments"]
+        texts = [
+            ok(await client.call_tool("gmail_attachment", {"message_id": stored.id, "index": item["index"]}))
+            for item in attachments
+        ]
+    assert data["text"] == sample.body and data["warnings"] == []
+    assert not any("\x80" <= char <= "\x9f" for char in data["text"])
+    if sample.attachment:  # labelled us-ascii, written in Windows-1252
+        assert [text["content"] for text in texts] == ["\u2018notes\u2019 \u2014 \u20ac5"]
 
 
 async def test_two_megabyte_mail_is_paged_to_the_end(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):

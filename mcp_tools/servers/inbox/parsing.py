@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.header
 import email.utils
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,7 +19,7 @@ from email.message import Message
 from email.parser import BytesParser
 
 from mcp_tools.servers.inbox.forwarding import FORWARD_HEADER, FORWARD_MARKER
-from mcp_tools.text import decode_bytes, html_to_text, normalise_whitespace
+from mcp_tools.text import decode_bytes, html_to_text, normalise_whitespace, utf8_encoded_words
 
 MAX_FORWARD_DEPTH = 8
 MAX_PARTS = 500
@@ -57,6 +58,20 @@ class ParsedMessage:
         if self.message_id:
             return "mid:" + self.message_id
         return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def _parse(raw: bytes) -> Message:
+    """Parse MIME with encoded words in headers (subjects, names, file names) read as a browser would."""
+    msg = BytesParser(policy=policy.default).parsebytes(raw)
+    for part in itertools.islice(msg.walk(), MAX_PARTS * 2):
+        items = list(part.raw_items())
+        if not any(isinstance(value, str) and "=?" in value for _, value in items):
+            continue
+        for name in {name.lower() for name, _ in items}:
+            del part[name]
+        for name, value in items:
+            part.set_raw(name, utf8_encoded_words(value) if isinstance(value, str) else value)
+    return msg
 
 
 def _payload_bytes(part: Message) -> bytes:
@@ -214,7 +229,7 @@ def _walk_forwarded(part: Message, walk: _Walk, depth: int) -> None:
     payload = part.get_payload()
     inner = payload[0] if isinstance(payload, list) and payload else None
     if inner is None and part.get_content_type() == "message/global":  # RFC 6532: parsed as plain bytes
-        inner = BytesParser(policy=policy.default).parsebytes(_payload_bytes(part))
+        inner = _parse(_payload_bytes(part))
     if not isinstance(inner, Message):
         walk.warnings.append("a forwarded message part is empty or unreadable")
         return
@@ -267,7 +282,7 @@ def parse_message(raw: bytes) -> ParsedMessage:
     """Parse raw MIME; whatever goes wrong is recorded in `warnings`, never raised."""
     warnings: list[str] = []
     try:
-        msg: Message = BytesParser(policy=policy.default).parsebytes(raw)
+        msg: Message = _parse(raw)
     except Exception as error:  # the parser is lenient; this is the last line of defence
         text = decode_bytes(raw, None, warnings, "message")
         warnings.append(f"could not parse as MIME ({type(error).__name__}); stored as plain text")
