@@ -186,9 +186,7 @@ def _read(service: DriveService, args: ReadArgs) -> ReadResult:
         files = service.files()
         if files is None:
             raise ToolFailure("not_configured", "the files namespace is off, so nothing can be saved", "omit save_to")
-        from mcp_tools.sandbox import check_key
-
-        check_key(args.save_to, "strict", field="save_to")
+        files.check(args.save_to, field="save_to")
         exported = mime in EXPORTS
         data = service.read_text(meta, args.sheet or "")[0].encode("utf-8") if exported else service.download(file_id)
         files.save(args.save_to, data)

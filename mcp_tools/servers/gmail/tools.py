@@ -202,13 +202,6 @@ class AttachmentResult(Output):
     next_offset: int | None
 
 
-def _safe_name(name: str) -> str:
-    import re
-
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "attachment"
-    return cleaned[:120]
-
-
 async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallContext) -> AttachmentResult:
     from mcp_tools.servers.google.text import decode_bytes
 
@@ -229,7 +222,7 @@ async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallConte
                 "the files namespace is off, so attachments cannot be saved",
                 "call without save to get the content",
             )
-        path = f"{service.config.attachments_folder}/{args.message_id}/{_safe_name(item.filename)}"
+        path = f"{service.config.attachments_folder}/{args.message_id}/{files.name_for(item.filename)}"
         import anyio
 
         await anyio.to_thread.run_sync(files.save, path, data)

@@ -23,13 +23,25 @@ class FilesAccess:
     def read(self, path: str, limit: int, field: str = "path") -> bytes:
         from mcp_tools.sandbox import check_key
 
-        check_key(path, "strict", field=field)
+        check_key(path, self.service.names, field=field)
         entry = self.service.store.stat(path)
         if entry is None or entry.type != "file":
             raise ToolFailure("not_found", f"no file {path!r} in the files store", "paths come from files_list")
         if entry.size is not None and entry.size > limit:
             raise ToolFailure("too_large", f"{path} is {entry.size} bytes; at most {limit} bytes fit here")
         return bytes(self.service.store.read_all(path, limit))
+
+    def check(self, path: str, field: str = "path") -> None:
+        """A path the files store takes, under its name rule (`[files] names`)."""
+        from mcp_tools.sandbox import check_key
+
+        check_key(path, self.service.names, field=field)
+
+    def name_for(self, filename: str, fallback: str = "attachment") -> str:
+        """An outside file name as one segment the files store takes, as close to it as its rule allows."""
+        from mcp_tools.sandbox import safe_name
+
+        return safe_name(filename, self.service.names, fallback=fallback)
 
     def save(self, path: str, data: bytes) -> None:
         self.service.store.write(path, data, create_parents=True, expected_sha256=None)
