@@ -231,6 +231,27 @@ async def test_attachments_as_text_base64_and_saved(tmp_path: Path, google: Fake
     assert missing["kind"] == "not_found"
 
 
+@pytest.mark.parametrize(
+    ("names", "saved_as"),
+    [("strict", "Tax_return_2025_R_sum_.pdf"), ("unicode", "Tax return 2025 – Résumé 会议.pdf")],
+)
+async def test_an_attachment_is_saved_under_its_own_name_when_the_store_allows_it(
+    tmp_path: Path, google: FakeGoogle, gmail: FakeGmail, names: str, saved_as: str
+):
+    message = email.message.EmailMessage()
+    message["From"], message["To"], message["Subject"] = "ann@example.org", "me@example.com", "Papers"
+    message.set_content("See attached.")
+    message.add_attachment(PNG, maintype="application", subtype="pdf", filename="Tax return 2025 – Résumé 会议.pdf")
+    stored = gmail.add(message.as_bytes())
+    settings = {**sign_in(tmp_path, google), "files": {"names": names}}
+    async with connect(tmp_path, settings) as client:
+        saved = ok(await client.call_tool("gmail_attachment", {"message_id": stored.id, "index": 0, "save": True}))
+        read = ok(await client.call_tool("files_read", {"path": saved["saved_path"]}))
+    assert saved["saved_path"] == f"gmail-attachments/{stored.id}/{saved_as}"
+    assert base64.b64decode(read["content"]) == PNG
+    assert (tmp_path / "data" / "files" / saved["saved_path"]).read_bytes() == PNG
+
+
 async def test_large_binary_attachment_is_refused_with_a_way_out(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):
     stored = gmail.add(nested_with_attachments())
     settings = sign_in(tmp_path, google, gmail={"max_attachment_bytes": 1024})

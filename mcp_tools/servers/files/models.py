@@ -12,7 +12,7 @@ from mcp_tools.tooling import Arguments, Output
 KIB = 1024
 MIB = 1024 * KIB
 
-PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'; characters A-Z a-z 0-9 _ - . /")
+PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'; names as files.list shows them")
 Sha256Arg = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
