@@ -294,6 +294,21 @@ async def test_binary_files_as_base64_saved_or_refused_with_a_way_out(
     assert escaped["kind"] == "invalid_arguments"
 
 
+async def test_save_to_follows_the_files_name_rule(tmp_path: Path, google: FakeGoogle, drive: FakeDrive):
+    item = drive.add("Steuer 2025.pdf", PNG, "application/pdf")
+    strict = drive_settings(tmp_path, google)
+    async with connect(tmp_path, strict) as client:
+        refused = failure(await client.call_tool("drive_read", {"id": item.id, "save_to": "Steuer/Erklärung 2025.pdf"}))
+    unicode = {**drive_settings(tmp_path, google), "files": {"names": "unicode"}}
+    async with connect(tmp_path, unicode) as client:
+        ok(await client.call_tool("drive_read", {"id": item.id, "save_to": "Steuer/Erklärung 2025.pdf"}))
+        spoofed = failure(await client.call_tool("drive_read", {"id": item.id, "save_to": "a\u202efdp.exe"}))
+        back = ok(await client.call_tool("files_read", {"path": "Steuer/Erklärung 2025.pdf"}))
+    assert refused["kind"] == "invalid_arguments" and 'names = "unicode"' in refused["hint"]
+    assert spoofed["kind"] == "invalid_arguments" and "U+202E" in spoofed["message"]
+    assert base64.b64decode(back["content"]) == PNG
+
+
 async def test_the_10_mb_export_limit_is_reported_with_a_hint(tmp_path: Path, google: FakeGoogle, drive: FakeDrive):
     huge = drive.add("Everything", "", DOC)
     sheet = drive.add("Log", mime_type=SHEET, sheets={"All": [["x"]], "Recent": [["y"]]})

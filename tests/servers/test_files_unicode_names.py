@@ -7,12 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tools.servers.files.local import LocalStore
+from mcp_tools.servers.files.models import FilesConfig
+from mcp_tools.servers.files.tools import FilesService
+from mcp_tools.servers.google.service import FilesAccess
+from mcp_tools.tooling import ToolFailure
 from tests.harness import connect, failure, ok, text_of
 from tests.servers import files_fixtures
 from tests.servers.files_fixtures import FilesBackend
 
 pytestmark = pytest.mark.anyio
 backend = files_fixtures.backend
+local = files_fixtures.local
 moto_endpoint = files_fixtures.moto_endpoint
 
 REAL_NAMES = ["Tax return 2025.pdf", "Résumé.docx", "会议纪要.md", "Доклад (черновик) №2.txt", "❤️‍🔥 ideas.md"]
@@ -104,14 +110,14 @@ async def test_case_and_compatibility_forms_are_never_folded(tmp_path: Path, bac
     assert sorted(entry["path"] for entry in listed["entries"]) == sorted(names)
 
 
-async def test_an_attachment_is_saved_under_its_own_name(tmp_path: Path, backend: FilesBackend) -> None:
-    """The name rule the store applies is the one the Google namespaces save under."""
-    from mcp_tools.servers.files.models import FilesConfig
-    from mcp_tools.servers.google.service import FilesAccess
-    from mcp_tools.tooling import ToolFailure
+def test_the_google_namespaces_save_under_the_stores_rule(tmp_path: Path) -> None:
+    """An attachment's own name is kept as far as the store's rule allows; paths are checked by it."""
 
-    strict = FilesAccess(type("S", (), {"names": "strict"})())
-    unicode = FilesAccess(type("S", (), {"names": "unicode"})())
+    def access(names: str) -> FilesAccess:
+        config = FilesConfig(root=tmp_path / names, names=names)
+        return FilesAccess(FilesService(LocalStore(tmp_path / names, names=config.names), config))
+
+    strict, unicode = access("strict"), access("unicode")
     assert FilesConfig().names == "strict"
     assert strict.name_for("Tax return 2025.pdf") == "Tax_return_2025.pdf"
     assert unicode.name_for("Tax return 2025.pdf") == "Tax return 2025.pdf"
@@ -121,3 +127,16 @@ async def test_an_attachment_is_saved_under_its_own_name(tmp_path: Path, backend
     with pytest.raises(ToolFailure):
         strict.check("Résumé.docx")
     unicode.check("Résumé.docx")
+
+
+async def test_a_unicode_listing_names_what_no_mode_can_reach(tmp_path: Path, local: FilesBackend) -> None:
+    assert local.root is not None
+    (local.root / "invoice\u202efdp.exe").write_bytes(b"spoof")  # shows as 'invoiceexe.pdf'
+    (local.root / "Résumé.docx").write_bytes(b"ok")
+    async with connect(tmp_path, unicode_settings(local)) as client:
+        listed = ok(await client.call_tool("files_list", {}))
+        refused = failure(await client.call_tool("files_read", {"path": "invoice\u202efdp.exe"}))
+    assert len(listed["entries"]) == 2
+    assert listed["note"].startswith("1 of these names hold control, bidi or invisible characters")
+    assert "rename them outside" in listed["note"] and 'names = "unicode"' not in listed["note"]
+    assert refused["kind"] == "invalid_arguments" and "U+202E" in refused["message"]

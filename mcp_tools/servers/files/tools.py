@@ -62,6 +62,16 @@ class FilesService:
         self.names: KeyPolicy = config.names
         self.resolver: Any = None  # name resolution for files.import; None is the system's
 
+    def check_path(self, value: str, field: str = "path", *, allow_empty: bool = False) -> str:
+        """A path under the store's name rule; a name only the strict rule refuses says how to allow it."""
+        try:
+            check_key(value, self.names, field=field, allow_empty=allow_empty)
+        except ToolFailure as failure:
+            if self.names == "strict" and _fits_unicode(value):
+                raise ToolFailure(failure.kind, failure.message, UNICODE_NAMES_HINT) from None
+            raise
+        return value
+
     def import_policy(self) -> Any:
         from mcp_tools.outbound import OutboundPolicy, parse_networks
 
@@ -82,13 +92,7 @@ UNICODE_NAMES_HINT = (
 
 
 def _key(service: FilesService, value: str, field: str = "path", *, allow_empty: bool = False) -> str:
-    try:
-        check_key(value, service.names, field=field, allow_empty=allow_empty)
-    except ToolFailure as failure:
-        if service.names == "strict" and _fits_unicode(value):
-            raise ToolFailure(failure.kind, failure.message, UNICODE_NAMES_HINT) from None
-        raise
-    return value
+    return service.check_path(value, field, allow_empty=allow_empty)
 
 
 def _fits_unicode(key: str) -> bool:
@@ -100,21 +104,26 @@ def _fits_unicode(key: str) -> bool:
 
 
 def _names_note(service: FilesService, entries: list[StoredEntry]) -> str | None:
-    """In strict mode, what to do about listed names that cannot be passed back as paths."""
-    if service.names != "strict":
-        return None
-    unusable = 0
+    """What to do about listed names that cannot be passed back as paths under the store's rule."""
+    unusable = fixable = 0
     for entry in entries:
         try:
-            check_key(entry.key, "strict")
+            check_key(entry.key, service.names)
         except ToolFailure:
             unusable += 1
+            fixable += service.names == "strict" and _fits_unicode(entry.key)
     if not unusable:
         return None
+    if fixable == unusable:
+        return (
+            f"{unusable} of these names have characters outside A-Z a-z 0-9 _ - . / (spaces, accents, other "
+            "scripts), so they cannot be read, moved or deleted here; the person can allow them with "
+            'names = "unicode" in the [files] section of the config'
+        )
     return (
-        f"{unusable} of these names have characters outside A-Z a-z 0-9 _ - . / (spaces, accents, other "
-        "scripts), so they cannot be read, moved or deleted here; the person can allow them with "
-        'names = "unicode" in the [files] section of the config'
+        f"{unusable} of these names hold control, bidi or invisible characters (or a look-alike of '/' or '.'), "
+        "so they cannot be read, moved or deleted here; the person can rename them outside this tool"
+        + ('; names = "unicode" in [files] would allow the others' if fixable else "")
     )
 
 

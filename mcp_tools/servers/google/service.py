@@ -21,9 +21,7 @@ class FilesAccess:
     service: Any
 
     def read(self, path: str, limit: int, field: str = "path") -> bytes:
-        from mcp_tools.sandbox import check_key
-
-        check_key(path, self.service.names, field=field)
+        self.check(path, field)
         entry = self.service.store.stat(path)
         if entry is None or entry.type != "file":
             raise ToolFailure("not_found", f"no file {path!r} in the files store", "paths come from files_list")
@@ -33,9 +31,7 @@ class FilesAccess:
 
     def check(self, path: str, field: str = "path") -> None:
         """A path the files store takes, under its name rule (`[files] names`)."""
-        from mcp_tools.sandbox import check_key
-
-        check_key(path, self.service.names, field=field)
+        self.service.check_path(path, field)
 
     def name_for(self, filename: str, fallback: str = "attachment") -> str:
         """An outside file name as one segment the files store takes, as close to it as its rule allows."""
