@@ -83,4 +83,22 @@ def gb2312() -> Sample:
     return _single("gb2312", "gbk", "Notice", "\u4f1a\u8bae\u7eaa\u8981\uff1a\u6731\u9555\u57fa")
 
 
-SAMPLES = {"outlook": outlook, "x-sjis": x_sjis, "ks_c_5601-1987": ks_c_5601, "gb2312": gb2312}
+def raw_8bit_headers() -> Sample:
+    """An old client: headers in raw Windows-1252 bytes, no encoded words, the body's label the only hint."""
+    subject = "Caf\u00e9 \u201ccr\u00e8me\u201d \u2013 \u20ac4"
+    body = "R\u00e9sum\u00e9 attached \u2026"
+    head = (
+        f'From: "Doe, Ren\u00e9" <rene@example.org>\nTo: inbox@assistant.example\nSubject: {subject}\n'
+        "Message-ID: <raw-8bit@example.org>\nMIME-Version: 1.0\n"
+        "Content-Type: text/plain; charset=iso-8859-1\nContent-Transfer-Encoding: 8bit\n\n"
+    )
+    return Sample(_crlf((head + body + "\n").encode("cp1252")), subject, body)
+
+
+SAMPLES = {
+    "outlook": outlook,
+    "raw-8bit-headers": raw_8bit_headers,
+    "x-sjis": x_sjis,
+    "ks_c_5601-1987": ks_c_5601,
+    "gb2312": gb2312,
+}

@@ -110,6 +110,8 @@ def test_charset_labels_are_read_as_browsers_read_them(tmp_path: Path, name: str
         assert [item["filename"] for item in stored["attachments"]] == [sample.attachment]
     if name == "outlook":
         assert stored["sender"] == "Ren\u00e9 M\u00fcller <rene@example.org>"
+    if name == "raw-8bit-headers":
+        assert stored["sender"] == "Doe, Ren\u00e9 <rene@example.org>"
 
 
 def test_relaying_is_refused_with_550(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from email import policy
 from email.message import Message
 from email.parser import BytesParser
 
+from mcp_tools.charsets import encoding_for
 from mcp_tools.servers.inbox.forwarding import FORWARD_HEADER, FORWARD_MARKER
 from mcp_tools.text import decode_bytes, html_to_text, normalise_whitespace, utf8_encoded_words
 
@@ -60,17 +61,35 @@ class ParsedMessage:
         return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
+_RAW_BYTES = re.compile("[\udc80-\udcff]")  # header bytes beyond ASCII, as the parser keeps them
+
+
+def _header_text(value: str, charset: str | None) -> str:
+    """A raw header value as text: 8-bit bytes as UTF-8, else in the part's charset or Windows-1252."""
+    if _RAW_BYTES.search(value):
+        data = value.encode("ascii", "surrogateescape")
+        try:
+            value = data.decode("utf-8")
+        except UnicodeDecodeError:
+            value = decode_bytes(data, charset if encoding_for(charset) else "windows-1252", [], "header")
+    return utf8_encoded_words(value)
+
+
 def _parse(raw: bytes) -> Message:
-    """Parse MIME with encoded words in headers (subjects, names, file names) read as a browser would."""
+    """Parse MIME with header text (subjects, names, file names) read as a browser would."""
     msg = BytesParser(policy=policy.default).parsebytes(raw)
     for part in itertools.islice(msg.walk(), MAX_PARTS * 2):
         items = list(part.raw_items())
-        if not any(isinstance(value, str) and "=?" in value for _, value in items):
+        if not any(isinstance(value, str) and ("=?" in value or _RAW_BYTES.search(value)) for _, value in items):
             continue
+        try:
+            charset = part.get_content_charset()
+        except Exception:
+            charset = None
         for name in {name.lower() for name, _ in items}:
             del part[name]
         for name, value in items:
-            part.set_raw(name, utf8_encoded_words(value) if isinstance(value, str) else value)
+            part.set_raw(name, _header_text(value, charset) if isinstance(value, str) else value)
     return msg
 
 
