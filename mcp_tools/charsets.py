@@ -170,7 +170,7 @@ def _gb18030_euro(error: UnicodeError) -> tuple[str, int]:
 
 codecs.register_error("mcp-tools-gb18030", _gb18030_euro)
 
-_MULTI_BYTE = frozenset(
+MULTI_BYTE = frozenset(
     {"UTF-8", "UTF-16BE", "UTF-16LE", "GBK", "gb18030", "Big5", "EUC-JP", "ISO-2022-JP", "Shift_JIS", "EUC-KR"}
 )
 
@@ -187,6 +187,6 @@ def decode(data: bytes, encoding: str) -> str:
     codec = ENCODINGS[encoding][0]
     if encoding in ("GBK", "gb18030"):
         return data.decode(codec, "mcp-tools-gb18030")
-    if encoding in _MULTI_BYTE:
+    if encoding in MULTI_BYTE:
         return data.decode(codec, "replace")
     return codecs.charmap_decode(data, "replace", _single_byte_table(encoding))[0]

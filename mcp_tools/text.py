@@ -11,7 +11,9 @@ import quopri
 import re
 import secrets
 from html.parser import HTMLParser
+from urllib.parse import quote, unquote_to_bytes
 
+from mcp_tools.charsets import MULTI_BYTE as _MULTI_BYTE_ENCODINGS
 from mcp_tools.charsets import decode, encoding_for, sniff_bom
 
 _BLOCK_TAGS = frozenset(
@@ -176,6 +178,40 @@ def utf8_encoded_words(value: str) -> str:
         return "=?utf-8?b?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
 
     return _ENCODED_WORD.sub(rewrite, value)
+
+
+_EXTENDED_PARAMETER = re.compile(
+    r"(?P<name>[\w.-]+)\*(?:(?P<index>\d+)\*)?="
+    r"(?:(?P<charset>[^'\";\s]*)'(?P<language>[^'\";\s]*)')?"
+    r"(?P<value>[^\";\s]*)"
+)
+
+
+def utf8_parameters(value: str) -> str:
+    """RFC 2231 parameters (`filename*=iso-8859-1''R%E9sum%E9.pdf`) re-labelled UTF-8, decoded as a browser would.
+
+    A value split into numbered pieces keeps its pieces; each is rewritten when the charset reads
+    one byte at a time (a multi-byte character could straddle two pieces, so those stay as sent).
+    """
+    if "*=" not in value:
+        return value
+    charsets: dict[str, str] = {}
+    for match in _EXTENDED_PARAMETER.finditer(value):
+        if match["charset"] is not None and match["index"] in (None, "0"):
+            encoding = encoding_for(match["charset"])
+            if encoding is not None and encoding != "UTF-8":
+                charsets[match["name"].lower()] = encoding
+
+    def rewrite(match: re.Match[str]) -> str:
+        encoding = charsets.get(match["name"].lower())
+        if encoding is None or (match["index"] is not None and encoding in _MULTI_BYTE_ENCODINGS):
+            return match[0]
+        text = decode(unquote_to_bytes(match["value"]), encoding)
+        head = f"{match['name']}*{match['index'] + '*' if match['index'] is not None else ''}="
+        label = f"utf-8'{match['language']}'" if match["charset"] is not None else ""
+        return head + label + quote(text, safe="")
+
+    return _EXTENDED_PARAMETER.sub(rewrite, value)
 
 
 def fence(label: str, content: str) -> str:

@@ -7,7 +7,7 @@ import codecs
 import pytest
 
 from mcp_tools.charsets import ENCODINGS, LABELS, decode, encoding_for
-from mcp_tools.text import decode_bytes, utf8_encoded_words
+from mcp_tools.text import decode_bytes, utf8_encoded_words, utf8_parameters
 
 OUTLOOK_BYTES = b"\x93Quoted\x94 \x96 \x80 5 \x85"
 OUTLOOK_TEXT = "\u201cQuoted\u201d \u2013 \u20ac 5 \u2026"
@@ -90,3 +90,12 @@ def test_encoded_words_are_relabelled_utf8_with_the_text_decoded_as_browsers_do(
     assert decoded == ["\u201cHi\u201d \u2013 \u20ac", "あい"]
     kept = "=?utf-8?q?caf=C3=A9?= =?x-unknown?q?a?= =?iso-8859-1?B?***?="
     assert utf8_encoded_words(kept) == kept
+
+
+def test_rfc2231_parameters_are_relabelled_utf8() -> None:
+    single = utf8_parameters("attachment; filename*=iso-8859-1'en'%93R%E9sum%E9%94.pdf; size=3")
+    assert single == "attachment; filename*=utf-8'en'%E2%80%9CR%C3%A9sum%C3%A9%E2%80%9D.pdf; size=3"
+    pieces = utf8_parameters("attachment; filename*0*=windows-1252''%80; filename*1*=%85.txt")
+    assert pieces == "attachment; filename*0*=utf-8''%E2%82%AC; filename*1*=%E2%80%A6.txt"
+    kept = "attachment; filename*0*=x-sjis''%82; filename*1*=%A0.md; name*=utf-8''%C3%A9"
+    assert utf8_parameters(kept) == kept  # a multi-byte character may straddle pieces: left as sent

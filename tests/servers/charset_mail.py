@@ -83,6 +83,27 @@ def gb2312() -> Sample:
     return _single("gb2312", "gbk", "Notice", "\u4f1a\u8bae\u7eaa\u8981\uff1a\u6731\u9555\u57fa")
 
 
+def rfc2231_name() -> Sample:
+    """A file name as an RFC 2231 parameter in Windows-1252 labelled iso-8859-1, split in two pieces."""
+    filename = "\u201cBudget\u201d 2026 \u2013 R\u00e9vision.txt"
+    encoded = "".join(f"%{byte:02X}" for byte in filename.encode("cp1252"))
+    body = "See the \u201cbudget\u201d \u2013 \u20ac12k."
+    head = (
+        "From: ann@example.org\nTo: inbox@assistant.example\nSubject: Budget\n"
+        "Message-ID: <rfc2231@example.org>\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/mixed; boundary="b2"\n\n'
+        "--b2\nContent-Type: text/plain; charset=latin1\nContent-Transfer-Encoding: 8bit\n\n"
+    ).encode("ascii")
+    attachment = (
+        "\n--b2\nContent-Type: text/plain; charset=us-ascii\nContent-Transfer-Encoding: base64\n"
+        f"Content-Disposition: attachment; filename*0*=iso-8859-1''{encoded[:24]};\n"
+        f" filename*1*={encoded[24:]}\n\n"
+        + base64.b64encode("\u2018notes\u2019 \u2014 \u20ac5".encode("cp1252")).decode("ascii")
+        + "\n--b2--\n"
+    ).encode("ascii")
+    return Sample(_crlf(head + body.encode("cp1252") + attachment), "Budget", body, filename)
+
+
 def raw_8bit_headers() -> Sample:
     """An old client: headers in raw Windows-1252 bytes, no encoded words, the body's label the only hint."""
     subject = "Caf\u00e9 \u201ccr\u00e8me\u201d \u2013 \u20ac4"
@@ -98,6 +119,7 @@ def raw_8bit_headers() -> Sample:
 SAMPLES = {
     "outlook": outlook,
     "raw-8bit-headers": raw_8bit_headers,
+    "rfc2231-name": rfc2231_name,
     "x-sjis": x_sjis,
     "ks_c_5601-1987": ks_c_5601,
     "gb2312": gb2312,

@@ -20,7 +20,7 @@ from email.parser import BytesParser
 
 from mcp_tools.charsets import encoding_for
 from mcp_tools.servers.inbox.forwarding import FORWARD_HEADER, FORWARD_MARKER
-from mcp_tools.text import decode_bytes, html_to_text, normalise_whitespace, utf8_encoded_words
+from mcp_tools.text import decode_bytes, html_to_text, normalise_whitespace, utf8_encoded_words, utf8_parameters
 
 MAX_FORWARD_DEPTH = 8
 MAX_PARTS = 500
@@ -64,7 +64,7 @@ class ParsedMessage:
 _RAW_BYTES = re.compile("[\udc80-\udcff]")  # header bytes beyond ASCII, as the parser keeps them
 
 
-def _header_text(value: str, charset: str | None) -> str:
+def _header_text(name: str, value: str, charset: str | None) -> str:
     """A raw header value as text: 8-bit bytes as UTF-8, else in the part's charset or Windows-1252."""
     if _RAW_BYTES.search(value):
         data = value.encode("ascii", "surrogateescape")
@@ -72,7 +72,13 @@ def _header_text(value: str, charset: str | None) -> str:
             value = data.decode("utf-8")
         except UnicodeDecodeError:
             value = decode_bytes(data, charset if encoding_for(charset) else "windows-1252", [], "header")
+    if name.lower() in ("content-type", "content-disposition"):
+        value = utf8_parameters(value)
     return utf8_encoded_words(value)
+
+
+def _needs_reading(value: str) -> bool:
+    return "=?" in value or "*=" in value or _RAW_BYTES.search(value) is not None
 
 
 def _parse(raw: bytes) -> Message:
@@ -80,7 +86,7 @@ def _parse(raw: bytes) -> Message:
     msg = BytesParser(policy=policy.default).parsebytes(raw)
     for part in itertools.islice(msg.walk(), MAX_PARTS * 2):
         items = list(part.raw_items())
-        if not any(isinstance(value, str) and ("=?" in value or _RAW_BYTES.search(value)) for _, value in items):
+        if not any(isinstance(value, str) and _needs_reading(value) for _, value in items):
             continue
         try:
             charset = part.get_content_charset()
@@ -89,7 +95,7 @@ def _parse(raw: bytes) -> Message:
         for name in {name.lower() for name, _ in items}:
             del part[name]
         for name, value in items:
-            part.set_raw(name, _header_text(value, charset) if isinstance(value, str) else value)
+            part.set_raw(name, _header_text(name, value, charset) if isinstance(value, str) else value)
     return msg
 
 
