@@ -145,6 +145,26 @@ def decode_bytes(data: bytes, charset: str | None, warnings: list[str], where: s
         return decode(data, "UTF-8" if charset else "windows-1252")
 
 
+_META_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_:.-]+)", re.IGNORECASE)
+_XML_ENCODING = re.compile(rb"^<\?xml\b[^>]*?\bencoding\s*=\s*[\"']([A-Za-z0-9_:.-]+)[\"']")
+
+
+def declared_charset(data: bytes) -> str | None:
+    """The charset an HTML or XML document declares in its first 1024 bytes (a `<meta>` or the XML
+    declaration), as the HTML standard's prescan reads it: a UTF-16 label there means UTF-8."""
+    head = data[:1024]
+    match = _XML_ENCODING.match(head) or _META_CHARSET.search(head)
+    if match is None:
+        return None
+    label = match[1].decode("ascii")
+    encoding = encoding_for(label)
+    if encoding in ("UTF-16BE", "UTF-16LE"):
+        return "utf-8"
+    if encoding == "x-user-defined":
+        return "windows-1252"
+    return label if encoding is not None else None
+
+
 _ENCODED_WORD = re.compile(r"=\?([^?\s]*)\?([qQbB])\?([^?\s]*)\?=")
 
 
