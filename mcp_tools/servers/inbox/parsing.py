@@ -86,16 +86,18 @@ def _parse(raw: bytes) -> Message:
     msg = BytesParser(policy=policy.default).parsebytes(raw)
     for part in itertools.islice(msg.walk(), MAX_PARTS * 2):
         items = list(part.raw_items())
-        if not any(isinstance(value, str) and _needs_reading(value) for _, value in items):
+        names = {name.lower() for name, value in items if isinstance(value, str) and _needs_reading(value)}
+        if not names:
             continue
         try:
             charset = part.get_content_charset()
         except Exception:
             charset = None
-        for name in {name.lower() for name, _ in items}:
+        for name in names:  # same-named headers keep their order; their place among others does not matter
             del part[name]
         for name, value in items:
-            part.set_raw(name, _header_text(name, value, charset) if isinstance(value, str) else value)
+            if name.lower() in names:
+                part.set_raw(name, _header_text(name, value, charset) if isinstance(value, str) else value)
     return msg
 
 
