@@ -21,7 +21,14 @@ backend = files_fixtures.backend
 local = files_fixtures.local
 moto_endpoint = files_fixtures.moto_endpoint
 
-REAL_NAMES = ["Tax return 2025.pdf", "Résumé.docx", "会议纪要.md", "Доклад (черновик) №2.txt", "❤️‍🔥 ideas.md"]
+REAL_NAMES = [
+    "Tax return 2025.pdf",
+    "Résumé.docx",
+    "会议纪要.md",
+    "Доклад (черновик) №2.txt",
+    "❤️‍🔥 ideas.md",
+    "What? #1 & 50% off+more=ok;.md",
+]
 
 
 def unicode_settings(backend: FilesBackend) -> dict:
