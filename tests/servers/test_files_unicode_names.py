@@ -106,8 +106,8 @@ async def test_nfc_and_nfd_names_are_two_files_each_reached_as_written(tmp_path:
 
 
 async def test_case_and_compatibility_forms_are_never_folded(tmp_path: Path, backend: FilesBackend) -> None:
-    """'Résumé' and 'RÉSUMÉ', a Kelvin sign and a K, 'ﬁle' and 'file': each its own file."""
-    names = ["Résumé.txt", "RÉSUMÉ.txt", "K.txt", "\u212a.txt", "\ufb01le.txt", "file.txt"]
+    """'Résumé' and 'RÉSUMÉ', a Kelvin sign and a K, 'ﬁle' and 'file', 'report.' and 'report': each its own file."""
+    names = ["Résumé.txt", "RÉSUMÉ.txt", "K.txt", "\u212a.txt", "\ufb01le.txt", "file.txt", "report.", "report"]
     async with connect(tmp_path, unicode_settings(backend)) as client:
         for name in names:
             ok(await client.call_tool("files_write", {"path": name, "content": name}))
