@@ -70,6 +70,7 @@ wait_seconds = 45          # a call waits this long for your answer (Claude Desk
 
 [files]
 # root = "~/mcp-files"     # default: <data_dir>/files
+# names = "unicode"        # allow spaces, accents and any script in file names (default: "strict")
 
 # [notes]
 # vault = "~/Obsidian/Research"

@@ -12,9 +12,13 @@ Public API
     Validate a key and return its segments. Policies:
 
     - ``"strict"``: only ``[A-Za-z0-9_\\-/.]`` (the files store).
-    - ``"unicode"``: any printable Unicode (spaces, punctuation, accents) but no control
-      characters, no backslash. Names are never normalised, so NFC and NFD names round-trip
-      exactly as given.
+    - ``"unicode"``: printable Unicode (spaces, punctuation, accents, any script) but no
+      control, bidi, private-use, unassigned or invisible characters (a zero-width joiner or
+      non-joiner only between two visible characters, as in emoji and Persian; a variation
+      selector only after one), no backslash, no look-alike of '/' or '\\' (U+2215, U+FF0F,
+      ...), no segment that compatibility normalisation turns into '.' or '..' (U+FF0E U+FF0E,
+      U+2025), and no segment that starts or ends with a space (invisible in a confirmation).
+      Names are never normalised, so NFC and NFD names round-trip exactly as given.
 
     Names on disk that are not valid UTF-8 (an unzip or a sync client can leave them) are
     written in keys with each undecodable byte as ``\\xHH`` (``HH`` from ``80`` to ``ff``,
@@ -119,9 +123,82 @@ def _invalid(field: str, message: str, hint: str | None = None) -> ToolFailure:
     return ToolFailure("invalid_arguments", f"{field} {message}", hint)
 
 
-def _forbidden_unicode_char(char: str) -> bool:
-    """Control, line/paragraph separators and unassigned surrogates never belong in a name."""
-    return unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp")
+_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_JOINERS = frozenset("\u200c\u200d")  # ZWNJ, ZWJ: Persian words, emoji sequences
+# Invisible characters outside the Cf category (Unicode's default-ignorable letters and marks, blanks).
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0")
+# Look-alikes of '/' and '\\' that compatibility normalisation leaves alone.
+_SLASH_LOOKALIKES = frozenset("\u1735\u2044\u2215\u2216\u2571\u2572\u27cb\u27cd\u29f5\u29f8\u29f9")
+
+
+def _is_selector(char: str) -> bool:
+    code = ord(char)
+    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
+
+
+def _plainly_forbidden(char: str) -> bool:
+    return char in _INVISIBLE or unicodedata.category(char) in _FORBIDDEN_CATEGORIES
+
+
+def _visible(char: str) -> bool:
+    return not (char.isspace() or char == "/" or _is_selector(char) or _plainly_forbidden(char))
+
+
+def _hidden_characters(text: str) -> list[str]:
+    """Control, bidi and invisible characters of `text`; joiners and selectors count by context."""
+    bad: set[str] = set()
+    for index, char in enumerate(text):
+        before = text[index - 1] if index else ""
+        after = text[index + 1] if index + 1 < len(text) else ""
+        if char in _JOINERS:
+            allowed = bool(before) and (_visible(before) or _is_selector(before)) and bool(after) and _visible(after)
+        elif _is_selector(char):
+            allowed = bool(before) and _visible(before)
+        else:
+            allowed = not _plainly_forbidden(char)
+        if not allowed:
+            bad.add(char)
+    return sorted(bad)
+
+
+def _slash_lookalikes(text: str) -> list[str]:
+    found = {char for char in text if not char.isascii() and char in _SLASH_LOOKALIKES}
+    found |= {
+        char
+        for char in text
+        if not char.isascii() and any(mark in unicodedata.normalize("NFKC", char) for mark in "/\\")
+    }
+    return sorted(found)
+
+
+def _unicode_segment_problem(segment: str) -> str | None:
+    if segment[:1].isspace() or segment[-1:].isspace():
+        return "starts or ends with a space, which a person cannot see"
+    if segment.isascii():
+        return None
+    if unicodedata.normalize("NFKC", segment) in (".", ".."):
+        return "reads as '.' or '..' once normalised (look-alike dots)"
+    return None
+
+
+def safe_name(name: str, policy: KeyPolicy = "strict", *, fallback: str = "file") -> str:
+    """One valid segment made from an outside file name (an attachment's): kept as close as the policy allows."""
+    name = re.split(r"[/\\]", name)[-1]
+    if policy == "strict":
+        cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._")
+        return cleaned[:120] or fallback
+    hidden = set(_hidden_characters(name))
+    kept = "".join("_" if char in _SLASH_LOOKALIKES else char for char in name if char not in hidden)
+    kept = "".join("_" if any(mark in unicodedata.normalize("NFKC", c) for mark in "/\\") else c for c in kept)
+    kept = kept.strip()
+    if unicodedata.normalize("NFKC", kept).strip(".") == "" or _hidden_characters(kept):
+        return fallback
+    stem, dot, extension = kept.rpartition(".")
+    if not dot or len(extension.encode()) > 16:
+        stem, dot, extension = kept, "", ""
+    while len((stem + dot + extension).encode()) > 200:
+        stem = stem[:-1]
+    return (stem.rstrip() + dot + extension) or fallback
 
 
 def check_key(
@@ -157,10 +234,18 @@ def check_key(
                 "use only letters, digits, '_', '-', '.' and '/'",
             )
     elif policy == "unicode":
-        bad = sorted({char for char in plain if _forbidden_unicode_char(char)})
+        bad = _hidden_characters(plain)
         if bad:
             shown = ", ".join(f"U+{ord(char):04X}" for char in bad[:5])
-            raise _invalid(field, f"contains control characters: {shown}")
+            raise _invalid(
+                field,
+                f"contains control, bidi or invisible characters: {shown}",
+                "names may hold letters, digits, punctuation, symbols and spaces of any script",
+            )
+        lookalikes = _slash_lookalikes(plain)
+        if lookalikes:
+            shown = ", ".join(f"U+{ord(char):04X}" for char in lookalikes[:5])
+            raise _invalid(field, f"contains look-alikes of '/' or '\\': {shown}", "separate folders with '/'")
     else:  # pragma: no cover - a programming error, not input
         raise ValueError(f"unknown key policy {policy!r}")
     segments = tuple(key.split("/"))
@@ -169,6 +254,10 @@ def check_key(
             raise _invalid(field, f"has an empty segment at position {index} ('//' or a trailing '/')")
         if segment in (".", ".."):
             raise _invalid(field, f"must not contain a {segment!r} segment; give the path from the root")
+        if policy == "unicode":
+            problem = _unicode_segment_problem(segment)
+            if problem:
+                raise _invalid(field, f"segment {index} {problem}")
         if len(os.fsencode(unescape_name(segment)) if "\\" in segment else segment.encode("utf-8")) > MAX_SEGMENT_BYTES:
             raise _invalid(field, f"segment {index} is longer than {MAX_SEGMENT_BYTES} bytes")
     return segments

@@ -6,10 +6,15 @@ they decode the same way and fence the same way.
 
 from __future__ import annotations
 
-import codecs
+import base64
+import quopri
 import re
 import secrets
 from html.parser import HTMLParser
+from urllib.parse import quote, unquote_to_bytes
+
+from mcp_tools.charsets import MULTI_BYTE as _MULTI_BYTE_ENCODINGS
+from mcp_tools.charsets import decode, encoding_for, sniff_bom
 
 _BLOCK_TAGS = frozenset(
     [
@@ -119,31 +124,114 @@ def html_to_text(html: str) -> str:
     return extractor.text()
 
 
-def _known_codec(charset: str | None) -> str | None:
-    if not charset:
-        return None
-    try:
-        return codecs.lookup(charset).name
-    except (LookupError, ValueError):
-        return None
-
-
 def decode_bytes(data: bytes, charset: str | None, warnings: list[str], where: str) -> str:
-    """Decode with the declared charset; fall back to UTF-8, then Windows-1252, never raise."""
-    codec = _known_codec(charset)
-    if charset and codec is None:
+    """Decode as a browser would (the WHATWG label table); unlabelled: UTF-8, else Windows-1252. Never raises.
+
+    A byte order mark wins over the label; an unknown label is warned about and read as UTF-8.
+    """
+    encoding = encoding_for(charset)
+    if charset and encoding is None:
         warnings.append(f"{where}: unknown charset {charset[:40]!r}; decoded as UTF-8 with replacements")
-    if codec is not None:
-        text = data.decode(codec, errors="replace")
+    if encoding is not None:
+        text = decode(data, encoding)
         if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
             warnings.append(f"{where}: bytes invalid in {charset} were replaced")
         return text
+    if sniff_bom(data)[0] is not None:
+        return decode(data, "UTF-8")  # the mark names the encoding
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        if charset:
-            return data.decode("utf-8", errors="replace")
-        return data.decode("cp1252", errors="replace")
+        return decode(data, "UTF-8" if charset else "windows-1252")
+
+
+_META_CHARSET = re.compile(rb"<meta\b[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_:.-]+)", re.IGNORECASE)
+_XML_ENCODING = re.compile(rb"^<\?xml\b[^>]*?\bencoding\s*=\s*[\"']([A-Za-z0-9_:.-]+)[\"']")
+
+
+def declared_charset(data: bytes) -> str | None:
+    """The charset an HTML or XML document declares in its first 1024 bytes (a `<meta>` or the XML
+    declaration), as the HTML standard's prescan reads it: a UTF-16 label there means UTF-8."""
+    head = data[:1024]
+    match = _XML_ENCODING.match(head) or _META_CHARSET.search(head)
+    if match is None:
+        return None
+    label = match[1].decode("ascii")
+    encoding = encoding_for(label)
+    if encoding in ("UTF-16BE", "UTF-16LE"):
+        return "utf-8"
+    if encoding == "x-user-defined":
+        return "windows-1252"
+    return label if encoding is not None else None
+
+
+_ENCODED_WORD = re.compile(r"=\?([^?\s]*)\?([qQbB])\?([^?\s]*)\?=")
+
+
+def _word_bytes(kind: str, payload: str) -> bytes | None:
+    try:
+        if kind in "bB":
+            return base64.b64decode(payload + "=" * (-len(payload) % 4), validate=True)
+        return quopri.decodestring(payload.replace("_", " ").encode("ascii"), header=True)
+    except (ValueError, UnicodeError):
+        return None
+
+
+def utf8_encoded_words(value: str) -> str:
+    """RFC 2047 encoded words re-labelled UTF-8, their text decoded as a browser would.
+
+    Python's mail parser reads `=?iso-8859-1?Q?=93?=` as Latin-1 (a C1 control); rewriting the
+    words first keeps the parser's structure (addresses, parameters) and gets the text right.
+    Words in UTF-8 or an unknown charset, and words that do not decode, are left as they are.
+    """
+    if "=?" not in value:
+        return value
+
+    def rewrite(match: re.Match[str]) -> str:
+        encoding = encoding_for(match[1].partition("*")[0])  # RFC 2231 allows '*language'
+        if encoding is None or encoding == "UTF-8":
+            return match[0]
+        data = _word_bytes(match[2], match[3])
+        if data is None:
+            return match[0]
+        text = decode(data, encoding)
+        return "=?utf-8?b?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
+
+    return _ENCODED_WORD.sub(rewrite, value)
+
+
+_EXTENDED_PARAMETER = re.compile(
+    r"(?P<name>[\w.-]+)\*(?:(?P<index>\d+)\*)?="
+    r"(?:(?P<charset>[^'\";\s]*)'(?P<language>[^'\";\s]*)')?"
+    r"(?P<value>[^\";\s]*)"
+)
+
+
+def utf8_parameters(value: str) -> str:
+    """RFC 2231 parameters (`filename*=iso-8859-1''R%E9sum%E9.pdf`) re-labelled UTF-8, decoded as a browser would.
+
+    A value split into numbered pieces keeps its pieces; each is rewritten when the charset reads
+    one byte at a time (a multi-byte character could straddle two pieces, so those stay as sent).
+    """
+    if "*=" not in value:
+        return value
+    charsets: dict[str, str] = {}
+    for match in _EXTENDED_PARAMETER.finditer(value):
+        if match["charset"] is not None and match["index"] in (None, "0"):
+            encoding = encoding_for(match["charset"])
+            if encoding is not None and encoding != "UTF-8":
+                charsets[match["name"].lower()] = encoding
+
+    def rewrite(match: re.Match[str]) -> str:
+        encoding = charsets.get(match["name"].lower())
+        if encoding is None or (match["index"] is not None and encoding in _MULTI_BYTE_ENCODINGS):
+            return match[0]
+        text = decode(unquote_to_bytes(match["value"]), encoding)
+        head = f"{match['name']}*{match['index'] + '*' if match['index'] is not None else ''}="
+        label = f"utf-8'{match['language']}'" if match["charset"] is not None else ""
+        return head + label + quote(text, safe="")
+
+    return _EXTENDED_PARAMETER.sub(rewrite, value)
 
 
 def fence(label: str, content: str) -> str:

@@ -39,6 +39,10 @@ def _handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
                 self._send(200, bytes(range(256)) * int(query.get("times", ["1"])[0]), {"Content-Type": "image/png"})
             elif parts.path == "/big":
                 self._send(200, ("0123456789" * 10_000).encode(), {"Content-Type": "text/plain"})
+            elif parts.path == "/labelled":  # a body in Windows-1252 under the label in ?charset=
+                label = query.get("charset", ["iso-8859-1"])[0]
+                body = "\u201cquoted\u201d \u2013 \u20ac5".encode("cp1252")
+                self._send(200, body, {"Content-Type": f"text/plain; charset={label}"})
             elif parts.path == "/file.txt":
                 self._send(200, b"imported text\n", {"Content-Type": "text/plain"})
             else:  # echo: everything it received, in the body and in response headers

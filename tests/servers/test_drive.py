@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import codecs
 from pathlib import Path
 
 import mcp_types as types
@@ -237,7 +238,14 @@ async def test_slides_read_as_text_and_folders_are_listed_not_read(
 
 @pytest.mark.parametrize(
     ("content", "expected"),
-    [("Grüße aus München".encode(), "Grüße aus München"), ("Grüße aus München".encode("cp1252"), "Grüße aus München")],
+    [
+        ("Grüße aus München".encode(), "Grüße aus München"),
+        ("Grüße aus München".encode("cp1252"), "Grüße aus München"),
+        ("\u201cQuoted\u201d \u2013 \u20ac5".encode("cp1252"), "\u201cQuoted\u201d \u2013 \u20ac5"),
+        (codecs.BOM_UTF16_LE + "Notepad “Unicode”: 会议".encode("utf-16-le"), "Notepad “Unicode”: 会议"),
+        (codecs.BOM_UTF16_BE + "big-endian €".encode("utf-16-be"), "big-endian €"),
+        (codecs.BOM_UTF8 + "marked UTF-8 ✓".encode(), "marked UTF-8 ✓"),
+    ],
 )
 async def test_text_files_decode_whatever_their_charset(
     tmp_path: Path, google: FakeGoogle, drive: FakeDrive, content: bytes, expected: str
@@ -246,6 +254,32 @@ async def test_text_files_decode_whatever_their_charset(
     async with connect(tmp_path, drive_settings(tmp_path, google)) as client:
         data = ok(await client.call_tool("drive_read", {"id": item.id}))
     assert data["content"] == expected
+
+
+@pytest.mark.parametrize(
+    ("content", "mime", "expected"),
+    [
+        (b'<html><head><meta charset="koi8-r"></head><p>\xf0\xd2\xc9\xd7\xc5\xd4', "text/html", "Привет"),
+        (
+            b'<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"><p>\x93Hi\x94 \x80',
+            "text/html",
+            "“Hi” €",
+        ),
+        (b'<?xml version="1.0" encoding="windows-1251"?><a>\xcf\xf0\xe8\xe2\xe5\xf2</a>', "text/xml", "Привет</a>"),
+        (b'<meta charset="utf-16"><p>caf\xc3\xa9', "text/html", "café"),  # UTF-16 declared in bytes: UTF-8
+        (b'<meta charset="koi8-r"> plain text, not markup \xf0', "text/plain", "\xf0"),  # only markup declares
+    ],
+)
+async def test_markup_files_decode_in_the_charset_they_declare(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive, content: bytes, mime: str, expected: str
+):
+    item = drive.add("page", content, mime)
+    async with connect(tmp_path, drive_settings(tmp_path, google)) as client:
+        data = ok(await client.call_tool("drive_read", {"id": item.id}))
+    if mime == "text/plain":
+        assert data["content"].endswith("\u00f0")  # Windows-1252, the label inside ignored
+    else:
+        assert data["content"].endswith(expected)
 
 
 async def test_a_big_text_file_is_paged_to_the_end_downloading_once(
@@ -284,6 +318,21 @@ async def test_binary_files_as_base64_saved_or_refused_with_a_way_out(
     assert saved["encoding"] == "saved" and saved["content"] == ""
     assert back["size"] == 5000
     assert escaped["kind"] == "invalid_arguments"
+
+
+async def test_save_to_follows_the_files_name_rule(tmp_path: Path, google: FakeGoogle, drive: FakeDrive):
+    item = drive.add("Steuer 2025.pdf", PNG, "application/pdf")
+    strict = drive_settings(tmp_path, google)
+    async with connect(tmp_path, strict) as client:
+        refused = failure(await client.call_tool("drive_read", {"id": item.id, "save_to": "Steuer/Erklärung 2025.pdf"}))
+    unicode = {**drive_settings(tmp_path, google), "files": {"names": "unicode"}}
+    async with connect(tmp_path, unicode) as client:
+        ok(await client.call_tool("drive_read", {"id": item.id, "save_to": "Steuer/Erklärung 2025.pdf"}))
+        spoofed = failure(await client.call_tool("drive_read", {"id": item.id, "save_to": "a\u202efdp.exe"}))
+        back = ok(await client.call_tool("files_read", {"path": "Steuer/Erklärung 2025.pdf"}))
+    assert refused["kind"] == "invalid_arguments" and 'names = "unicode"' in refused["hint"]
+    assert spoofed["kind"] == "invalid_arguments" and "U+202E" in spoofed["message"]
+    assert base64.b64decode(back["content"]) == PNG
 
 
 async def test_the_10_mb_export_limit_is_reported_with_a_hint(tmp_path: Path, google: FakeGoogle, drive: FakeDrive):

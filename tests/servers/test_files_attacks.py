@@ -145,12 +145,150 @@ async def test_errors_state_the_rule(tmp_path: Path, layout: dict[str, Any]) -> 
             assert error["message"].startswith("path")
 
 
+# With [files] names = "unicode": the structure rules stand, and what looks like a separator,
+# a dot segment or nothing at all is refused too.
+UNICODE_BAD_KEYS = [
+    "../outside/secret.txt",
+    "sub/../../outside/secret.txt",
+    "./../outside/secret.txt",
+    "..",
+    ".",
+    "/etc/passwd",
+    "//etc/passwd",
+    "sub//ok.txt",
+    "sub/",
+    "",
+    "..\\outside\\secret.txt",
+    "sub\\ok.txt",
+    "inside.txt\x00.png",
+    "\uff0e\uff0e/outside/secret.txt",  # fullwidth full stops
+    "\uff0e/inside.txt",
+    "\u2025/outside/secret.txt",  # two dot leader
+    "\u2024\u2024/outside/secret.txt",  # one dot leaders
+    ".\uff0e/outside/secret.txt",
+    "\ufe52\ufe52/outside/secret.txt",  # small full stops
+    "sub\u2215..\u2215..\u2215outside",  # division slash
+    "sub\uff0f..\uff0f..\uff0foutside",  # fullwidth solidus
+    "..\u2044outside\u2044secret.txt",  # fraction slash
+    "..\uff3coutside\uff3csecret.txt",  # fullwidth reverse solidus
+    "..\ufe68outside",  # small reverse solidus
+    "file:///etc/passwd",
+    "line\nbreak.txt",
+    "tab\t.txt",
+    "del\x7f.txt",
+    "next\u0085line.txt",
+    "line\u2028sep.txt",
+    " inside.txt",
+    "inside.txt ",
+    "inside.txt\u00a0",
+    "\u3000inside.txt",
+    "sub/ok.txt\u2003",
+    "in\u202eside.txt",  # right-to-left override
+    "inside\u2066.txt",  # left-to-right isolate
+    "\u200finside.txt",  # right-to-left mark
+    "\u061cinside.txt",  # Arabic letter mark
+    "\u200binside.txt",  # zero width space
+    "\u2060inside.txt",  # word joiner
+    "\ufeffinside.txt",  # byte order mark
+    "in\u00adside.txt",  # soft hyphen
+    "\u200dinside.txt",  # a joiner with nothing to join
+    "inside.txt\u200c",
+    "\ufe0finside.txt",  # a variation selector with nothing to select
+    "\u3164.txt",  # Hangul filler
+    "\u2800",  # braille blank
+    "\U000e0041inside.txt",  # tag character
+    "\ue000inside.txt",  # private use
+    "\U000e01ef",
+    "a" * 5000,
+    "x" * 300,
+    "\u00e9" * 128,
+]
+
+
+async def test_bad_keys_are_refused_in_unicode_mode_too(tmp_path: Path, layout: dict[str, Any]) -> None:
+    before = snapshot(layout["data"])
+    async with connect(tmp_path, with_names(layout, "unicode")) as client:
+        for key in UNICODE_BAD_KEYS:
+            listing = await client.call_tool("files_list", {"path": key})
+            if key != "":
+                assert failure(listing)["kind"] == "invalid_arguments", key
+            for tool, arguments in _calls(key):
+                error = failure(await client.call_tool(tool, arguments))
+                assert error["kind"] == "invalid_arguments", (tool, key, error)
+                assert "top secret" not in str(error)
+    assert snapshot(layout["data"]) == before
+
+
+async def test_unicode_mode_errors_name_the_character(tmp_path: Path, layout: dict[str, Any]) -> None:
+    async with connect(tmp_path, with_names(layout, "unicode")) as client:
+        cases = {
+            "in\u202eside.txt": "U+202E",
+            "a\u2215b": "look-alikes of '/'",
+            "\uff0e\uff0e/x": "'.' or '..'",
+            " inside.txt": "starts or ends with a space",
+            "a\\b": "backslash",
+        }
+        for key, rule in cases.items():
+            error = failure(await client.call_tool("files_read", {"path": key}))
+            assert rule in error["message"], (key, error)
+
+
+# Names that only look like a way out: in unicode mode each is a literal name inside the root.
+LITERAL_NAMES = [
+    "%2e%2e/outside/secret.txt",
+    "~/secret.txt",
+    "C:/Windows/win.ini",
+    ".../secret.txt",
+    "sub/...",
+    "\u2026",
+]
+
+
+async def test_look_alike_names_that_are_allowed_stay_inside(tmp_path: Path, layout: dict[str, Any]) -> None:
+    before = snapshot(layout["outside"]), snapshot(layout["sibling"])
+    async with connect(tmp_path, with_names(layout, "unicode")) as client:
+        for key in LITERAL_NAMES:
+            ok(await client.call_tool("files_write", {"path": key, "content": "inside"}))
+            assert ok(await client.call_tool("files_read", {"path": key}))["content"] == "inside"
+    for key in LITERAL_NAMES:
+        assert (layout["root"] / key).read_text() == "inside"
+    assert (snapshot(layout["outside"]), snapshot(layout["sibling"])) == before
+
+
+async def test_unicode_named_symlinks_out_are_refused(tmp_path: Path, layout: dict[str, Any]) -> None:
+    root: Path = layout["root"]
+    (root / "Lien vers l\u2019ext\u00e9rieur").symlink_to(layout["outside"])
+    (root / "sub" / "\u4e0a\u4e00\u7ea7").symlink_to("../..")
+    (root / "R\u00e9sum\u00e9.pdf").symlink_to(layout["outside"] / "secret.txt")
+    before = snapshot(layout["data"])
+    async with connect(tmp_path, with_names(layout, "unicode")) as client:
+        for key in [
+            "Lien vers l\u2019ext\u00e9rieur/secret.txt",
+            "sub/\u4e0a\u4e00\u7ea7/outside/secret.txt",
+            "R\u00e9sum\u00e9.pdf",
+        ]:
+            for tool, arguments in _calls(key)[:3]:
+                error = failure(await client.call_tool(tool, arguments))
+                assert error["kind"] == "invalid_arguments" and "outside the root" in error["message"], (tool, key)
+        new = failure(
+            await client.call_tool("files_write", {"path": "Lien vers l\u2019ext\u00e9rieur/n.txt", "content": "x"})
+        )
+        assert new["kind"] == "invalid_arguments"
+    assert snapshot(layout["data"]) == before
+
+
 SYMLINK_ESCAPES = ["link-out/secret.txt", "file-out", "evil/secret.txt", "sub/up/outside/secret.txt", "dangling-out"]
 
 
-async def test_symlinks_that_lead_out_are_refused(tmp_path: Path, layout: dict[str, Any]) -> None:
+def with_names(layout: dict[str, Any], names: str) -> dict[str, Any]:
+    settings = layout["settings"]
+    return {**settings, "files": {**settings["files"], "names": names}}
+
+
+@pytest.mark.parametrize("names", ["strict", "unicode"])
+async def test_symlinks_that_lead_out_are_refused(tmp_path: Path, layout: dict[str, Any], names: str) -> None:
     before = snapshot(layout["data"])
-    async with connect(tmp_path, layout["settings"]) as client:
+    async with connect(tmp_path, with_names(layout, names)) as client:
         for key in SYMLINK_ESCAPES:
             for tool, arguments in [
                 ("files_read", {"path": key}),
@@ -275,6 +413,15 @@ async def test_error_messages_do_not_reveal_host_paths(tmp_path: Path, layout: d
 async def test_keys_are_checked_on_s3_too(tmp_path: Path, backend: FilesBackend) -> None:
     async with connect(tmp_path, backend.settings) as client:
         for key in ["../escape.txt", "/abs.txt", "a\\b", "%2e%2e/x", "\uff0e\uff0e/x", "a/./b"]:
+            error = failure(await client.call_tool("files_write", {"path": key, "content": "x"}))
+            assert error["kind"] == "invalid_arguments", key
+        listing = ok(await client.call_tool("files_list", {"recursive": True}))
+    assert listing["entries"] == []
+
+
+async def test_keys_are_checked_on_s3_in_unicode_mode(tmp_path: Path, backend: FilesBackend) -> None:
+    async with connect(tmp_path, backend.with_files(names="unicode")) as client:
+        for key in UNICODE_BAD_KEYS:
             error = failure(await client.call_tool("files_write", {"path": key, "content": "x"}))
             assert error["kind"] == "invalid_arguments", key
         listing = ok(await client.call_tool("files_list", {"recursive": True}))

@@ -13,6 +13,7 @@ import mcp_types as types
 import pytest
 
 from tests.harness import annotation, connect, failure, ok, text_of
+from tests.servers import charset_mail
 from tests.servers.fake_google import FakeGmail, FakeGoogle
 from tests.servers.gmail_fixtures import (
     PNG,
@@ -155,6 +156,26 @@ async def test_non_utf8_charsets_decode(
     assert data["text"] == expected and data["warnings"] == []
 
 
+@pytest.mark.parametrize("name", sorted(charset_mail.SAMPLES))
+async def test_charset_labels_are_read_as_browsers_read_them(
+    tmp_path: Path, google: FakeGoogle, gmail: FakeGmail, name: str
+):
+    """Outlook's iso-8859-1 is Windows-1252; x-sjis, ks_c_5601-1987 and gb2312 name the wider sets."""
+    sample = charset_mail.SAMPLES[name]()
+    stored = gmail.add(sample.raw)
+    async with connect(tmp_path, sign_in(tmp_path, google)) as client:
+        data = ok(await client.call_tool("gmail_read", {"id": stored.id}))
+        attachments = data["messages"][0]["attachments"]
+        texts = [
+            ok(await client.call_tool("gmail_attachment", {"message_id": stored.id, "index": item["index"]}))
+            for item in attachments
+        ]
+    assert data["text"] == sample.body and data["warnings"] == []
+    assert not any("\x80" <= char <= "\x9f" for char in data["text"])
+    if sample.attachment:  # labelled us-ascii, written in Windows-1252
+        assert [text["content"] for text in texts] == ["\u2018notes\u2019 \u2014 \u20ac5"]
+
+
 async def test_two_megabyte_mail_is_paged_to_the_end(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):
     raw, body = big()
     stored = gmail.add(raw)
@@ -208,6 +229,27 @@ async def test_attachments_as_text_base64_and_saved(tmp_path: Path, google: Fake
     assert (tmp_path / "data" / "files" / saved["saved_path"]).read_bytes() == PNG
     assert [entry["path"] for entry in listing["entries"]] == [saved["saved_path"]]
     assert missing["kind"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("names", "saved_as"),
+    [("strict", "Tax_return_2025_R_sum_.pdf"), ("unicode", "Tax return 2025 – Résumé 会议.pdf")],
+)
+async def test_an_attachment_is_saved_under_its_own_name_when_the_store_allows_it(
+    tmp_path: Path, google: FakeGoogle, gmail: FakeGmail, names: str, saved_as: str
+):
+    message = email.message.EmailMessage()
+    message["From"], message["To"], message["Subject"] = "ann@example.org", "me@example.com", "Papers"
+    message.set_content("See attached.")
+    message.add_attachment(PNG, maintype="application", subtype="pdf", filename="Tax return 2025 – Résumé 会议.pdf")
+    stored = gmail.add(message.as_bytes())
+    settings = {**sign_in(tmp_path, google), "files": {"names": names}}
+    async with connect(tmp_path, settings) as client:
+        saved = ok(await client.call_tool("gmail_attachment", {"message_id": stored.id, "index": 0, "save": True}))
+        read = ok(await client.call_tool("files_read", {"path": saved["saved_path"]}))
+    assert saved["saved_path"] == f"gmail-attachments/{stored.id}/{saved_as}"
+    assert base64.b64decode(read["content"]) == PNG
+    assert (tmp_path / "data" / "files" / saved["saved_path"]).read_bytes() == PNG
 
 
 async def test_large_binary_attachment_is_refused_with_a_way_out(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):

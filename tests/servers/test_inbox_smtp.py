@@ -23,6 +23,7 @@ from mcp_tools.servers.inbox.smtp import (
     start_smtp_server,
 )
 from mcp_tools.servers.inbox.store import SearchFilters
+from tests.servers import charset_mail
 from tests.servers import inbox_fixtures as mail
 
 
@@ -91,6 +92,26 @@ def test_whole_corpus_arrives_intact_over_smtp(tmp_path: Path) -> None:
     rows, _ = service.store.search(SearchFilters("geneve"), 5, None)
     stored = service.store.get(rows[0]["id"])
     assert stored is not None and stored["body"] == "Le café crème est prêt à Genève."
+
+
+@pytest.mark.parametrize("name", sorted(charset_mail.SAMPLES))
+def test_charset_labels_are_read_as_browsers_read_them(tmp_path: Path, name: str) -> None:
+    """Subject, body and attachment name of real client mail, over SMTP, as its sender wrote them."""
+    sample = charset_mail.SAMPLES[name]()
+    service = mail.make_service(tmp_path)
+    with receiver(service) as port:
+        code, reply = send(port, sample.raw, [mail.INBOX_ADDRESS])
+    assert code == 250
+    stored = service.store.get(reply.decode().split("Stored as ")[1].split()[0])
+    assert stored is not None
+    assert stored["subject"] == sample.subject and stored["body"] == sample.body
+    assert not any("\x80" <= char <= "\x9f" for char in stored["subject"] + stored["body"])
+    if sample.attachment:
+        assert [item["filename"] for item in stored["attachments"]] == [sample.attachment]
+    if name == "outlook":
+        assert stored["sender"] == "Ren\u00e9 M\u00fcller <rene@example.org>"
+    if name == "raw-8bit-headers":
+        assert stored["sender"] == "Doe, Ren\u00e9 <rene@example.org>"
 
 
 def test_relaying_is_refused_with_550(tmp_path: Path) -> None:

@@ -48,6 +48,8 @@ TEXT_TYPES = (
     "application/sql",
     "image/svg+xml",
 )
+# files that may declare their own charset (a <meta> or an XML declaration)
+MARKUP_TYPES = ("text/html", "application/xhtml+xml", "text/xml", "application/xml", "image/svg+xml")
 # what each native type is exported as
 EXPORTS = {DOC: "text/markdown", SHEET: "text/csv", SLIDES: "text/plain"}
 # what `convert` turns an upload into, by the content's type
@@ -183,7 +185,7 @@ class DriveService(GoogleService):
         return found
 
     def _fetch_text(self, meta: dict[str, Any], sheet: str) -> tuple[str, list[str], list[str]]:
-        from mcp_tools.text import decode_bytes
+        from mcp_tools.text import declared_charset, decode_bytes
 
         tool, file_id, mime = "drive.read", meta["id"], meta.get("mimeType", "")
         warnings: list[str] = []
@@ -211,7 +213,8 @@ class DriveService(GoogleService):
             data = self._export(file_id, mime)
         else:
             data = self.call(tool, lambda s: s.files().get_media(fileId=file_id, supportsAllDrives=True))
-        return decode_bytes(data, None, warnings, meta.get("name", "file")), sheets, warnings
+        declared = declared_charset(data) if mime.startswith(MARKUP_TYPES) else None
+        return decode_bytes(data, declared, warnings, meta.get("name", "file")), sheets, warnings
 
     def _export(self, file_id: str, mime: str) -> bytes:
         try:

@@ -214,10 +214,10 @@ def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | No
 
 
 async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    if args.save_to:  # refused before the download when it could never be stored
+    if args.save_to:  # refused before the download when no name rule of the files store could take it
         from mcp_tools.sandbox import check_key
 
-        check_key(args.save_to, "strict", field="save_to")
+        check_key(args.save_to, "unicode", field="save_to")
     result, data = await service.run("drive.read", _read, service, args)
     if data is not None and args.save_to:
         from mcp_tools.servers.google.stored import save

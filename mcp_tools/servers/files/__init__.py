@@ -54,11 +54,11 @@ def create(config: FilesConfig | None, env: Environment) -> FilesService:
             secret_access_key=secret,
             session_token=env.env.get("AWS_SESSION_TOKEN") if key_id == env.env.get("AWS_ACCESS_KEY_ID") else None,
         )
-        return FilesService(S3Store(settings), config)
+        return FilesService(S3Store(settings, names=config.names), config)
     from mcp_tools.servers.files.local import LocalStore
 
     root = (config.root or env.data_dir / "files").expanduser()
-    return FilesService(LocalStore(root), config)
+    return FilesService(LocalStore(root, names=config.names), config)
 
 
 async def find(service: FilesService, query: str, limit: int) -> list[SearchHit]:
@@ -92,7 +92,7 @@ NAMESPACE: Namespace[FilesService] = Namespace(
     search=SearchHook(find=find, read_tool="files.read"),
     lifespan=lifespan,
     instructions=(
-        "Paths are relative to the store root and use only letters, digits, '_', '-', '.' and '/'. "
+        "Paths are relative to the store root; pass names exactly as files.list shows them. "
         "Read before you edit; pass the sha256 you read as expected_sha256 "
         "so a newer change is never overwritten."
     ),

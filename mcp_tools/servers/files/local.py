@@ -9,7 +9,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, sweep_temp_files
+from mcp_tools.sandbox import TEMP_SUFFIX, KeyPolicy, Sandbox, escape_name, sweep_temp_files
 from mcp_tools.servers.files.store import (
     MAX_LISTED,
     READ_CHUNK,
@@ -48,8 +48,8 @@ class LocalStore:
 
     blocking = False
 
-    def __init__(self, root: Path) -> None:
-        self.sandbox = Sandbox(root, policy="strict", create=True)
+    def __init__(self, root: Path, *, names: KeyPolicy = "strict") -> None:
+        self.sandbox = Sandbox(root, policy=names, create=True)
         self._lock = threading.Lock()
 
     def sweep_temp_files(self) -> int:

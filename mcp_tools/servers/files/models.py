@@ -12,7 +12,7 @@ from mcp_tools.tooling import Arguments, Output
 KIB = 1024
 MIB = 1024 * KIB
 
-PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'; characters A-Z a-z 0-9 _ - . /")
+PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'; names as files.list shows them")
 Sha256Arg = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
@@ -26,6 +26,10 @@ class FilesConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     backend: Literal["local", "s3"] = "local"
+    names: Literal["strict", "unicode"] = Field(
+        default="strict",
+        description="'strict': paths of A-Z a-z 0-9 _ - . / only; 'unicode': any printable name, kept exactly.",
+    )
     root: Path | None = Field(default=None, description="Local folder; default: <data_dir>/files.")
     max_read_bytes: int = Field(default=1 * MIB, ge=1 * KIB, le=64 * MIB)
     max_write_bytes: int = Field(default=10 * MIB, ge=1 * KIB, le=1024 * MIB)
@@ -77,6 +81,7 @@ class ListResult(Output):
     path: str
     entries: list[Entry]
     next_cursor: str | None = None
+    note: str | None = Field(default=None, description="Set when listed names cannot be used as paths.")
 
 
 class ReadArgs(Arguments):

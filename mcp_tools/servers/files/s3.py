@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_tools.sandbox import check_key
+from mcp_tools.sandbox import KeyPolicy, check_key
 from mcp_tools.servers.files.store import READ_CHUNK, Progress, StoredEntry, Window, check_expected, read_window_from
 from mcp_tools.tooling import ToolFailure
 
@@ -66,8 +66,9 @@ class S3Store:
 
     blocking = True
 
-    def __init__(self, settings: S3Settings) -> None:
+    def __init__(self, settings: S3Settings, *, names: KeyPolicy = "strict") -> None:
         self.settings = settings
+        self.names: KeyPolicy = names
         self.prefix = _normal_prefix(settings.prefix)
         self._client: Any = None
         self._client_lock = threading.Lock()
@@ -99,7 +100,7 @@ class S3Store:
             return self._client
 
     def _object(self, key: str) -> str:
-        check_key(key, "strict", allow_empty=True)
+        check_key(key, self.names, allow_empty=True)
         return self.prefix + key
 
     def _key_of(self, object_key: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import anyio.from_thread
 import anyio.to_thread
 
-from mcp_tools.sandbox import check_key
+from mcp_tools.sandbox import KeyPolicy, check_key
 from mcp_tools.servers.files.edit import EditRequest, apply_edits, unified_diff
 from mcp_tools.servers.files.models import (
     DeleteArgs,
@@ -59,7 +59,18 @@ class FilesService:
         self.config = config
         self.max_read_bytes = config.max_read_bytes
         self.max_write_bytes = config.max_write_bytes
+        self.names: KeyPolicy = config.names
         self.resolver: Any = None  # name resolution for files.import; None is the system's
+
+    def check_path(self, value: str, field: str = "path", *, allow_empty: bool = False) -> str:
+        """A path under the store's name rule; a name only the strict rule refuses says how to allow it."""
+        try:
+            check_key(value, self.names, field=field, allow_empty=allow_empty)
+        except ToolFailure as failure:
+            if self.names == "strict" and _fits_unicode(value):
+                raise ToolFailure(failure.kind, failure.message, UNICODE_NAMES_HINT) from None
+            raise
+        return value
 
     def import_policy(self) -> Any:
         from mcp_tools.outbound import OutboundPolicy, parse_networks
@@ -74,9 +85,46 @@ class FilesService:
         return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs))
 
 
-def _key(value: str, field: str = "path", *, allow_empty: bool = False) -> str:
-    check_key(value, "strict", field=field, allow_empty=allow_empty)
-    return value
+UNICODE_NAMES_HINT = (
+    "names with spaces, accents or other scripts are refused by default; "
+    'the person can allow them with names = "unicode" in the [files] section of the config'
+)
+
+
+def _key(service: FilesService, value: str, field: str = "path", *, allow_empty: bool = False) -> str:
+    return service.check_path(value, field, allow_empty=allow_empty)
+
+
+def _fits_unicode(key: str) -> bool:
+    try:
+        check_key(key, "unicode", allow_empty=True)
+    except ToolFailure:
+        return False
+    return True
+
+
+def _names_note(service: FilesService, entries: list[StoredEntry]) -> str | None:
+    """What to do about listed names that cannot be passed back as paths under the store's rule."""
+    unusable = fixable = 0
+    for entry in entries:
+        try:
+            check_key(entry.key, service.names)
+        except ToolFailure:
+            unusable += 1
+            fixable += service.names == "strict" and _fits_unicode(entry.key)
+    if not unusable:
+        return None
+    if fixable == unusable:
+        return (
+            f"{unusable} of these names have characters outside A-Z a-z 0-9 _ - . / (spaces, accents, other "
+            "scripts), so they cannot be read, moved or deleted here; the person can allow them with "
+            'names = "unicode" in the [files] section of the config'
+        )
+    return (
+        f"{unusable} of these names hold control, bidi or invisible characters (or a look-alike of '/' or '.'), "
+        "so they cannot be read, moved or deleted here; the person can rename them outside this tool"
+        + ('; names = "unicode" in [files] would allow the others' if fixable else "")
+    )
 
 
 def _sha256(data: bytes) -> str:
@@ -113,7 +161,7 @@ async def _check_unchanged(
 
 
 async def list_files(service: FilesService, args: ListArgs, ctx: CallContext) -> ListResult:
-    folder = _key(args.path, allow_empty=True)
+    folder = _key(service, args.path, allow_empty=True)
     if folder:
         target = await service.run(service.store.stat, folder)
         if target is None:
@@ -139,7 +187,12 @@ async def list_files(service: FilesService, args: ListArgs, ctx: CallContext) ->
 
     page, more = await service.run(collect)
     next_cursor = encode_cursor(page[-1].sort_key) if more and page else None
-    return ListResult(path=folder, entries=[_as_entry(item) for item in page], next_cursor=next_cursor)
+    return ListResult(
+        path=folder,
+        entries=[_as_entry(item) for item in page],
+        next_cursor=next_cursor,
+        note=_names_note(service, page),
+    )
 
 
 def _render_list(result: ListResult) -> str:
@@ -150,6 +203,8 @@ def _render_list(result: ListResult) -> str:
         lines.append(f"{entry.path}{suffix}{size}")
     if result.next_cursor:
         lines.append(f"more: cursor={result.next_cursor}")
+    if result.note:
+        lines.append(f"({result.note})")
     if any("\\" in entry.path for entry in result.entries):
         lines.append(
             "(a name with \\xHH holds bytes that are not valid UTF-8, and \\\\ is a backslash; "
@@ -181,7 +236,7 @@ def _mime_type(key: str, is_text: bool) -> str:
 
 
 async def read_file(service: FilesService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    key = _key(args.path)
+    key = _key(service, args.path)
     limit = min(args.limit or service.max_read_bytes, service.max_read_bytes)
     window = await service.run(service.store.read_window, key, args.offset, limit)
     if args.offset > window.size:
@@ -233,7 +288,7 @@ def _content_bytes(args: WriteArgs) -> bytes:
 
 
 async def write_file(service: FilesService, args: WriteArgs, ctx: CallContext) -> WriteResult:
-    key = _key(args.path)
+    key = _key(service, args.path)
     data = _content_bytes(args)
     if len(data) > service.max_write_bytes:
         raise ToolFailure(
@@ -251,7 +306,7 @@ async def write_file(service: FilesService, args: WriteArgs, ctx: CallContext) -
 
 async def write_precheck(service: FilesService, args: WriteArgs) -> None:
     """Valid content within the limit, and the file still as it was read."""
-    key = _key(args.path)
+    key = _key(service, args.path)
     size = len(_content_bytes(args))
     if size > service.max_write_bytes:
         raise ToolFailure("too_large", f"content is {size} bytes; the write limit is {service.max_write_bytes} bytes")
@@ -261,7 +316,7 @@ async def write_precheck(service: FilesService, args: WriteArgs) -> None:
 
 async def write_risk(service: FilesService, args: WriteArgs) -> Risk:
     try:
-        existing = await service.run(service.store.stat, _key(args.path))
+        existing = await service.run(service.store.stat, _key(service, args.path))
     except ToolFailure:
         return Risk.LOW  # no escalation: the handler refuses the call with the reason
     args._existing_known = True
@@ -292,7 +347,7 @@ def describe_write(args: WriteArgs) -> str:
 
 
 async def edit_file(service: FilesService, args: EditArgs, ctx: CallContext) -> EditResult:
-    key = _key(args.path)
+    key = _key(service, args.path)
     try:
         data = await service.run(service.store.read_all, key, service.max_write_bytes)
     except ToolFailure as failure:
@@ -332,7 +387,7 @@ async def edit_file(service: FilesService, args: EditArgs, ctx: CallContext) -> 
 
 async def edit_precheck(service: FilesService, args: EditArgs) -> None:
     """The file exists, is within the edit limit, and is still as it was read."""
-    key = _key(args.path)
+    key = _key(service, args.path)
     target = await _existing(service, key)
     if target.type == "file" and (target.size or 0) > service.max_write_bytes:
         raise ToolFailure(
@@ -358,15 +413,15 @@ def _render_edit(result: EditResult) -> str:
 
 
 async def make_folder(service: FilesService, args: MkdirArgs, ctx: CallContext) -> MkdirResult:
-    key = _key(args.path)
+    key = _key(service, args.path)
     created = await service.run(service.store.mkdir, key, parents=args.parents)
     return MkdirResult(path=key, created=created)
 
 
-def _move_keys(args: MoveArgs) -> tuple[str, str]:
+def _move_keys(service: FilesService, args: MoveArgs) -> tuple[str, str]:
     """Source and destination keys of a move that can make sense at all."""
-    source = _key(args.source, "source")
-    destination = _key(args.destination, "destination")
+    source = _key(service, args.source, "source")
+    destination = _key(service, args.destination, "destination")
     if source == destination:
         raise ToolFailure("invalid_arguments", "source and destination are the same path")
     if destination.startswith(source + "/"):
@@ -375,7 +430,7 @@ def _move_keys(args: MoveArgs) -> tuple[str, str]:
 
 
 async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext) -> MoveResult:
-    source, destination = _move_keys(args)
+    source, destination = _move_keys(service, args)
     replaced = await service.run(
         service.store.move,
         source,
@@ -388,7 +443,7 @@ async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext) -> 
 
 async def move_precheck(service: FilesService, args: MoveArgs) -> None:
     """The source exists; the destination is a new path, or a file that overwrite may replace."""
-    source, destination = _move_keys(args)
+    source, destination = _move_keys(service, args)
     await _existing(service, source, "source")
     target = await service.run(service.store.stat, destination)
     if target is None:
@@ -405,7 +460,7 @@ async def move_risk(service: FilesService, args: MoveArgs) -> Risk:
     if not args.overwrite:
         return Risk.LOW  # the configured level stands
     try:
-        existing = await service.run(service.store.stat, _key(args.destination, "destination"))
+        existing = await service.run(service.store.stat, _key(service, args.destination, "destination"))
     except ToolFailure:
         return Risk.HIGH
     args._destination_size = None if existing is None else (existing.size or 0)
@@ -422,7 +477,7 @@ def describe_move(args: MoveArgs) -> str:
 
 
 async def delete_file(service: FilesService, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
-    key = _key(args.path)
+    key = _key(service, args.path)
     target = await service.run(service.store.stat, key)
     if target is None:
         raise ToolFailure("not_found", f"{key} does not exist")
@@ -448,7 +503,7 @@ async def delete_info(service: FilesService, args: DeleteArgs) -> Risk:
     gets an exact "Action performed" notice.
     """
     try:
-        key = _key(args.path)
+        key = _key(service, args.path)
         target = await service.run(service.store.stat, key)
         args._target = None if target is None else _as_entry(target)
         if target is not None and target.type == "folder":
@@ -460,7 +515,7 @@ async def delete_info(service: FilesService, args: DeleteArgs) -> Risk:
 
 async def delete_precheck(service: FilesService, args: DeleteArgs) -> None:
     """The target exists, and a folder goes only with recursive."""
-    key = _key(args.path)
+    key = _key(service, args.path)
     target = await _existing(service, key)
     if target.type == "folder" and not args.recursive:
         raise ToolFailure(
@@ -487,7 +542,7 @@ def describe_delete(args: DeleteArgs) -> str:
 
 async def import_precheck(service: FilesService, args: ImportArgs) -> None:
     """The path's form and the URL's host, refused before anyone is asked."""
-    _key(args.path)
+    _key(service, args.path)
     if args.url:
         from mcp_tools.outbound import check_url
 
@@ -523,7 +578,7 @@ async def _fetch_for_import(service: FilesService, url: str) -> tuple[bytes, str
 
 
 async def import_file(service: FilesService, args: ImportArgs, ctx: CallContext) -> ImportResult:
-    key = _key(args.path)
+    key = _key(service, args.path)
     if args.url:
         await ctx.report_progress(0, None, f"downloading {args.url}")
         data, content_type = await _fetch_for_import(service, args.url)
@@ -550,7 +605,7 @@ async def import_file(service: FilesService, args: ImportArgs, ctx: CallContext)
 async def import_risk(service: FilesService, args: ImportArgs) -> Risk:
     """Like a write: replacing an existing file without its hash asks first."""
     try:
-        existing = await service.run(service.store.stat, _key(args.path))
+        existing = await service.run(service.store.stat, _key(service, args.path))
     except ToolFailure:
         return Risk.LOW
     args._existing_known = True

@@ -202,13 +202,6 @@ class AttachmentResult(Output):
     next_offset: int | None
 
 
-def _safe_name(name: str) -> str:
-    import re
-
-    cleaned = re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "attachment"
-    return cleaned[:120]
-
-
 async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallContext) -> AttachmentResult:
     from mcp_tools.servers.google.text import decode_bytes
 
@@ -222,10 +215,10 @@ async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallConte
     }
     textual = item.content_type.startswith(TEXT_TYPES)
     if args.save:
-        from mcp_tools.servers.google.stored import save
+        from mcp_tools.servers.google.stored import save_named
 
-        path = f"{service.config.attachments_folder}/{args.message_id}/{_safe_name(item.filename)}"
-        await save(ctx, path, data)  # files.write, through the policy gate
+        folder = f"{service.config.attachments_folder}/{args.message_id}"
+        path = await save_named(ctx, folder, item.filename, data)  # files.write, through the policy gate
         return AttachmentResult(
             **common, encoding="saved", content="", saved_path=path, offset=0, total_chars=0, next_offset=None
         )
@@ -305,7 +298,7 @@ async def load_attachments(service: GmailService, args: ComposeArgs, ctx: CallCo
     from mcp_tools.servers.google.stored import load
 
     for path in args.attachments:
-        check_key(path, "strict", field="attachments")
+        check_key(path, "unicode", field="attachments")  # the store applies its own rule on files.read
     files: list[tuple[str, bytes]] = []
     total = 0
     for path in args.attachments:

@@ -24,6 +24,25 @@ async def save(ctx: CallContext, path: str, data: bytes) -> dict[str, Any]:
         raise
 
 
+async def save_named(ctx: CallContext, folder: str, filename: str, data: bytes) -> str:
+    """Store an outside file under its own name, as close as the files store's name rule allows.
+
+    The store's rule (`[files] names`) belongs to the files namespace, so the name the person
+    would recognise is tried first and, when the store refuses it, the strict ASCII form."""
+    from mcp_tools.sandbox import safe_name
+
+    own, strict = safe_name(filename, "unicode", fallback="attachment"), safe_name(filename, fallback="attachment")
+    if own != strict:
+        try:
+            await save(ctx, f"{folder}/{own}", data)
+            return f"{folder}/{own}"
+        except ToolFailure as failure:
+            if failure.kind != "invalid_arguments":
+                raise
+    await save(ctx, f"{folder}/{strict}", data)
+    return f"{folder}/{strict}"
+
+
 async def load(ctx: CallContext, path: str, limit: int) -> bytes:
     """The whole file at `path`, read window by window with `files.read`; at most `limit` bytes."""
     parts: list[bytes] = []

@@ -247,10 +247,13 @@ def describe_request(args: RequestArgs) -> str:
 
 
 def _decode(body: bytes, content_type: str) -> str | None:
-    charset = re.search(r"charset=\"?([\w.-]+)", content_type, re.IGNORECASE)
+    charset = re.search(r"charset=\"?([\w.:-]+)", content_type, re.IGNORECASE)
     try:
         if charset:
-            return body.decode(charset.group(1), errors="replace")
+            from mcp_tools.charsets import decode, encoding_for
+
+            encoding = encoding_for(charset.group(1))  # as a browser reads the label
+            return None if encoding is None else decode(body, encoding)
         if TEXT_TYPES.match(content_type.lower()) or not content_type:
             return body.decode("utf-8", errors="replace" if content_type else "strict")
         return body.decode("utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import email.header
 import email.utils
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,8 +18,9 @@ from email import policy
 from email.message import Message
 from email.parser import BytesParser
 
+from mcp_tools.charsets import encoding_for
 from mcp_tools.servers.inbox.forwarding import FORWARD_HEADER, FORWARD_MARKER
-from mcp_tools.text import decode_bytes, html_to_text, normalise_whitespace
+from mcp_tools.text import decode_bytes, html_to_text, normalise_whitespace, utf8_encoded_words, utf8_parameters
 
 MAX_FORWARD_DEPTH = 8
 MAX_PARTS = 500
@@ -57,6 +59,46 @@ class ParsedMessage:
         if self.message_id:
             return "mid:" + self.message_id
         return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+_RAW_BYTES = re.compile("[\udc80-\udcff]")  # header bytes beyond ASCII, as the parser keeps them
+
+
+def _header_text(name: str, value: str, charset: str | None) -> str:
+    """A raw header value as text: 8-bit bytes as UTF-8, else in the part's charset or Windows-1252."""
+    if _RAW_BYTES.search(value):
+        data = value.encode("ascii", "surrogateescape")
+        try:
+            value = data.decode("utf-8")
+        except UnicodeDecodeError:
+            value = decode_bytes(data, charset if encoding_for(charset) else "windows-1252", [], "header")
+    if name.lower() in ("content-type", "content-disposition"):
+        value = utf8_parameters(value)
+    return utf8_encoded_words(value)
+
+
+def _needs_reading(value: str) -> bool:
+    return "=?" in value or "*=" in value or _RAW_BYTES.search(value) is not None
+
+
+def _parse(raw: bytes) -> Message:
+    """Parse MIME with header text (subjects, names, file names) read as a browser would."""
+    msg = BytesParser(policy=policy.default).parsebytes(raw)
+    for part in itertools.islice(msg.walk(), MAX_PARTS * 2):
+        items = list(part.raw_items())
+        names = {name.lower() for name, value in items if isinstance(value, str) and _needs_reading(value)}
+        if not names:
+            continue
+        try:
+            charset = part.get_content_charset()
+        except Exception:
+            charset = None
+        for name in names:  # same-named headers keep their order; their place among others does not matter
+            del part[name]
+        for name, value in items:
+            if name.lower() in names:
+                part.set_raw(name, _header_text(name, value, charset) if isinstance(value, str) else value)
+    return msg
 
 
 def _payload_bytes(part: Message) -> bytes:
@@ -214,7 +256,7 @@ def _walk_forwarded(part: Message, walk: _Walk, depth: int) -> None:
     payload = part.get_payload()
     inner = payload[0] if isinstance(payload, list) and payload else None
     if inner is None and part.get_content_type() == "message/global":  # RFC 6532: parsed as plain bytes
-        inner = BytesParser(policy=policy.default).parsebytes(_payload_bytes(part))
+        inner = _parse(_payload_bytes(part))
     if not isinstance(inner, Message):
         walk.warnings.append("a forwarded message part is empty or unreadable")
         return
@@ -267,7 +309,7 @@ def parse_message(raw: bytes) -> ParsedMessage:
     """Parse raw MIME; whatever goes wrong is recorded in `warnings`, never raised."""
     warnings: list[str] = []
     try:
-        msg: Message = BytesParser(policy=policy.default).parsebytes(raw)
+        msg: Message = _parse(raw)
     except Exception as error:  # the parser is lenient; this is the last line of defence
         text = decode_bytes(raw, None, warnings, "message")
         warnings.append(f"could not parse as MIME ({type(error).__name__}); stored as plain text")

@@ -59,6 +59,15 @@ def _subject_key(subject: str) -> str:
     return re.sub(r"^((re|fwd?|aw|wg)\s*:\s*)+", "", subject.strip(), flags=re.IGNORECASE).lower()
 
 
+def _part_text(part: Any) -> str:
+    """A text part for snippets and search; a label Python does not know reads as UTF-8."""
+    data = part.get_payload(decode=True) or b""
+    try:
+        return data.decode(part.get_content_charset() or "utf-8", errors="replace")
+    except LookupError:
+        return data.decode("utf-8", errors="replace")
+
+
 @dataclass
 class StoredMessage:
     id: str
@@ -175,8 +184,7 @@ class FakeGmail:
         text = ""
         for part in parsed.walk():
             if part.get_content_type() == "text/plain" and not part.get_filename():
-                raw = part.get_payload(decode=True) or b""
-                text = raw.decode(part.get_content_charset() or "utf-8", errors="replace")
+                text = _part_text(part)
                 break
         out: dict[str, Any] = {
             "id": stored.id,
@@ -213,8 +221,7 @@ class FakeGmail:
         haystack_parts = [str(parsed.get("Subject", "")), str(parsed.get("From", "")), str(parsed.get("To", ""))]
         for part in parsed.walk():
             if part.get_content_maintype() == "text":
-                data = part.get_payload(decode=True) or b""
-                haystack_parts.append(data.decode(part.get_content_charset() or "utf-8", errors="replace"))
+                haystack_parts.append(_part_text(part))
         haystack = "\n".join(haystack_parts).lower()
         for term in re.findall(r'(?:[\w:.@-]+|"[^"]+")', query):
             term = term.strip('"').lower()
