@@ -136,6 +136,6 @@ async def test_cli_decisions_are_recorded_as_the_cli(tmp_path: Path, demo_namesp
     result = await anyio.to_thread.run_sync(lambda: run_cli(config, "approvals", "deny", pending["approval_id"]))
     assert result.returncode == 0
     meta = app.store.approval_meta([pending["approval_id"]])[pending["approval_id"]]
-    assert meta == {"transport": "test", "decided_by": "cli"}
+    assert meta == {"transport": "test", "decided_by": "cli", "client": "mcp"}  # the SDK client's clientInfo
     shown = json.loads(run_cli(config, "approvals", "show", pending["approval_id"]).stdout)
     assert shown["status"] == "denied" and shown["decided_by"] == "cli" and shown["transport"] == "test"
