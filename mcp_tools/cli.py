@@ -440,20 +440,49 @@ def print_budget(app: Any, served: list[Any], as_json: bool) -> int:
 
 
 class TerminalConfirmation:
-    """`mcp-tools call` on a terminal asks the person right there."""
+    """`mcp-tools call` on a terminal asks the person right there.
+
+    Ctrl-C at the prompt is an answer too: a decline, recorded like any other.
+    """
 
     async def ask(self, request: Any) -> Any:
+        import contextlib
+        import signal
+        import threading
+
         import anyio
+        import anyio.from_thread
+        import anyio.lowlevel
 
         from mcp_tools.policy.gate import Answer
 
-        def prompt() -> str:
-            print(request.message(), file=sys.stderr)
-            print("Run it? [y/N] ", end="", file=sys.stderr, flush=True)
-            return sys.stdin.readline()
+        print(f"{request.headline()}\n\n{request.details()}\n", file=sys.stderr)
+        print("Run it? [y/N] ", end="", file=sys.stderr, flush=True)
+        reply: list[str] = []
+        answered = anyio.Event()
+        token = anyio.lowlevel.current_token()
 
-        reply = await anyio.to_thread.run_sync(prompt)
-        return Answer.ACCEPT if reply.strip().lower() in ("y", "yes") else Answer.DECLINE
+        def read() -> None:  # a daemon thread: a Ctrl-C leaves it waiting on stdin without holding up exit
+            reply.append(sys.stdin.readline())
+            with contextlib.suppress(RuntimeError):  # the prompt was already answered by Ctrl-C
+                anyio.from_thread.run_sync(answered.set, token=token)
+
+        with anyio.open_signal_receiver(signal.SIGINT) as interrupts:
+            threading.Thread(target=read, daemon=True).start()
+            async with anyio.create_task_group() as group:
+
+                async def interrupted() -> None:
+                    async for _ in interrupts:
+                        print("^C", file=sys.stderr)
+                        group.cancel_scope.cancel()
+                        return
+
+                group.start_soon(interrupted)
+                await answered.wait()
+                group.cancel_scope.cancel()
+        if reply and reply[0].strip().lower() in ("y", "yes"):
+            return Answer.ACCEPT
+        return Answer.DECLINE
 
 
 def local_caller(transport: str) -> Any:
@@ -482,13 +511,30 @@ def cmd_call(args: argparse.Namespace) -> int:
             return await app.gate.call(app.find_tool(args.name), args.name, arguments, caller)
 
     outcome = anyio.run(run)
-    if outcome.notice:
-        print(outcome.notice, file=sys.stderr)
+    if outcome.action:  # the person at the terminal reads what was done, not the model's instructions
+        print(f"Done: {outcome.action}.", file=sys.stderr)
     if args.json:
         print(json.dumps(outcome.structured, indent=2, ensure_ascii=False))
     else:
-        print(outcome.text)
+        print(terminal_text(outcome))
     return 1 if outcome.is_error else 0
+
+
+def terminal_text(outcome: Any) -> str:
+    """A result as a person at a terminal reads it: errors without the hints written for a model."""
+    error = outcome.error
+    if error is None:
+        return str(outcome.text)
+    kind, message = error.get("kind"), error.get("message", "")
+    if kind == "declined_by_user":
+        return f"Not run ({kind}): {message.split(':', 1)[0]} was not run; you declined it."
+    if kind == "approval_required":
+        approval = error.get("approval_id")
+        return (
+            f"Not run yet ({kind}): {message}\nApprove it with `mcp-tools approvals approve {approval}` "
+            "(or deny it with `mcp-tools approvals deny`), then run the same command again."
+        )
+    return str(outcome.text)
 
 
 def cmd_call_text(args: argparse.Namespace) -> int:

@@ -24,7 +24,8 @@ def test_call_runs_through_the_policy(tmp_path: Path) -> None:
     low = run_cli(config, "call", "demo.echo", "--args", '{"text": "hi"}', "--json")
     assert low.returncode == 0 and json.loads(low.stdout) == {"echo": "hello: hi"}
     medium = run_cli(config, "call", "demo_note", "--args", '{"key": "k", "text": "v"}')
-    assert medium.returncode == 0 and "Action performed" in medium.stderr
+    assert medium.returncode == 0 and "Done: Store note 'k' (demo.note, medium risk)." in medium.stderr
+    assert "Tell the user" not in medium.stderr + medium.stdout  # words for a model, not for the person here
     # Not a terminal: like a client that cannot ask.
     high = run_cli(config, "call", "demo.erase", "--args", '{"target": "t"}', "--json")
     assert high.returncode == 1

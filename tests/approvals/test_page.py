@@ -64,7 +64,7 @@ def test_what_the_page_shows_is_escaped_and_never_a_secret(store: PolicyStore) -
         body = client.get(path).text
         assert HOSTILE not in body and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
         assert "sk-live-secret" not in body and "[redacted]" in body
-        assert "laptop over http" in body and "Tool: files.delete (high risk)" in body
+        assert "Asked by token laptop over HTTP" in body and "Tool: files.delete (high risk)" in body
 
 
 def test_every_response_carries_the_security_headers(store: PolicyStore) -> None:
