@@ -190,6 +190,9 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
     tier: Literal["core", "extended"] = "core"
     destructive: bool | None = None  # overrides the derived destructiveHint (e.g. an edit in place)
     render_text: Callable[[OutputT], str] | None = None
+    # True for a call that only shows what it would do (a dry run): it changes nothing, so it
+    # runs as low risk, without asking, whatever risk the tool carries otherwise.
+    preview: Callable[[InputT], bool] | None = None
 
     @property
     def namespace(self) -> str:
