@@ -358,7 +358,7 @@ class ApprovalsPage:
             f"<h3>{e(request.headline())}</h3>",
             f'<pre class="confirmation">{e(request.details())}</pre>',
             "<dl>",
-            f"<dt>Asked</dt><dd>{e(who[:1].upper() + who[1:])}, {time_html(approval.created)}</dd>",
+            f"<dt>Asked</dt><dd>{e(who.removeprefix('asked '))}, {time_html(approval.created)}</dd>",
             f"<dt>Expires</dt><dd>{time_html(approval.expires)}</dd>",
             f'<dt>Approval</dt><dd><a href="{e(link)}">{e(approval.id)}</a></dd>',
             f'<dt>Status</dt><dd class="status">{e(status)}</dd>',

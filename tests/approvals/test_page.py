@@ -64,7 +64,7 @@ def test_what_the_page_shows_is_escaped_and_never_a_secret(store: PolicyStore) -
         body = client.get(path).text
         assert HOSTILE not in body and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
         assert "sk-live-secret" not in body and "[redacted]" in body
-        assert "Asked by token laptop over HTTP" in body and "Tool: files.delete (high risk)" in body
+        assert "<dt>Asked</dt><dd>by token laptop over HTTP," in body and "Tool: files.delete (high risk)" in body
 
 
 def test_every_response_carries_the_security_headers(store: PolicyStore) -> None:
@@ -213,7 +213,7 @@ def test_a_card_shows_its_summary_once_who_asked_in_words_and_times_for_the_scri
     client, _ = signed_in(store)
     body = client.get("/approvals/").text
     assert body.count("Erase &#x27;t-000&#x27;") == 1  # the heading; the confirmation below holds the rest
-    assert "Asked by token ci-agent over HTTP, <time" in body
+    assert "<dt>Asked</dt><dd>by token ci-agent over HTTP, <time" in body
     assert "local over" not in body and "ci-agent over http<" not in body
     approval = store.get_approval(approval_id)
     assert approval is not None

@@ -7,6 +7,7 @@ and requests without the session or without the CSRF token are refused.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -63,8 +64,8 @@ async def test_sign_in_approve_and_deny_live(server: tuple[str, Path]) -> None:
                 await expect(card).to_have_count(1, timeout=20_000)
                 await expect(card).to_contain_text("Erase 'browser-1'")
                 await expect(card).to_contain_text("Tool: demo.erase (high risk)")
-                await expect(card).to_contain_text('Arguments: {"target": "browser-1"}')
-                await expect(card).to_contain_text("laptop over http")
+                await expect(card).to_contain_text('Arguments:\n  target: "browser-1"')
+                await expect(card).to_contain_text("by token laptop over HTTP")
                 ARTIFACTS.mkdir(exist_ok=True)
                 await page.screenshot(path=str(ARTIFACTS / "approvals-page.png"), full_page=True)
                 await card.locator("button.approve").click()
@@ -156,3 +157,85 @@ def test_sign_in_links_work_once(server: tuple[str, Path]) -> None:
     assert httpx2.get(link).status_code == 403
     assert httpx2.get(f"{base}/approvals/login?token=guessed").status_code == 403
     assert httpx2.get(f"{base}/approvals/").status_code == 401
+
+
+async def test_desktop_and_phone_show_times_in_the_persons_zone_and_the_answer_on_screen(
+    server: tuple[str, Path],
+) -> None:
+    """Five calls wait; on a desktop in Tokyo and a phone (390x844) in New York the person reads them and answers.
+
+    Screenshots of both viewports are kept under artifacts/ for a person to look at.
+    """
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from playwright.async_api import async_playwright, expect
+
+    executable = chromium_or_skip()
+    base, config = server
+    targets = [f"phone-{n}" for n in range(1, 6)]
+    results: dict[str, Any] = {}
+
+    async def call(client: Any, target: str) -> None:
+        results[target] = await client.call_tool("demo_erase", {"target": target})
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with async_playwright() as playwright, http_client(base + "/mcp") as client:
+        browser = await playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS)
+        try:
+            async with anyio.create_task_group() as group:
+                for target in targets:
+                    group.start_soon(call, client, target)
+                pending = await wait_for_pending(config, count=5)
+                created = datetime.fromisoformat(pending[-1]["created"].replace("Z", "+00:00"))
+
+                desktop = await browser.new_context(
+                    viewport={"width": 1280, "height": 900}, timezone_id="Asia/Tokyo", locale="en-US"
+                )
+                page = await desktop.new_page()
+                await page.goto(sign_in_link(config, base))
+                cards = page.locator("section.pending article.approval")
+                await expect(cards).to_have_count(5)
+                await expect(page.locator("section.pending h2")).to_have_text("Waiting for you (5)")
+                first = cards.last  # the oldest, listed last
+                await expect(first.locator("h3")).to_have_text(f"Erase '{pending[-1]['arguments']['target']}'")
+                await expect(first).to_contain_text("by token laptop over HTTP (mcp), ")
+                asked = first.locator("dd time").first
+                await expect(asked).to_have_text(re.compile(r"^(just now|\d+ min ago)$"))
+                tokyo = created.astimezone(ZoneInfo("Asia/Tokyo"))
+                title = await asked.get_attribute("title") or ""
+                assert "GMT+9" in title and tokyo.strftime("%-I:%M:%S") in title, title
+                await expect(first.locator("dd time").nth(1)).to_have_text(re.compile(r"^in \d+ min$"))
+                await page.screenshot(path=str(ARTIFACTS / "approvals-desktop.png"))
+
+                phone_context = await browser.new_context(
+                    viewport={"width": 390, "height": 844},
+                    is_mobile=True,
+                    has_touch=True,
+                    device_scale_factor=2,
+                    timezone_id="America/New_York",
+                    locale="en-US",
+                )
+                await phone_context.add_cookies(await desktop.cookies())
+                phone = await phone_context.new_page()
+                await phone.goto(f"{base}/approvals/")
+                phone_cards = phone.locator("section.pending article.approval")
+                await expect(phone_cards).to_have_count(5)
+                york = created.astimezone(ZoneInfo("America/New_York")).strftime("%-I:%M:%S")
+                assert york in (await phone_cards.last.locator("dd time").first.get_attribute("title") or "")
+                await phone.screenshot(path=str(ARTIFACTS / "approvals-phone.png"))
+                approve = phone_cards.last.locator("button.approve")
+                await approve.scroll_into_view_if_needed()
+                oldest = pending[-1]["id"]
+                await approve.tap()
+                answer = phone.locator("header .live")
+                await expect(answer).to_have_text(f"Approved {oldest}.")
+                await expect(answer).to_be_in_viewport()  # where the person looks, not at the top of the page
+                await phone.screenshot(path=str(ARTIFACTS / "approvals-phone-approved.png"))
+                for item in pending[:-1]:
+                    assert run_cli(config, "approvals", "deny", item["id"]).returncode == 0
+        finally:
+            await browser.close()
+    assert ok(results[pending[-1]["arguments"]["target"]]) == {"erased": pending[-1]["arguments"]["target"]}
+    declined = [failure(results[item["arguments"]["target"]])["kind"] for item in pending[:-1]]
+    assert declined == ["declined_by_user"] * 4

@@ -18,7 +18,7 @@
     const seconds = Math.round((then - now) / 1000);
     const size = Math.abs(seconds);
     let words;
-    if (size < 45) return seconds < 0 ? "just now" : "in a moment";
+    if (size < 45) return seconds > 0 ? "in a moment" : "just now";
     if (size < 90 * 60) words = Math.max(1, Math.round(size / 60)) + " min";
     else if (size < 36 * 3600) words = Math.round(size / 3600) + " h";
     else words = Math.round(size / 86400) + " days";
