@@ -456,8 +456,6 @@ class TerminalConfirmation:
 
         from mcp_tools.policy.gate import Answer
 
-        print(f"{request.headline()}\n\n{request.details()}\n", file=sys.stderr)
-        print("Run it? [y/N] ", end="", file=sys.stderr, flush=True)
         reply: list[str] = []
         answered = anyio.Event()
         token = anyio.lowlevel.current_token()
@@ -467,7 +465,9 @@ class TerminalConfirmation:
             with contextlib.suppress(RuntimeError):  # the prompt was already answered by Ctrl-C
                 anyio.from_thread.run_sync(answered.set, token=token)
 
-        with anyio.open_signal_receiver(signal.SIGINT) as interrupts:
+        with anyio.open_signal_receiver(signal.SIGINT) as interrupts:  # before the prompt: no Ctrl-C slips by
+            print(f"{request.headline()}\n\n{request.details()}\n", file=sys.stderr)
+            print("Run it? [y/N] ", end="", file=sys.stderr, flush=True)
             threading.Thread(target=read, daemon=True).start()
             async with anyio.create_task_group() as group:
 
@@ -527,7 +527,7 @@ def terminal_text(outcome: Any) -> str:
         return str(outcome.text)
     kind, message = error.get("kind"), error.get("message", "")
     if kind == "declined_by_user":
-        return f"Not run ({kind}): {message.split(':', 1)[0]} was not run; you declined it."
+        return f"Not run ({kind}): {message.replace('the person', 'you')}"  # you are the person
     if kind == "approval_required":
         approval = error.get("approval_id")
         return (
