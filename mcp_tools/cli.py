@@ -641,15 +641,18 @@ def _store(args: argparse.Namespace) -> Any:
 
 
 def cmd_approvals_list(args: argparse.Namespace) -> int:
+    from mcp_tools.policy.display import json_text, visible
+
     store, _ = _store(args)
     now = time.time()
     approvals = [approval.as_dict(now) for approval in store.list_approvals(include_done=args.all)]
     if args.json:
-        print(json.dumps(approvals, indent=2, ensure_ascii=False))
+        print(json_text(approvals))
     elif not approvals:
         print("No approvals waiting.")
     for item in [] if args.json else approvals:
-        print(f"{item['id']}  {item['status']:<9} {item['tool']:<24} expires {item['expires']}  {item['summary']}")
+        summary = visible(item["summary"])
+        print(f"{item['id']}  {item['status']:<9} {item['tool']:<24} expires {item['expires']}  {summary}")
     return 0
 
 
@@ -661,8 +664,10 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
         if approval is None:
             print(f"mcp-tools: no approval with id {args.id}", file=sys.stderr)
             return 1
+        from mcp_tools.policy.display import json_text
+
         shown = approval.as_dict(now) | store.approval_meta([approval.id]).get(approval.id, {})
-        print(json.dumps(shown, indent=2, ensure_ascii=False))
+        print(json_text(shown))
         return 0
     try:
         from mcp_tools.policy.decisions import Decisions
@@ -671,8 +676,10 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
     except (LookupError, ValueError) as exc:
         print(f"mcp-tools: {exc}", file=sys.stderr)
         return 1
+    from mcp_tools.policy.display import visible
+
     verb = "Approved" if decided.status == "approved" else "Denied"
-    print(f"{verb} {decided.id}: {decided.summary}")
+    print(f"{verb} {decided.id}: {visible(decided.summary)}")
     if decided.status == "approved":
         print(
             "A call waiting for it runs now; otherwise the same call with the same arguments may run once, "

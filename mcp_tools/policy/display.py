@@ -89,6 +89,24 @@ def arguments_text(arguments: dict[str, Any], max_chars: int = MAX_VALUE_CHARS) 
     return "\n".join(lines)
 
 
+def json_text(value: Any, indent: int | None = 2) -> str:
+    """JSON for a person's terminal: still valid JSON, but hidden characters as `\\uXXXX` escapes.
+
+    `json.dumps` escapes control characters in strings; bidi overrides and invisible characters
+    it leaves raw (with `ensure_ascii=False`), and a terminal would draw them.
+    """
+    text = json.dumps(value, indent=indent, ensure_ascii=False, default=str)
+    return "".join(_json_escape(c) if ord(c) >= 0x80 and hidden(c) else c for c in text)
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
 def client_name(name: str | None, title: str | None = None) -> str | None:
     """A client's own name from its clientInfo, in the words people know it by."""
     raw = (title or "").strip() or (name or "").strip()

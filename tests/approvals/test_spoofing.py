@@ -21,7 +21,7 @@ from mcp_tools.app import build_app
 from tests.approvals.fake_telegram import CHAT, TOKEN, FakeBotApi, running_fake
 from tests.approvals.test_page import signed_in
 from tests.harness import connect, failure, make_config
-from tests.processes import answer_on_terminal, demo_config
+from tests.processes import answer_on_terminal, demo_config, run_cli
 
 pytestmark = pytest.mark.anyio
 
@@ -102,10 +102,12 @@ async def test_the_notify_hook(tmp_path: Path, attack: tuple[str, str]) -> None:
     assert notice["asked_by"] == "asked by local over test (mcp)"  # the SDK client's clientInfo name
 
 
+OUTBOUND_TOML = '[http.outbound]\nenabled = true\nallow_hosts = ["api.test"]\nallow_plain_http = true\n'
+
+
 def test_the_cli_prompt(tmp_path: Path, attack: tuple[str, str]) -> None:
     url, escaped = attack
-    outbound = '[http.outbound]\nenabled = true\nallow_hosts = ["api.test"]\nallow_plain_http = true\n'
-    config = demo_config(tmp_path, outbound, servers='["http"]')
+    config = demo_config(tmp_path, OUTBOUND_TOML, servers='["http"]')
     prompt, out, code = answer_on_terminal(
         config, "call", "http.request", "--args", json.dumps(arguments(url)), answer=b"n\n"
     )
@@ -116,3 +118,18 @@ def test_the_cli_prompt(tmp_path: Path, attack: tuple[str, str]) -> None:
 
 def telegram_settings(fake: FakeBotApi) -> dict[str, Any]:
     return {"chat_id": CHAT, "api_base": fake.base, "poll_timeout_seconds": 1}
+
+
+def test_the_cli_approvals_commands(tmp_path: Path, attack: tuple[str, str]) -> None:
+    """`approvals list`, `show` and `approve` print the summary and arguments to a person's terminal too."""
+    url, _ = attack
+    config = demo_config(tmp_path, OUTBOUND_TOML, servers='["http"]')
+    waiting = run_cli(config, "call", "http.request", "--args", json.dumps(arguments(url)), "--json")
+    approval = json.loads(waiting.stdout)["error"]["approval_id"]
+    listed = run_cli(config, "approvals", "list").stdout
+    shown = run_cli(config, "approvals", "show", approval).stdout
+    approved = run_cli(config, "approvals", "approve", approval).stdout
+    for printed in (listed, shown, approved):
+        assert "\u202e" not in printed and "Tool: http.request (low risk)" not in printed.splitlines()
+    assert listed.count("\n") == 1 and approved.startswith(f"Approved {approval}: POST http://api.test/")
+    assert json.loads(shown)["arguments"]["url"] == url  # still JSON, with the escapes JSON allows
