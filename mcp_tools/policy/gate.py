@@ -450,7 +450,7 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
     The cheap check (one JSON dump, one encode, one search per secret) passes nearly every
     result untouched; only a result that fails it is rebuilt.
     """
-    parts = [outcome.text, outcome.notice or ""]
+    parts = [outcome.text, outcome.notice or "", outcome.action or ""]
     if outcome.structured is not None:
         parts.append(json.dumps(outcome.structured, ensure_ascii=False))
     blob = "".join(parts)
@@ -465,6 +465,7 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
     if known_secrets.present(blob):
         outcome.text = known_secrets.scrub(outcome.text)
         outcome.notice = known_secrets.scrub(outcome.notice) if outcome.notice else outcome.notice
+        outcome.action = known_secrets.scrub(outcome.action) if outcome.action else outcome.action
         outcome.structured = known_secrets.scrub_value(outcome.structured)
     if outcome.is_error:
         outcome.text = scrub_text(outcome.text)
