@@ -120,11 +120,6 @@ def confirmation_request(approval: Approval) -> ConfirmationRequest:
     return ConfirmationRequest(approval.tool, risk, approval.summary, approval.args_display, approval.args_sha256)
 
 
-def confirmation_text(approval: Approval) -> str:
-    """The same words the person would read in a client's confirmation form."""
-    return confirmation_request(approval).message().removesuffix("\n\nAllow this?")
-
-
 class ApprovalsPage:
     """The page's routes, mounted at `/approvals` by `approvals serve` and by `serve --http`."""
 
