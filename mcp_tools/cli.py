@@ -441,20 +441,49 @@ def print_budget(app: Any, served: list[Any], as_json: bool) -> int:
 
 
 class TerminalConfirmation:
-    """`mcp-tools call` on a terminal asks the person right there."""
+    """`mcp-tools call` on a terminal asks the person right there.
+
+    Ctrl-C at the prompt is an answer too: a decline, recorded like any other.
+    """
 
     async def ask(self, request: Any) -> Any:
+        import contextlib
+        import signal
+        import threading
+
         import anyio
+        import anyio.from_thread
+        import anyio.lowlevel
 
         from mcp_tools.policy.gate import Answer
 
-        def prompt() -> str:
-            print(request.message(), file=sys.stderr)
-            print("Run it? [y/N] ", end="", file=sys.stderr, flush=True)
-            return sys.stdin.readline()
+        reply: list[str] = []
+        answered = anyio.Event()
+        token = anyio.lowlevel.current_token()
 
-        reply = await anyio.to_thread.run_sync(prompt)
-        return Answer.ACCEPT if reply.strip().lower() in ("y", "yes") else Answer.DECLINE
+        def read() -> None:  # a daemon thread: a Ctrl-C leaves it waiting on stdin without holding up exit
+            reply.append(sys.stdin.readline())
+            with contextlib.suppress(RuntimeError):  # the prompt was already answered by Ctrl-C
+                anyio.from_thread.run_sync(answered.set, token=token)
+
+        with anyio.open_signal_receiver(signal.SIGINT) as interrupts:  # before the prompt: no Ctrl-C slips by
+            print(f"{request.headline()}\n\n{request.details()}\n", file=sys.stderr)
+            print("Run it? [y/N] ", end="", file=sys.stderr, flush=True)
+            threading.Thread(target=read, daemon=True).start()
+            async with anyio.create_task_group() as group:
+
+                async def interrupted() -> None:
+                    async for _ in interrupts:
+                        print("^C", file=sys.stderr)
+                        group.cancel_scope.cancel()
+                        return
+
+                group.start_soon(interrupted)
+                await answered.wait()
+                group.cancel_scope.cancel()
+        if reply and reply[0].strip().lower() in ("y", "yes"):
+            return Answer.ACCEPT
+        return Answer.DECLINE
 
 
 def local_caller(transport: str) -> Any:
@@ -483,13 +512,30 @@ def cmd_call(args: argparse.Namespace) -> int:
             return await app.gate.call(app.find_tool(args.name), args.name, arguments, caller)
 
     outcome = anyio.run(run)
-    if outcome.notice:
-        print(outcome.notice, file=sys.stderr)
+    if outcome.action:  # the person at the terminal reads what was done, not the model's instructions
+        print(f"Done: {outcome.action}.", file=sys.stderr)
     if args.json:
         print(json.dumps(outcome.structured, indent=2, ensure_ascii=False))
     else:
-        print(outcome.text)
+        print(terminal_text(outcome))
     return 1 if outcome.is_error else 0
+
+
+def terminal_text(outcome: Any) -> str:
+    """A result as a person at a terminal reads it: errors without the hints written for a model."""
+    error = outcome.error
+    if error is None:
+        return str(outcome.text)
+    kind, message = error.get("kind"), error.get("message", "")
+    if kind == "declined_by_user":
+        return f"Not run ({kind}): {message.replace('the person', 'you')}"  # you are the person
+    if kind == "approval_required":
+        approval = error.get("approval_id")
+        return (
+            f"Not run yet ({kind}): {message}\nApprove it with `mcp-tools approvals approve {approval}` "
+            "(or deny it with `mcp-tools approvals deny`), then run the same command again."
+        )
+    return str(outcome.text)
 
 
 def cmd_call_text(args: argparse.Namespace) -> int:
@@ -596,15 +642,18 @@ def _store(args: argparse.Namespace) -> Any:
 
 
 def cmd_approvals_list(args: argparse.Namespace) -> int:
+    from mcp_tools.policy.display import json_text, visible
+
     store, _ = _store(args)
     now = time.time()
     approvals = [approval.as_dict(now) for approval in store.list_approvals(include_done=args.all)]
     if args.json:
-        print(json.dumps(approvals, indent=2, ensure_ascii=False))
+        print(json_text(approvals))
     elif not approvals:
         print("No approvals waiting.")
     for item in [] if args.json else approvals:
-        print(f"{item['id']}  {item['status']:<9} {item['tool']:<24} expires {item['expires']}  {item['summary']}")
+        summary = visible(item["summary"])
+        print(f"{item['id']}  {item['status']:<9} {item['tool']:<24} expires {item['expires']}  {summary}")
     return 0
 
 
@@ -616,8 +665,10 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
         if approval is None:
             print(f"mcp-tools: no approval with id {args.id}", file=sys.stderr)
             return 1
+        from mcp_tools.policy.display import json_text
+
         shown = approval.as_dict(now) | store.approval_meta([approval.id]).get(approval.id, {})
-        print(json.dumps(shown, indent=2, ensure_ascii=False))
+        print(json_text(shown))
         return 0
     try:
         from mcp_tools.policy.decisions import Decisions
@@ -626,8 +677,10 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
     except (LookupError, ValueError) as exc:
         print(f"mcp-tools: {exc}", file=sys.stderr)
         return 1
+    from mcp_tools.policy.display import visible
+
     verb = "Approved" if decided.status == "approved" else "Denied"
-    print(f"{verb} {decided.id}: {decided.summary}")
+    print(f"{verb} {decided.id}: {visible(decided.summary)}")
     if decided.status == "approved":
         print(
             "A call waiting for it runs now; otherwise the same call with the same arguments may run once, "

@@ -27,6 +27,7 @@ from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
 from mcp_tools.app import App, wire_name
+from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
 from mcp_tools.tooling import Risk
 
@@ -328,6 +329,15 @@ def can_elicit_form(ctx: ServerRequestContext[Any, Any]) -> bool:
     return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
 
+def client_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The client's name from its clientInfo (`Claude Desktop`), for the person who approves its calls."""
+    params = getattr(ctx.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    if info is None:
+        return None
+    return client_name(getattr(info, "name", None), getattr(info, "title", None))
+
+
 def principal_of(ctx: ServerRequestContext[Any, Any], default: str) -> str:
     scope = getattr(ctx.request, "scope", None)
     if isinstance(scope, dict):
@@ -464,6 +474,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             principal=principal_of(ctx, "local"),
             asker=_asker(ctx, params),
             progress=progress_reporter(ctx),
+            client=client_of(ctx),
         )
         client = view(ctx) if dynamic else None
         tool = app.find_tool(params.name, namespace)

@@ -213,6 +213,9 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
     render_text: Callable[[OutputT], str] | None = None
     reaches: Mapping[str, str] = field(default_factory=dict, hash=False)
     prepare: Callable[[ServiceT, InputT, CallContext], Awaitable[None]] | None = None
+    # True for a call that only shows what it would do (a dry run): it changes nothing, so it
+    # runs as low risk, without asking, whatever risk the tool carries otherwise.
+    preview: Callable[[InputT], bool] | None = None
 
     @property
     def namespace(self) -> str:

@@ -24,7 +24,8 @@ def test_call_runs_through_the_policy(tmp_path: Path) -> None:
     low = run_cli(config, "call", "demo.echo", "--args", '{"text": "hi"}', "--json")
     assert low.returncode == 0 and json.loads(low.stdout) == {"echo": "hello: hi"}
     medium = run_cli(config, "call", "demo_note", "--args", '{"key": "k", "text": "v"}')
-    assert medium.returncode == 0 and "Action performed" in medium.stderr
+    assert medium.returncode == 0 and "Done: Store note 'k' (demo.note, medium risk)." in medium.stderr
+    assert "Tell the user" not in medium.stderr + medium.stdout  # words for a model, not for the person here
     # Not a terminal: like a client that cannot ask.
     high = run_cli(config, "call", "demo.erase", "--args", '{"target": "t"}', "--json")
     assert high.returncode == 1
@@ -100,3 +101,51 @@ def test_install_claude_desktop_prints_and_merges(tmp_path: Path) -> None:
     claude.write_text("{broken")
     assert run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude)).returncode == 1
     assert claude.read_text() == "{broken"
+
+
+TARGET = ["--args", '{"target": "t"}']
+
+
+def test_ctrl_c_at_the_prompt_declines_and_is_audited(tmp_path: Path) -> None:
+    import os
+    import pty
+    import signal
+
+    config = demo_config(tmp_path)
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "serve_demo.py"), "--config", str(config), "call", "demo.erase", *TARGET],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+    os.close(follower)
+    try:
+        prompt = b""
+        while b"[y/N]" not in prompt:
+            prompt += os.read(leader, 1024)
+        process.send_signal(signal.SIGINT)  # what Ctrl-C at the terminal sends
+        out, _ = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        os.close(leader)
+    assert process.returncode == 1
+    assert out.decode().strip() == "Not run (declined_by_user): demo.erase was not run: you declined it."
+    audit = [json.loads(line) for line in run_cli(config, "audit", "--json").stdout.splitlines()]
+    assert [(row["tool"], row["decision"], row["outcome"]) for row in audit] == [
+        ("demo.erase", "declined", "declined_by_user")
+    ]
+
+
+def test_the_cli_speaks_to_the_person_not_the_model(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    prompt, out, code = answer_on_terminal(config, "call", "demo.erase", "--args", '{"target": "t"}', answer=b"n\n")
+    shown = prompt.decode()
+    assert "Erase 't'" in shown and 'target: "t"' in shown and shown.count("?") == 1  # one question: Run it?
+    assert code == 1 and "you declined it" in out and "Do not retry" not in out and "ask the person" not in out
+    waiting = run_cli(config, "call", "demo.erase", "--args", '{"target": "u"}')  # no terminal: nobody to ask
+    approval = json.loads(run_cli(config, "approvals", "list", "--json").stdout)[0]["id"]
+    assert waiting.returncode == 1 and f"`mcp-tools approvals approve {approval}`" in waiting.stdout
+    assert "then run the same command again" in waiting.stdout and "call demo_erase again" not in waiting.stdout

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
@@ -35,6 +35,7 @@ from starlette.routing import Route
 
 from mcp_tools.config import ApprovalPageSettings
 from mcp_tools.policy.decisions import Decisions
+from mcp_tools.policy.display import asked_by
 from mcp_tools.policy.gate import ConfirmationRequest
 from mcp_tools.policy.store import Approval, PolicyStore, iso_time
 from mcp_tools.tooling import Risk
@@ -45,6 +46,7 @@ COOKIE = "mcp_tools_approvals"
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
 RECENT = 15
+PAGE_SIZE = 20
 LONG_POLL_SECONDS = 10.0
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -109,14 +111,13 @@ class Sessions:
             self._sessions.pop(token_hash(cookie), None)
 
 
-def confirmation_text(approval: Approval) -> str:
-    """The same words the person would read in a client's confirmation form."""
+def confirmation_request(approval: Approval) -> ConfirmationRequest:
+    """The confirmation a client's form would show for this approval (the same words, made visible)."""
     try:
         risk = Risk.parse(approval.risk)
     except ValueError:
         risk = Risk.HIGH
-    request = ConfirmationRequest(approval.tool, risk, approval.summary, approval.args_display, approval.args_sha256)
-    return request.message().removesuffix("\n\nAllow this?")
+    return ConfirmationRequest(approval.tool, risk, approval.summary, approval.args_display, approval.args_sha256)
 
 
 class ApprovalsPage:
@@ -221,9 +222,11 @@ class ApprovalsPage:
         if focus is not None and not valid_id(focus):
             return page_shell("Not found", "<p>No such approval.</p>", status=404)
         root = root_of(request)
+        page = page_number(request)
+        query = urlencode({k: v for k, v in (("focus", focus), ("page", page if page > 1 else None)) if v})
         body = (
             f'<main id="live" data-fragment="{html.escape(root)}/fragment'
-            f'{"?focus=" + html.escape(focus) if focus else ""}">{self.render(root, session, focus)}</main>'
+            f'{"?" + html.escape(query) if query else ""}">{self.render(root, session, focus, page)}</main>'
             f'<form method="post" action="{html.escape(root)}/logout" class="logout">'
             f'<input type="hidden" name="{CSRF_FIELD}" value="{html.escape(session.csrf)}">'
             '<button type="submit">Sign out</button></form>'
@@ -240,7 +243,7 @@ class ApprovalsPage:
         since = request.query_params.get("since")
         deadline = time.monotonic() + LONG_POLL_SECONDS
         while True:  # a long poll: answer as soon as what the page shows has changed
-            html = self.render(root_of(request), session, focus)
+            html = self.render(root_of(request), session, focus, page_number(request))
             version = hashlib.sha256(html.encode()).hexdigest()[:16]
             if version != since or time.monotonic() >= deadline or await request.is_disconnected():
                 return HTMLResponse(html, headers={"X-Version": version})
@@ -274,9 +277,12 @@ class ApprovalsPage:
 
     # -- rendering --------------------------------------------------------------------------
 
-    def render(self, root: str, session: Session, focus: str | None = None) -> str:
+    def render(self, root: str, session: Session, focus: str | None = None, page: int = 1) -> str:
         now = self.store.clock()
-        pending = [a for a in self.store.list_approvals() if a.effective_status(now) == "pending"]
+        count = self.store.count_pending()
+        pages = max(1, -(-count // PAGE_SIZE))
+        page = min(max(1, page), pages)
+        pending = self.store.pending_approvals((page - 1) * PAGE_SIZE, PAGE_SIZE)
         focused = self.store.get_approval(focus) if focus else None
         rows = [row for row in self.store.tail(200) if row.risk == "high" or row.approval_id][-RECENT:]
         ids = (
@@ -291,25 +297,29 @@ class ApprovalsPage:
                 parts.append('<section class="focus"><h2>This approval</h2>')
                 parts.append(self._card(root, session, focused, meta.get(focused.id, {}), now))
                 parts.append(f'<p><a href="{html.escape(root)}/">All approvals</a></p></section>')
-        parts.append(f'<section class="pending"><h2>Waiting for you ({len(pending)})</h2>')
-        if not pending:
+        parts.append(f'<section class="pending"><h2>Waiting for you ({count})</h2>')
+        if not count:
             parts.append('<p class="empty">Nothing waits for your approval.</p>')
+        pager = self._pager(root, page, pages, count)
+        parts.append(pager)
         for approval in pending:
             if focused is None or approval.id != focused.id:
                 parts.append(self._card(root, session, approval, meta.get(approval.id, {}), now))
+        if len(pending) > 3:
+            parts.append(pager)
         parts.append("</section>")
         parts.append('<section class="recent"><h2>Recent decisions</h2>')
         if not rows:
             parts.append('<p class="empty">No high-risk calls yet.</p>')
         else:
             parts.append(
-                "<table><thead><tr><th>Time (UTC)</th><th>Tool</th><th>Decision</th><th>Answered by</th>"
+                "<table><thead><tr><th>When</th><th>Tool</th><th>Decision</th><th>Answered by</th>"
                 "<th>Outcome</th></tr></thead><tbody>"
             )
             for row in reversed(rows):
                 by = (meta.get(row.approval_id or "", {}) or {}).get("decided_by") or ""
                 parts.append(
-                    f'<tr class="decision-{e(row.decision)}"><td>{e(iso_time(row.ts)[11:19])}</td>'
+                    f'<tr class="decision-{e(row.decision)}"><td>{time_html(row.ts)}</td>'
                     f"<td>{e(row.tool)}</td><td>{e(row.decision.replace('_', ' '))}</td>"
                     f"<td>{e(by)}</td><td>{e(row.outcome)}</td></tr>"
                 )
@@ -317,18 +327,34 @@ class ApprovalsPage:
         parts.append("</section>")
         return "".join(parts)
 
+    def _pager(self, root: str, page: int, pages: int, count: int) -> str:
+        """`Showing 21–40 of 115`, with links to the newer and older pages; nothing when one page holds all."""
+        if pages <= 1:
+            return ""
+        first = (page - 1) * PAGE_SIZE + 1
+        last = min(count, page * PAGE_SIZE)
+        links = []
+        if page > 1:
+            links.append(f'<a href="{e(root)}/?page={page - 1}" rel="prev">Newer</a>')
+        if page < pages:
+            links.append(f'<a href="{e(root)}/?page={page + 1}" rel="next">Older</a>')
+        return (
+            f'<nav class="pager" aria-label="Pages of pending approvals"><span>Showing {first}–{last} of {count} '
+            f"(page {page} of {pages})</span> {' '.join(links)}</nav>"
+        )
+
     def _card(self, root: str, session: Session, approval: Approval, meta: dict[str, Any], now: float) -> str:
         status = approval.effective_status(now)
         link = f"{root}/a/{approval.id}"
-        who = f"{approval.principal} over {meta.get('transport') or 'unknown transport'}"
+        request = confirmation_request(approval)
+        who = asked_by(approval.principal, meta.get("transport"), meta.get("client"))
         out = [
             f'<article class="approval status-{e(status)}" id="{e(approval.id)}">',
-            f"<h3>{e(approval.summary)}</h3>",
-            f'<pre class="confirmation">{e(confirmation_text(approval))}</pre>',
+            f"<h3>{e(request.headline())}</h3>",
+            f'<pre class="confirmation">{e(request.details())}</pre>',
             "<dl>",
-            f"<dt>Asked by</dt><dd>{e(who)}</dd>",
-            f"<dt>Asked at</dt><dd>{e(iso_time(approval.created))}</dd>",
-            f"<dt>Expires</dt><dd>{e(iso_time(approval.expires))}</dd>",
+            f"<dt>Asked</dt><dd>{e(who.removeprefix('asked '))}, {time_html(approval.created)}</dd>",
+            f"<dt>Expires</dt><dd>{time_html(approval.expires)}</dd>",
             f'<dt>Approval</dt><dd><a href="{e(link)}">{e(approval.id)}</a></dd>',
             f'<dt>Status</dt><dd class="status">{e(status)}</dd>',
         ]
@@ -348,12 +374,28 @@ class ApprovalsPage:
         return "".join(out)
 
 
+def time_html(ts: float) -> str:
+    """A time the page script shows in the person's own zone, relative ("2 min ago"), exact on hover.
+
+    Without the script it reads as UTC. The markup holds no relative words, so it changes only
+    when the data does (the long poll compares versions of it).
+    """
+    exact = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ts))
+    return f'<time datetime="{e(iso_time(ts))}" title="{e(exact)}">{e(exact[:16])} UTC</time>'
+
+
 def e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
 def valid_id(value: str) -> bool:
     return 0 < len(value) <= 40 and set(value) <= APPROVAL_ID_CHARS
+
+
+def page_number(request: Request) -> int:
+    """`?page=N` of the pending list; anything else is the first page."""
+    value = request.query_params.get("page", "")
+    return int(value) if value.isdigit() and len(value) < 7 else 1
 
 
 def root_of(request: Request) -> str:

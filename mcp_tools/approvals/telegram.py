@@ -36,6 +36,8 @@ from mcp_tools.policy.store import iso_time
 
 logger = logging.getLogger("mcp_tools.telegram")
 MAX_TEXT = 4096
+SETTLE_ROOM = 200  # what the edit that settles a message adds ("✅ Approved by telegram:@name")
+TOO_LONG_MARK = "⚠️ Not shown in full."
 SETTLED_WORDS = {
     "approved": "✅ Approved",
     "denied": "❌ Denied",
@@ -217,14 +219,10 @@ class TelegramChannel:
             return
         nonce = secrets.token_urlsafe(12)
         text = message_text(notice)
-        keyboard = {
-            "inline_keyboard": [
-                [
-                    {"text": "Approve", "callback_data": f"a:{nonce}"},
-                    {"text": "Deny", "callback_data": f"d:{nonce}"},
-                ]
-            ]
-        }
+        buttons = [{"text": "Deny", "callback_data": f"d:{nonce}"}]
+        if not too_long(text):  # nobody approves what they could not read
+            buttons.insert(0, {"text": "Approve", "callback_data": f"a:{nonce}"})
+        keyboard = {"inline_keyboard": [buttons]}
         sent = await self.call(
             "sendMessage", {"chat_id": self.settings.chat_id, "text": text, "reply_markup": keyboard}
         )
@@ -397,6 +395,8 @@ class TelegramChannel:
             return "Not accepted: this approval was already answered."
         if message.expires <= time.time():
             return "Not accepted: this approval has expired."
+        if data[0] == "a" and too_long(message.text):
+            return "Not accepted: this confirmation was too long to show here; approve it on the page or the CLI."
         who = f"@{sender['username']}" if sender.get("username") else sender.get("id")
         return message, data[0] == "a", describe_decider("telegram", who)
 
@@ -430,11 +430,47 @@ def webhook_endpoint(channel: TelegramChannel) -> Any:
 
 
 def message_text(notice: ApprovalNotice) -> str:
-    """The confirmation text, who asked and until when; the page link when there is one."""
-    text = (
-        f"{notice.message}\n\nAsked by {notice.principal} over {notice.transport}; "
-        f"expires {iso_time(notice.expires)}. Approval {notice.id}."
-    )
+    """The confirmation text, who asked and until when; the page link when there is one.
+
+    A confirmation that does not fit one message is never cut silently: the message says so,
+    keeps the tool, who asked and the approval id, and sends the person where they can read
+    all of it (`too_long` tells the channel to offer Deny only).
+    """
+    footer = f"{asker_line(notice)}\nApproval {notice.id}."
     if notice.link:
-        text += f"\n{notice.link}"
-    return text[:MAX_TEXT]
+        footer += f"\n{notice.link}"
+    text = f"{notice.message}\n\n{footer}"
+    if telegram_length(text) <= MAX_TEXT - SETTLE_ROOM:
+        return text
+    where = (
+        f"Read all of it on the approvals page: {notice.link}"
+        if notice.link
+        else f"Read all of it with `mcp-tools approvals show {notice.id}` where the server runs, "
+        f"then answer with `mcp-tools approvals approve {notice.id}`."
+    )
+    head = (
+        f"{TOO_LONG_MARK} This confirmation is too long for a Telegram message "
+        f"({telegram_length(notice.message):,} characters; a message holds {MAX_TEXT:,}), so it is not shown here "
+        f"and cannot be approved here. {where}\n\n"
+        f"Tool: {notice.tool} ({notice.risk} risk)\n{asker_line(notice)}\nApproval {notice.id}."
+    )
+    room = max(0, (MAX_TEXT - SETTLE_ROOM - telegram_length(head) - 60) // 2)  # astral characters count twice
+    summary = notice.summary
+    if len(summary) > room:
+        summary = f"{summary[:room]}… ({len(summary) - room:,} more characters)"
+    return f"{head}\n\nStarts with: {summary}"
+
+
+def telegram_length(text: str) -> int:
+    """Telegram counts a message's length in UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def asker_line(notice: ApprovalNotice) -> str:
+    words = notice.asked_by
+    return f"{words[:1].upper()}{words[1:]}; expires {iso_time(notice.expires)}."
+
+
+def too_long(text: str) -> bool:
+    """Whether a message we sent stands in for a confirmation too long to show (Deny only)."""
+    return text.startswith(TOO_LONG_MARK)

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import anyio
 
 from mcp_tools.policy.decisions import Decisions
+from mcp_tools.policy.display import asked_by, visible
 from mcp_tools.policy.store import Approval, iso_time
 
 logger = logging.getLogger("mcp_tools.policy")
@@ -25,7 +26,11 @@ ANNOUNCE_TIMEOUT_SECONDS = 15.0
 
 @dataclass(frozen=True)
 class ApprovalNotice:
-    """What every channel may say about a pending approval: never more than the confirmation shows."""
+    """What every channel may say about a pending approval: never more than the confirmation shows.
+
+    `summary` and `message` are already made visible (`mcp_tools.policy.display`): a channel
+    shows them as they are and never the raw arguments as text.
+    """
 
     id: str
     tool: str
@@ -38,13 +43,20 @@ class ApprovalNotice:
     created: float
     expires: float
     link: str | None = None
+    client: str | None = None
+
+    @property
+    def asked_by(self) -> str:
+        return asked_by(self.principal, self.transport, self.client)
 
     @classmethod
-    def of(cls, approval: Approval, message: str, transport: str, link: str | None) -> ApprovalNotice:
+    def of(
+        cls, approval: Approval, message: str, transport: str, link: str | None, client: str | None = None
+    ) -> ApprovalNotice:
         return cls(
             id=approval.id,
             tool=approval.tool,
-            summary=approval.summary,
+            summary=visible(approval.summary),
             message=message,
             risk=approval.risk,
             arguments=approval.args_display,
@@ -53,6 +65,7 @@ class ApprovalNotice:
             created=approval.created,
             expires=approval.expires,
             link=link,
+            client=client,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -66,6 +79,8 @@ class ApprovalNotice:
             "arguments": self.arguments,
             "principal": self.principal,
             "transport": self.transport,
+            "client": self.client,
+            "asked_by": self.asked_by,
             "created": iso_time(self.created),
             "expires": iso_time(self.expires),
             "link": self.link,
@@ -119,18 +134,20 @@ class OutOfBand:
         """Where the person can answer, in words for the model: `in Telegram or on the approvals page (link)`."""
         link = self.link(approval_id)
         places = [place for channel in self.channels if (place := channel.where(link))]
+        if link and not any(channel.name == "page" for channel in self.channels):
+            places.append(PageChannel().where(link))  # served, though calls do not wait for it
         return " or ".join(places) or None
 
     def link(self, approval_id: str) -> str | None:
         return f"{self.page_url}/a/{approval_id}" if self.page_url else None
 
-    async def announce(self, approval: Approval, message: str, transport: str) -> None:
+    async def announce(self, approval: Approval, message: str, transport: str, client: str | None = None) -> None:
         """Tell every channel, once per approval; a failing channel is logged and the others still go."""
         if approval.id in self._announced:
             return
         self._announced.add(approval.id)
         self.decisions.changed()
-        notice = ApprovalNotice.of(approval, message, transport, self.link(approval.id))
+        notice = ApprovalNotice.of(approval, message, transport, self.link(approval.id), client)
 
         async def one(channel: ApprovalChannel) -> None:
             try:

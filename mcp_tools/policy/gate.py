@@ -21,6 +21,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from mcp_tools.config import PolicySettings
+from mcp_tools.policy.display import arguments_text, visible
 from mcp_tools.policy.redact import redact
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.store import Approval, AuditRow, PolicyStore, iso_time
@@ -50,11 +51,16 @@ class ConfirmationRequest:
     arguments: dict[str, Any]
     args_sha256: str
 
+    def headline(self) -> str:
+        """The summary as a person reads it: one line, nothing hidden (see `mcp_tools.policy.display`)."""
+        return visible(self.summary)
+
+    def details(self) -> str:
+        """The tool, its risk and every argument, one per line, each value quoted and escaped."""
+        return f"Tool: {self.tool} ({self.risk.label} risk)\nArguments:\n{arguments_text(self.arguments)}"
+
     def message(self) -> str:
-        shown = json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)
-        if len(shown) > 600:
-            shown = shown[:600] + "…"
-        return f"{self.summary}\n\nTool: {self.tool} ({self.risk.label} risk)\nArguments: {shown}\n\nAllow this?"
+        return f"{self.headline()}\n\n{self.details()}\n\nAllow this?"
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,7 @@ class Caller:
     transport: str = "local"
     principal: str = "local"
     asker: Asker | None = None
+    client: str | None = None  # the client's own name (clientInfo), shown to the person who approves
     progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
 
 
@@ -99,7 +106,8 @@ class CallOutcome:
     text: str
     structured: dict[str, Any] | None = None
     is_error: bool = False
-    notice: str | None = None
+    notice: str | None = None  # for the model: what was done, and to tell the user
+    action: str | None = None  # for a person: the same action in a line (`mcp-tools call` prints it)
     ask_later: AskLater | None = None
 
     @property
@@ -270,6 +278,8 @@ class PolicyGate:
         risk = tool.configured_risk
         if spec.dynamic_risk is not None:
             risk = effective_risk(risk, await spec.dynamic_risk(tool.service, args))
+        if spec.preview is not None and risk is not Risk.DENY and spec.preview(args):
+            risk = Risk.LOW  # a dry run changes nothing
         state.risk = risk
         if risk is Risk.DENY:
             state.decision = "denied"
@@ -286,6 +296,7 @@ class PolicyGate:
                 return verdict
         outcome = await self._run(tool, args, context)
         if risk is Risk.MEDIUM and not outcome.is_error:
+            outcome.action = f"{visible(spec.describe(args))} ({spec.name}, medium risk)"
             notices.append(
                 f"Action performed: {spec.describe(args)} ({spec.name}, medium risk). Tell the user what was done."
             )
@@ -399,10 +410,10 @@ class PolicyGate:
             ttl_seconds=self.settings.approval_ttl_seconds,
         )
         state.decision, state.approval_id = "approval_required", approval.id
-        self.store.note_origin(approval.id, caller.transport)
+        self.store.note_origin(approval.id, caller.transport, caller.client)
         out_of_band = self.out_of_band
         if out_of_band is not None and out_of_band.reaches_person:
-            await out_of_band.announce(approval, request.message(), caller.transport)
+            await out_of_band.announce(approval, request.message(), caller.transport, caller.client)
             if out_of_band.wait_seconds > 0:
                 await self._wait_for_person(approval, out_of_band, caller, state)
                 return None
@@ -537,7 +548,7 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
     The cheap check (one JSON dump, one encode, one search per secret) passes nearly every
     result untouched; only a result that fails it is rebuilt.
     """
-    parts = [outcome.text, outcome.notice or ""]
+    parts = [outcome.text, outcome.notice or "", outcome.action or ""]
     if outcome.structured is not None:
         parts.append(json.dumps(outcome.structured, ensure_ascii=False))
     blob = "".join(parts)
@@ -552,6 +563,7 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
     if known_secrets.present(blob):
         outcome.text = known_secrets.scrub(outcome.text)
         outcome.notice = known_secrets.scrub(outcome.notice) if outcome.notice else outcome.notice
+        outcome.action = known_secrets.scrub(outcome.action) if outcome.action else outcome.action
         outcome.structured = known_secrets.scrub_value(outcome.structured)
     if outcome.is_error:
         outcome.text = scrub_text(outcome.text)

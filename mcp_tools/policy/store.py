@@ -57,7 +57,8 @@ APPROVAL_EVENTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS approval_meta (
     approval_id TEXT PRIMARY KEY,
     transport TEXT,
-    decided_by TEXT
+    decided_by TEXT,
+    client TEXT
 );
 CREATE TABLE IF NOT EXISTS approval_events (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -164,6 +165,9 @@ class PolicyStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
         self._db.executescript(APPROVAL_EVENTS_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(approval_meta)")}
+        if "client" not in columns:  # a state file from before clients were remembered
+            self._db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
         with contextlib.suppress(OSError):  # not every file system keeps modes
             path.chmod(0o600)
 
@@ -316,26 +320,26 @@ class PolicyStore:
                 == 1
             )
 
-    def note_origin(self, approval_id: str, transport: str) -> None:
-        """Remember over which transport the call that asked for an approval came."""
+    def note_origin(self, approval_id: str, transport: str, client: str | None = None) -> None:
+        """Remember over which transport, and from which client, the call that asked came."""
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO approval_meta (approval_id, transport) VALUES (?, ?) "
-                "ON CONFLICT (approval_id) DO UPDATE SET transport=excluded.transport",
-                (approval_id, transport),
+                "INSERT INTO approval_meta (approval_id, transport, client) VALUES (?, ?, ?) "
+                "ON CONFLICT (approval_id) DO UPDATE SET transport=excluded.transport, client=excluded.client",
+                (approval_id, transport, client),
             )
 
     def approval_meta(self, approval_ids: list[str]) -> dict[str, dict[str, str | None]]:
-        """`{id: {"transport", "decided_by"}}` for the approvals that have any."""
+        """`{id: {"transport", "decided_by", "client"}}` for the approvals that have any."""
         if not approval_ids:
             return {}
         marks = ",".join("?" * len(approval_ids))
         with self._lock:
             rows = self._db.execute(
-                f"SELECT approval_id, transport, decided_by FROM approval_meta WHERE approval_id IN ({marks})",
+                f"SELECT approval_id, transport, decided_by, client FROM approval_meta WHERE approval_id IN ({marks})",
                 approval_ids,
             ).fetchall()
-        return {row[0]: {"transport": row[1], "decided_by": row[2]} for row in rows}
+        return {row[0]: {"transport": row[1], "decided_by": row[2], "client": row[3]} for row in rows}
 
     def events_since(self, seq: int, limit: int = 200) -> list[tuple[int, str, str]]:
         """`(seq, approval_id, status)` for every status change after `seq`, oldest first."""
@@ -378,6 +382,24 @@ class PolicyStore:
         with self._lock:
             row = self._db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
         return None if row is None else _approval(row)
+
+    def count_pending(self) -> int:
+        """How many approvals wait for an answer (pending and unexpired)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM approvals WHERE status='pending' AND expires>?", (self.clock(),)
+            ).fetchone()
+        return int(row[0])
+
+    def pending_approvals(self, offset: int = 0, limit: int = 25) -> list[Approval]:
+        """One page of the approvals that wait for an answer, newest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM approvals WHERE status='pending' AND expires>? "
+                "ORDER BY created DESC, id LIMIT ? OFFSET ?",
+                (self.clock(), limit, offset),
+            ).fetchall()
+        return [_approval(row) for row in rows]
 
     def list_approvals(self, include_done: bool = False, limit: int = 50) -> list[Approval]:
         now = self.clock()

@@ -176,7 +176,7 @@ class FakeBotApi:
         text = params.get("text")
         if not isinstance(text, str) or not text.strip():
             raise BadRequest("Bad Request: message text is empty")
-        if len(text) > 4096:
+        if len(text.encode("utf-16-le")) // 2 > 4096:  # Telegram counts UTF-16 code units
             raise BadRequest("Bad Request: message is too long")
         return text
 

@@ -18,7 +18,7 @@ import pytest
 
 from mcp_tools.app import build_app
 from tests.harness import connect, failure, make_config
-from tests.processes import DEMO_ENTRY, ROOT, child_env, demo_config, free_port, run_cli
+from tests.processes import DEMO_ENTRY, ROOT, child_env, demo_config, free_port, run_cli, stdio_params
 
 pytestmark = pytest.mark.anyio
 
@@ -136,6 +136,26 @@ async def test_cli_decisions_are_recorded_as_the_cli(tmp_path: Path, demo_namesp
     result = await anyio.to_thread.run_sync(lambda: run_cli(config, "approvals", "deny", pending["approval_id"]))
     assert result.returncode == 0
     meta = app.store.approval_meta([pending["approval_id"]])[pending["approval_id"]]
-    assert meta == {"transport": "test", "decided_by": "cli"}
+    assert meta == {"transport": "test", "decided_by": "cli", "client": "mcp"}  # the SDK client's clientInfo
     shown = json.loads(run_cli(config, "approvals", "show", pending["approval_id"]).stdout)
     assert shown["status"] == "denied" and shown["decided_by"] == "cli" and shown["transport"] == "test"
+
+
+async def test_who_asked_is_named_from_the_clients_own_clientinfo(tmp_path: Path) -> None:
+    """Claude Desktop over stdio reads as "asked by Claude Desktop" on every channel, not "local over stdio"."""
+    import mcp_types as types
+    from mcp import Client
+
+    received = tmp_path / "notice.json"
+    command = [sys.executable, "-c", f"import sys; open({str(received)!r}, 'wb').write(sys.stdin.buffer.read())"]
+    config = demo_config(
+        tmp_path, f"[approvals]\nwait_seconds = 0\n[approvals.notify]\ncommand = {json.dumps(command)}\n"
+    )
+    desktop = types.Implementation(name="claude-ai", version="0.1.0")
+    async with Client(stdio_params(config), mode="legacy", client_info=desktop) as client:
+        pending = failure(await client.call_tool("demo_erase", {"target": "t"}))
+    notice = json.loads(received.read_text(encoding="utf-8"))
+    assert notice["id"] == pending["approval_id"] and notice["transport"] == "stdio"
+    assert notice["client"] == "Claude Desktop" and notice["asked_by"] == "asked by Claude Desktop"
+    shown = json.loads(run_cli(config, "approvals", "show", pending["approval_id"]).stdout)
+    assert shown["client"] == "Claude Desktop" and shown["transport"] == "stdio"

@@ -64,7 +64,7 @@ def test_what_the_page_shows_is_escaped_and_never_a_secret(store: PolicyStore) -
         body = client.get(path).text
         assert HOSTILE not in body and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in body
         assert "sk-live-secret" not in body and "[redacted]" in body
-        assert "laptop over http" in body and "Tool: files.delete (high risk)" in body
+        assert "<dt>Asked</dt><dd>by token laptop over HTTP," in body and "Tool: files.delete (high risk)" in body
 
 
 def test_every_response_carries_the_security_headers(store: PolicyStore) -> None:
@@ -165,3 +165,57 @@ def test_the_fragment_long_polls_until_what_it_shows_changes(
     thread.join()
     assert changed.headers["x-version"] != version and "Waiting for you (1)" in changed.text
     assert time.monotonic() - started < 5  # not the 30 s the poll may last
+
+
+def many_approvals(store: PolicyStore, count: int) -> list[str]:
+    ids = []
+    for n in range(count):
+        approval = store.request_approval(
+            tool="demo.erase",
+            args_sha256=f"{n:064x}",
+            args_display={"target": f"t-{n:03}"},
+            summary=f"Erase 't-{n:03}'",
+            risk="high",
+            principal="ci-agent",
+            ttl_seconds=600,
+        )
+        store.note_origin(approval.id, "http")
+        ids.append(approval.id)
+    return ids
+
+
+def card_ids(body: str) -> list[str]:
+    return [part.split('"', 1)[0] for part in body.split('<article class="approval status-pending" id="')[1:]]
+
+
+def test_every_pending_approval_is_shown_in_pages_with_the_true_count(store: PolicyStore) -> None:
+    ids = many_approvals(store, 115)
+    client, _ = signed_in(store)
+    first = client.get("/approvals/").text
+    assert "Waiting for you (115)" in first and "Showing 1–20 of 115 (page 1 of 6)" in first
+    assert 'href="/approvals/?page=2" rel="next">Older' in first
+    seen: list[str] = []
+    for page in range(1, 7):
+        body = client.get(f"/approvals/?page={page}").text
+        fragment = client.get(f"/approvals/fragment?page={page}").text
+        assert card_ids(body) == card_ids(fragment)  # the live list stays on the same page
+        assert f'data-fragment="/approvals/fragment?page={page}"' in body or page == 1
+        seen += card_ids(body)
+    assert len(seen) == 115 and set(seen) == set(ids)  # each once, none left out
+    last = client.get("/approvals/?page=6").text
+    assert len(card_ids(last)) == 15 and "Showing 101–115 of 115" in last and 'rel="next"' not in last
+    assert card_ids(client.get("/approvals/?page=99").text) == card_ids(last)  # past the end: the last page
+    assert card_ids(client.get("/approvals/?page=x").text) == card_ids(first)
+
+
+def test_a_card_shows_its_summary_once_who_asked_in_words_and_times_for_the_script(store: PolicyStore) -> None:
+    [approval_id] = many_approvals(store, 1)
+    client, _ = signed_in(store)
+    body = client.get("/approvals/").text
+    assert body.count("Erase &#x27;t-000&#x27;") == 1  # the heading; the confirmation below holds the rest
+    assert "<dt>Asked</dt><dd>by token ci-agent over HTTP, <time" in body
+    assert "local over" not in body and "ci-agent over http<" not in body
+    approval = store.get_approval(approval_id)
+    assert approval is not None
+    created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(approval.created))
+    assert f'<time datetime="{created}" title="' in body and "Time (UTC)" not in body

@@ -7,6 +7,10 @@ and requests without the session or without the CSRF token are refused.
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,9 +20,9 @@ import httpx2
 import pytest
 
 from tests.approvals.browser import ARTIFACTS, LAUNCH_ARGS, chromium_or_skip
-from tests.approvals.helpers import TOKENS, approvals, http_client, wait_for_pending
+from tests.approvals.helpers import TOKENS, approvals, http_client, store_of, wait_for_pending
 from tests.harness import failure, ok
-from tests.processes import demo_config, free_port, http_server, run_cli
+from tests.processes import DEMO_ENTRY, ROOT, child_env, demo_config, free_port, http_server, run_cli
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 CONFIG = TOKENS + "[approvals]\nwait_seconds = 60\nprogress_interval_seconds = 1\n"
@@ -63,8 +67,8 @@ async def test_sign_in_approve_and_deny_live(server: tuple[str, Path]) -> None:
                 await expect(card).to_have_count(1, timeout=20_000)
                 await expect(card).to_contain_text("Erase 'browser-1'")
                 await expect(card).to_contain_text("Tool: demo.erase (high risk)")
-                await expect(card).to_contain_text('Arguments: {"target": "browser-1"}')
-                await expect(card).to_contain_text("laptop over http")
+                await expect(card).to_contain_text('Arguments:\n  target: "browser-1"')
+                await expect(card).to_contain_text("by token laptop over HTTP")
                 ARTIFACTS.mkdir(exist_ok=True)
                 await page.screenshot(path=str(ARTIFACTS / "approvals-page.png"), full_page=True)
                 await card.locator("button.approve").click()
@@ -156,3 +160,212 @@ def test_sign_in_links_work_once(server: tuple[str, Path]) -> None:
     assert httpx2.get(link).status_code == 403
     assert httpx2.get(f"{base}/approvals/login?token=guessed").status_code == 403
     assert httpx2.get(f"{base}/approvals/").status_code == 401
+
+
+async def test_desktop_and_phone_show_times_in_the_persons_zone_and_the_answer_on_screen(
+    server: tuple[str, Path],
+) -> None:
+    """Five calls wait; on a desktop in Tokyo and a phone (390x844) in New York the person reads them and answers.
+
+    Screenshots of both viewports are kept under artifacts/ for a person to look at.
+    """
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    from playwright.async_api import async_playwright, expect
+
+    executable = chromium_or_skip()
+    base, config = server
+    targets = [f"phone-{n}" for n in range(1, 6)]
+    results: dict[str, Any] = {}
+
+    async def call(client: Any, target: str) -> None:
+        results[target] = await client.call_tool("demo_erase", {"target": target})
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with async_playwright() as playwright, http_client(base + "/mcp") as client:
+        browser = await playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS)
+        try:
+            async with anyio.create_task_group() as group:
+                for target in targets:
+                    group.start_soon(call, client, target)
+                pending = await wait_for_pending(config, count=5)
+                created = datetime.fromisoformat(pending[-1]["created"].replace("Z", "+00:00"))
+
+                desktop = await browser.new_context(
+                    viewport={"width": 1280, "height": 900}, timezone_id="Asia/Tokyo", locale="en-US"
+                )
+                page = await desktop.new_page()
+                await page.goto(sign_in_link(config, base))
+                cards = page.locator("section.pending article.approval")
+                await expect(cards).to_have_count(5)
+                await expect(page.locator("section.pending h2")).to_have_text("Waiting for you (5)")
+                first = cards.last  # the oldest, listed last
+                await expect(first.locator("h3")).to_have_text(f"Erase '{pending[-1]['arguments']['target']}'")
+                await expect(first).to_contain_text("by token laptop over HTTP (mcp), ")
+                asked = first.locator("dd time").first
+                await expect(asked).to_have_text(re.compile(r"^(just now|\d+ min ago)$"))
+                tokyo = created.astimezone(ZoneInfo("Asia/Tokyo"))
+                title = await asked.get_attribute("title") or ""
+                assert "GMT+9" in title and tokyo.strftime("%-I:%M:%S") in title, title
+                await expect(first.locator("dd time").nth(1)).to_have_text(re.compile(r"^in \d+ min$"))
+                await page.screenshot(path=str(ARTIFACTS / "approvals-desktop.png"))
+
+                phone_context = await browser.new_context(
+                    viewport={"width": 390, "height": 844},
+                    is_mobile=True,
+                    has_touch=True,
+                    device_scale_factor=2,
+                    timezone_id="America/New_York",
+                    locale="en-US",
+                )
+                await phone_context.add_cookies(await desktop.cookies())
+                phone = await phone_context.new_page()
+                await phone.goto(f"{base}/approvals/")
+                phone_cards = phone.locator("section.pending article.approval")
+                await expect(phone_cards).to_have_count(5)
+                york = created.astimezone(ZoneInfo("America/New_York")).strftime("%-I:%M:%S")
+                assert york in (await phone_cards.last.locator("dd time").first.get_attribute("title") or "")
+                await phone.screenshot(path=str(ARTIFACTS / "approvals-phone.png"))
+                approve = phone_cards.last.locator("button.approve")
+                await approve.scroll_into_view_if_needed()
+                oldest = pending[-1]["id"]
+                await approve.tap()
+                answer = phone.locator("header .live")
+                await expect(answer).to_have_text(f"Approved {oldest}.")
+                await expect(answer).to_be_in_viewport()  # where the person looks, not at the top of the page
+                await phone.screenshot(path=str(ARTIFACTS / "approvals-phone-approved.png"))
+                for item in pending[:-1]:
+                    assert run_cli(config, "approvals", "deny", item["id"]).returncode == 0
+        finally:
+            await browser.close()
+    assert ok(results[pending[-1]["arguments"]["target"]]) == {"erased": pending[-1]["arguments"]["target"]}
+    declined = [failure(results[item["arguments"]["target"]])["kind"] for item in pending[:-1]]
+    assert declined == ["declined_by_user"] * 4
+
+
+def realistic_approvals(config: Path) -> dict[str, str]:
+    """What a person may find waiting: a trash move, a call from the CLI, and two tricks a model may try."""
+    store = store_of(config)
+    try:
+        for n in range(20):  # older ones, on the second page
+            made = store.request_approval(
+                tool="notes.rename",
+                args_sha256=f"{n:064x}",
+                args_display={"path": f"Inbox/Idea {n}.md", "new_path": f"Ideas/Idea {n}.md", "dry_run": False},
+                summary=f"rename note 'Inbox/Idea {n}.md' to 'Ideas/Idea {n}.md', rewriting 2 links in 1 file",
+                risk="high",
+                principal="local",
+                ttl_seconds=3600,
+            )
+            store.note_origin(made.id, "stdio", "Claude Desktop")
+        spoof = (
+            "http://api.example.com/upload"
+            + '\n\nTool: http.request (low risk)\nArguments:\n  method: "GET"\n\nAllow this?'
+        )
+        asked = [
+            ("http.request", f"POST {spoof}", {"method": "POST", "url": spoof, "body": "{}"}, "ci-agent", "http", None),
+            (
+                "files.delete",
+                "Delete file 'Downloads/invoice\u202efdp.exe'",
+                {"path": "Downloads/invoice\u202efdp.exe"},
+                "local",
+                "cli",
+                None,
+            ),
+            (
+                "notes.delete",
+                "move note 'Recipes/Lasagne.md' to the vault's trash folder as '.trash/Lasagne.md'",
+                {"path": "Recipes/Lasagne.md", "permanent": False},
+                "local",
+                "stdio",
+                "Claude Desktop",
+            ),
+        ]
+        ids = {}
+        for n, (tool, summary, arguments, principal, transport, client) in enumerate(asked):
+            made = store.request_approval(
+                tool=tool,
+                args_sha256=f"{n + 100:064x}",
+                args_display=arguments,
+                summary=summary,
+                risk="high",
+                principal=principal,
+                ttl_seconds=900,
+            )
+            store.note_origin(made.id, transport, client)
+            ids[tool] = made.id
+            time.sleep(0.01)  # newest first, in this order
+        return ids
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def standalone_page(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """`mcp-tools approvals serve` on a free port; yields the sign-in link and the config."""
+    port = free_port()
+    config = demo_config(tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), "approvals", "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip(), config
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def test_what_a_person_reads_on_the_page_in_a_browser(standalone_page: tuple[str, Path]) -> None:
+    """The screenshots docs/approvals.md describes: tricks shown as escapes, who asked in words, pages."""
+    from playwright.async_api import async_playwright, expect
+
+    executable = chromium_or_skip()
+    link, config = standalone_page
+    ids = realistic_approvals(config)
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS)
+        try:
+            desktop = await browser.new_context(
+                viewport={"width": 1000, "height": 1300}, timezone_id="Europe/Berlin", locale="en-GB"
+            )
+            page = await desktop.new_page()
+            await page.goto(link)
+            await expect(page.locator("section.pending h2")).to_have_text("Waiting for you (23)")
+            await expect(page.locator("nav.pager").first).to_contain_text("Showing 1–20 of 23 (page 1 of 2)")
+            spoof = page.locator(f"article#{ids['http.request']}")
+            shown = await spoof.inner_text()
+            assert "\\n\\nTool: http.request (low risk)" in shown
+            assert [
+                line for line in shown.splitlines() if "low risk" in line and not line.startswith(("POST", "  url"))
+            ] == []
+            reversed_name = page.locator(f"article#{ids['files.delete']}")
+            await expect(reversed_name.locator("h3")).to_have_text("Delete file 'Downloads/invoice\\u202efdp.exe'")
+            await expect(reversed_name).to_contain_text("from the command line")
+            await expect(page.locator(f"article#{ids['notes.delete']}")).to_contain_text("by Claude Desktop")
+            assert "\u202e" not in await page.locator("main").inner_text()
+            await page.screenshot(path=str(ARTIFACTS / "approvals-docs-desktop.png"))
+            await page.get_by_role("link", name="Older").first.click()
+            await expect(page.locator("section.pending article.approval")).to_have_count(3)
+
+            phone_context = await browser.new_context(
+                viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, timezone_id="Europe/Berlin"
+            )
+            await phone_context.add_cookies(await desktop.cookies())
+            phone = await phone_context.new_page()
+            await phone.goto(link.split("/login", 1)[0] + f"/a/{ids['notes.delete']}")
+            await phone.locator("section.focus button.approve").tap()
+            answer = phone.locator("header .live")
+            await expect(answer).to_have_text(f"Approved {ids['notes.delete']}.")
+            await expect(answer).to_be_in_viewport()
+            await expect(phone.locator("section.focus")).to_contain_text("approved")
+            await phone.screenshot(path=str(ARTIFACTS / "approvals-docs-phone.png"))
+        finally:
+            await browser.close()

@@ -267,3 +267,78 @@ async def test_the_bot_token_stays_out_of_logs_even_when_telegram_refuses(
     assert "could not announce" in caplog.text
     assert TOKEN not in caplog.text and TOKEN.split(":")[1] not in caplog.text
     assert fake.methods()[0] == "sendMessage" and not fake.messages
+
+
+def padded_request() -> dict[str, Any]:
+    """An `http.request` whose confirmation cannot fit one Telegram message: 30 long headers."""
+    headers = {f"X-Pad-{n:02}": "p" * 400 for n in range(30)}
+    return {"method": "POST", "url": "http://api.test/run", "headers": headers, "body": "rm -rf ~"}
+
+
+def http_telegram_app(tmp_path: Path, fake: FakeBotApi, **approvals: Any):
+    settings = {
+        "server": {"servers": ["http"]},
+        "http": {"outbound": {"enabled": True, "allow_hosts": ["api.test"], "allow_plain_http": True}},
+        "approvals": {
+            "wait_seconds": 30,
+            "progress_interval_seconds": 0.5,
+            "telegram": {"chat_id": CHAT, "api_base": fake.base, "poll_timeout_seconds": 1},
+            **approvals,
+        },
+    }
+    return build_app(make_config(tmp_path, settings, environ={"MCP_TOOLS_TELEGRAM_BOT_TOKEN": TOKEN}))
+
+
+async def test_a_confirmation_too_long_for_a_message_says_so_and_cannot_be_approved_there(
+    tmp_path: Path, fake: FakeBotApi
+) -> None:
+    app = http_telegram_app(tmp_path, fake)
+    result: dict[str, Any] = {}
+
+    async def call(client: Any) -> None:
+        result["r"] = await client.call_tool("http_request", padded_request())
+
+    async with connect(tmp_path, app=app, elicit=None) as client, anyio.create_task_group() as group:
+        group.start_soon(call, client)
+        message = await in_thread(fake.sent_with_buttons)
+        [pending] = app.store.pending_approvals()
+        text = message["text"]
+        assert len(text) <= 4096 and text.startswith("⚠️ Not shown in full.")
+        assert "too long for a Telegram message" in text and "cannot be approved here" in text
+        assert "Tool: http.request (high risk)" in text
+        assert "Asked by local over test (mcp)" in text and f"Approval {pending.id}." in text
+        assert f"`mcp-tools approvals show {pending.id}`" in text  # no page: the command that shows all of it
+        assert [b["text"] for b in message["reply_markup"]["inline_keyboard"][0]] == ["Deny"]
+        deny = message["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+        forged = await in_thread(fake.answer_to, fake.press_data(message, "a:" + deny[2:]))
+        assert forged.startswith("Not accepted") and "too long" in forged
+        assert app.store.get_approval(pending.id).status == "pending"  # type: ignore[union-attr]
+        assert await in_thread(fake.answer_to, fake.press(message, "Deny")) == "Denied"
+    assert failure(result["r"])["kind"] == "declined_by_user"
+
+
+def test_a_confirmation_too_long_for_a_message_links_to_the_page() -> None:
+    from mcp_tools.approvals.telegram import message_text
+    from mcp_tools.policy.channels import ApprovalNotice
+
+    link = "https://phone.example/approvals/a/apr-long"
+    notice = ApprovalNotice(
+        id="apr-long",
+        tool="terminal.run",
+        summary="Run " + "x" * 9000,
+        message="Run " + "x" * 9000 + "\n\nTool: terminal.run (high risk)",
+        risk="high",
+        arguments={},
+        principal="ci-agent",
+        transport="http",
+        created=0.0,
+        expires=600.0,
+        link=link,
+    )
+    text = message_text(notice)
+    assert len(text) <= 4096 - 200  # room left for the edit that settles it
+    assert f"Read all of it on the approvals page: {link}" in text
+    assert "Tool: terminal.run (high risk)" in text and "Asked by token ci-agent over HTTP;" in text
+    assert "Approval apr-long." in text and "more characters)" in text
+    short = message_text(ApprovalNotice(**{**notice.__dict__, "message": "Run x\n\nTool: t (high risk)"}))
+    assert not short.startswith("⚠️") and short.startswith("Run x") and link in short

@@ -248,3 +248,14 @@ async def test_a_waiting_call_on_the_2026_protocol_runs_after_a_press(
             async with http_client(base + "/mcp", mode="2026-07-28") as client:
                 await run(client)
     assert ok(result["r"]) == {"erased": "modern"}
+
+
+async def test_under_serve_http_the_approval_required_hint_links_to_the_served_page(tmp_path: Path) -> None:
+    """The page runs inside `serve --http` without a configured address: nobody waits on it, but the hint names it."""
+    config = demo_config(tmp_path, TOKENS)
+    with http_server(config) as base:
+        async with http_client(base + "/mcp") as client:
+            pending = failure(await client.call_tool("demo_erase", {"target": "t"}))
+    assert pending["kind"] == "approval_required"
+    link = f"{base}/approvals/a/{pending['approval_id']}"
+    assert pending["hint"].startswith(f"Ask the person to approve it on the approvals page ({link}) or run `mcp-tools")

@@ -8,6 +8,7 @@ import json
 import os
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -507,3 +508,21 @@ def test_importing_the_namespace_stays_light() -> None:
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+async def test_the_delete_confirmation_names_the_note_and_where_it_goes(tmp_path: Path, vault: Path) -> None:  # noqa: F811
+    seen: list[Any] = []
+    async with connect(tmp_path, notes_settings(vault), elicit="decline", seen=seen) as client:
+        await wait_indexed(client)
+        trashed = failure(await client.call_tool("notes_delete", {"path": "Projects/Beta.md"}))
+        (vault / ".trash").mkdir()
+        (vault / ".trash/Beta.md").write_text("an older Beta\n")
+        again = failure(await client.call_tool("notes_delete", {"path": "Projects/Beta.md"}))
+        permanent = failure(await client.call_tool("notes_delete", {"path": "Projects/Beta.md", "permanent": True}))
+    assert {trashed["kind"], again["kind"], permanent["kind"]} == {"declined_by_user"}
+    assert (vault / "Projects/Beta.md").exists()
+    assert [asked.message.splitlines()[0] for asked in seen] == [
+        "move note 'Projects/Beta.md' to the vault's trash folder as '.trash/Beta.md'",
+        "move note 'Projects/Beta.md' to the vault's trash folder as '.trash/Beta 1.md'",
+        "permanently delete note 'Projects/Beta.md' (it does not go to the trash folder; this cannot be undone)",
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -184,3 +185,37 @@ async def test_links_the_new_name_would_capture_are_pinned(tmp_path: Path, renam
     assert (rename_vault / "Other/Index.md").read_text() == "[[Gamma]] and [[Missing]]\n"  # still its neighbour
     assert {f["target"]: f["resolved_path"] for f in forward["links"]}["Other/Gamma"] == "Other/Gamma.md"
     assert "Home.md" in {c["path"] for c in result["changed"]}
+
+
+async def test_the_confirmation_says_how_many_files_and_links_a_rename_rewrites(
+    tmp_path: Path, rename_vault: Path
+) -> None:
+    before = snapshot(rename_vault)
+    seen: list[Any] = []
+    async with connect(tmp_path, notes_settings(rename_vault), elicit="decline", seen=seen) as client:
+        await wait_indexed(client)
+        arguments = {"path": "Projects/Alpha.md", "new_path": "Work/Plans/Alpha v2.md"}
+        preview = ok(await client.call_tool("notes_rename", {**arguments, "dry_run": True}))
+        assert seen == []  # a dry run changes nothing: nobody is asked
+        declined = failure(await client.call_tool("notes_rename", arguments))
+    assert declined["kind"] == "declined_by_user" and snapshot(rename_vault) == before
+    files = len(preview["changed"])
+    links = sum(change["links"] for change in preview["changed"])
+    assert (files, links) == (4, 16)
+    [asked] = seen
+    assert asked.message.splitlines()[0] == (
+        "rename note 'Projects/Alpha.md' to 'Work/Plans/Alpha v2.md', rewriting 16 links in 4 files"
+    )
+
+
+async def test_a_dry_run_runs_without_approval_even_where_asking_is_impossible(
+    tmp_path: Path, rename_vault: Path
+) -> None:
+    settings = notes_settings(rename_vault)
+    async with connect(tmp_path, settings, elicit=None) as client:
+        await wait_indexed(client)
+        arguments = {"path": "Projects/Alpha.md", "new_path": "Alpha v2.md"}
+        preview = ok(await client.call_tool("notes_rename", {**arguments, "dry_run": True}))
+        real = failure(await client.call_tool("notes_rename", arguments))
+    assert preview["dry_run"] is True and preview["changed"] and real["kind"] == "approval_required"
+    assert "rewriting 16 links in 4 files" in real["message"]

@@ -12,6 +12,29 @@
     if (status) status.textContent = text;
   }
 
+  // Times arrive as UTC; show them relative ("2 min ago", "in 9 min") in words, and the exact
+  // time in the person's own time zone on hover.
+  function relative(then, now) {
+    const seconds = Math.round((then - now) / 1000);
+    const size = Math.abs(seconds);
+    let words;
+    if (size < 45) return seconds > 0 ? "in a moment" : "just now";
+    if (size < 90 * 60) words = Math.max(1, Math.round(size / 60)) + " min";
+    else if (size < 36 * 3600) words = Math.round(size / 3600) + " h";
+    else words = Math.round(size / 86400) + " days";
+    return seconds < 0 ? words + " ago" : "in " + words;
+  }
+
+  function localTimes() {
+    const now = Date.now();
+    live.querySelectorAll("time[datetime]").forEach(function (element) {
+      const then = Date.parse(element.getAttribute("datetime"));
+      if (isNaN(then)) return;
+      element.textContent = relative(then, now);
+      element.title = new Date(then).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "long" });
+    });
+  }
+
   let version = "";
 
   // Ask for the list; the server holds the request until it differs from `version`.
@@ -28,6 +51,7 @@
     if (html !== last) {
       live.innerHTML = html;
       last = html;
+      localTimes();
     }
     return true;
   }
@@ -60,7 +84,9 @@
       });
       const answer = await response.json().catch(function () { return {}; });
       if (response.ok) {
-        say((answer.status === "approved" ? "Approved " : "Denied ") + answer.id + ".");
+        const done = (answer.status === "approved" ? "Approved " : "Denied ") + answer.id + ".";
+        say(done);
+        setTimeout(function () { if (status && status.textContent === done) say(""); }, 10000);
       } else {
         say("Not done: " + (answer.error || response.status));
       }
@@ -70,5 +96,7 @@
     await refresh(false).catch(function () {});
   });
 
+  localTimes();
+  setInterval(localTimes, 30000);
   follow();
 })();

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 
 from mcp_tools.tooling import Arguments, Output
 
@@ -97,11 +97,13 @@ class RenameArgs(Arguments):
     path: str = NotePath
     new_path: str = Field(max_length=1024)
     dry_run: bool = False
+    _rewrites: tuple[int, int] | None = PrivateAttr(default=None)  # (files, links), found by the precheck
 
 
 class DeleteArgs(Arguments):
     path: str = NotePath
     permanent: bool = False
+    _trash_to: str | None = PrivateAttr(default=None)  # where the note goes, found by the precheck
 
 
 class RandomArgs(Arguments):

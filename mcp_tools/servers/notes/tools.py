@@ -40,6 +40,29 @@ async def rename_handler(service: NotesService, args: m.RenameArgs, ctx: CallCon
     return result
 
 
+def describe_rename(args: m.RenameArgs) -> str:
+    if args.dry_run:
+        return f"preview renaming note {args.path!r} to {args.new_path!r} (changes nothing)"
+    line = f"rename note {args.path!r} to {args.new_path!r}"
+    if args._rewrites is None:
+        return line + ", rewriting the links to it"
+    files, links = args._rewrites
+    if not links:
+        return line + "; no links need rewriting"
+    return line + f", rewriting {links} {plural(links, 'link')} in {files} {plural(files, 'file')}"
+
+
+def describe_delete(args: m.DeleteArgs) -> str:
+    if args.permanent:
+        return f"permanently delete note {args.path!r} (it does not go to the trash folder; this cannot be undone)"
+    where = f" as {args._trash_to!r}" if args._trash_to else ""
+    return f"move note {args.path!r} to the vault's trash folder{where}"
+
+
+def plural(count: int, word: str) -> str:
+    return word if count == 1 else word + "s"
+
+
 async def write_risk(service: NotesService, args: m.WriteArgs) -> Risk:
     """Replacing a note without proving which version was read is an overwrite."""
     if args.expected_sha256 is None and await anyio.to_thread.run_sync(service.exists, args.path):
@@ -189,10 +212,9 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         output_model=m.RenameOutput,
         handler=rename_handler,
         risk=Risk.HIGH,
-        describe=lambda a: (
-            f"{'preview renaming' if a.dry_run else 'rename'} {a.path} to {a.new_path}, rewriting links to it"
-        ),
+        describe=describe_rename,
         precheck=precheck("precheck_rename"),
+        preview=lambda a: a.dry_run,
     ),
     ToolSpec(
         name="notes.delete",
@@ -203,7 +225,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         output_model=m.DeleteOutput,
         handler=threaded("delete"),
         risk=Risk.HIGH,
-        describe=lambda a: f"{'permanently delete' if a.permanent else 'move to trash'} note {a.path}",
+        describe=describe_delete,
         precheck=precheck("precheck_delete"),
     ),
     ToolSpec(

@@ -445,10 +445,19 @@ class NotesService:
             self._check_expected(key, args.expected_sha256, self.read_text(key)[1])
 
     def precheck_rename(self, args: m.RenameArgs) -> None:
-        self._rename_keys(args)
+        """The names must work; for a real rename, how many files and links it will rewrite (for the confirmation)."""
+        old, new = self._rename_keys(args)
+        if args.dry_run:
+            return
+        with self.write_lock:
+            self.refresh()
+            plans = self._rename_plans(old, new)
+        args._rewrites = (len(plans), sum(plan[3] for plan in plans.values()))
 
     def precheck_delete(self, args: m.DeleteArgs) -> None:
-        self.existing_key(args.path)
+        key = self.existing_key(args.path)
+        if not args.permanent:
+            args._trash_to = self._trash_key(key)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -778,11 +787,7 @@ class NotesService:
         with self.write_lock:
             old, new = self._rename_keys(args)
             self.refresh()  # links from notes edited a moment ago count too
-            sources = {r.source_path for r in self.index.links_to(old)} | {old}
-            # notes whose links the new name could capture (a closer or exact match) are checked too
-            sources |= self.index.sources_linking_by_name(stem_of(new))
-            with self.index.lock:  # the resolver must not change under the plan
-                plans = self._plan_rename(old, new, sources)
+            plans = self._rename_plans(old, new)
             changed = [
                 m.FileChange(
                     path=new if source == old else source,
@@ -814,6 +819,14 @@ class NotesService:
                     self._write(source, after)
             self.embed_pending(doc_path=new)
         return m.RenameOutput(path=old, new_path=new, dry_run=False, changed=changed)
+
+    def _rename_plans(self, old: str, new: str) -> dict[str, tuple[str, str, str, int]]:
+        """Every file the rename of `old` to `new` rewrites; call under the write lock."""
+        sources = {r.source_path for r in self.index.links_to(old)} | {old}
+        # notes whose links the new name could capture (a closer or exact match) are checked too
+        sources |= self.index.sources_linking_by_name(stem_of(new))
+        with self.index.lock:  # the resolver must not change under the plan
+            return self._plan_rename(old, new, sources)
 
     def _plan_rename(self, old: str, new: str, sources: set[str]) -> dict[str, tuple[str, str, str, int]]:
         """source -> (text before, text after, sha256 before, links changed) for every file to edit."""
