@@ -44,8 +44,9 @@ _URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinf
 # Words followed by separators (`tvly-dev-`, `Bearer `, `sk-proj-`), then a run of letters: what
 # a secret may share with ordinary text or with every other key of its vendor.
 _WORDY_LEAD = re.compile(r"(?:[A-Za-z]+[-_.:/ ]+)*[A-Za-z]*")
-# URL escapes and JSON string escapes: decoded before a second search.
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\[\\/\"bfnrt]")
+# URL escapes and JSON string escapes (`\u00XX`: secrets are text a header or URL carries), decoded
+# before a second search.
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\u00[0-9A-Fa-f]{2}|\\[\\/\"bfnrt]")
 _ENCODED_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}")
 _JSON_SIMPLE = {"\\": "\\", "/": "/", '"': '"', "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
