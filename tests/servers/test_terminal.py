@@ -527,3 +527,38 @@ async def test_bubblewrap_reaches_no_unix_socket_under_run_or_the_runtime_dir(
         paths[0].unlink(missing_ok=True)
     assert data["exit_code"] == 0, data["stderr"]
     assert "connected" not in data["stdout"] and data["stdout"].count("refused") == 2
+
+
+@pytest.mark.anyio
+async def test_bubblewrap_programs_the_config_names_by_path_still_run(tmp_path: Path, bwrap: str) -> None:
+    """Files the config names are hidden when they hold data; an allowed program is not data."""
+    ls = os.path.realpath(shutil.which("ls") or "/bin/ls")
+    app = make_app(tmp_path, allow=[ls], bwrap_path=bwrap)
+    (tmp_path / "data" / "files" / "seen.txt").write_text("x")
+    async with connect(tmp_path, app=app) as client:
+        data = ok(await client.call_tool("terminal_execute", _run([ls])))
+    assert data["isolation"].startswith("bubblewrap") and "seen.txt" in data["stdout"]
+
+
+@pytest.mark.anyio
+async def test_bubblewrap_a_config_kept_in_the_home_folder_hides_the_file_not_the_home(
+    tmp_path: Path, bwrap: str, outside_tmp: Path
+) -> None:
+    from mcp_tools.config import load_config
+
+    home = outside_tmp / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\nname = visible\n")
+    root = outside_tmp / "work"
+    root.mkdir()
+    config_file = home / "mcp-tools.toml"
+    config_file.write_text(
+        f'# config-file-content\n[server]\nservers = ["terminal"]\ntools = ["*"]\n'
+        f'state_dir = "{outside_tmp}/state"\ndata_dir = "{outside_tmp}/data"\n'
+        f'[terminal]\nenabled = true\nallow = ["cat"]\nroot = "{root}"\n'
+    )
+    app = build_app(load_config(config_file, {**ENVIRON, "HOME": str(home)}))
+    async with connect(tmp_path, app=app) as client:
+        gitconfig = ok(await client.call_tool("terminal_execute", _run(["cat", str(home / ".gitconfig")])))
+        config = ok(await client.call_tool("terminal_execute", _run(["cat", str(config_file)])))
+    assert "name = visible" in gitconfig["stdout"] and config["stdout"] == ""

@@ -155,8 +155,9 @@ def create(config: TerminalConfig, env: Environment) -> TerminalService:
     named = list(env.config_paths)
     if env.config_file is not None:
         named.append(env.config_file)
-        if not contains(env.config_file.parent, root):  # its folder, unless the root lies inside it
-            hidden.append(env.config_file.parent)
+        folder = env.config_file.parent  # hidden too, unless it holds the root or the home folder
+        if not contains(folder, root) and not (home and contains(folder, home)):
+            hidden.append(folder)
     isolation = choose(config.isolation, config.bwrap_path, config.network, hidden, home, named, environ)
     return TerminalService(config, root, isolation, env.env)
 
