@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/scrubber.py            # 1 MB results, 7 repeats
     .venv/bin/python bench/scrubber.py --mb 0.2   # a quick run
+    .venv/bin/python bench/scrubber.py --secrets 48   # the old cost grows with each secret, the new barely
 
 What the gate does for every result: a presence check, then a scrub when something was found.
 Workloads: plain prose with no secret (nearly every result), a JSON text with escapes (`\\n`,
@@ -74,10 +75,10 @@ class OldScrubber:
         return "".join(out)
 
 
-def make_secrets(rng: random.Random) -> list[str]:
+def make_secrets(rng: random.Random, count: int) -> list[str]:
     alphabet = string.ascii_letters + string.digits
     shapes = ["tvly-dev-", "tvly-prod-", "ghp_", "sk-proj-", "xoxb-", "ya29.", "", "", "1//", "AKIA", "", "Bearer "]
-    return [shape + "".join(rng.choice(alphabet) for _ in range(32)) for shape in shapes]
+    return [shapes[index % len(shapes)] + "".join(rng.choice(alphabet) for _ in range(32)) for index in range(count)]
 
 
 def prose(size: int, rng: random.Random) -> str:
@@ -112,9 +113,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mb", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--secrets", type=int, default=12, help="known secrets (a busy config has a dozen)")
     args = parser.parse_args()
     rng = random.Random(7)
-    secrets = make_secrets(rng)
+    secrets = make_secrets(rng, args.secrets)
     new = KnownSecrets()
     new.add_all(secrets)
     old = OldScrubber(secrets)

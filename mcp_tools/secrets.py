@@ -44,10 +44,12 @@ _URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinf
 # Words followed by separators (`tvly-dev-`, `Bearer `, `sk-proj-`), then a run of letters: what
 # a secret may share with ordinary text or with every other key of its vendor.
 _WORDY_LEAD = re.compile(r"(?:[A-Za-z]+[-_.:/ ]+)*[A-Za-z]*")
-# URL escapes and JSON string escapes (`\u00XX`: secrets are text a header or URL carries), decoded
-# before a second search.
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\u00[0-9A-Fa-f]{2}|\\[\\/\"bfnrt]")
-_ENCODED_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}")
+# An HTTP authorization value: a scheme word, then the credential itself.
+_SCHEME_VALUE = re.compile(
+    r"(?:bearer|basic|digest|token|bot|key|apikey|api-key|negotiate|sso-key)\s+(?P<credential>\S+)", re.IGNORECASE
+)
+# JSON string escapes with one letter; URL escapes (`%2F`) and `\u00XX` are decoded too (secrets are
+# text a header or a URL carries), for the characters some form holds.
 _JSON_SIMPLE = {"\\": "\\", "/": "/", '"': '"', "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
@@ -96,21 +98,29 @@ class _Matcher:
         by_head: dict[str, list[tuple[str, int]]] = {}
         plain: set[str] = set()
         encoded: set[str] = set()
+        shortest = PREFIX_CHARS * 4  # the fewest characters an encoded match can have
         for secret in secrets:
             for index, (form, need) in enumerate(encoded_forms(secret)):
                 by_head.setdefault(form[:PREFIX_CHARS], []).append((form, need))
                 (encoded if index else plain).add(form[:PREFIX_CHARS])
+                shortest = min(shortest, need) if index else shortest
         self.by_head = by_head
         self.alphabet = frozenset("".join(form for forms in by_head.values() for form, _ in forms))
         self.plain = re.compile(_trie(plain)) if plain else None
         self.encoded = re.compile(_trie(encoded - plain)) if encoded - plain else None
+        # runs too short to hold one (most words) are skipped without a second look
+        self.runs = re.compile(f"[A-Za-z0-9+/_-]{{{max(shortest, PREFIX_CHARS)},}}")
+        self.longest = max((len(form) for forms in by_head.values() for form, _ in forms), default=0)
+        self.escapes = _escape_pattern(self.alphabet)
 
-    def spans(self, text: str) -> Iterator[tuple[int, int]]:
-        """Every (start, end) of a known secret or an identifying prefix of one, overlaps included."""
+    def spans(self, text: str, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, int]]:
+        """Every (start, end) of a known secret or an identifying prefix of one, overlaps included,
+        that starts between `start` and `stop`."""
+        stop = len(text) if stop is None else stop
         if self.plain is not None:
-            yield from self._search(self.plain, text, 0, len(text))
+            yield from self._search(self.plain, text, start, stop)
         if self.encoded is not None:
-            for run in _ENCODED_RUN.finditer(text):
+            for run in self.runs.finditer(text, start, stop):
                 yield from self._search(self.encoded, text, run.start(), run.end())
 
     def _search(self, pattern: re.Pattern[str], text: str, start: int, stop: int) -> Iterator[tuple[int, int]]:
@@ -125,6 +135,20 @@ class _Matcher:
             if best:
                 yield start, start + best
             match = pattern.search(text, start + 1, stop)
+
+
+def _escape_pattern(alphabet: frozenset[str]) -> re.Pattern[str]:
+    """URL and JSON escapes of the characters some form holds (any case of hex digits), and `\\\\`,
+    consumed so that an escaped backslash never starts an escape."""
+    codes = sorted(f"{ord(char):02x}" for char in alphabet if ord(char) < 256)
+    options = [r"\\\\"]
+    if codes:
+        hexes = "|".join(codes)
+        options.append(f"(?i:%(?:{hexes})|\\\\u00(?:{hexes}))")
+    options += [
+        re.escape("\\" + letter) for letter, char in _JSON_SIMPLE.items() if char in alphabet and letter != "\\"
+    ]
+    return re.compile("|".join(options))
 
 
 def _trie(words: Iterable[str]) -> str:
@@ -163,22 +187,22 @@ def _common_prefix(text: str, start: int, form: str) -> int:
 class _Decoded:
     """`text` with URL and JSON escapes decoded, and the way back to positions in `text`."""
 
-    def __init__(self, text: str, alphabet: frozenset[str]) -> None:
+    def __init__(self, text: str, escapes: re.Pattern[str]) -> None:
         pieces: list[str] = []
         self.at: list[int] = []  # decoded position of each escape
         self.origin: list[tuple[int, int]] = []  # its span in text
         self.shift: list[int] = []  # characters saved up to and including it
         position = saved = 0
-        for match in _ESCAPE.finditer(text):
+        for match in escapes.finditer(text):
             escape = match.group()
+            if escape == "\\\\":  # an escaped backslash: no form runs through it
+                continue
             if escape[0] == "%":
                 char = chr(int(escape[1:], 16))
-            elif escape[1] == "u":
+            elif escape[1] in "uU":
                 char = chr(int(escape[2:], 16))
             else:
                 char = _JSON_SIMPLE[escape[1]]
-            if char not in alphabet:  # no form holds it: a match cannot run through it
-                continue
             pieces.append(text[position : match.start()])
             self.at.append(match.start() - saved)
             self.origin.append(match.span())
@@ -188,6 +212,17 @@ class _Decoded:
             position = match.end()
         pieces.append(text[position:])
         self.text = "".join(pieces)
+
+    def windows(self, reach: int) -> list[tuple[int, int]]:
+        """The stretches of the decoded text where a match `reach` long can run through an escape."""
+        merged: list[tuple[int, int]] = []
+        for index in self.at:
+            low, high = max(0, index - reach), min(len(self.text), index + reach)
+            if merged and low <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], high)
+            else:
+                merged.append((low, high))
+        return merged
 
     def start_of(self, index: int) -> int:
         found = bisect.bisect_left(self.at, index)
@@ -204,12 +239,22 @@ class _Decoded:
         return index + (self.shift[found - 1] if found else 0)
 
 
-def _decoded(text: str, alphabet: frozenset[str]) -> _Decoded | None:
+def _decoded(text: str, matcher: _Matcher) -> _Decoded | None:
     """The decoded view of `text`, when it holds an escape of a character some form has."""
     if "%" not in text and "\\" not in text:
         return None
-    decoded = _Decoded(text, alphabet)
+    decoded = _Decoded(text, matcher.escapes)
     return decoded if decoded.at else None
+
+
+def _decoded_spans(text: str, matcher: _Matcher) -> Iterator[tuple[int, int]]:
+    """Matches that run through an escape, as spans of `text`."""
+    decoded = _decoded(text, matcher)
+    if decoded is None:
+        return
+    for low, high in decoded.windows(matcher.longest):
+        for start, end in matcher.spans(decoded.text, low, high):
+            yield decoded.start_of(start), decoded.end_of(end)
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -237,6 +282,9 @@ class KnownSecrets:
         if not isinstance(value, str):
             return
         value = value.strip()
+        scheme = _SCHEME_VALUE.fullmatch(value)
+        if scheme:  # `Bearer abc...`: the credential is what follows the scheme word
+            value = scheme["credential"]
         if len(value) < MIN_SECRET_CHARS or value in self._values:
             return
         with self._lock:
@@ -280,21 +328,14 @@ class KnownSecrets:
         matcher = self._matcher
         if not matcher.by_head:
             return []
-        spans = list(matcher.spans(text))
-        decoded = _decoded(text, matcher.alphabet)
-        if decoded is not None:
-            spans += [(decoded.start_of(s), decoded.end_of(e)) for s, e in matcher.spans(decoded.text)]
-        return _merged(spans)
+        return _merged([*matcher.spans(text), *_decoded_spans(text, matcher)])
 
     def present(self, text: str) -> bool:
         """Whether `text` holds a known secret, an identifying prefix of one, or an encoded form."""
         matcher = self._matcher
         if not matcher.by_head:
             return False
-        if next(matcher.spans(text), None) is not None:
-            return True
-        decoded = _decoded(text, matcher.alphabet)
-        return decoded is not None and next(matcher.spans(decoded.text), None) is not None
+        return next(matcher.spans(text), None) is not None or next(_decoded_spans(text, matcher), None) is not None
 
     def scrub(self, text: str) -> str:
         spans = self.spans(text)

@@ -331,3 +331,13 @@ async def test_a_host_credential_echoed_json_escaped_is_scrubbed(tmp_path: Path)
     assert "[redacted]" in data["body"]
     for form in (credential, credential.replace("/", "\\/"), credential[:8], "\\u004b\\u0064\\u0038\\u002f"):
         assert form not in returned and form not in data["body"]
+
+
+def test_a_credential_registered_with_its_scheme_word_leaves_the_word_readable() -> None:
+    secrets = KnownSecrets()
+    secrets.add("Bearer Xk29pLm4Qw8zTr61")
+    assert secrets.scrub("Authorization: Bearer Xk29pLm4Qw8zTr61") == "Authorization: Bearer [redacted]"
+    assert (
+        secrets.scrub("send a Bearer token, e.g. Bearer%20Xk29pLm4Qw8z")
+        == "send a Bearer token, e.g. Bearer%20[redacted]"
+    )
