@@ -283,6 +283,16 @@ async def test_a_token_starting_with_a_word_leaves_results_readable_and_valid(
 
 
 @pytest.mark.anyio
+async def test_an_error_kind_stays_readable_even_when_a_secret_is_an_ordinary_word(
+    tmp_path: Path, demo_namespace: str
+) -> None:
+    app = build_app(make_config(tmp_path, DEMO, environ={"MCP_TOOLS_HTTP_TOKEN": "required"}))
+    async with connect(tmp_path, app=app, elicit=None) as client:
+        pending = failure(await client.call_tool("demo_erase", {"target": "notes/old.md"}))
+    assert pending["kind"] == "approval_required" and pending["approval_id"]
+
+
+@pytest.mark.anyio
 async def test_a_host_credential_echoed_json_escaped_is_scrubbed(tmp_path: Path) -> None:
     """An upstream that echoes the credential with `\\/` and `\\u00XX` escapes gets none of it back out."""
     import json
