@@ -8,6 +8,7 @@ module knows nothing about any service.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -188,11 +189,35 @@ class Config:
                 tokens[key[len(TOKEN_ENV_PREFIX) :].lower()] = value
         return tokens
 
+    def named_paths(self) -> tuple[Path, ...]:
+        """Every path a value of the config names: absolute or `~` paths anywhere, and relative ones
+        under keys that name a file (`token_file`, `client_secrets`, `tls_key`, ...)."""
+        found: list[Path] = []
+        core = {name: getattr(self, name).model_dump() for name in CORE_SECTIONS}
+        _collect_paths({**core, **self.sections}, "", found)
+        return tuple(dict.fromkeys(found))
+
     def telegram_token(self) -> str | None:
         """`[approvals.telegram] bot_token`, or MCP_TOOLS_TELEGRAM_BOT_TOKEN."""
         telegram = self.approvals.telegram
         configured = telegram.bot_token.get_secret_value() if telegram and telegram.bot_token else ""
         return configured or self.environ.get(TELEGRAM_TOKEN_ENV) or None
+
+
+_PATH_KEY = re.compile(r"(file|path|secrets|cert|certificate|key_file|keyfile|tls_key|ssl_key)$", re.IGNORECASE)
+
+
+def _collect_paths(value: Any, key: str, found: list[Path]) -> None:
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            _collect_paths(item, str(name), found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect_paths(item, key, found)
+    elif isinstance(value, Path | str) and str(value).strip() and "\0" not in str(value):
+        text = str(value).strip()
+        if text.startswith(("/", "~")) or (_PATH_KEY.search(key) and "://" not in text and "\n" not in text):
+            found.append(Path(text).expanduser().absolute())
 
 
 def _pick_dir(configured: Path | None, from_env: str | None, kind: str) -> Path:

@@ -282,6 +282,10 @@ class Environment:
     # the person selected (None: every configured one).
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     servers: Sequence[str] | None = None
+    # The loaded config file and every path its values name (key files, tokens, folders): what a
+    # sandbox must keep out of reach.
+    config_file: Path | None = None
+    config_paths: Sequence[Path] = ()
 
     def namespace_state_dir(self, namespace: str) -> Path:
         path = self.state_dir / namespace

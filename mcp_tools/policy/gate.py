@@ -548,6 +548,7 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
     The cheap check (one JSON dump, one encode, one search per secret) passes nearly every
     result untouched; only a result that fails it is rebuilt.
     """
+    kind = outcome.error.get("kind") if outcome.error else None
     parts = [outcome.text, outcome.notice or "", outcome.action or ""]
     if outcome.structured is not None:
         parts.append(json.dumps(outcome.structured, ensure_ascii=False))
@@ -559,6 +560,7 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
             logger.warning("%s returned text that is not valid UTF-8; undecodable bytes are escaped", tool)
             outcome.text = utf8_safe(outcome.text)
             outcome.notice = utf8_safe(outcome.notice)
+            outcome.action = utf8_safe(outcome.action)
             outcome.structured = utf8_safe(outcome.structured)
     if known_secrets.present(blob):
         outcome.text = known_secrets.scrub(outcome.text)
@@ -567,7 +569,10 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
         outcome.structured = known_secrets.scrub_value(outcome.structured)
     if outcome.is_error:
         outcome.text = scrub_text(outcome.text)
-        outcome.structured = {"error": {k: _scrub_any(v) for k, v in (outcome.error or {}).items()}}
+        error = {k: _scrub_any(v) for k, v in (outcome.error or {}).items()}
+        if kind is not None:  # one word of a fixed vocabulary, never a secret, even when a secret is a word
+            error["kind"] = kind
+        outcome.structured = {"error": error}
     return outcome
 
 

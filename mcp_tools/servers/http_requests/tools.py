@@ -22,6 +22,7 @@ from mcp_tools.outbound import (
     parse_networks,
     system_resolver,
 )
+from mcp_tools.secrets import known_secrets
 from mcp_tools.tooling import (
     Arguments,
     CallContext,
@@ -160,7 +161,11 @@ def create(config: HttpConfig, env: Environment) -> HttpService:
         )
     if not config.allow_hosts:
         raise NotConfigured("set [http.outbound] allow_hosts = [...]: no host can be reached without it")
-    return HttpService(config, expand_credentials(config, env.env))
+    credentials = expand_credentials(config, env.env)
+    # known to the scrubber as sent and without their scheme word, whatever variable filled them in
+    values = [value for headers in credentials.values() for value in headers.values()]
+    known_secrets.add_all([*values, *(value.split()[-1] for value in values if value.split())])
+    return HttpService(config, credentials)
 
 
 def status(service: HttpService) -> str:
