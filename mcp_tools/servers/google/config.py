@@ -70,7 +70,9 @@ def require_libraries(extra: str) -> None:
     for name in LIBRARIES:
         root = name.split(".")[0]
         if importlib.util.find_spec(root) is None:
-            error = ImportError(f"{root} is missing; install mcp-tools[{extra}]")
+            from mcp_tools.commands import pip_install
+
+            error = ImportError(f"{root} is missing; run: {pip_install(extra)}")
             error.name = root
             raise error
 
@@ -106,4 +108,6 @@ def check_configured(config: GoogleConfig, env: Environment) -> None:
             f"then run `{AUTH_COMMAND}`"
         )
     if not token_path(config, env).is_file():
-        raise NotConfigured(f"not signed in to Google yet: run `{AUTH_COMMAND}`")
+        from mcp_tools.commands import mcp_tools
+
+        raise NotConfigured(f"not signed in to Google yet: run `{mcp_tools('auth', 'google')}`")
