@@ -410,11 +410,16 @@ def cmd_tools(args: argparse.Namespace) -> int:
     from mcp_tools.app import build_app
     from mcp_tools.mcp_server import tool_definition
 
+    if args.budget:  # what definitions cost needs their declarations only, not a configured namespace
+        app = build_app(_config(args), _servers(args.servers), _tools(args), diagnose=True)
+        app.store.close()
+        for _, problem in app.problems:
+            if problem.startswith("invalid config"):
+                raise ConfigError(problem)
+        return print_budget(app, app.visible_tools() + selected_but_not_running(app), args.json)
     app = build_app(_config(args), _servers(args.servers), _tools(args))
     app.store.close()
     served = app.visible_tools()
-    if args.budget:
-        return print_budget(app, served, args.json)
     rows = []
     for tool in served if not args.all else list(app.tools.values()):
         definition = tool_definition(tool)
@@ -448,6 +453,25 @@ def cmd_tools(args: argparse.Namespace) -> int:
     if hidden and not args.all:
         print(f"{hidden} more tools of the running namespaces are not served; `mcp-tools tools --all` says why.")
     return 0
+
+
+def selected_but_not_running(app: Any) -> list[Any]:
+    """The selected tools of namespaces that could not start here (no vault, no account), bound to
+    no service: their definitions are the same whatever the configuration."""
+    from mcp_tools.app import wire_name
+    from mcp_tools.policy.gate import BoundTool
+    from mcp_tools.servers import CATALOG, load_namespace
+
+    if app.selection is None:
+        return []
+    separator = app.config.server.wire_separator
+    return [
+        BoundTool(spec, None, wire_name(spec.name, separator), app.rules.configured_risk(spec))
+        for name in CATALOG
+        if name not in app.namespaces
+        for spec in load_namespace(name).tools
+        if spec.name in app.selection.chosen and app.rules.hidden_reason(spec) is None
+    ]
 
 
 def print_budget(app: Any, served: list[Any], as_json: bool) -> int:

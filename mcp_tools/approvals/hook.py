@@ -20,6 +20,7 @@ from mcp_tools.policy.channels import ApprovalNotice
 from mcp_tools.policy.decisions import Decisions
 
 logger = logging.getLogger("mcp_tools.notify")
+MAX_STDERR_CHARS = 2000  # the end of a failing command's stderr, in the log
 
 
 class NotifyHook:
@@ -40,9 +41,23 @@ class NotifyHook:
                 await self._post(payload)
 
     async def _run_command(self, payload: bytes) -> None:
-        result = await anyio.run_process(self.settings.command, input=payload, check=False)
+        import shlex
+
+        from mcp_tools.secrets import scrub_text
+
+        shown = scrub_text(shlex.join(self.settings.command))
+        try:
+            result = await anyio.run_process(self.settings.command, input=payload, check=False)
+        except OSError as exc:  # not found, not executable: say which command, and why
+            logger.warning("notify command %s could not start: %s", shown, scrub_text(exc.strerror or str(exc)))
+            return
         if result.returncode != 0:
-            logger.warning("notify command exited with %s", result.returncode)
+            said = scrub_text(result.stderr.decode("utf-8", errors="replace").strip())
+            if len(said) > MAX_STDERR_CHARS:
+                said = "…" + said[-MAX_STDERR_CHARS:]
+            logger.warning(
+                "notify command %s exited with %s%s", shown, result.returncode, f": {said}" if said else " (no stderr)"
+            )
 
     async def _post(self, payload: bytes) -> None:
         import httpx
