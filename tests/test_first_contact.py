@@ -87,6 +87,33 @@ async def test_the_claude_desktop_entry_starts_as_the_desktop_client_spawns_it(
         assert "inbox_search" in names and "--config" not in entry["args"]
 
 
+def claude_entries_in_the_docs() -> list[Any]:
+    from tests.test_docs import json_values
+
+    found = []
+    for block in BLOCKS:
+        if block.lang == "json":
+            for value in json_values(block.text):
+                if isinstance(value, dict) and "mcpServers" in value:
+                    found += [pytest.param(entry, id=block.where) for entry in value["mcpServers"].values()]
+    return found
+
+
+@pytest.mark.parametrize("entry", claude_entries_in_the_docs())
+async def test_the_claude_desktop_entries_in_the_docs_start(entry: dict[str, Any], tmp_path: Path) -> None:
+    """The docs' entries, with their example paths made real: this Python and a config (with a space)."""
+    (tmp_path / "mcp tools").mkdir()
+    config = write_config(
+        tmp_path / "mcp tools" / "config.toml",
+        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n',
+    )
+    assert entry["command"].endswith("/.venv/bin/python")
+    args = [str(config) if arg.endswith("config.toml") else arg for arg in entry["args"]]
+    env = desktop_env(tmp_path / "home") | {"MCP_TOOLS_TELEGRAM_BOT_TOKEN": "1:fake"}
+    names = await tool_names(sys.executable, args, env, "/")
+    assert "files_read" in names
+
+
 # -- every command the CLI prints for a person, run as printed ----------------------------------
 
 
