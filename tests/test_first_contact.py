@@ -32,7 +32,7 @@ from mcp_tools import budget
 from mcp_tools.cli import main
 from mcp_tools.commands import DISTRIBUTION
 from mcp_tools.servers import CATALOG
-from tests.processes import ROOT, child_env, demo_config, free_port, run_cli, write_config
+from tests.processes import ROOT, child_env, demo_config, free_port, http_server, run_cli, write_config
 from tests.test_docs import BLOCKS, Block
 from tests.test_setup import blocked_env, notes_config, read_line
 
@@ -236,6 +236,22 @@ def test_approvals_login_links_the_port_the_page_really_listens_on(tmp_path: Pat
     assert login.stdout.startswith(f"http://127.0.0.1:{port}/approvals/login?token=")
     after = run_cli(config, "approvals", "login")  # the page has stopped: the configured address again
     assert after.stdout.startswith("http://127.0.0.1:8766/approvals/login?token=")
+
+
+def test_the_http_banner_login_command_runs_as_printed_and_links_the_real_port(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path / "config.toml",
+        f'[server]\nstate_dir = "{tmp_path / "s"}"\ndata_dir = "{tmp_path / "d"}"\n'
+        '[http.tokens]\nme = "tok-0123456789abcdef"\n',
+    )
+    port = free_port()  # the configured port is 8765
+    log = tmp_path / "serve.log"
+    with http_server(config, log=log, port=port):
+        banner = log.read_text(encoding="utf-8")
+        [login] = [command for command in re.findall(r"`([^`]+)`", banner) if "approvals login" in command]
+        done = run_printed(login, child_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"http://127.0.0.1:{port}/approvals/login?token=")
 
 
 # -- smaller things a person hits ---------------------------------------------------------------
