@@ -153,7 +153,9 @@ class App:
         names = [tool.wire_name for tool in self.visible_tools()]
         close = [match for match in difflib.get_close_matches(name, names, n=4, cutoff=0.6) if match != name][:3]
         if transport == "cli":
-            where = "Run `mcp-tools tools` for the names."
+            from mcp_tools.commands import mcp_tools
+
+            where = f"Run `{mcp_tools('tools')}` for the names."
         elif transport == "text":
             shown = ", ".join(names[:MAX_NAMES_SHOWN]) + (", …" if len(names) > MAX_NAMES_SHOWN else "")
             where = f"The tools are: {shown or 'none'}."

@@ -451,7 +451,11 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(line if row["served"] else f"{line}\n{'':28} not served: {row['why']}")
     hidden = len(app.tools) - len(served)
     if hidden and not args.all:
-        print(f"{hidden} more tools of the running namespaces are not served; `mcp-tools tools --all` says why.")
+        from mcp_tools.commands import mcp_tools
+
+        print(
+            f"{hidden} more tools of the running namespaces are not served; `{mcp_tools('tools', '--all')}` says why."
+        )
     return 0
 
 
@@ -819,7 +823,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     config = _config(args)
     print(f"config:    {config.source or 'none found; using embedded defaults'}")
     if config.source is None:
-        print(f"           (looked for {default_config_path()}; `mcp-tools config init` writes one)")
+        from mcp_tools.commands import mcp_tools
+
+        print(f"           (looked for {default_config_path()}; `{mcp_tools('config', 'init')}` writes one)")
     app = build_app(config, tools=_tools(args), diagnose=True)
     problems = {where: scrub_text(what) for where, what in app.problems}
     print(f"state dir: {app.environment.state_dir}")

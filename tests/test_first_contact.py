@@ -254,6 +254,43 @@ def test_the_http_banner_login_command_runs_as_printed_and_links_the_real_port(t
     assert done.stdout.startswith(f"http://127.0.0.1:{port}/approvals/login?token=")
 
 
+def printed_commands(text: str) -> list[str]:
+    """The commands in backticks that start with this installation's mcp-tools."""
+    executable = str(Path(sys.executable).parent / "mcp-tools")
+    return [found for found in re.findall(r"`([^`]+)`", text) if shlex.split(found)[0] in (executable, "mcp-tools")]
+
+
+def test_the_commands_in_doctor_tools_and_errors_run_as_printed(tmp_path: Path) -> None:
+    """`config init` after a missing config or none found, `tools --all`, `tools` after an unknown
+    tool name: each printed where `mcp-tools` is not on PATH, each run as printed."""
+    env = desktop_env(tmp_path / "home")
+    mcp_tools = [sys.executable, "-m", "mcp_tools"]
+    missing = tmp_path / "my configs" / "config.toml"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*mcp_tools, *args], capture_output=True, text=True, env=env, timeout=60)
+
+    executable = str(Path(sys.executable).parent / "mcp-tools")  # named in full: it is not on PATH here
+    error = run("--config", str(missing), "doctor")
+    assert error.returncode == 2
+    [init] = printed_commands(error.stderr)
+    assert shlex.split(init)[0] == executable
+    assert run_printed(init, env).returncode == 0 and missing.exists()  # written where it was looked for
+    doctor = run("doctor")  # no --config, no default file: it says how to write one
+    [init_default] = [command for command in printed_commands(doctor.stdout) if "config init" in command]
+    assert run_printed(init_default, env).returncode == 0
+    assert (tmp_path / "home" / ".config" / "mcp-tools" / "config.toml").exists()
+    tools = run("--config", str(missing), "tools")
+    unknown = run("--config", str(missing), "call", "files_raed", "--json")
+    [all_tools] = printed_commands(tools.stdout)
+    [listing] = printed_commands(json.loads(unknown.stdout)["error"]["hint"])
+    for command in (all_tools, listing):
+        assert shlex.split(command)[0] == executable
+        done = run_printed(command, env)
+        assert done.returncode == 0, (command, done.stderr)
+        assert "files_read" in done.stdout
+
+
 # -- smaller things a person hits ---------------------------------------------------------------
 
 
