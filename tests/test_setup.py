@@ -276,7 +276,7 @@ def test_an_unknown_tool_on_the_command_line_points_to_mcp_tools_tools(tmp_path:
     result = mcp_tools(config, "call", "files_raed", "--json")
     error = json.loads(result.stdout)["error"]
     assert error["kind"] == "unknown_tool"
-    assert "mcp-tools tools" in error["hint"] and "tools/list" not in error["hint"]
+    assert f"mcp-tools --config {config} tools`" in error["hint"] and "tools/list" not in error["hint"]
     assert "files_read" in error["hint"]  # the near miss is named
 
 
