@@ -132,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return quiet_broken_pipe()
+    finally:
+        use_config(None)  # main may run again in this process (tests, embedding)
 
 
 def quiet_broken_pipe() -> int:

@@ -8,9 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from mcp_tools.commands import mcp_tools
 from mcp_tools.config import Config, validate_section
-from mcp_tools.servers.google.config import GoogleConfig
+from mcp_tools.servers.google.config import GoogleConfig, auth_command
 from mcp_tools.servers.google.scopes import NAMESPACES, access_levels, missing_scopes, requested_scopes, short
 
 
@@ -130,7 +129,7 @@ def doctor_lines(config: Config) -> list[str]:
     try:
         data = json.loads(token_file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return [*lines, f"google:    not signed in: run `{mcp_tools('auth', 'google')}`"]
+        return [*lines, f"google:    not signed in: run `{auth_command()}`"]
     granted = data.get("scopes") or []
     expiry = data.get("expiry")
     if expiry:
@@ -151,5 +150,5 @@ def doctor_lines(config: Config) -> list[str]:
     lacking = {tool: missing for tool in tools if (missing := _missing(tool, granted, access))}
     for tool, missing in lacking.items():
         shown = ", ".join(short(s) for s in missing)
-        lines.append(f"           missing for {tool}: {shown} (run `{mcp_tools('auth', 'google')}`)")
+        lines.append(f"           missing for {tool}: {shown} (run `{auth_command()}`)")
     return lines
