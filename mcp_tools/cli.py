@@ -829,7 +829,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
         print(f"           (looked for {default_config_path()}; `{mcp_tools('config', 'init')}` writes one)")
     app = build_app(config, tools=_tools(args), diagnose=True)
-    problems = {where: scrub_text(what) for where, what in app.problems}
+    problems: dict[str, str] = {}
+    for where, what in app.problems:
+        problems[where] = "; ".join(filter(None, (problems.get(where), scrub_text(what))))
     print(f"state dir: {app.environment.state_dir}")
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
@@ -860,11 +862,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             if reasons:
                 state += "; not served: " + "; ".join(f"{', '.join(v)} ({k})" for k, v in reasons.items())
         print(f"  {status.name:<9} {state}")
-        if status.name in problems:
+        if status.name in problems and problems[status.name].startswith(f"namespace {status.name} cannot start"):
             print(
                 "            problem: it is asked for by name ([server] servers, tools or --tools), so `serve` "
                 "stops until the above is fixed"
             )
+        elif status.name in problems:
+            print(f"            problem: {problems[status.name]}")
         for line in app.status_lines(status.name):
             if line.startswith("missing:"):
                 problems.setdefault(status.name, line)

@@ -329,7 +329,10 @@ def test_an_unknown_argument_names_the_right_one_and_what_it_holds(tmp_path: Pat
 
 def test_a_failing_notify_hook_logs_the_command_and_its_stderr_without_secrets(tmp_path: Path) -> None:
     script = tmp_path / "notify hook.sh"
-    script.write_text('#!/bin/sh\necho "cannot reach ntfy with sk-hook-secret-1234" >&2\nexit 3\n', encoding="utf-8")
+    # It closes its input unread, as many do: writing the approval to it fails, and still it is heard.
+    script.write_text(
+        '#!/bin/sh\nexec 0<&-\necho "cannot reach ntfy with sk-hook-secret-1234" >&2\nexit 3\n', encoding="utf-8"
+    )
     script.chmod(0o755)
     config = demo_config(
         tmp_path,
