@@ -69,6 +69,8 @@ class App:
     statuses: list[NamespaceStatus] = field(default_factory=list)
     tools: dict[str, BoundTool] = field(default_factory=dict)  # by wire name, every running namespace's
     selection: Selection | None = None  # None: everything is served
+    # What stops a server, collected instead when built to diagnose (`doctor`): (where, what to fix)
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
     def visible_tools(self, namespace: str | None = None) -> list[BoundTool]:
         """What a client is shown: selected, and not hidden by the policy."""
@@ -151,7 +153,9 @@ class App:
         names = [tool.wire_name for tool in self.visible_tools()]
         close = [match for match in difflib.get_close_matches(name, names, n=4, cutoff=0.6) if match != name][:3]
         if transport == "cli":
-            where = "Run `mcp-tools tools` for the names."
+            from mcp_tools.commands import mcp_tools
+
+            where = f"Run `{mcp_tools('tools')}` for the names."
         elif transport == "text":
             shown = ", ".join(names[:MAX_NAMES_SHOWN]) + (", …" if len(names) > MAX_NAMES_SHOWN else "")
             where = f"The tools are: {shown or 'none'}."
@@ -182,12 +186,23 @@ def wire_name(canonical: str, separator: str) -> str:
     return canonical if separator == "." else canonical.replace(".", separator)
 
 
-def build_app(config: Config, servers: list[str] | None = None, tools: list[str] | None = None) -> App:
+def build_app(
+    config: Config, servers: list[str] | None = None, tools: list[str] | None = None, diagnose: bool = False
+) -> App:
     """Build services for the selected namespaces; unselected or unconfigured ones stay off.
 
     Namespaces the person asked for by name (in `servers` or in a `tools` entry) must start;
     the rest may be off with a reason. `servers` and `tools` override the config for one run.
+    With `diagnose` nothing stops the build: each problem is recorded in `App.problems` beside
+    the namespace or section it concerns, and the rest is built as far as it can be.
     """
+    problems: list[tuple[str, str]] = []
+
+    def problem(where: str, exc: ConfigError) -> None:
+        if not diagnose:
+            raise exc
+        problems.append((where, str(exc)))
+
     state_dir = config.state_dir()
     data_dir = config.data_dir()
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -197,7 +212,17 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
     known_secrets.add_from_model(config.approvals)
     requested = servers if servers is not None else config.server.servers
     store = PolicyStore(state_dir / "policy.sqlite3")
-    out_of_band = build_out_of_band(config, Decisions(store, config.policy.approval_ttl_seconds))
+    try:
+        out_of_band = build_out_of_band(config, Decisions(store, config.policy.approval_ttl_seconds))
+    except ConfigError as exc:
+        problem("approvals", exc)
+        settings = config.approvals
+        out_of_band = OutOfBand(
+            Decisions(store, config.policy.approval_ttl_seconds),
+            [],
+            wait_seconds=settings.wait_seconds,
+            progress_interval=settings.progress_interval_seconds,
+        )
     environment = Environment(
         data_dir=data_dir,
         state_dir=state_dir,
@@ -211,18 +236,23 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
     rules = RulePolicy(config.policy)
     app = App(config, environment, PolicyGate(config.policy, rules, store, out_of_band), store, rules, out_of_band)
     app.gate.explain_unknown = app.unknown_tool
+    app.problems = problems
 
     source = "--tools" if tools is not None else "server.tools"
     texts = tools if tools is not None else config.server.tools
     try:
         entries = parse_entries(DEFAULT_SELECTION if texts is None else texts, CATALOG)
     except SelectionError as exc:
-        raise ConfigError(f"invalid config: {source}: {exc}") from None
+        problem("tools", ConfigError(f"invalid config: {source}: {exc}"))
+        texts, entries = None, parse_entries(DEFAULT_SELECTION, CATALOG)
     named = named_namespaces(entries)
     if requested is not None and servers is None and tools is None:
         outside = [name for name in named if name not in requested]
         if outside:
-            raise ConfigError(f"invalid config: server.tools names {outside[0]!r}, which server.servers does not start")
+            problem(
+                "tools",
+                ConfigError(f"invalid config: server.tools names {outside[0]!r}, which server.servers does not start"),
+            )
     for name in CATALOG:
         if requested is not None and name not in requested:
             app.statuses.append(NamespaceStatus(name, False, "not selected in [server] servers or --servers"))
@@ -230,7 +260,13 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
         if name not in named and not asked_for(name, config.sections, requested):
             app.statuses.append(NamespaceStatus(name, False, not_asked_for(name), needs_account=True))
             continue  # not imported: it costs no start-up time
-        status = _enable(app, name, explicit=requested is not None or name in named)
+        explicit = requested is not None or name in named
+        try:
+            status = _enable(app, name, explicit=explicit)
+        except ConfigError as exc:
+            problem(name, exc)
+            reason = str(exc).removeprefix(f"namespace {name} cannot start: ")
+            status = NamespaceStatus(name, False, reason)
         app.statuses.append(status)
     _withhold_unreachable(app)
     mentioned = {entry.namespace for entry in entries if entry.namespace in CATALOG}
@@ -238,7 +274,7 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
     try:
         app.selection = resolve(entries, specs, running=list(app.namespaces), default=texts is None)
     except SelectionError as exc:
-        raise ConfigError(f"invalid config: {source}: {exc}") from None
+        problem("tools", ConfigError(f"invalid config: {source}: {exc}"))
     return app
 
 

@@ -121,6 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     known_secrets.add_from_environ(os.environ)
     configure_logging()
+    from mcp_tools.commands import use_config
+
+    use_config(args.config)  # commands printed from here on reach the same config and state
     try:
         return int(args.handler(args) or 0)
     except ConfigError as exc:
@@ -128,6 +131,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return quiet_broken_pipe()
+    finally:
+        use_config(None)  # main may run again in this process (tests, embedding)
+
+
+def quiet_broken_pipe() -> int:
+    """The reader went away (`mcp-tools call ... | head`): stop quietly, as a shell tool would."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # so flushing stdout at exit cannot raise again
+    os.close(devnull)
+    return 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 
 def namespaces_wanted(argv: Sequence[str]) -> list[str] | None:
@@ -250,7 +265,19 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     google.set_defaults(handler=cmd_auth_google)
 
     add_namespace_commands(commands, namespaces)
+    accept_config_anywhere(parser)
     return parser
+
+
+def accept_config_anywhere(parser: argparse.ArgumentParser) -> None:
+    """`--config PATH` after the command too (`mcp-tools serve --config x.toml`), as people and
+    client configs write it; given before the command, it is not overridden."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in {id(sub): sub for sub in action.choices.values()}.values():
+                if "--config" not in sub._option_string_actions:
+                    sub.add_argument("--config", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+                accept_config_anywhere(sub)
 
 
 def add_namespace_commands(commands: Any, namespaces: Sequence[str] | None) -> None:
@@ -307,22 +334,37 @@ def cmd_serve(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else config.http.port
     starlette = build_http_app(app, host, port)
     print(f"mcp-tools: serving streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
+    record = None
     if config.approvals.page.enabled:
+        from mcp_tools.commands import mcp_tools
+
+        shown = f"[{host}]" if ":" in host else host
+        record = record_listening(config, "http", f"http://{shown}:{port}/approvals")
         print(
-            f"mcp-tools: approvals page on http://{host}:{port}/approvals "
-            "(sign in with the link from `mcp-tools approvals login --http`)",
+            f"mcp-tools: approvals page on http://{shown}:{port}/approvals "
+            f"(sign in with the link from `{mcp_tools('approvals', 'login', '--http')}`)",
             file=sys.stderr,
         )
-    # log_config=None: uvicorn's lines go through our handler (scrubbed) instead of its own
-    uvicorn.run(starlette, host=host, port=port, log_level="warning", log_config=None, lifespan="on")
+    try:
+        # log_config=None: uvicorn's lines go through our handler (scrubbed) instead of its own
+        uvicorn.run(starlette, host=host, port=port, log_level="warning", log_config=None, lifespan="on")
+    finally:
+        if record is not None:
+            forget_listening(record)
     return 0
 
 
-TERMINAL_NOTICE = (
-    "mcp-tools: waiting for an MCP client on stdio (this is a terminal). Connect one with "
-    "`mcp-tools install claude-desktop`, or try it in `npx @modelcontextprotocol/inspector mcp-tools serve`. "
-    "Ctrl-C quits."
-)
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"  # the version tests/inspector pins; it needs Node 22.19+
+
+
+def terminal_notice() -> str:
+    from mcp_tools.commands import mcp_tools
+
+    return (
+        "mcp-tools: waiting for an MCP client on stdio (this is a terminal). Connect one with "
+        f"`{mcp_tools('install', 'claude-desktop')}`, or try it in "
+        f"`npx {INSPECTOR} {mcp_tools('serve')}`. Ctrl-C quits."
+    )
 
 
 async def _serve_stdio(app: Any) -> None:
@@ -333,7 +375,7 @@ async def _serve_stdio(app: Any) -> None:
     server = build_server(app, transport="stdio")
     stdin = None
     if sys.stdin.isatty():  # a person, not a client: say what this is, and let Ctrl-C end it at once
-        print(TERMINAL_NOTICE, file=sys.stderr, flush=True)
+        print(terminal_notice(), file=sys.stderr, flush=True)
         if os.name == "posix":  # waiting on a console handle is not possible on Windows
             stdin = TerminalLines(sys.stdin.fileno())
     async with app.running(), stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
@@ -371,11 +413,16 @@ def cmd_tools(args: argparse.Namespace) -> int:
     from mcp_tools.app import build_app
     from mcp_tools.mcp_server import tool_definition
 
+    if args.budget:  # what definitions cost needs their declarations only, not a configured namespace
+        app = build_app(_config(args), _servers(args.servers), _tools(args), diagnose=True)
+        app.store.close()
+        for _, problem in app.problems:
+            if problem.startswith("invalid config"):
+                raise ConfigError(problem)
+        return print_budget(app, app.visible_tools() + selected_but_not_running(app), args.json)
     app = build_app(_config(args), _servers(args.servers), _tools(args))
     app.store.close()
     served = app.visible_tools()
-    if args.budget:
-        return print_budget(app, served, args.json)
     rows = []
     for tool in served if not args.all else list(app.tools.values()):
         definition = tool_definition(tool)
@@ -407,8 +454,31 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(line if row["served"] else f"{line}\n{'':28} not served: {row['why']}")
     hidden = len(app.tools) - len(served)
     if hidden and not args.all:
-        print(f"{hidden} more tools of the running namespaces are not served; `mcp-tools tools --all` says why.")
+        from mcp_tools.commands import mcp_tools
+
+        print(
+            f"{hidden} more tools of the running namespaces are not served; `{mcp_tools('tools', '--all')}` says why."
+        )
     return 0
+
+
+def selected_but_not_running(app: Any) -> list[Any]:
+    """The selected tools of namespaces that could not start here (no vault, no account), bound to
+    no service: their definitions are the same whatever the configuration."""
+    from mcp_tools.app import wire_name
+    from mcp_tools.policy.gate import BoundTool
+    from mcp_tools.servers import CATALOG, load_namespace
+
+    if app.selection is None:
+        return []
+    separator = app.config.server.wire_separator
+    return [
+        BoundTool(spec, None, wire_name(spec.name, separator), app.rules.configured_risk(spec))
+        for name in CATALOG
+        if name not in app.namespaces
+        for spec in load_namespace(name).tools
+        if spec.name in app.selection.chosen and app.rules.hidden_reason(spec) is None
+    ]
 
 
 def print_budget(app: Any, served: list[Any], as_json: bool) -> int:
@@ -689,9 +759,38 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
     return 0
 
 
+def record_listening(config: Config, which: str, base: str) -> Path:
+    """Note where a page really listens (`--port` may differ from the config), for `approvals login`."""
+    path = config.state_dir() / f"listening-{which}.json"
+    write_atomically(path, json.dumps({"url": base, "pid": os.getpid()}) + "\n")
+    return path
+
+
+def forget_listening(path: Path) -> None:
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
+            path.unlink()
+    except (OSError, ValueError):
+        pass
+
+
+def listening_base(config: Config, which: str) -> str | None:
+    """The address a running page recorded, if its process is still alive."""
+    try:
+        record = json.loads((config.state_dir() / f"listening-{which}.json").read_text(encoding="utf-8"))
+        os.kill(int(record["pid"]), 0)
+        return str(record["url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def login_base(config: Config, for_http: bool) -> str:
     from mcp_tools.approvals import page_url
 
+    if not config.approvals.page.url:
+        running = listening_base(config, "http" if for_http else "page")
+        if running:
+            return running
     if for_http and not config.approvals.page.url:
         host = config.http.host
         return f"http://{f'[{host}]' if ':' in host else host}:{config.http.port}/approvals"
@@ -735,7 +834,11 @@ def cmd_approvals_serve(args: argparse.Namespace) -> int:
     print(f"mcp-tools: approvals page on {base}/", file=sys.stderr)
     print(f"Sign in (once, within {settings.login_ttl_seconds // 60} minutes):", file=sys.stderr)
     print(new_login_link(store, base, settings.login_ttl_seconds), flush=True)
-    uvicorn.run(page_server(page), host=host, port=port, log_level="warning")
+    record = record_listening(config, "page", base)
+    try:
+        uvicorn.run(page_server(page), host=host, port=port, log_level="warning")
+    finally:
+        forget_listening(record)
     return 0
 
 
@@ -776,8 +879,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     config = _config(args)
     print(f"config:    {config.source or 'none found; using embedded defaults'}")
     if config.source is None:
-        print(f"           (looked for {default_config_path()}; `mcp-tools config init` writes one)")
-    app = build_app(config, tools=_tools(args))
+        from mcp_tools.commands import mcp_tools
+
+        print(f"           (looked for {default_config_path()}; `{mcp_tools('config', 'init')}` writes one)")
+    app = build_app(config, tools=_tools(args), diagnose=True)
+    problems: dict[str, str] = {}
+    for where, what in app.problems:
+        problems[where] = "; ".join(filter(None, (problems.get(where), scrub_text(what))))
     print(f"state dir: {app.environment.state_dir}")
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
@@ -789,8 +897,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     )
     selection = app.selection.describe() if app.selection else "everything"
     print(f"tools:     {len(app.visible_tools())} served, selection {selection}, discovery={config.server.discovery}")
+    if "tools" in problems:
+        print(f"           problem: {problems['tools']}")
     channels = ", ".join(channel.name for channel in app.out_of_band.channels) or "none (approval_required at once)"
     print(f"approvals: channels {channels}; calls wait up to {config.approvals.wait_seconds:g} s")
+    if "approvals" in problems:
+        print(f"           problem: {problems['approvals']}")
     print("namespaces:")
     for status in app.statuses:
         count = len(app.visible_tools(status.name)) if status.enabled else 0
@@ -804,7 +916,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             if reasons:
                 state += "; not served: " + "; ".join(f"{', '.join(v)} ({k})" for k, v in reasons.items())
         print(f"  {status.name:<9} {state}")
+        if status.name in problems and problems[status.name].startswith(f"namespace {status.name} cannot start"):
+            print(
+                "            problem: it is asked for by name ([server] servers, tools or --tools), so `serve` "
+                "stops until the above is fixed"
+            )
+        elif status.name in problems:
+            print(f"            problem: {problems[status.name]}")
         for line in app.status_lines(status.name):
+            if line.startswith("missing:"):
+                problems.setdefault(status.name, line)
             print(f"            {line}")
     if len(app.visible_tools()) < len(app.tools):
         print("           to serve more, add a namespace ('files'), a tier ('files.extended') or a tool")
@@ -815,6 +936,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         for line in doctor_lines(config):
             print(line)
     app.store.close()
+    if problems:
+        print(f"\n{len(problems)} problem(s) to fix: {', '.join(problems)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -843,10 +967,10 @@ def claude_desktop_config_path() -> Path:
 
 
 def claude_desktop_entry(config_path: Path | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcp_tools", "serve"]}
-    if config_path:
-        entry["args"] += ["--config", str(config_path.expanduser().resolve())]
-    return entry
+    """The command Claude Desktop spawns (no shell, its own environment): this Python, and the
+    config pinned by absolute path, given before the command as the parser reads it first."""
+    config = ["--config", str(config_path.expanduser().resolve())] if config_path else []
+    return {"command": sys.executable, "args": ["-m", "mcp_tools", *config, "serve"]}
 
 
 def cmd_install_claude(args: argparse.Namespace) -> int:

@@ -256,7 +256,9 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
         return Config(environ=environ)
     if not path.is_file():
         if required:
-            raise ConfigError(f"config file {path} does not exist (run `mcp-tools config init` to write one)")
+            from mcp_tools.commands import mcp_tools
+
+            raise ConfigError(f"config file {path} does not exist (run `{mcp_tools('config', 'init')}` to write one)")
         return Config(environ=environ)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))

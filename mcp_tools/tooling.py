@@ -94,8 +94,10 @@ def missing_modules(modules: tuple[str, ...]) -> list[str]:
 
 
 def install_hint(extra: str, missing: list[str] | str) -> str:
+    from mcp_tools.commands import pip_install
+
     names = missing if isinstance(missing, str) else ", ".join(missing)
-    return f"a library it needs is not installed ({names}); run: pip install 'mcp-tools[{extra}]'"
+    return f"a library it needs is not installed ({names}); run: {pip_install(extra)}"
 
 
 class Arguments(BaseModel):
@@ -322,7 +324,7 @@ class Namespace(Generic[ServiceT]):
 
     `requires` names the top-level modules the namespace cannot work without; they are looked
     up (never imported) before `create`, and when one is missing the namespace stays off with
-    the `pip install 'mcp-tools[<extra>]'` that brings it (`extra` defaults to the name).
+    the `pip install` command that brings it (`mcp_tools.commands.pip_install`) (`extra` defaults to the name).
     """
 
     name: str

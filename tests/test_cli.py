@@ -60,8 +60,11 @@ def test_approvals_show_and_unknown_ids(tmp_path: Path) -> None:
 
 def test_doctor_reports_each_namespace(tmp_path: Path) -> None:
     config = demo_config(tmp_path, servers='["demo", "files", "calendar"]', extra='[calendar]\nusername = "me"\n')
-    result = run_cli(config, "doctor")
-    assert result.returncode == 2 and "calendar cannot start" in result.stderr
+    result = run_cli(config, "doctor")  # diagnoses instead of stopping, and says it found a problem
+    assert result.returncode == 1 and "problem(s) to fix: calendar" in result.stderr
+    calendar = result.stdout[result.stdout.index("  calendar") :].splitlines()
+    assert calendar[0].startswith("  calendar  off: set [calendar] url") and "problem: it is asked for" in calendar[1]
+    assert "demo      on  (4 tools)" in result.stdout
     config = demo_config(tmp_path)
     result = run_cli(config, "doctor")
     assert result.returncode == 0, result.stderr
@@ -91,7 +94,7 @@ def test_install_claude_desktop_prints_and_merges(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
     printed = json.loads(run_cli(config, "install", "claude-desktop").stdout)
     entry = printed["mcpServers"]["mcp-tools"]
-    assert entry["args"][:3] == ["-m", "mcp_tools", "serve"] and str(config) in entry["args"]
+    assert entry["args"] == ["-m", "mcp_tools", "--config", str(config), "serve"]
     claude = tmp_path / "claude.json"
     claude.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"}))
     result = run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude))

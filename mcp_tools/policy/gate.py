@@ -142,11 +142,109 @@ def describe_validation_error(tool: ToolSpec, exc: ValidationError) -> str:
         if kind == "missing":
             parts.append(f"{tool.name} needs {loc}")
         elif kind == "extra_forbidden":
-            parts.append(f"{tool.name} does not take {loc}")
+            parts.append(f"{tool.name} does not take {loc}{_accepted(tool.input_model, error['loc'], exc)}")
         else:
             message = error["msg"].removeprefix("Value error, ")
             parts.append(f"{loc}: {message}" if loc else message)
     return "; ".join(parts[:8]) + ("" if len(parts) <= 8 else f"; and {len(parts) - 8} more problems")
+
+
+# Names models often give an argument, and what our tools call it.
+ARGUMENT_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "command": ("argv", "shell"),
+    "cmd": ("argv", "shell"),
+    "args": ("argv", "arguments"),
+    "file": ("path",),
+    "filename": ("path", "name"),
+    "file_path": ("path",),
+    "filepath": ("path",),
+    "content": ("text", "body"),
+    "contents": ("content", "text"),
+    "text": ("content", "body"),
+    "body": ("text", "content"),
+    "q": ("query",),
+    "search": ("query",),
+    "url": ("uri", "link"),
+    "max_results": ("limit",),
+    "count": ("limit",),
+}
+
+
+def _accepted(model: type[BaseModel], loc: tuple[int | str, ...], exc: ValidationError) -> str:
+    """For an unknown argument: the closest accepted one (with what it holds) and the whole list."""
+    import difflib
+
+    where = _model_at(model, loc[:-1])
+    if where is None:
+        return ""
+    fields = {(info.alias or name): info for name, info in where.model_fields.items()}
+    given = str(loc[-1])
+    guesses = [name for name in ARGUMENT_SYNONYMS.get(given.lower(), ()) if name in fields]
+    guesses += difflib.get_close_matches(given, list(fields), n=1, cutoff=0.6)
+    if not guesses:  # the one required argument left missing at the same place is the likely meaning
+        missing = [e["loc"][-1] for e in exc.errors() if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
+        guesses = [str(name) for name in missing[:1]]
+    guess = ""
+    if guesses:
+        info = fields[guesses[0]]
+        what = _kind_of(info.annotation)
+        about = f": {info.description.rstrip('.')}" if info.description else ""
+        guess = f"; did you mean {guesses[0]} ({what}{about})?"
+    return f"{guess} It takes {', '.join(fields)}" if fields else ""
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    """The types an annotation allows (Optional and unions spread out)."""
+    import types
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [part for arg in typing.get_args(annotation) for part in _unwrap(arg) if part is not type(None)]
+    return [annotation]
+
+
+def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model that validates the value at `loc` inside `model`'s input, if one does."""
+    import typing
+
+    current: list[Any] = [model]
+    for part in loc:
+        following: list[Any] = []
+        for candidate in current:
+            if isinstance(part, int):
+                origin = typing.get_origin(candidate)
+                if origin in (list, tuple, set, frozenset):
+                    following += [arg for item in typing.get_args(candidate) for arg in _unwrap(item)]
+            elif isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                for name, info in candidate.model_fields.items():
+                    if part in (name, info.alias):
+                        following += _unwrap(info.annotation)
+        current = following
+    return next((c for c in current if isinstance(c, type) and issubclass(c, BaseModel)), None)
+
+
+def _kind_of(annotation: Any) -> str:
+    import typing
+
+    kinds = []
+    for part in _unwrap(annotation):
+        origin = typing.get_origin(part) or part
+        if origin in (list, tuple, set, frozenset):
+            kinds.append("a list")
+        elif origin is dict or (isinstance(origin, type) and issubclass(origin, BaseModel)):
+            kinds.append("an object")
+        elif origin is bool:
+            kinds.append("true or false")
+        elif origin is int:
+            kinds.append("an integer")
+        elif origin is float:
+            kinds.append("a number")
+        elif origin is str:
+            kinds.append("a string")
+    return " or ".join(dict.fromkeys(kinds)) or "a value"
 
 
 def _format_loc(loc: tuple[int | str, ...]) -> str:
@@ -602,12 +700,14 @@ def _internal_error(tool: str) -> ToolFailure:
 
 
 def approval_required(approval: Approval, wire_name: str, places: str | None = None) -> ToolFailure:
+    from mcp_tools.commands import mcp_tools
+
     minutes = max(1, round((approval.expires - approval.created) / 60))
     ask = f"approve it {places} or run" if places else "run"
     return ToolFailure(
         "approval_required",
         f"{approval.tool} needs the person's approval before it runs ({approval.summary}). Approval id: {approval.id}.",
-        f"Ask the person to {ask} `mcp-tools approvals approve {approval.id}` (it expires in about {minutes} "
+        f"Ask the person to {ask} `{mcp_tools('approvals', 'approve', approval.id)}` (it expires in about {minutes} "
         f"minutes), then call {wire_name} again with exactly the same arguments.",
         details={"approval_id": approval.id, "expires": iso_time(approval.expires)},
     )

@@ -129,7 +129,7 @@ class SheetsService(GoogleService):
 
     def _not_visible_hint(self, tool: str) -> str:
         """Why a spreadsheet may be invisible: the access level, or a wider one not granted yet."""
-        from mcp_tools.servers.google.config import AUTH_COMMAND
+        from mcp_tools.servers.google.config import auth_command
         from mcp_tools.servers.google.scopes import asked_scopes, short
 
         granted = set(self.client.account.granted_scopes())
@@ -137,7 +137,7 @@ class SheetsService(GoogleService):
         if lacking and not self.client.account.is_service_account:
             return (
                 f'[sheets] access = "{self.access}" needs {", ".join(lacking)}, which the sign-in has not granted '
-                f"yet: ask the person to run `{AUTH_COMMAND}`. " + NOT_VISIBLE.split(". ")[0] + "."
+                f"yet: ask the person to run `{auth_command()}`. " + NOT_VISIBLE.split(". ")[0] + "."
             )
         return NOT_VISIBLE
 
