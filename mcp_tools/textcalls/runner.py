@@ -20,6 +20,7 @@ from mcp_tools.tooling import ToolFailure
 
 if TYPE_CHECKING:
     from mcp_tools.app import App
+    from mcp_tools.discovery import ClientToolsets
 
 
 async def run_reply(app: App, text: str | bytes, caller: Caller, format: str = "auto") -> TextCallReport:
@@ -52,11 +53,16 @@ async def run_parsed_reply(app: App, reply: ParsedReply, caller: Caller, detecte
 async def run_parsed_call(
     app: App, call: ParsedCall, caller: Caller, call_id: str | None = None, detected: str | None = None
 ) -> TextCallResult:
-    """One call through `app.gate.call`, exactly as an MCP `tools/call` would go."""
+    """One call through `app.gate.call`, exactly as an MCP `tools/call` would go.
+
+    Only what MCP serves this principal answers (`App.served_tool`): the selection, or in dynamic
+    discovery what the principal enabled; any other tool is as unknown as to an MCP client.
+    """
     times = {"detected": detected or now()}
     result = TextCallResult(call, None, CallOutcome(""), call_id or call.call_id or "call_1", times=times)
     name, arguments = call.name, call.arguments
-    tool = app.find_tool(name)
+    client = app.client_view(caller.principal)
+    tool = app.served_tool(name, client=client)
     alias = lookup(name)
     if alias is not None and tool is not None and alias.tool != tool.spec.name:
         alias = None  # a tool of ours by that name wins
@@ -69,11 +75,11 @@ async def run_parsed_call(
             failure.message = f"{call.label}: {failure.message}"
             return _finished(result, alias.tool, failure_outcome(failure))
         name = alias.tool
-        tool = app.find_tool(name)
+        tool = app.served_tool(name, client=client)
     times["executing"] = now()
     outcome = await app.gate.call(tool, name, arguments, caller)
     if tool is None:
-        outcome = failure_outcome(unavailable(app, name, call.name))
+        outcome = failure_outcome(unavailable(app, name, call.name, client))
     elif outcome.ask_later is not None:  # a deferred question needs a transport round trip text cannot make
         outcome = failure_outcome(
             ToolFailure(
@@ -91,10 +97,13 @@ def _finished(result: TextCallResult, name: str, outcome: CallOutcome) -> TextCa
     return result
 
 
-def unavailable(app: App, name: str, written: str) -> ToolFailure:
-    """Why no tool answers to a name: its namespace is off, not built, or the name is unknown."""
+def unavailable(app: App, name: str, written: str, client: ClientToolsets | None = None) -> ToolFailure:
+    """Why no tool answers to a name: not served here, its namespace is off or not built, or it is unknown."""
     canonical = name if name in CANONICAL_NAMES else name.replace("_", ".", 1)
     namespace = canonical.partition(".")[0]
+    existing = app.find_tool(name) or app.find_tool(canonical)
+    if existing is not None:  # a tool this principal is not served: the same answer MCP gives
+        return app.unknown_tool(existing.wire_name, "text")
     if canonical in CANONICAL_NAMES and namespace not in app.namespaces:
         if namespace in CATALOG:
             status = next((status for status in app.statuses if status.name == namespace), None)
@@ -111,9 +120,8 @@ def unavailable(app: App, name: str, written: str) -> ToolFailure:
             f"(planned: {planned})",
             "Use another tool or tell the person it is not available.",
         )
-    available = sorted(
-        {tool.spec.name for tool in app.visible_tools()} | {tool.wire_name for tool in app.tools.values()}
-    )
+    served = client.served() if client is not None else app.visible_tools()
+    available = sorted({tool.spec.name for tool in served} | {tool.wire_name for tool in served})
     closest = suggest(written, available)
     message = f"there is no tool named {written!r}" + (f"; did you mean {closest!r}?" if closest else "")
     return ToolFailure("unknown_tool", message, "Use a name from the tool list.")
