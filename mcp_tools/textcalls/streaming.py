@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass, field
 
 from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose
-from mcp_tools.textcalls.formats import ProseScanner, scissors_calls
+from mcp_tools.textcalls.prose import ProseScanner
+from mcp_tools.textcalls.scissors import scissors_calls
 
 FORMATS = ("auto", "scissors", "prose")
 

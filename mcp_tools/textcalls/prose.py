@@ -1,14 +1,10 @@
-"""Finding calls in a reply, in its two shapes.
+"""The prose shape: JSON calls in ```json / ```tool_call fences, `<tool_call>` tags, or bare in the text.
 
-The prose shape holds JSON calls in ```json / ```tool_call fences, `<tool_call>` tags, or bare in
-the prose (the JSON-in-prose and code-block formats). `ProseScanner` reads it a piece at a time:
-each construct is decided as soon as the text decides it, and the scanner says when it needs
-more, so a reply split anywhere reads exactly as the whole. Calls inside inline code spans and
-fences of other languages are prose; a block that fails consumes its whole extent.
-
-The scissors-cat shape is a JSON array of calls, the delimiter ✂️🐱, then markdown:
-`scissors_calls` validates its tool section. Both are pure and bounded; broken calls come back
-as ParseProblems the model can act on, never as exceptions.
+This covers the JSON-in-prose and the code-block formats. `ProseScanner` reads a reply a piece
+at a time: each construct is decided as soon as the text decides it, and the scanner says when it
+needs more, so a reply split anywhere reads exactly as the whole. Calls inside inline code spans
+and fences of other languages are prose; a block that fails consumes its whole extent. Pure and
+bounded; broken calls come back as ParseProblems the model can act on, never as exceptions.
 """
 
 from __future__ import annotations
@@ -19,33 +15,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_tools.textcalls.calls import (
-    CALL_HINT,
-    DELIMITER,
-    JSON_HINT,
-    MAX_CALLS,
-    Event,
-    ParsedCall,
-    ParseProblem,
-    Prose,
-    json_type,
-    label_of,
+from mcp_tools.textcalls.calls import CALL_HINT, JSON_HINT, MAX_CALLS, Event, ParsedCall, ParseProblem, Prose, label_of
+from mcp_tools.textcalls.shapes import (
+    DECODER,
+    NAME_KEYS,
+    Problem,
+    Shape,
+    classify_element,
+    decode_all,
+    is_wrapper,
+    meant_as_call,
+    shapes_of,
+    strip_fence,
 )
-from mcp_tools.textcalls.names import ALIASES, is_known
 
-NAME_KEYS = ("tool", "tool_name", "name", "function")  # first present wins: in flat calls "name" may be an argument
-ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")
-ENVELOPE_KEYS = frozenset({"id", "call_id", "type"})  # wrapper fields some formats add; carry no arguments
-WRAPPER_KEYS = frozenset({"tool_calls", "role", "content", "id", "type"})  # the legacy {"tool_calls": [...]}
 CALL_LABELS = frozenset({"tool_call", "tool", "function_call"})  # fences that can only mean a call
 DATA_LABELS = frozenset({"json", ""})  # fences that may hold a call or just example data
 TAGS = ("<tool_call>", "<function_call>")
-SCISSORS_KEYS = ("id", "type", "operation", "parameters", "priority")
-SCISSORS_HINT = (
-    'Start the reply with [{"id": "1", "type": "files_read", "operation": "read a file", '
-    f'"parameters": {{"path": "a.md"}}}}], then {DELIMITER}, then the message.'
-)
-
 _FENCE_LINE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^\n]*)")
 _FENCE_PREFIX = re.compile(r"[ \t]*(?:`+|~+)?")
 _INLINE = re.compile(r"[`{<\n]")
@@ -57,16 +43,13 @@ _PARAGRAPH_END = re.compile(r"\n[ \t\r]*\n")
 _CALL_KEY = re.compile(r"[\"'](?:tool|tool_name|name|function)[\"']\s*:")
 _LEADING_CALL_KEY = re.compile(r"\{\s*\"(?:tool|tool_name|name|function)\"\s*:")
 _KEY_PREFIX = re.compile(r"\{\s*\"(?P<key>\w*)(?P<quote>\")?(?P<space>\s*)(?P<colon>:)?")
-_NAMESPACED = re.compile(r"[A-Za-z][A-Za-z0-9]*[._][A-Za-z0-9_.-]+")
 _IN_STRING = re.compile(r"[\"\\\n]")
 _BARE_STOPS = re.compile(r"[{}\"\\\n]")
 _STRING_STOPS = re.compile(r"[\"\\\n]")
 _TAG_STOPS = re.compile(r"[\"<]")
 _NEWLINE = re.compile(r"\n")
 _OPEN_BRACE = re.compile(r"\{\s*")
-_PLAIN_WORDS = frozenset({"search"})  # aliases that are also ordinary words: only a call under "tool"
 _HOLD_AFTER = 65_536  # characters of a held fence or tag kept in the working text
-_DECODER = json.JSONDecoder(strict=False)  # fenced calls often carry raw line breaks inside file content
 
 
 class NeedMore(Exception):
@@ -497,7 +480,7 @@ class ProseScanner:
             elif text.startswith(end_tag, match.start()):
                 self.scan = None
                 line = scan.line
-                body = _strip_fence(self._slice(scan.start + len(scan.marker) + 2, match.start()))
+                body = strip_fence(self._slice(scan.start + len(scan.marker) + 2, match.start()))
                 self._values(body, strict=True, line=line, source="tag")
                 self.position = match.start() + len(end_tag)
                 return
@@ -650,7 +633,7 @@ class ProseScanner:
         candidate = self.text[start:end]
         line = self.line_at(start)
         try:
-            value = _DECODER.decode(candidate)
+            value = DECODER.decode(candidate)
         except (json.JSONDecodeError, RecursionError):
             if _LEADING_CALL_KEY.match(candidate) and self._values(candidate, strict=False, line=line, source="text"):
                 self.position = end
@@ -658,7 +641,7 @@ class ProseScanner:
             self._prose(start, start + 1)
             self.position = start + 1
             return
-        shapes = _shapes_of(value, strict=False)
+        shapes = shapes_of(value, strict=False)
         if not shapes:
             self._prose(start, end)  # objects inside a non-call object are not top level
         else:
@@ -673,7 +656,7 @@ class ProseScanner:
         if not strict and not stripped.startswith(("{", "[")):
             return False  # an unlabeled fence of shell output or prose
         try:
-            values = _decode_all(stripped)
+            values = decode_all(stripped)
         except json.JSONDecodeError as exc:
             if not strict and not _CALL_KEY.search(stripped):
                 return False
@@ -696,14 +679,14 @@ class ProseScanner:
         elements: list[Any] = []
         for value in values:
             elements.extend(value if isinstance(value, list) else [value])
-        strict = strict or any(_meant_as_call(element) for element in elements)
-        if len(elements) == 1 and isinstance(elements[0], dict) and _is_wrapper(elements[0]):
-            shapes = _shapes_of(elements[0], strict=strict)
+        strict = strict or any(meant_as_call(element) for element in elements)
+        if len(elements) == 1 and isinstance(elements[0], dict) and is_wrapper(elements[0]):
+            shapes = shapes_of(elements[0], strict=strict)
         else:
             several = len(elements) != 1 or isinstance(values[0], list)
             shapes = []
             for index, element in enumerate(elements, start=1):
-                shape = _classify_element(element, strict=strict)
+                shape = classify_element(element, strict=strict)
                 if shape is not None:
                     shapes.append((index if several else None, shape))
         if not shapes:
@@ -715,283 +698,13 @@ class ProseScanner:
         self._emit_shapes(shapes, line, source)
         return True
 
-    def _emit_shapes(self, shapes: list[tuple[int | None, _Shape]], line: int, source: str) -> None:
+    def _emit_shapes(self, shapes: list[tuple[int | None, Shape]], line: int, source: str) -> None:
         self.blocks += 1
         block = self.blocks
         for item, shape in shapes:
-            if isinstance(shape, _Problem):
+            if isinstance(shape, Problem):
                 self._emit(
                     ParseProblem(f"{label_of(block, item)}: {shape.message}", block, item, line, shape.name, CALL_HINT)
                 )
             else:
                 self._emit(ParsedCall(shape.name, shape.arguments, block, item, line, source, shape.call_id))
-
-
-# -- classifying one JSON value ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Call:
-    name: str
-    arguments: dict[str, Any]
-    call_id: str | None = None
-
-
-@dataclass(frozen=True)
-class _Problem:
-    message: str
-    name: str | None = None
-
-
-_Shape = _Call | _Problem
-
-
-def _decode_all(text: str) -> list[Any]:
-    """Every JSON value in the text, in order (models sometimes write one call per line)."""
-    values: list[Any] = []
-    position = 0
-    while True:
-        while position < len(text) and text[position] in " \t\r\n":
-            position += 1
-        if position >= len(text):
-            break
-        value, position = _DECODER.raw_decode(text, position)
-        values.append(value)
-    if not values:
-        raise json.JSONDecodeError("Expecting value", text, 0)
-    return values
-
-
-def _strip_fence(body: str) -> str:
-    """`<tool_call>` content is sometimes fenced as well."""
-    stripped = body.strip()
-    if stripped.startswith(("```", "~~~")):
-        first_newline = stripped.find("\n")
-        stripped = stripped[first_newline + 1 :] if first_newline >= 0 else ""
-        stripped = stripped.rstrip()
-        stripped = stripped.rstrip("`~").rstrip() if stripped.endswith(("```", "~~~")) else stripped
-    return stripped
-
-
-def _model_id(obj: dict[str, Any]) -> str | None:
-    for key in ("id", "call_id"):
-        value = obj.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()[:100]
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-    return None
-
-
-def _is_wrapper(obj: dict[str, Any]) -> bool:
-    return isinstance(obj.get("tool_calls"), list) and set(obj) <= WRAPPER_KEYS
-
-
-def _shapes_of(value: Any, *, strict: bool) -> list[tuple[int | None, _Shape]]:
-    """The calls a top-level value holds: one object, or the legacy {"tool_calls": [...]} wrapper."""
-    if isinstance(value, dict) and _is_wrapper(value):
-        calls = value["tool_calls"]
-        several = len(calls) != 1
-        return [
-            (index if several else None, _classify_element(element, strict=True) or _Problem("not a tool call"))
-            for index, element in enumerate(calls, start=1)
-        ]
-    if isinstance(value, dict):
-        shape = _classify(value, strict=strict)
-        return [] if shape is None else [(None, shape)]
-    return []
-
-
-def _meant_as_call(element: Any) -> bool:
-    """Whether a block's object shows it was written as a call, so each other object there must be one."""
-    if not isinstance(element, dict):
-        return False
-    if _classify(element, strict=False) is not None or _is_wrapper(element):
-        return True
-    return bool({"tool", "tool_name", "function"} & set(element)) or (
-        "name" in element and bool(set(ARGUMENT_KEYS) & set(element))
-    )
-
-
-def _classify_element(element: Any, *, strict: bool) -> _Shape | None:
-    if isinstance(element, dict):
-        return _classify(element, strict=strict)
-    return _Problem(f"expected a JSON object, got {json_type(element)}") if strict else None
-
-
-def _arguments(value: Any, key: str) -> dict[str, Any] | _Problem:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
-        if not value.strip():
-            return {}
-        try:
-            parsed = _DECODER.decode(value.strip())
-        except json.JSONDecodeError as exc:
-            return _Problem(f"{key} is a string but not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})")
-        if isinstance(parsed, dict):
-            return parsed
-        return _Problem(f"{key} must be a JSON object, got {json_type(parsed)} inside the string")
-    return _Problem(f"{key} must be a JSON object of arguments, got {json_type(value)}")
-
-
-def _tool_name_like(name: str) -> bool:
-    """A name that can only be meant as a tool: ours, a wire name, or another system's."""
-    return is_known(name) and name not in _PLAIN_WORDS
-
-
-def _classify(obj: dict[str, Any], *, strict: bool) -> _Shape | None:
-    """Which call an object is, a problem if it is a broken call, None if it is not a call at all."""
-    call_id = _model_id(obj)
-    function = obj.get("function")
-    if isinstance(function, dict) and obj.get("type", "function") == "function":
-        name = function.get("name")
-        if not isinstance(name, str) or not name.strip():
-            return _Problem("function.name is missing: expected the tool's name as a string")
-        extra = sorted(set(obj) - {"function", *ENVELOPE_KEYS}) + sorted(set(function) - {"name", "arguments"})
-        if extra:
-            return _Problem(f"unexpected {', '.join(extra)}; put every argument inside function.arguments", name)
-        arguments = _arguments(function.get("arguments", {}), "function.arguments")
-        if isinstance(arguments, _Problem):
-            return _Problem(arguments.message, name)
-        return _Call(name.strip(), arguments, call_id)
-
-    name_key = next((key for key in NAME_KEYS if key in obj), None)
-    argument_keys = [key for key in ARGUMENT_KEYS if key in obj]
-    name = obj.get(name_key) if name_key else None
-    if not isinstance(name, str) or not name.strip():
-        looks_like_call = strict or ("arguments" in obj and set(obj) <= {*argument_keys, *ENVELOPE_KEYS, *NAME_KEYS})
-        if not looks_like_call:
-            return None
-        if name_key is None:
-            return _Problem('no tool name: expected a "name" key holding the tool\'s name')
-        return _Problem(f"{name_key} must be the tool's name as a string, got {json_type(name)}")
-    name = name.strip()
-
-    tool_like = name in ALIASES or _NAMESPACED.fullmatch(name) is not None
-    if argument_keys:
-        extra = sorted(set(obj) - {name_key, *argument_keys, *ENVELOPE_KEYS})
-        value = obj[argument_keys[0]]
-        object_like = isinstance(value, dict) or (isinstance(value, str) and value.lstrip().startswith("{"))
-        if not strict and not tool_like and (extra or not object_like):
-            return None  # {"name": "Ada", "input": "hello"} in prose is data, not a call
-        if len(argument_keys) > 1:
-            return _Problem(f"both {argument_keys[0]} and {argument_keys[1]} given; send the arguments once", name)
-        if extra:
-            shown = ", ".join(extra)
-            return _Problem(
-                f"unexpected {shown} beside {name_key} and {argument_keys[0]}; put every argument inside "
-                f"{argument_keys[0]}",
-                name,
-            )
-        arguments = _arguments(value, argument_keys[0])
-        if isinstance(arguments, _Problem):
-            return _Problem(arguments.message, name)
-        return _Call(name, arguments, call_id)
-
-    # Flat: {"tool": "write_file", "path": ..., "content": ...}; the other keys are the arguments.
-    # {"name": "files.read"} alone is a call without arguments: the tool's validation says what is missing.
-    flat = strict or name in ALIASES or (name_key in ("tool", "tool_name") and tool_like) or _tool_name_like(name)
-    if not flat:
-        return None
-    return _Call(name, {key: value for key, value in obj.items() if key != name_key}, call_id)
-
-
-# -- the scissors-cat format -------------------------------------------------------------------
-
-
-def scissors_calls(section: str, line: int = 1) -> list[ParsedCall | ParseProblem]:
-    """The calls of the tool section before ✂️🐱, each validated alone; never raises."""
-    text = section.strip()
-    if not text:
-        return []
-    if not text.startswith("["):
-        return [_section_problem("the tool section before the delimiter must be a JSON array of calls", line)]
-    leading = len(section) - len(section.lstrip())
-    line += section.count("\n", 0, leading)
-    items: list[ParsedCall | ParseProblem] = []
-    position, index = 1, 0
-    while True:
-        position = _skip_space(text, position)
-        if position < len(text) and text[position] == "]":
-            if text[position + 1 :].strip():
-                items.append(_section_problem("text after the array of calls, before the delimiter", line))
-            return items
-        if index:
-            if position >= len(text) or text[position] != ",":
-                items.append(_section_problem(f"expected , or ] after item {index}", line))
-                return items
-            position = _skip_space(text, position + 1)
-        index += 1
-        element_line = line + text.count("\n", 0, position)
-        if index > MAX_CALLS:
-            items.append(
-                ParseProblem(
-                    f"only the first {MAX_CALLS} tool calls were read; the rest, from line {element_line}, "
-                    "were not run",
-                    None,
-                    line=element_line,
-                    hint="Send fewer calls at a time.",
-                )
-            )
-            return items
-        try:
-            element, position = _DECODER.raw_decode(text, position)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            items.append(
-                ParseProblem(
-                    f"block 1, item {index}: invalid JSON ({why}); this call and any after it were not read",
-                    1,
-                    index,
-                    element_line,
-                    hint=JSON_HINT,
-                )
-            )
-            return items
-        items.append(_scissors_call(element, index, element_line))
-
-
-def _skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position] in " \t\r\n":
-        position += 1
-    return position
-
-
-def _section_problem(message: str, line: int) -> ParseProblem:
-    return ParseProblem(f"block 1: {message}", 1, line=line, hint=SCISSORS_HINT)
-
-
-def _scissors_call(element: Any, index: int, line: int) -> ParsedCall | ParseProblem:
-    """One {"id", "type", "operation", "parameters", "priority"?} call, or what to fix in it."""
-
-    def problem(message: str, name: str | None = None) -> ParseProblem:
-        return ParseProblem(f"block 1, item {index}: {message}", 1, index, line, name, SCISSORS_HINT)
-
-    if not isinstance(element, dict):
-        return problem(f"expected a JSON object, got {json_type(element)}")
-    kind = element.get("type")
-    name = kind.strip() if isinstance(kind, str) else None
-    extra = sorted(set(element) - set(SCISSORS_KEYS))
-    if extra:
-        return problem(f"unexpected {', '.join(extra)}; put every argument inside parameters", name)
-    call_id = element.get("id")
-    if isinstance(call_id, int) and not isinstance(call_id, bool):
-        call_id = str(call_id)
-    if not isinstance(call_id, str) or not call_id.strip():
-        return problem("id must be the call's id as a non-empty string", name)
-    if not name:
-        return problem(f"type must be the tool's name as a string, got {json_type(kind)}")
-    operation = element.get("operation")
-    if not isinstance(operation, str):
-        return problem(f"operation must be a string saying what the call does, got {json_type(operation)}", name)
-    parameters = element.get("parameters")
-    if not isinstance(parameters, dict):
-        return problem(f"parameters must be a JSON object of arguments, got {json_type(parameters)}", name)
-    priority = element.get("priority", 0)
-    if isinstance(priority, bool) or not isinstance(priority, int | float):
-        return problem(f"priority must be a number, got {json_type(priority)}", name)
-    combined = f"{name}_{operation.strip()}"
-    if not is_known(name) and is_known(combined):
-        name = combined  # {"type": "gmail", "operation": "send"}
-    return ParsedCall(name, parameters, 1, index, line, "scissors", call_id.strip()[:100], priority, operation)
