@@ -15,15 +15,35 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_tools.textcalls.calls import CALL_HINT, JSON_HINT, MAX_CALLS, Event, ParsedCall, ParseProblem, Prose, label_of
+from mcp_tools.textcalls.calls import (
+    CALL_HINT,
+    DELIMITER,
+    JSON_HINT,
+    MAX_CALLS,
+    Event,
+    ParsedCall,
+    ParseProblem,
+    Prose,
+    label_of,
+)
+from mcp_tools.textcalls.names import is_known
+from mcp_tools.textcalls.scissors import (
+    DELIMITER_STARTS,
+    DELIMITERS,
+    LONGEST_DELIMITER,
+    SCISSORS_HINT,
+    scissors_shaped,
+)
 from mcp_tools.textcalls.shapes import (
     DECODER,
     NAME_KEYS,
+    UNICODE_PROBLEM,
     Problem,
     Shape,
     classify_element,
     decode_all,
     is_wrapper,
+    lone_surrogate,
     meant_as_call,
     shapes_of,
     strip_fence,
@@ -34,8 +54,8 @@ DATA_LABELS = frozenset({"json", ""})  # fences that may hold a call or just exa
 TAGS = ("<tool_call>", "<function_call>")
 _FENCE_LINE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^\n]*)")
 _FENCE_PREFIX = re.compile(r"[ \t]*(?:`+|~+)?")
-_INLINE = re.compile(r"[`{<\n]")
-_IN_SPAN = re.compile(r"[`\n]")
+_STOPS = re.compile(f"[{{<\\n{DELIMITER_STARTS}]")  # what can change how the text around it reads
+_CANDIDATE = re.compile(f"[{{<{DELIMITER_STARTS}]|(?<=\\n)[ \\t]*(?:```|~~~)")  # where a call could start
 _BACKTICKS = re.compile(r"`+")
 _BARE_START = re.compile(r"\{\s*\"")
 _ONLY_SPACE = re.compile(r"[ \t\r]*")
@@ -44,6 +64,10 @@ _CALL_KEY = re.compile(r"[\"'](?:tool|tool_name|name|function)[\"']\s*:")
 _LEADING_CALL_KEY = re.compile(r"\{\s*\"(?:tool|tool_name|name|function)\"\s*:")
 _KEY_PREFIX = re.compile(r"\{\s*\"(?P<key>\w*)(?P<quote>\")?(?P<space>\s*)(?P<colon>:)?")
 _IN_STRING = re.compile(r"[\"\\\n]")
+_STRING_REST = re.compile(r'(?:[^"\\]++|\\.)*+', re.DOTALL)  # to a string's closing quote, escapes skipped
+_NAME_VALUE = re.compile(r'\{\s*"(?:tool|tool_name|name|function)"\s*:\s*"([^"\\\n]{1,200})"')
+_NAME_SO_FAR = re.compile(r'\{\s*"(?:tool|tool_name|name|function)"\s*:\s*(?:"[^"\\\n]{0,200})?')
+_QUOTE_BEFORE = frozenset("'\u2018")
 _BARE_STOPS = re.compile(r"[{}\"\\\n]")
 _STRING_STOPS = re.compile(r"[\"\\\n]")
 _TAG_STOPS = re.compile(r"[\"<]")
@@ -76,12 +100,14 @@ class _Scan:
     at_line_start: bool = True
     problem: ParseProblem | None = None
     line: int = 1
+    quoted: bool = False  # a bare object inside quoted text: read past, never a call
 
 
 class ProseScanner:
     """Calls and prose from the prose shape, fed in pieces; `finish` decides what is left."""
 
-    def __init__(self) -> None:
+    def __init__(self, known: Callable[[str], bool] | None = None) -> None:
+        self.known = known or is_known  # a bare object in prose is a call only when it names one of these
         self.text = ""  # the undecided text
         self.base = 0  # absolute offset of text[0]
         self.position = 0  # where reading continues in text
@@ -99,6 +125,14 @@ class ProseScanner:
         self._prose_range: tuple[int, int] | None = None
         self._held: list[str] = []  # the front of a long fence or tag, already scanned
         self._counted, self._line = 0, 1
+        # Quoted text is never a call: a blockquote paragraph, an HTML comment, a quoted string.
+        self.quoted = False  # this paragraph is a blockquote (a line of it starts with >)
+        self.quotes = 0  # straight double quotes so far in this paragraph, outside code spans
+        self.curly = 0  # open curly double quotes in this paragraph
+        self.comment = False  # inside <!-- -->
+        self.tail = ""  # the character before text[0]
+        self.scissors_line: int | None = None  # where a scissors-cat call was seen in prose
+        self.markdown = False  # past a scissors-cat delimiter: the rest is for the person
 
     # -- driving -------------------------------------------------------------------------------
 
@@ -166,6 +200,7 @@ class ProseScanner:
             return  # nothing read, or inside a held block
         self.line_at(self.position)
         cut = self.position
+        self.tail = self.text[cut - 1]
         self.text = self.text[cut:]
         self.base += cut
         self.position = 0
@@ -228,6 +263,9 @@ class ProseScanner:
         if self.scan is not None:
             self._resume(final)
             return
+        if self.comment:
+            self._comment(final)
+            return
         if self.at_line_start:
             if self.fence is not None:
                 self._prose_fence_line(final)
@@ -235,6 +273,11 @@ class ProseScanner:
             if self._fence_opening(final):
                 return
             self.at_line_start = False
+            indent = self.position
+            while indent < len(self.text) and self.text[indent] in " \t":
+                indent += 1
+            if indent < len(self.text) and self.text[indent] == ">":
+                self.quoted = True  # a blockquote: the rest of its paragraph quotes someone
         if self.fence is not None:
             end = self.text.find("\n", self.position)
             end = len(self.text) if end < 0 else end + 1
@@ -242,29 +285,131 @@ class ProseScanner:
             self.at_line_start = end <= len(self.text) and self.text[end - 1] == "\n"
             self.position = end
             return
-        text = self.text
-        match = (_IN_SPAN if self.span is not None else _INLINE).search(text, self.position)
-        if match is None:
-            self._note_content(self.position, len(text))
-            self._prose(self.position, len(text))
-            self.position = len(text)
+        if self.span is None and self._skip_paragraphs():
             return
-        self._note_content(self.position, match.start())
-        self._prose(self.position, match.start())
-        self.position = match.start()
-        char = text[self.position]
+        text = self.text
+        match = _STOPS.search(text, self.position)
+        stop = len(text) if match is None else match.start()
+        if stop > self.position:
+            self._inline(stop, final)
+            return
+        char = text[stop]
         if char == "\n":
-            if self.blank:
-                self.span = None  # a paragraph ends every code span
-            self._prose(self.position, self.position + 1)
-            self.position += 1
+            if self.blank:  # a paragraph ends every code span and every quote
+                self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
+            self._prose(stop, stop + 1)
+            self.position = stop + 1
             self.at_line_start, self.blank = True, True
-        elif char == "`":
-            self._backticks(final)
+        elif self.span is not None:  # inside inline code: text
+            self.blank = False
+            self._prose(stop, stop + 1)
+            self.position = stop + 1
         elif char == "<":
             self._tag(final)
-        else:
+        elif char == "{":
             self._bare(final)
+        else:
+            self._delimiter(final)
+
+    def _skip_paragraphs(self) -> bool:
+        """Whole paragraphs before the next place a call could start are prose: passed in one step."""
+        text, start = self.text, self.position
+        candidate = _CANDIDATE.search(text, start)
+        end = len(text) if candidate is None else candidate.start()
+        line_end = text.rfind("\n", start, end)
+        while line_end > start:
+            previous = text.rfind("\n", start, line_end)
+            if previous < 0:
+                return False
+            if text[previous + 1 : line_end].strip(" \t\r"):
+                line_end = previous
+                continue
+            after = line_end + 1  # a blank line: everything before it is decided
+            self._prose(start, after)
+            self.position = after
+            self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
+            self.at_line_start, self.blank = True, True
+            return True
+        return False
+
+    def _inline(self, stop: int, final: bool) -> None:
+        """Text up to the next stop: only its backticks (code spans) and quotes change anything."""
+        text, start = self.text, self.position
+        piece = start
+        for run in _BACKTICKS.finditer(text, start, stop):
+            if run.end() == len(text) and not final:  # the run may go on in the next piece
+                if run.start() == start:
+                    raise NeedMore
+                stop = run.start()
+                break
+            if self.span is None:
+                self._count_quotes(piece, run.start())
+            length = run.end() - run.start()
+            if self.span is None:
+                self.span = length
+            elif self.span == length:
+                self.span = None
+            piece = run.end()
+        if self.span is None:
+            self._count_quotes(piece, stop)
+        self._note_content(start, stop)
+        self._prose(start, stop)
+        self.position = stop
+
+    def _count_quotes(self, start: int, end: int) -> None:
+        text = self.text
+        if text.find('"', start, end) >= 0:
+            self.quotes += text.count('"', start, end)
+        if text.find("\u201c", start, end) >= 0 or text.find("\u201d", start, end) >= 0:
+            self.curly = max(0, self.curly + text.count("\u201c", start, end) - text.count("\u201d", start, end))
+
+    def _quoted(self, index: int) -> bool:
+        """Whether text at index is quoted: in a blockquote, inside quotation marks, or right after a quote."""
+        before = self.text[index - 1] if index > 0 else self.tail
+        return self.markdown or self.quoted or self.quotes % 2 == 1 or self.curly > 0 or before in _QUOTE_BEFORE
+
+    def _comment(self, final: bool) -> None:
+        """Inside <!-- -->: text that is never shown, and never a call."""
+        end = self.text.find("-->", self.position)
+        if end >= 0:
+            self._prose(self.position, end + 3)
+            self.position = end + 3
+            self.comment = False
+            return
+        keep = len(self.text) if final else max(self.position, len(self.text) - 2)  # "--" may start the end
+        if keep == self.position:
+            raise NeedMore
+        self._prose(self.position, keep)
+        self.position = keep
+
+    def _delimiter(self, final: bool) -> None:
+        """✂️🐱 in prose: after scissors-cat calls that did not start the reply, say why nothing ran."""
+        start = self.position
+        rest = self.text[start : start + LONGEST_DELIMITER]
+        found = next((delimiter for delimiter in DELIMITERS if rest.startswith(delimiter)), None)
+        if found is None:
+            if not final and len(rest) < LONGEST_DELIMITER and any(d.startswith(rest) for d in DELIMITERS):
+                raise NeedMore
+            self.blank = False
+            self._prose(start, start + 1)
+            self.position = start + 1
+            return
+        if self.scissors_line is not None and not self.markdown:
+            self.markdown = True  # what follows is the message for the person, as in the scissors-cat format
+            self.blocks += 1
+            self._emit(
+                ParseProblem(
+                    f"block {self.blocks}: the tool calls before {DELIMITER} (line {self.scissors_line}) were not run: "
+                    "a scissors-cat reply must start with its JSON array of calls, and this one starts with text "
+                    "or a fence",
+                    self.blocks,
+                    line=self.scissors_line,
+                    hint=SCISSORS_HINT,
+                )
+            )
+        self.blank = False
+        self._prose(start, start + len(found))
+        self.position = start + len(found)
 
     def _note_content(self, start: int, end: int) -> None:
         if self.blank and self.text[start:end].strip():
@@ -311,9 +456,9 @@ class ProseScanner:
         line_end, after = self._whole_line(start, final, lambda: True) or (len(self.text), len(self.text))
         marker = match.group("marker")
         info = self.text[match.start("info") : line_end].strip()
-        self.span = None
+        self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
         label = info.split()[0].lower() if info else ""
-        if label not in CALL_LABELS and label not in DATA_LABELS:
+        if self.markdown or (label not in CALL_LABELS and label not in DATA_LABELS):
             self._prose(start, after)
             self.fence = (marker[0], len(marker))
             self.position = after
@@ -419,29 +564,20 @@ class ProseScanner:
         self.position = after
         self.at_line_start, self.blank = True, True
 
-    # -- inline code spans ---------------------------------------------------------------------
-
-    def _backticks(self, final: bool) -> None:
-        run = _BACKTICKS.match(self.text, self.position)
-        assert run is not None
-        if run.end() == len(self.text) and not final:
-            raise NeedMore
-        length = len(run.group())
-        if self.span is None:
-            self.span = length
-        elif self.span == length:
-            self.span = None
-        self.blank = False
-        self._prose(run.start(), run.end())
-        self.position = run.end()
-
     # -- tags ----------------------------------------------------------------------------------
 
     def _tag(self, final: bool) -> None:
         rest = self.text[self.position : self.position + 16]
+        if rest.startswith("<!--"):
+            self.comment, self.blank = True, False
+            self._prose(self.position, self.position + 4)
+            self.position += 4
+            return
         tag = next((tag for tag in TAGS if rest.startswith(tag)), None)
+        if tag is not None and self._quoted(self.position):
+            tag = None  # a quoted tag is text
         if tag is None:
-            if not final and any(tag.startswith(rest) for tag in TAGS) and len(rest) < 16:
+            if not final and any(tag.startswith(rest) for tag in (*TAGS, "<!--")) and len(rest) < 16:
                 raise NeedMore
             self.blank = False
             self._prose(self.position, self.position + 1)
@@ -516,8 +652,9 @@ class ProseScanner:
             self._prose(start, start + 1)
             self.position = start + 1
             return
-        call_key = self._leading_call_key(start, final)
-        self.scan = _Scan("bare", start, start, strict=call_key)
+        quoted = self._quoted(start)
+        call_key = not quoted and self._leading_call_key(start, final)
+        self.scan = _Scan("bare", start, start, strict=call_key, quoted=quoted)
         self._bare_scan(final)
 
     def _leading_call_key(self, start: int, final: bool) -> bool:
@@ -580,7 +717,7 @@ class ProseScanner:
                 if scan.depth == 0:
                     self.spent += index - scan.start
                     self.scan = None
-                    self._bare_done(scan.start, index + 1)
+                    self._bare_done(scan.start, index + 1, scan.quoted)
                     return
             elif char == "\n":
                 following = _ONLY_SPACE.match(text, index + 1)
@@ -600,10 +737,11 @@ class ProseScanner:
         """A call-looking object that failed consumes its paragraph; anything else was prose."""
         scan = self.scan
         assert scan is not None
+        known = reason is not None and scan.strict and self._names_known(scan.start, final)
         self.spent += index - scan.start
         self.scan = None
         start = scan.start
-        if reason is None or not scan.strict:
+        if not known:
             self._prose(start, start + 1)
             self.position = start + 1
             return
@@ -629,20 +767,39 @@ class ProseScanner:
         self.position = end.start() + 1 if end else len(self.text)
         self.at_line_start, self.blank = True, True
 
-    def _bare_done(self, start: int, end: int) -> None:
+    def _names_known(self, start: int, final: bool) -> bool:
+        """Whether a broken bare object opens with the name of a known tool (`{"tool": "write_file", ...`)."""
+        match = _NAME_VALUE.match(self.text, start)
+        if match is None and not final and _NAME_SO_FAR.fullmatch(self.text, start):
+            raise NeedMore  # the name is still coming
+        return match is not None and self.known(match.group(1).strip())
+
+    def _bare_done(self, start: int, end: int, quoted: bool = False) -> None:
+        if quoted:
+            self._prose(start, end)  # quoted: read past as a whole, never a call
+            self.position = end
+            return
         candidate = self.text[start:end]
         line = self.line_at(start)
         try:
             value = DECODER.decode(candidate)
         except (json.JSONDecodeError, RecursionError):
-            if _LEADING_CALL_KEY.match(candidate) and self._values(candidate, strict=False, line=line, source="text"):
+            if (
+                _LEADING_CALL_KEY.match(candidate)
+                and self._names_known(start, True)
+                and self._values(candidate, strict=False, line=line, source="text")
+            ):
                 self.position = end
                 return
             self._prose(start, start + 1)
             self.position = start + 1
             return
         shapes = shapes_of(value, strict=False)
+        if not is_wrapper(value):  # a call in prose names a tool we know; anything else is data
+            shapes = [(item, shape) for item, shape in shapes if shape.name is not None and self.known(shape.name)]
         if not shapes:
+            if scissors_shaped(value) and self.scissors_line is None:
+                self.scissors_line = line
             self._prose(start, end)  # objects inside a non-call object are not top level
         else:
             self._emit_shapes(shapes, line, "text")
@@ -690,6 +847,8 @@ class ProseScanner:
                 if shape is not None:
                     shapes.append((index if several else None, shape))
         if not shapes:
+            if self.scissors_line is None and any(scissors_shaped(element) for element in elements):
+                self.scissors_line = line
             if not strict:
                 return False
             self.blocks += 1
@@ -705,6 +864,10 @@ class ProseScanner:
             if isinstance(shape, Problem):
                 self._emit(
                     ParseProblem(f"{label_of(block, item)}: {shape.message}", block, item, line, shape.name, CALL_HINT)
+                )
+            elif lone_surrogate(shape.name) or lone_surrogate(shape.arguments):
+                self._emit(
+                    ParseProblem(f"{label_of(block, item)}: {UNICODE_PROBLEM}", block, item, line, None, CALL_HINT)
                 )
             else:
                 self._emit(ParsedCall(shape.name, shape.arguments, block, item, line, source, shape.call_id))

@@ -7,13 +7,13 @@ a failed call does not stop the ones after it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from mcp_tools.policy.gate import Caller, CallOutcome, failure_outcome
 from mcp_tools.servers import CATALOG
 from mcp_tools.textcalls.calls import Event, ParsedCall, ParseProblem, Prose
-from mcp_tools.textcalls.names import CANONICAL, CANONICAL_NAMES, lookup, suggest
+from mcp_tools.textcalls.names import CANONICAL, CANONICAL_NAMES, is_known, lookup, suggest
 from mcp_tools.textcalls.results import TextCallReport, TextCallResult, now
 from mcp_tools.textcalls.streaming import ParsedReply, StreamParser, parse_reply
 from mcp_tools.tooling import ToolFailure
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 async def run_reply(app: App, text: str | bytes, caller: Caller, format: str = "auto") -> TextCallReport:
     """Parse a whole reply and run its calls; the report holds the results and the markdown."""
-    reply = parse_reply(text, format)
+    reply = parse_reply(text, format, known_names(app))
     return await run_parsed_reply(app, reply, caller, detected=now())
 
 
@@ -89,6 +89,17 @@ async def run_parsed_call(
             ),
         )
     return _finished(result, tool.spec.name if tool else name, outcome)
+
+
+def known_names(app: App) -> Callable[[str], bool]:
+    """The names a bare call in prose may have: every tool of ours or of the catalogue, and the aliases."""
+    tools = list(app.tools.values())
+    if app.config.server.discovery == "dynamic":
+        from mcp_tools.discovery import meta_tools
+
+        tools += meta_tools(app).values()
+    own = {tool.spec.name for tool in tools} | {tool.wire_name for tool in tools}
+    return lambda name: name in own or is_known(name)
 
 
 def _finished(result: TextCallResult, name: str, outcome: CallOutcome) -> TextCallResult:
@@ -155,7 +166,7 @@ async def stream_reply(
     last `done` with the reply's format and markdown. A batch of calls that completes at once
     (the scissors-cat tool section) runs higher priority first.
     """
-    parser = StreamParser(format)
+    parser = StreamParser(format, known_names(app))
     numbering = _Numbering()
     async for chunk in chunks:
         async for event in _run_events(app, parser.feed(chunk), caller, numbering):

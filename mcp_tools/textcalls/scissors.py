@@ -7,11 +7,12 @@ after it is never read for calls. Pure and bounded; never raises.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mcp_tools.textcalls.calls import DELIMITER, JSON_HINT, MAX_CALLS, ParsedCall, ParseProblem, json_type
 from mcp_tools.textcalls.names import is_known
-from mcp_tools.textcalls.shapes import DECODER
+from mcp_tools.textcalls.shapes import DECODER, UNICODE_PROBLEM, lone_surrogate
 
 SCISSORS_KEYS = ("id", "type", "operation", "parameters", "priority")
 SCISSORS_HINT = (
@@ -20,15 +21,57 @@ SCISSORS_HINT = (
 )
 
 
+def _mac_roman(text: str) -> str:
+    return text.encode("utf-8").decode("mac_roman")
+
+
+_SCISSORS = (DELIMITER, "\u2702\U0001f431")
+# The same bytes read as Mac Roman, with and without the Apple logo that 0xF0 becomes.
+DELIMITERS: tuple[str, ...] = (
+    *_SCISSORS,
+    *(_mac_roman(form) for form in _SCISSORS),
+    *(_mac_roman(form).replace("\uf8ff", "") for form in _SCISSORS),
+)
+LONGEST_DELIMITER = max(len(delimiter) for delimiter in DELIMITERS)
+DELIMITER_STARTS = "".join(sorted({delimiter[0] for delimiter in DELIMITERS}))
+_FENCE_OPENING = re.compile(r"(?:`{3,}|~{3,})[ \t]*(?:json)?[ \t]*\r?\n", re.IGNORECASE)
+_FENCE_CLOSING = re.compile(r"\r?\n[ \t]*(?:`{3,}|~{3,})\Z")
+
+
+def scissors_shaped(value: Any) -> bool:
+    """A scissors-cat call (`{"id", "type", "operation", "parameters"}`) where the prose shape found it."""
+    return isinstance(value, dict) and "type" in value and "parameters" in value and value.keys() <= set(SCISSORS_KEYS)
+
+
 def scissors_calls(section: str, line: int = 1) -> list[ParsedCall | ParseProblem]:
-    """The calls of the tool section before ✂️🐱, each validated alone; never raises."""
+    """The calls of the tool section before ✂️🐱, each validated alone; never raises.
+
+    The section is the array of calls; one call alone is read as an array of one, and a section
+    fenced as ```json is read without its fence, as models often write it.
+    """
     text = section.strip()
     if not text:
         return []
-    if not text.startswith("["):
-        return [_section_problem("the tool section before the delimiter must be a JSON array of calls", line)]
     leading = len(section) - len(section.lstrip())
     line += section.count("\n", 0, leading)
+    fence = _FENCE_OPENING.match(text)
+    closing = _FENCE_CLOSING.search(text) if fence else None
+    if fence and closing:
+        body = text[fence.end() : closing.start()]
+        line += 1 + body.count("\n", 0, len(body) - len(body.lstrip()))
+        text = body.strip()
+    if text.startswith("{"):
+        return _single_call(text, line)
+    if not text.startswith("["):
+        first = min((at for at in (text.find("[{"), text.find("[\n"), text.find("[ ")) if at >= 0), default=-1)
+        where = f" (it starts at line {line + text.count(chr(10), 0, first)})" if first > 0 else ""
+        return [
+            _section_problem(
+                "the tool section before the delimiter must start with the JSON array of calls; it starts with "
+                f"text{where}. Put any words for the person after the delimiter",
+                line,
+            )
+        ]
     items: list[ParsedCall | ParseProblem] = []
     position, index = 1, 0
     while True:
@@ -72,6 +115,21 @@ def scissors_calls(section: str, line: int = 1) -> list[ParsedCall | ParseProble
         items.append(_scissors_call(element, index, element_line))
 
 
+def _single_call(text: str, line: int) -> list[ParsedCall | ParseProblem]:
+    """One call object written without its array: read as an array of one."""
+    try:
+        element, end = DECODER.raw_decode(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        return [
+            ParseProblem(f"block 1, item 1: invalid JSON ({why}); the call was not read", 1, 1, line, hint=JSON_HINT)
+        ]
+    items = [_scissors_call(element, 1, line)]
+    if text[end:].strip():
+        items.append(_section_problem("text after the call, before the delimiter", line))
+    return items
+
+
 def _skip_space(text: str, position: int) -> int:
     while position < len(text) and text[position] in " \t\r\n":
         position += 1
@@ -111,6 +169,8 @@ def _scissors_call(element: Any, index: int, line: int) -> ParsedCall | ParsePro
     priority = element.get("priority", 0)
     if isinstance(priority, bool) or not isinstance(priority, int | float):
         return problem(f"priority must be a number, got {json_type(priority)}", name)
+    if lone_surrogate(parameters) or lone_surrogate(name) or lone_surrogate(call_id):
+        return problem(UNICODE_PROBLEM, None)
     combined = f"{name}_{operation.strip()}"
     if not is_known(name) and is_known(combined):
         name = combined  # {"type": "gmail", "operation": "send"}

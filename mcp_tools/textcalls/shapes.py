@@ -19,6 +19,10 @@ ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")
 ENVELOPE_KEYS = frozenset({"id", "call_id", "type"})  # wrapper fields some formats add; carry no arguments
 WRAPPER_KEYS = frozenset({"tool_calls", "role", "content", "id", "type"})  # the legacy {"tool_calls": [...]}
 _NAMESPACED = re.compile(r"[A-Za-z][A-Za-z0-9]*[._][A-Za-z0-9_.-]+")
+# what a text call's result looks like ({"name", "content"} or {"name", "error"}): echoed back, never a call
+RESULT_KEYS = frozenset({"id", "name", "content", "error", "notice", "status", "times", "is_error", "structured"})
+_SURROGATE = re.compile("[\ud800-\udfff]")
+UNICODE_PROBLEM = "holds text that is not valid Unicode (a lone surrogate such as \\ud800); send the call as UTF-8 text"
 _PLAIN_WORDS = frozenset({"search"})  # aliases that are also ordinary words: only a call under "tool"
 DECODER = json.JSONDecoder(strict=False)  # fenced calls often carry raw line breaks inside file content
 
@@ -122,6 +126,8 @@ def arguments_of(value: Any, key: str) -> dict[str, Any] | Problem:
             parsed = DECODER.decode(value.strip())
         except json.JSONDecodeError as exc:
             return Problem(f"{key} is a string but not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})")
+        except RecursionError:
+            return Problem(f"{key} is a string holding JSON nested too deeply")
         if isinstance(parsed, dict):
             return parsed
         return Problem(f"{key} must be a JSON object, got {json_type(parsed)} inside the string")
@@ -135,6 +141,8 @@ def tool_name_like(name: str) -> bool:
 
 def classify(obj: dict[str, Any], *, strict: bool) -> Shape | None:
     """Which call an object is, a problem if it is a broken call, None if it is not a call at all."""
+    if is_result(obj):
+        return None
     call_id = model_id(obj)
     function = obj.get("function")
     if isinstance(function, dict) and obj.get("type", "function") == "function":
@@ -188,3 +196,27 @@ def classify(obj: dict[str, Any], *, strict: bool) -> Shape | None:
     if not flat:
         return None
     return Call(name, {key: value for key, value in obj.items() if key != name_key}, call_id)
+
+
+def is_result(obj: dict[str, Any]) -> bool:
+    """A call's result as text calls return it, `{"name", "content"}` or `{"name", "error"}`: data, never run."""
+    return "name" in obj and ("content" in obj or "error" in obj) and obj.keys() <= RESULT_KEYS
+
+
+def lone_surrogate(value: Any) -> bool:
+    """Whether a decoded value holds a lone surrogate (raw, or escaped as \\ud800): not valid Unicode.
+
+    Walked without recursion, so any depth the decoder accepted is safe here.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
