@@ -55,7 +55,8 @@ TAGS = ("<tool_call>", "<function_call>")
 _FENCE_LINE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^\n]*)")
 _FENCE_PREFIX = re.compile(r"[ \t]*(?:`+|~+)?")
 _STOPS = re.compile(f"[{{<\\n{DELIMITER_STARTS}]")  # what can change how the text around it reads
-_CANDIDATE = re.compile(f"[{{<{DELIMITER_STARTS}]|(?<=\\n)[ \\t]*(?:```|~~~)")  # where a call could start
+# Where a call, a tag, a comment, a fence or a delimiter could start; found with str.find, which is fast.
+_CANDIDATES = ("{", "<", "```", "~~~", *DELIMITER_STARTS)
 _BACKTICKS = re.compile(r"`+")
 _BARE_START = re.compile(r"\{\s*\"")
 _ONLY_SPACE = re.compile(r"[ \t\r]*")
@@ -133,6 +134,9 @@ class ProseScanner:
         self.tail = ""  # the character before text[0]
         self.scissors_line: int | None = None  # where a scissors-cat call was seen in prose
         self.markdown = False  # past a scissors-cat delimiter: the rest is for the person
+        self._ahead = {needle: (-1, 0) for needle in _CANDIDATES}  # (next absolute offset or -1, searched up to)
+        self._no_break_before = 0  # absolute offset before which no blank line was found
+        self._break_ahead = (-1, 0)  # (absolute offset of the next blank line's newline or -1, searched up to)
 
     # -- driving -------------------------------------------------------------------------------
 
@@ -314,13 +318,22 @@ class ProseScanner:
     def _skip_paragraphs(self) -> bool:
         """Whole paragraphs before the next place a call could start are prose: passed in one step."""
         text, start = self.text, self.position
-        candidate = _CANDIDATE.search(text, start)
-        end = len(text) if candidate is None else candidate.start()
+        if self.base + start < self._no_break_before:
+            return False  # no blank line before the candidate ahead: nothing to pass
+        found, searched = self._break_ahead
+        if found < self.base + start and not (found < 0 and searched >= self.base + len(text)):
+            resume = start if found >= 0 else max(start, text.rfind("\n", start, max(start, searched - self.base)))
+            match = _PARAGRAPH_END.search(text, resume)
+            found = -1 if match is None else self.base + match.start()
+            self._break_ahead = found, self.base + len(text)
+        if found < self.base + start:
+            return False  # no blank line in the text so far
+        end = self._next_candidate(start)
         line_end = text.rfind("\n", start, end)
         while line_end > start:
             previous = text.rfind("\n", start, line_end)
             if previous < 0:
-                return False
+                break
             if text[previous + 1 : line_end].strip(" \t\r"):
                 line_end = previous
                 continue
@@ -330,7 +343,27 @@ class ProseScanner:
             self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
             self.at_line_start, self.blank = True, True
             return True
+        self._no_break_before = self.base + end
         return False
+
+    def _next_candidate(self, start: int) -> int:
+        """Where the next call could start; each needle's next place is remembered, so the text is searched once."""
+        text, base = self.text, self.base
+        end = base + len(text)
+        nearest = len(text)
+        for needle, (found, searched) in self._ahead.items():
+            if found >= base + start:
+                nearest = min(nearest, found - base)
+                continue
+            if found < 0 and searched >= end:
+                continue
+            resume = start if found >= 0 else max(start, searched - base - len(needle) + 1)
+            limit = min(len(text), nearest + len(needle))  # only the nearest matters: search no further
+            index = text.find(needle, resume, limit)
+            self._ahead[needle] = (-1, base + limit) if index < 0 else (base + index, base + limit)
+            if index >= 0:
+                nearest = index
+        return nearest
 
     def _inline(self, stop: int, final: bool) -> None:
         """Text up to the next stop: only its backticks (code spans) and quotes change anything."""
@@ -522,6 +555,13 @@ class ProseScanner:
                     elif line_end < 0 and not final:
                         raise NeedMore
             scan.at_line_start = False
+            if scan.in_string:  # the rest of the string in one step, escapes and line breaks included
+                if self._string_end(final):
+                    continue
+                if final:
+                    self._fence_done(len(text), len(text))
+                    return
+                raise NeedMore
             stops = _STRING_STOPS if scan.json_body else _NEWLINE
             match = stops.search(text, scan.position)
             if match is None:
@@ -542,6 +582,20 @@ class ProseScanner:
                     scan.position = match.start()
                     raise NeedMore
                 scan.position = match.end() + (1 if scan.in_string else 0)
+
+    def _string_end(self, final: bool) -> bool:
+        """Moves the scan past the closing quote of the string it is in; False when the text ends first."""
+        scan = self.scan
+        assert scan is not None
+        text = self.text
+        match = _STRING_REST.match(text, scan.position)
+        assert match is not None
+        end = match.end()
+        if end < len(text) and text[end] == '"':
+            scan.position, scan.in_string = end + 1, False
+            return True
+        scan.position = len(text) if final else end  # a last backslash waits for what it escapes
+        return False
 
     def _fence_is_prose(self) -> None:
         """A ```json fence of shell output or prose: streamed as prose from here to its close."""
@@ -596,9 +650,10 @@ class ProseScanner:
         end_tag = f"</{scan.marker}>"
         while True:
             if scan.in_string:
-                match = _STRING_STOPS.search(text, scan.position)
-            else:
-                match = _TAG_STOPS.search(text, scan.position)
+                if self._string_end(final):
+                    continue
+                break
+            match = _TAG_STOPS.search(text, scan.position)
             if match is None:
                 scan.position = len(text)
                 break
