@@ -102,6 +102,7 @@ class _Scan:
     problem: ParseProblem | None = None
     line: int = 1
     quoted: bool = False  # a bare object inside quoted text: read past, never a call
+    decoded: bool = False  # a JSON fence body was tried with the decoder from its start
 
 
 class ProseScanner:
@@ -552,6 +553,8 @@ class ProseScanner:
                         if not scan.json_body and not scan.strict:
                             self._fence_is_prose()
                             return
+                        if scan.json_body and not self._held and self._fence_decoded(final):
+                            return
                     elif line_end < 0 and not final:
                         raise NeedMore
             scan.at_line_start = False
@@ -583,6 +586,43 @@ class ProseScanner:
                     raise NeedMore
                 scan.position = match.end() + (1 if scan.in_string else 0)
 
+    def _fence_decoded(self, final: bool) -> bool:
+        """A whole JSON body followed by the closing line, read by the decoder in one pass; False to scan instead.
+
+        Valid JSON holds no closing line outside its strings, so this ends the fence where the scan would.
+        """
+        scan = self.scan
+        assert scan is not None
+        text = self.text
+        if scan.decoded or text.find(scan.marker, scan.position) < 0:
+            scan.decoded = True
+            return False
+        scan.decoded = True
+        values: list[Any] = []
+        position = scan.position
+        try:
+            while True:
+                while position < len(text) and text[position] in " \t\r\n":
+                    position += 1
+                if position >= len(text) or text[position] not in "{[":
+                    break
+                value, position = DECODER.raw_decode(text, position)
+                values.append(value)
+        except (json.JSONDecodeError, RecursionError):
+            return False
+        line_start = text.rfind("\n", scan.position, position) + 1
+        if not values or line_start <= scan.position or text[line_start:position].strip(" \t\r"):
+            return False
+        try:
+            closing = self._closing(line_start, scan.marker, final)
+        except NeedMore:
+            scan.decoded = False  # the closing line is still coming: try again with it
+            raise
+        if closing is None:
+            return False
+        self._fence_done(closing[0], closing[1], values)
+        return True
+
     def _string_end(self, final: bool) -> bool:
         """Moves the scan past the closing quote of the string it is in; False when the text ends first."""
         scan = self.scan
@@ -607,13 +647,13 @@ class ProseScanner:
         self.at_line_start = True
         self.scan = None
 
-    def _fence_done(self, body_end: int, after: int) -> None:
+    def _fence_done(self, body_end: int, after: int, decoded: list[Any] | None = None) -> None:
         scan = self.scan
         assert scan is not None
         self.scan = None
         body = self._slice(scan.body_start, body_end)
         line = scan.line
-        if not self._values(body, strict=scan.strict, line=line, source="fence"):
+        if not self._values(body, strict=scan.strict, line=line, source="fence", decoded=decoded):
             self._prose(scan.start, after)
         self.position = after
         self.at_line_start, self.blank = True, True
@@ -862,13 +902,13 @@ class ProseScanner:
 
     # -- reading blocks ------------------------------------------------------------------------
 
-    def _values(self, body: str, *, strict: bool, line: int, source: str) -> bool:
+    def _values(self, body: str, *, strict: bool, line: int, source: str, decoded: list[Any] | None = None) -> bool:
         """Reads one JSON value, an array, or several values in a row; True when it held a call."""
         stripped = body.strip()
         if not strict and not stripped.startswith(("{", "[")):
             return False  # an unlabeled fence of shell output or prose
         try:
-            values = decode_all(stripped)
+            values = decoded if decoded is not None else decode_all(stripped)
         except json.JSONDecodeError as exc:
             if not strict and not _CALL_KEY.search(stripped):
                 return False

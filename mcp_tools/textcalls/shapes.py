@@ -21,7 +21,6 @@ WRAPPER_KEYS = frozenset({"tool_calls", "role", "content", "id", "type"})  # the
 _NAMESPACED = re.compile(r"[A-Za-z][A-Za-z0-9]*[._][A-Za-z0-9_.-]+")
 # what a text call's result looks like ({"name", "content"} or {"name", "error"}): echoed back, never a call
 RESULT_KEYS = frozenset({"id", "name", "content", "error", "notice", "status", "times", "is_error", "structured"})
-_SURROGATE = re.compile("[\ud800-\udfff]")
 UNICODE_PROBLEM = "holds text that is not valid Unicode (a lone surrogate such as \\ud800); send the call as UTF-8 text"
 _PLAIN_WORDS = frozenset({"search"})  # aliases that are also ordinary words: only a call under "tool"
 DECODER = json.JSONDecoder(strict=False)  # fenced calls often carry raw line breaks inside file content
@@ -212,8 +211,11 @@ def lone_surrogate(value: Any) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if _SURROGATE.search(item):
-                return True
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")  # far faster than a search, and fails exactly on a lone surrogate
+                except UnicodeEncodeError:
+                    return True
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
