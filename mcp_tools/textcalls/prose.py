@@ -142,8 +142,34 @@ class ProseScanner:
     # -- driving -------------------------------------------------------------------------------
 
     def feed(self, text: str) -> list[Event]:
+        if not self.text and self._plain_words(text):
+            return [Prose(text)]
         self.text += text
         return self._run(final=False)
+
+    def _plain_words(self, text: str) -> bool:
+        """A piece inside a line holding nothing a call could start with: passed at once, its spans and quotes noted.
+
+        Most pieces of a streamed reply are such words; this keeps their cost near a string search.
+        """
+        if (
+            self.scan is not None
+            or self.comment
+            or self.fence is not None
+            or self.at_line_start
+            or self.stopped_line is not None
+            or not text
+            or text[-1] == "`"  # a run of backticks may go on in the next piece
+            or _STOPS.search(text)
+        ):
+            return False
+        self.text = text
+        self._inline(len(text), False)
+        self.text, self.position = "", 0
+        self.base += len(text)
+        self.tail = text[-1]
+        self._prose_range = None
+        return True
 
     def finish(self) -> list[Event]:
         events = self._run(final=True)
