@@ -68,6 +68,7 @@ _IN_STRING = re.compile(r"[\"\\\n]")
 _STRING_REST = re.compile(r'(?:[^"\\]++|\\.)*+', re.DOTALL)  # to a string's closing quote, escapes skipped
 _NAME_VALUE = re.compile(r'\{\s*"(?:tool|tool_name|name|function)"\s*:\s*"([^"\\\n]{1,200})"')
 _NAME_SO_FAR = re.compile(r'\{\s*"(?:tool|tool_name|name|function)"\s*:\s*(?:"[^"\\\n]{0,200})?')
+_CURLY = re.compile("[\u201c\u201d]")
 _QUOTE_BEFORE = frozenset("'\u2018")
 _BARE_STOPS = re.compile(r"[{}\"\\\n]")
 _STRING_STOPS = re.compile(r"[\"\\\n]")
@@ -421,7 +422,8 @@ class ProseScanner:
         if text.find('"', start, end) >= 0:
             self.quotes += text.count('"', start, end)
         if text.find("\u201c", start, end) >= 0 or text.find("\u201d", start, end) >= 0:
-            self.curly = max(0, self.curly + text.count("\u201c", start, end) - text.count("\u201d", start, end))
+            for mark in _CURLY.findall(text, start, end):  # in order: a closing mark before any opening is text
+                self.curly = self.curly + 1 if mark == "\u201c" else max(0, self.curly - 1)
 
     def _quoted(self, index: int) -> bool:
         """Whether text at index is quoted: in a blockquote, inside quotation marks, or right after a quote."""

@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from mcp_tools.textcalls import ParsedCall, ParseProblem, StreamParser, parse_reply
+from mcp_tools.textcalls import ParsedCall, ParseProblem, Prose, StreamParser, parse_reply
 from tests.textcalls.conftest import run, text_app
 
 FENCE = "```"
@@ -219,3 +221,28 @@ def test_a_lone_surrogate_in_prose_is_replaced_and_reported_once() -> None:
     reply = parse_reply("one \ud800 two \udfff three")
     assert reply.markdown == "one \ufffd two \ufffd three"
     assert [type(item) for item in reply.items] == [ParseProblem]
+
+
+# Any split of a reply with quotes, comments and misplaced delimiters reads as the whole --------------
+
+PIECES = [
+    "{", "}", '"', "\n", "\n\n", "`", "```json\n", "```\n", "<tool_call>", "</tool_call>", " ", "a", "> ", "'",
+    "<!--", "-->", "\u201c", "\u201d", '"name": ', '"files.read"', '"tool": "write_file"', '"content": "x"', ", ",
+    ":", "[", "]", SCISSORS, "\u2702", '"type": "files_read", "parameters": {}', "ü", "~~~", "-",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(PIECES), max_size=40), data=st.data())
+def test_random_quoted_replies_split_randomly_read_as_the_whole(pieces: list[str], data: st.DataObject) -> None:
+    text = "".join(pieces)
+    whole = parse_reply(text)
+    cuts = sorted(set(data.draw(st.lists(st.integers(min_value=1, max_value=max(1, len(text) - 1)), max_size=20))))
+    parser = StreamParser()
+    events = []
+    for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True):
+        if start < end:
+            events += parser.feed(text[start:end])
+    events += parser.flush()
+    assert parser.reply == whole
+    assert "".join(event.text for event in events if isinstance(event, Prose)) == whole.markdown

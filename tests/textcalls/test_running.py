@@ -185,3 +185,20 @@ def test_the_cli_streams_events_as_the_reply_arrives(tmp_path: Path) -> None:
         config, "call-text", "-", "--stream", input_text='<tool_call>{"name": "demo.nope", "arguments": {}}</tool_call>'
     )
     assert failing.returncode == 1 and json.loads(failing.stdout.splitlines()[-1])["failed"] is True
+
+
+def test_text_from_the_command_line_reaches_only_what_mcp_serves(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, servers='["demo"]\ntools = ["demo", "-demo.erase"]')
+    refused = run_cli(
+        config,
+        "call-text",
+        "-",
+        "--output",
+        "results",
+        input_text='{"name": "demo.erase", "arguments": {"target": "x"}}',
+    )
+    assert refused.returncode == 1
+    [result] = json.loads(refused.stdout)
+    assert "is not served to this client" in result["error"]
+    served = run_cli(config, "call-text", "-", input_text='{"name": "demo.echo", "arguments": {"text": "hi"}}')
+    assert served.returncode == 0 and "hello: hi" in served.stdout
