@@ -75,6 +75,7 @@ _STRING_STOPS = re.compile(r"[\"\\\n]")
 _TAG_STOPS = re.compile(r"[\"<]")
 _NEWLINE = re.compile(r"\n")
 _OPEN_BRACE = re.compile(r"\{\s*")
+_SKIP_AT_LEAST = 1024  # characters ahead for the paragraph skip to pay for its searches
 _HOLD_AFTER = 65_536  # characters of a held fence or tag kept in the working text
 
 
@@ -346,8 +347,8 @@ class ProseScanner:
     def _skip_paragraphs(self) -> bool:
         """Whole paragraphs before the next place a call could start are prose: passed in one step."""
         text, start = self.text, self.position
-        if self.base + start < self._no_break_before:
-            return False  # no blank line before the candidate ahead: nothing to pass
+        if len(text) - start < _SKIP_AT_LEAST or self.base + start < self._no_break_before:
+            return False  # a short piece, or no blank line before the candidate ahead: nothing to gain
         found, searched = self._break_ahead
         if found < self.base + start and not (found < 0 and searched >= self.base + len(text)):
             resume = start if found >= 0 else max(start, text.rfind("\n", start, max(start, searched - self.base)))

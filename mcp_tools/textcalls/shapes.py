@@ -213,7 +213,7 @@ def lone_surrogate(value: Any) -> bool:
         if isinstance(item, str):
             if not item.isascii():
                 try:
-                    item.encode("utf-8")  # far faster than a search, and fails exactly on a lone surrogate
+                    item.encode("utf-16-le")  # far faster than a search; fails exactly on a lone surrogate
                 except UnicodeEncodeError:
                     return True
         elif isinstance(item, dict):

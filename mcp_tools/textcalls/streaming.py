@@ -71,6 +71,7 @@ class StreamParser:
     _prose: list[str] = field(default_factory=list)
     _flushed: bool = False
     _unicode_reported: bool = False
+    _surrogates: bool = False  # text came in as str, not all ASCII: it may hold lone surrogates
     _finished: bool = False
 
     def __post_init__(self) -> None:
@@ -84,7 +85,11 @@ class StreamParser:
         """The events this piece decides; prose comes out as soon as nothing could still change it."""
         if self._flushed:
             raise RuntimeError("the parser was flushed; start a new one for the next reply")
-        text = self._decoder.decode(chunk) if isinstance(chunk, bytes | bytearray) else chunk
+        if isinstance(chunk, bytes | bytearray):
+            text = self._decoder.decode(chunk)  # decoded UTF-8 never holds a lone surrogate
+        else:
+            text = chunk
+            self._surrogates = self._surrogates or not text.isascii()
         return self._record(self._take(text, final=False))
 
     def flush(self) -> list[Event]:
@@ -120,7 +125,8 @@ class StreamParser:
             if isinstance(event, Prose):
                 if not event.text:
                     continue
-                if _SURROGATE.search(event.text):  # text no encoder can write: shown as U+FFFD, and said once
+                # text no encoder can write: shown as U+FFFD, and said once
+                if self._surrogates and _lone_surrogate(event.text):
                     event = Prose(_SURROGATE.sub("\ufffd", event.text))
                     if not self._unicode_reported:
                         self._unicode_reported = True
@@ -259,6 +265,16 @@ class StreamParser:
                     return position
         self._array_scan = (position, depth, in_string)
         return None
+
+
+def _lone_surrogate(text: str) -> bool:
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-16-le")  # far faster than a search; fails exactly on a lone surrogate
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _skip(text: str, position: int) -> int:
