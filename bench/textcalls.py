@@ -107,6 +107,8 @@ def hostile_replies(size: int) -> dict[str, str]:
         "braces inside keys": '{"x{' * (size // 4),
         "empty json fences": "```json\n```\n" * (size // 12),
         "unclosed fence": "```json\n" + '{"a": "' * (size // 7),
+        "fence opener, then spaces": "```" + " " * size,
+        "fence opener, tabs, json": "~~~" + "\t" * (size // 2) + "json" + "\t" * (size // 2),
         "quotes": '"' * size,
         "backticks": "`" * size,
         "backtick pairs and braces": "`{`" * (size // 3),

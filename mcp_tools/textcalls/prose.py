@@ -3,8 +3,12 @@
 This covers the JSON-in-prose and the code-block formats. `ProseScanner` reads a reply a piece
 at a time: each construct is decided as soon as the text decides it, and the scanner says when it
 needs more, so a reply split anywhere reads exactly as the whole. Calls inside inline code spans
-and fences of other languages are prose; a block that fails consumes its whole extent. Pure and
-bounded; broken calls come back as ParseProblems the model can act on, never as exceptions.
+and fences of other languages are prose, and so is quoted text (a blockquote, an HTML comment, a
+quoted string: what a model quotes from an email or a page never runs); a bare object is a call
+only when it names a known tool; a block that fails consumes its whole extent. Paragraphs before
+the next place a call could start are passed in one step, and a JSON string is read in one, so
+a megabyte costs a few string searches. Pure and bounded; broken calls come back as
+ParseProblems the model can act on, never as exceptions.
 """
 
 from __future__ import annotations

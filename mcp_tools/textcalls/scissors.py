@@ -34,7 +34,7 @@ DELIMITERS: tuple[str, ...] = (
 )
 LONGEST_DELIMITER = max(len(delimiter) for delimiter in DELIMITERS)
 DELIMITER_STARTS = "".join(sorted({delimiter[0] for delimiter in DELIMITERS}))
-_FENCE_OPENING = re.compile(r"(?:`{3,}|~{3,})[ \t]*(?:json)?[ \t]*\r?\n", re.IGNORECASE)
+_FENCE_OPENING = re.compile(r"(?:`{3,}|~{3,})[ \t]*+(?:json[ \t]*+)?\r?\n", re.IGNORECASE)
 _FENCE_CLOSING = re.compile(r"\r?\n[ \t]*(?:`{3,}|~{3,})\Z")
 
 

@@ -32,7 +32,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _UTF8 = codecs.getincrementaldecoder("utf-8")
 _LONGEST = LONGEST_DELIMITER
 _FENCE_CLOSE = re.compile(r"`{3,}|~{3,}")
-_FENCE_START = re.compile(r"(`{3,}|~{3,})[ \t]*(?:json)?[ \t]*\r?\n", re.IGNORECASE)
+_FENCE_START = re.compile(r"(`{3,}|~{3,})[ \t]*+(?:json[ \t]*+)?\r?\n", re.IGNORECASE)
 
 
 @dataclass
