@@ -246,3 +246,11 @@ def test_random_quoted_replies_split_randomly_read_as_the_whole(pieces: list[str
     events += parser.flush()
     assert parser.reply == whole
     assert "".join(event.text for event in events if isinstance(event, Prose)) == whole.markdown
+
+
+@pytest.mark.parametrize("format", ["auto", "scissors"])
+def test_a_fence_opener_and_a_run_of_spaces_reads_as_text(format: str) -> None:
+    text = "```" + " " * 200_000 + f"\n{SCISSORS}\nok"  # once a backtracking pattern: hours, not milliseconds
+    reply = parse_reply(text, format)
+    assert reply.calls == []
+    assert reply.problems if format == "scissors" else reply.markdown == text
