@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.prose import ProseScanner
-from mcp_tools.textcalls.scissors import DELIMITERS, LONGEST_DELIMITER, scissors_calls
+from mcp_tools.textcalls.scissors import DELIMITERS, LONGEST_DELIMITER, SCISSORS_KEYS, scissors_calls
 
 FORMATS = ("auto", "scissors", "prose")
 
@@ -31,6 +31,7 @@ _STRING_STOPS = re.compile(r'["\\]')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _UTF8 = codecs.getincrementaldecoder("utf-8")
 _LONGEST = LONGEST_DELIMITER
+_FIRST_KEY = re.compile(r'"(\w{0,20})"?')
 _FENCE_CLOSE = re.compile(r"`{3,}|~{3,}")
 _FENCE_START = re.compile(r"(`{3,}|~{3,})[ \t]*+(?:json[ \t]*+)?\r?\n", re.IGNORECASE)
 
@@ -223,6 +224,12 @@ class StreamParser:
             return "prose" if final else None
         if head[after] not in ("{]" if head[section] == "[" else '"}'):
             return "prose"  # [a markdown link] or {a brace in words}, not calls
+        if head[section] == "{":  # one call without its array: only a scissors-cat key may open it
+            key = _FIRST_KEY.match(head, after)
+            if key is None or key.end() == len(head):
+                return "prose" if final or key is None else None
+            if key.group(1) not in SCISSORS_KEYS:
+                return "prose"  # {"name": ...}: a call in prose, read as it streams
         end = self._array_end(section)
         if end is None:
             return "prose" if final else None

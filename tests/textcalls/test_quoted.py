@@ -254,3 +254,10 @@ def test_a_fence_opener_and_a_run_of_spaces_reads_as_text(format: str) -> None:
     reply = parse_reply(text, format)
     assert reply.calls == []
     assert reply.problems if format == "scissors" else reply.markdown == text
+
+
+def test_a_reply_opening_with_a_prose_call_streams_without_waiting_for_a_delimiter() -> None:
+    parser = StreamParser()
+    events = parser.feed('{"name": "files.read", "arguments": {"path": "a"\n\nThe next paragraph streams ')
+    assert isinstance(events[0], ParseProblem) and "never closed" in events[0].message
+    assert events[1:] == [Prose("\nThe next paragraph streams ")]  # the failed call consumed its paragraph
