@@ -8,7 +8,7 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_tools.approvals import build_out_of_band
 from mcp_tools.config import Config, ConfigError, validate_section
@@ -31,6 +31,9 @@ from mcp_tools.tooling import (
     missing_modules,
 )
 from mcp_tools.toolsets import DEFAULT_SELECTION, Selection, SelectionError, named_namespaces, parse_entries, resolve
+
+if TYPE_CHECKING:
+    from mcp_tools.discovery import ClientToolsets
 
 logger = logging.getLogger("mcp_tools")
 WIRE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -71,6 +74,8 @@ class App:
     selection: Selection | None = None  # None: everything is served
     # What stops a server, collected instead when built to diagnose (`doctor`): (where, what to fix)
     problems: list[tuple[str, str]] = field(default_factory=list)
+    # dynamic discovery: the toolsets each principal enabled, by (namespace endpoint, principal)
+    enabled_toolsets: dict[tuple[str | None, str], set[str]] = field(default_factory=dict)
 
     def visible_tools(self, namespace: str | None = None) -> list[BoundTool]:
         """What a client is shown: selected, and not hidden by the policy."""
@@ -89,6 +94,35 @@ class App:
 
     def is_selected(self, spec: ToolSpec) -> bool:
         return self.selection is None or spec.name in self.selection.chosen
+
+    def client_view(self, principal: str, namespace: str | None = None) -> ClientToolsets | None:
+        """A principal's own view of the tools in dynamic discovery; None when every client gets the selection."""
+        if self.config.server.discovery != "dynamic":
+            return None
+        from mcp_tools.discovery import ClientToolsets
+
+        return ClientToolsets(self, self.enabled_toolsets.setdefault((namespace, principal), set()), namespace)
+
+    def served_tool(
+        self, name: str, namespace: str | None = None, client: ClientToolsets | None = None
+    ) -> BoundTool | None:
+        """The tool a client calls by this name, or None when that client is not served one.
+
+        The one decision behind MCP's tools/call and text calls: without dynamic discovery the
+        selection (`[server] tools`); with it, the client's own view (what it enabled) and the
+        meta-tools bound to that view. The gate still refuses what the policy hides.
+        """
+        if client is not None:
+            from mcp_tools.discovery import meta_tools
+
+            meta = meta_tools(self)
+            found = meta.get(name) or next((tool for tool in meta.values() if tool.spec.name == name), None)
+            if found is not None:
+                return BoundTool(found.spec, client, found.wire_name, found.configured_risk)
+        tool = self.find_tool(name, namespace)
+        if tool is None or not (client.serves(tool) if client is not None else self.is_selected(tool.spec)):
+            return None
+        return tool
 
     def status_lines(self, name: str) -> list[str]:
         """How an enabled namespace runs, for `mcp-tools doctor`; a failing check never hides the rest."""

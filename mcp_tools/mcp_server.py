@@ -26,7 +26,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
-from mcp_tools.app import App, wire_name
+from mcp_tools.app import App
 from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
 from mcp_tools.tooling import Risk
@@ -365,15 +365,17 @@ class ClientStates:
     to that principal's `subscriptions/listen` streams only. Give each HTTP client its own token.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, app: App, namespace: str | None = None) -> None:
         self.by_session: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
-        self.by_principal: dict[str, set[str]] = {}
+        # by principal on the app, where calls written as text see the same set (`App.client_view`)
+        self.by_principal = app.enabled_toolsets
+        self.namespace = namespace
         self.listeners: dict[str, Any] = {}
         self.buses: dict[str, Any] = {}
 
     def enabled(self, ctx: ServerRequestContext[Any, Any]) -> set[str]:
         if is_modern(ctx):
-            return self.by_principal.setdefault(principal_of(ctx, "local"), set())
+            return self.by_principal.setdefault((self.namespace, principal_of(ctx, "local")), set())
         # The SDK builds a ServerSession per request around the connection's one `Connection`.
         connection = getattr(ctx.session, "_connection", ctx.session)
         return self.by_session.setdefault(connection, set())
@@ -442,16 +444,12 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     used_nonces: dict[str, float] = {}
     settings = app.config.policy
     name = "mcp-tools" if namespace is None else f"mcp-tools-{namespace}"
-    clients = ClientStates()
-    meta: dict[str, BoundTool] = {}  # the meta-tools of dynamic discovery, by wire name; service bound per call
+    clients = ClientStates(app, namespace)
+    meta_definitions: list[types.Tool] = []
     if dynamic:
-        from mcp_tools.discovery import META_TOOLS
+        from mcp_tools.discovery import meta_tools
 
-        for spec in META_TOOLS:
-            if app.rules.hidden_reason(spec) is None:
-                wire = wire_name(spec.name, app.config.server.wire_separator)
-                meta[wire] = BoundTool(spec, None, wire, app.rules.configured_risk(spec))
-    meta_definitions = [tool_definition(tool) for tool in meta.values()]
+        meta_definitions = [tool_definition(tool) for tool in meta_tools(app).values()]
 
     def view(ctx: ServerRequestContext[Any, Any]) -> Any:
         from mcp_tools.discovery import ClientToolsets
@@ -477,12 +475,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             client=client_of(ctx),
         )
         client = view(ctx) if dynamic else None
-        tool = app.find_tool(params.name, namespace)
-        if tool is not None and not (client.serves(tool) if client is not None else app.is_selected(tool.spec)):
-            tool = None  # not served to this client: as unknown as a tool that does not exist
-        found = meta.get(params.name) or next((m for m in meta.values() if m.spec.name == params.name), None)
-        if found is not None:
-            tool = BoundTool(found.spec, client, found.wire_name, found.configured_risk)
+        tool = app.served_tool(params.name, namespace, client)  # not served: as unknown as no tool at all
         outcome = await app.gate.call(tool, params.name, params.arguments or {}, caller)
         if client is not None and client.changed:
             await clients.notify_changed(ctx)

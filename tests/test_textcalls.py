@@ -202,13 +202,16 @@ def test_invalid_json_in_a_fence_names_the_block_line_and_column() -> None:
         ('<tool_call>{"name": "files.read", "args": 3}</tool_call>', "args must be a JSON object of arguments"),
         ('<tool_call>{"name": "files.read", "arguments": "{path: a}"}</tool_call>', "arguments is a string but not"),
         ('<tool_call>{"name": "files.read", "arguments": "[1]"}</tool_call>', "got an array inside the string"),
-        ('{"type": "function", "function": {"arguments": "{}"}}', "function.name is missing"),
+        ('<tool_call>{"type": "function", "function": {"arguments": "{}"}}</tool_call>', "function.name is missing"),
         (
             '{"type": "function", "function": {"name": "files.read", "arguments": "{}"}, "approved": true}',
             "block 1: unexpected approved; put every argument inside function.arguments",
         ),
         ('{"function": {"name": "files.read", "arguments": {}, "confirm": 1}}', "block 1: unexpected confirm"),
-        ('{"name": null, "arguments": {"path": "a"}}', "block 1: name must be the tool's name as a string, got null"),
+        (
+            f'{FENCE}json\n{{"name": null, "arguments": {{"path": "a"}}}}\n{FENCE}',
+            "block 1: name must be the tool's name as a string, got null",
+        ),
         ('<tool_call>["files.read"]</tool_call>', "block 1, item 1: expected a JSON object, got a string"),
         ("<tool_call>\n</tool_call>", "block 1: invalid JSON"),
         (f"{FENCE}tool\n{{}}\n{FENCE}", "block 1: no tool name"),
@@ -433,7 +436,7 @@ async def test_demo_calls_go_through_the_same_policy(tmp_path: Path, demo_namesp
         '{"name": "demo.echo", "arguments": {"text": "hi"}}\n'
         '<tool_call>{"name": "demo_note", "arguments": {"key": "k", "text": "v"}}</tool_call>\n'
         '{"name": "demo.erase", "arguments": {"target": "everything"}}\n'
-        '{"name": "demo.nothing", "arguments": {}}\n'
+        '<tool_call>{"name": "demo.nothing", "arguments": {}}</tool_call>\n'
         f'{FENCE}tool_call\n{{"name": "demo.echo", "arguments": [1]}}\n{FENCE}'
     )
     echo, note, erase, unknown, broken = await run(app, reply)
