@@ -442,6 +442,8 @@ def print_budget(app: Any, served: list[Any], as_json: bool) -> int:
 class TerminalConfirmation:
     """`mcp-tools call` on a terminal asks the person right there."""
 
+    channel = "terminal"
+
     async def ask(self, request: Any) -> Any:
         import anyio
 
@@ -707,6 +709,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if len(arguments) > 80:
             arguments = arguments[:79] + "…"
         approval = f" {item['approval_id']}" if item["approval_id"] else ""
+        approval += f" by {item['answered_by']}" if item["answered_by"] else ""
         print(
             f"{item['time']} {item['transport']:<5} {item['principal']:<8} {item['tool']:<22} "
             f"{item['risk'] or '-':<6} {item['decision']}{approval} -> {item['outcome']} "

@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_tools.app import App
 from mcp_tools.config import ConfigError
-from mcp_tools.mcp_server import PRINCIPAL_SCOPE_KEY, build_server
+from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
 from mcp_tools.net import is_loopback
 from mcp_tools.secrets import known_secrets
 
@@ -94,9 +94,16 @@ def page_security(host: str, allowed_hosts: list[str]) -> TransportSecuritySetti
 class GuardMiddleware:
     """Host/Origin validation, then bearer-token authentication, in front of everything."""
 
-    def __init__(self, app: ASGIApp, tokens: dict[str, str], settings: TransportSecuritySettings) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        tokens: dict[str, str],
+        settings: TransportSecuritySettings,
+        form_principals: frozenset[str] = frozenset(),
+    ) -> None:
         self.app = app
         self.tokens = [(name, token.encode()) for name, token in tokens.items()]
+        self.form_principals = form_principals
         self.origin_check = TransportSecurityMiddleware(settings)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -116,6 +123,7 @@ class GuardMiddleware:
             await unauthorized()(scope, receive, send)
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
+        scope[FORMS_SCOPE_KEY] = principal in self.form_principals
         await self.app(scope, receive, send)
 
     def authenticate(self, header: str) -> str | None:
@@ -275,5 +283,7 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
             yield
 
     starlette = Starlette(routes=routes, lifespan=lifespan)
-    starlette.add_middleware(GuardMiddleware, tokens=tokens, settings=settings)
+    starlette.add_middleware(
+        GuardMiddleware, tokens=tokens, settings=settings, form_principals=app.config.form_principals()
+    )
     return starlette

@@ -16,7 +16,11 @@ from tests.harness import elicitation_handler, failure, ok
 from tests.processes import bearer, demo_config, http_server, run_cli
 
 pytestmark = pytest.mark.anyio
-TOKENS = '[http.tokens]\nlaptop = "tok-laptop-0123456789"\nphone = "tok-phone-9876543210"\n'
+# `phone` is marked as a client that shows confirmation forms to the person; `laptop` is a plain token.
+TOKENS = (
+    '[http.tokens]\nlaptop = "tok-laptop-0123456789"\n'
+    '[http.tokens.phone]\ntoken = "tok-phone-9876543210"\nperson_answers_forms = true\n'
+)
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -85,10 +89,16 @@ async def test_combined_and_per_namespace_endpoints(server: tuple[str, Path], mo
     assert outside["kind"] == "unknown_tool"
 
 
+def audit_rows(config: Path) -> list[dict]:
+    return [json.loads(line) for line in run_cli(config, "audit", "--json", "--tail", "500").stdout.splitlines()]
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 @pytest.mark.parametrize(("answer", "runs"), [("accept", True), ("decline", False)])
-async def test_elicitation_over_http(server: tuple[str, Path], mode: str, answer: str, runs: bool) -> None:
-    base, _ = server
+async def test_elicitation_over_http_for_a_token_marked_person_answers_forms(
+    server: tuple[str, Path], mode: str, answer: str, runs: bool
+) -> None:
+    base, config = server
     target = f"http-{mode}-{answer}"
     async with http_client(
         base + "/mcp", "tok-phone-9876543210", mode=mode, elicitation_callback=elicitation_handler(answer)
@@ -98,6 +108,35 @@ async def test_elicitation_over_http(server: tuple[str, Path], mode: str, answer
         assert ok(result) == {"erased": target}
     else:
         assert failure(result)["kind"] == "declined_by_user"
+    [row] = [row for row in audit_rows(config) if row["arguments"] == {"target": target}]
+    assert row["decision"] == ("confirmed" if runs else "declined")
+    assert row["answered_by"] == "elicitation:http" and row["principal"] == "phone"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_attack_a_plain_token_cannot_approve_its_own_call_by_answering_the_form(
+    server: tuple[str, Path], mode: str
+) -> None:
+    """The remote agent holding the token declares elicitation and accepts every form it is sent."""
+    base, config = server
+    target = f"self-approved-{mode}"
+    asked: list[object] = []
+    async with http_client(
+        base + "/mcp", "tok-laptop-0123456789", mode=mode, elicitation_callback=elicitation_handler("accept", asked)
+    ) as agent:
+        refused = failure(await agent.call_tool("demo_erase", {"target": target}))
+        assert refused["kind"] == "approval_required" and asked == []
+        [row] = [row for row in audit_rows(config) if row["arguments"] == {"target": target}]
+        assert (row["decision"], row["answered_by"]) == ("approval_required", None)
+        # The person approves out of band; the same call then runs, and the audit says who said yes.
+        assert run_cli(config, "approvals", "approve", refused["approval_id"]).returncode == 0
+        assert ok(await agent.call_tool("demo_erase", {"target": target})) == {"erased": target}
+    rows = [row for row in audit_rows(config) if row["arguments"] == {"target": target}]
+    assert [(row["decision"], row["answered_by"]) for row in rows] == [
+        ("approval_required", None),
+        ("approved_out_of_band", "cli"),
+    ]
+    assert asked == []
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])

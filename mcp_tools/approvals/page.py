@@ -307,7 +307,7 @@ class ApprovalsPage:
                 "<th>Outcome</th></tr></thead><tbody>"
             )
             for row in reversed(rows):
-                by = (meta.get(row.approval_id or "", {}) or {}).get("decided_by") or ""
+                by = row.answered_by or (meta.get(row.approval_id or "", {}) or {}).get("decided_by") or ""
                 parts.append(
                     f'<tr class="decision-{e(row.decision)}"><td>{e(iso_time(row.ts)[11:19])}</td>'
                     f"<td>{e(row.tool)}</td><td>{e(row.decision.replace('_', ' '))}</td>"

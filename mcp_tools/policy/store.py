@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS audit (
     decision TEXT NOT NULL,
     approval_id TEXT,
     duration_ms REAL NOT NULL,
-    outcome TEXT NOT NULL
+    outcome TEXT NOT NULL,
+    answered_by TEXT
 );
 """
 # Who asked over what and who answered live beside `approvals`, and every change of an approval's
@@ -77,7 +78,7 @@ CREATE TABLE IF NOT EXISTS page_logins (
     used REAL
 );
 """
-AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome"
+AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 
 
@@ -127,6 +128,9 @@ class AuditRow:
     approval_id: str | None
     duration_ms: float
     outcome: str
+    # The channel whose answer decided a high-risk call: `elicitation:stdio`, `terminal`, `page`,
+    # `cli`, `telegram:@ada (42)`; None when nobody was asked.
+    answered_by: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -140,6 +144,7 @@ class AuditRow:
             "approval_id": self.approval_id,
             "duration_ms": round(self.duration_ms, 2),
             "outcome": self.outcome,
+            "answered_by": self.answered_by,
         }
 
 
@@ -164,11 +169,19 @@ class PolicyStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
         self._db.executescript(APPROVAL_EVENTS_SCHEMA)
+        self._migrate()
         with contextlib.suppress(OSError):  # not every file system keeps modes
             path.chmod(0o600)
 
     def close(self) -> None:
         self._db.close()
+
+    def _migrate(self) -> None:
+        """Bring a file written by an older version up to this schema; old rows keep their values."""
+        with self._transaction() as db:  # one process adds the column; the others then see it
+            columns = {row[1] for row in db.execute("PRAGMA table_info(audit)")}
+            if "answered_by" not in columns:
+                db.execute("ALTER TABLE audit ADD COLUMN answered_by TEXT")
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -325,6 +338,10 @@ class PolicyStore:
                 (approval_id, transport),
             )
 
+    def decided_by(self, approval_id: str) -> str | None:
+        """Who answered an approval (`page`, `cli`, `telegram:@ada (42)`), if that was recorded."""
+        return self.approval_meta([approval_id]).get(approval_id, {}).get("decided_by")
+
     def approval_meta(self, approval_ids: list[str]) -> dict[str, dict[str, str | None]]:
         """`{id: {"transport", "decided_by"}}` for the approvals that have any."""
         if not approval_ids:
@@ -397,7 +414,7 @@ class PolicyStore:
     def record(self, row: AuditRow) -> None:
         with self._lock:
             self._db.execute(
-                f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     row.ts,
                     row.transport,
@@ -409,6 +426,7 @@ class PolicyStore:
                     row.approval_id,
                     row.duration_ms,
                     row.outcome,
+                    row.answered_by,
                 ),
             )
 
@@ -419,7 +437,8 @@ class PolicyStore:
                 (limit,),
             ).fetchall()
         return [
-            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9]) for r in reversed(rows)
+            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9], r[10])
+            for r in reversed(rows)
         ]
 
 

@@ -165,3 +165,18 @@ def test_the_fragment_long_polls_until_what_it_shows_changes(
     thread.join()
     assert changed.headers["x-version"] != version and "Waiting for you (1)" in changed.text
     assert time.monotonic() - started < 5  # not the 30 s the poll may last
+
+
+def test_recent_decisions_say_which_channel_gave_the_yes(store: PolicyStore) -> None:
+    from mcp_tools.policy.store import AuditRow
+
+    store.record(
+        AuditRow(1.0, "stdio", "local", "files.delete", {}, "high", "confirmed", None, 1, "ok", "elicitation:stdio")
+    )
+    store.record(
+        AuditRow(2.0, "http", "ci", "files.move", {}, "high", "approved_out_of_band", "apr-x", 1, "ok", "telegram:@ada")
+    )
+    client, _ = signed_in(store)
+    rows = client.get("/approvals/").text.split("<tbody>", 1)[1]
+    assert "<td>files.delete</td><td>confirmed</td><td>elicitation:stdio</td>" in rows
+    assert "<td>files.move</td><td>approved out of band</td><td>telegram:@ada</td>" in rows
