@@ -196,3 +196,63 @@ async def test_debug_logging_writes_no_response_bodies(tmp_path: Path) -> None:
     assert "INFO mcp.server" in written  # the libraries still log, at INFO
     assert "BODY-MARKER" not in written
     assert "tok-laptop" not in written
+
+
+def forged_headers(base: str) -> list[tuple[dict[str, str], int]]:
+    """Host and Origin values that start like ours and are not: a list, a path, a user, a query."""
+    authority = base.removeprefix("http://")
+    return [
+        ({"Host": f"{authority}, evil.example"}, 421),
+        ({"Host": f"{authority} evil.example"}, 421),
+        ({"Host": f"{authority}@evil.example"}, 421),
+        ({"Host": f"{authority}/evil.example"}, 421),
+        ({"Origin": f"{base}/evil"}, 403),
+        ({"Origin": f"{base}/"}, 403),
+        ({"Origin": f"{base}?from=evil.example"}, 403),
+        ({"Origin": f"{base}, https://evil.example"}, 403),
+        ({"Origin": f"http://user@{authority}"}, 403),
+    ]
+
+
+def test_attack_forged_host_and_origin_are_refused_on_mcp_with_a_valid_token(server: tuple[str, Path]) -> None:
+    base, _ = server
+    headers = {**MCP_HEADERS, **bearer("tok-laptop-0123456789")}
+    assert httpx2.post(base + "/mcp", json=INIT, headers={**headers, "Origin": base}).status_code == 200
+    for forged, status in forged_headers(base):
+        response = httpx2.post(base + "/mcp", json=INIT, headers={**headers, **forged})
+        assert response.status_code == status, forged
+
+
+def test_attack_forged_host_and_origin_are_refused_on_the_approvals_page_with_a_session(
+    server: tuple[str, Path],
+) -> None:
+    base, config = server
+    with httpx2.Client(base_url=base, headers=bearer("tok-laptop-0123456789")) as agent:
+        asked = failure_of(
+            agent.post("/text-calls", json={"reply": '{"name": "demo.erase", "arguments": {"target": "page-forged"}}'})
+        )
+    approval_id = asked.split("Approval id: ")[1].split()[0].rstrip(".")
+    token = run_cli(config, "approvals", "login", "--http").stdout.strip().split("token=", 1)[1]
+    with httpx2.Client(base_url=base) as browser:
+        assert browser.get(f"/approvals/login?token={token}").status_code == 200
+        page = browser.get("/approvals/")
+        assert page.status_code == 200
+        csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        for forged, status in forged_headers(base):
+            assert browser.get("/approvals/", headers=forged).status_code == status, forged
+            posted = browser.post(
+                f"/approvals/a/{approval_id}/approve", data={"csrf": csrf}, headers={"Origin": base, **forged}
+            )
+            assert posted.status_code == status, forged
+        assert approvals_status(config, approval_id) == "pending"
+        done = browser.post(f"/approvals/a/{approval_id}/approve", data={"csrf": csrf}, headers={"Origin": base})
+        assert done.status_code == 303 and approvals_status(config, approval_id) == "approved"
+
+
+def failure_of(response: httpx2.Response) -> str:
+    return response.json()["results"][0]["error"]
+
+
+def approvals_status(config: Path, approval_id: str) -> str:
+    shown = json.loads(run_cli(config, "approvals", "show", approval_id).stdout)
+    return str(shown["status"])
