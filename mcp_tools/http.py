@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -217,8 +217,12 @@ def text_calls_endpoint(app: App) -> Any:
                     yield chunk
 
             async def lines() -> AsyncIterator[bytes]:
-                async for event in stream_reply(app, body_pieces(), caller, format_):
-                    yield json.dumps(event, ensure_ascii=False).encode() + b"\n"
+                try:
+                    async for event in stream_reply(app, body_pieces(), caller, format_):
+                        yield _ndjson_line(event)
+                except (RecursionError, UnicodeError) as exc:  # the status line is sent: say it in the stream
+                    logger.warning("a streamed text-call reply could not be read: %s", type(exc).__name__)
+                    yield _ndjson_line({"event": "error", "error": "bad_request", "message": _unreadable(exc)})
 
             return _DuplexResponse(lines(), media_type="application/x-ndjson")
 
@@ -229,23 +233,37 @@ def text_calls_endpoint(app: App) -> Any:
                 return _bad_request(413, f"the body is larger than {MAX_TEXT_CALL_BODY} bytes")
         format_, output = request.query_params.get("format", "auto"), request.query_params.get("output", "report")
         reply: str | bytes = body
-        if request.headers.get("content-type", "").split(";")[0].strip() == "application/json":
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() == "application/json":
             try:
                 payload = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            except RecursionError:
+                return _bad_request(400, "the body is not valid JSON: it is nested too deeply")
+            except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
                 return _bad_request(400, f"the body is not valid JSON: {exc}")
             if not isinstance(payload, dict) or not isinstance(payload.get("reply"), str):
                 return _bad_request(400, 'send {"reply": "<the model\'s reply>"} or the reply as text/plain')
             reply = payload["reply"]
+            broken = _lone_surrogate(reply)
+            if broken is not None:
+                return _bad_request(
+                    400,
+                    f"reply is not Unicode text: it holds a lone surrogate (U+{ord(reply[broken]):04X}) at {broken}",
+                )
             format_, output = payload.get("format", format_), payload.get("output", output)
-        if format_ not in FORMATS:
+        if not isinstance(format_, str) or format_ not in FORMATS:
             return _bad_request(400, f"format must be one of {', '.join(FORMATS)}")
-        if output not in ("report", "results", "markdown"):
+        if not isinstance(output, str) or output not in ("report", "results", "markdown"):
             return _bad_request(400, "output must be report, results or markdown")
-        report = await run_reply(app, reply, caller, format_)
+        try:
+            report = await run_reply(app, reply, caller, format_)
+        except (RecursionError, UnicodeError) as exc:  # a reader's limit, at the boundary: the body's fault
+            logger.warning("a text-call reply could not be read: %s", type(exc).__name__)
+            return _bad_request(400, _unreadable(exc))
         if output == "markdown":
-            return Response(render_markdown(report.results), media_type="text/markdown; charset=utf-8")
-        return JSONResponse(report.as_results() if output == "results" else report.as_dict())
+            return _safe(
+                lambda text: Response(text, media_type="text/markdown; charset=utf-8"), render_markdown(report.results)
+            )
+        return _safe(JSONResponse, report.as_results() if output == "results" else report.as_dict())
 
     return endpoint
 
@@ -262,6 +280,40 @@ class _DuplexResponse(StreamingResponse):
 
 def _bad_request(status: int, message: str) -> Response:
     return JSONResponse({"error": "bad_request", "message": message}, status_code=status)
+
+
+def _unreadable(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "the reply could not be read: it is nested too deeply"
+    return "the reply could not be read: it is not valid Unicode text"
+
+
+def _lone_surrogate(text: str) -> int | None:
+    """Where a string holds a lone surrogate (which no UTF-8 text can), or None."""
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as exc:
+        return exc.start
+
+
+def _safe(respond: Callable[[Any], Response], content: Any) -> Response:
+    """The response, its strings made valid UTF-8 first when they are not (a call echoing `\\ud800`)."""
+    try:
+        return respond(content)
+    except UnicodeEncodeError:
+        from mcp_tools.policy.gate import utf8_safe
+
+        return respond(utf8_safe(content))
+
+
+def _ndjson_line(event: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(event, ensure_ascii=False).encode() + b"\n"
+    except UnicodeEncodeError:
+        from mcp_tools.policy.gate import utf8_safe
+
+        return json.dumps(utf8_safe(event), ensure_ascii=False).encode() + b"\n"
 
 
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
