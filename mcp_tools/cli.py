@@ -298,9 +298,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not args.http:
         anyio.run(_serve_stdio, app)
         return 0
-    import uvicorn
-
     from mcp_tools.http import build_http_app
+    from mcp_tools.http_server import serve
 
     host = args.host or config.http.host
     port = args.port if args.port is not None else config.http.port
@@ -312,8 +311,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "(sign in with the link from `mcp-tools approvals login --http`)",
             file=sys.stderr,
         )
-    # log_config=None: uvicorn's lines go through our handler (scrubbed) instead of its own
-    uvicorn.run(starlette, host=host, port=port, log_level="warning", log_config=None, lifespan="on")
+    serve(starlette, host, port, config.http)
     return 0
 
 
@@ -657,10 +655,9 @@ def cmd_approvals_login(args: argparse.Namespace) -> int:
 
 
 def cmd_approvals_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from mcp_tools.approvals.page import ApprovalsPage, new_login_link
     from mcp_tools.http import page_security
+    from mcp_tools.http_server import serve
     from mcp_tools.net import is_loopback
     from mcp_tools.policy.decisions import Decisions
 
@@ -683,7 +680,7 @@ def cmd_approvals_serve(args: argparse.Namespace) -> int:
     print(f"mcp-tools: approvals page on {base}/", file=sys.stderr)
     print(f"Sign in (once, within {settings.login_ttl_seconds // 60} minutes):", file=sys.stderr)
     print(new_login_link(store, base, settings.login_ttl_seconds), flush=True)
-    uvicorn.run(page_server(page), host=host, port=port, log_level="warning")
+    serve(page_server(page), host, port, config.http)  # the same connection limits as `serve --http`
     return 0
 
 

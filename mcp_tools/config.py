@@ -103,6 +103,25 @@ class HttpSettings(_Section):
     )
     allowed_hosts: list[str] = Field(default_factory=list)
     allowed_origins: list[str] = Field(default_factory=list)
+    max_connections: int = Field(
+        default=256,
+        ge=8,
+        le=100_000,
+        description="Open connections at most (lowered to fit the descriptor limit); beyond, the one idle longest "
+        "is closed, or the newcomer gets 503.",
+    )
+    max_requests: int = Field(
+        default=100, ge=1, le=100_000, description="Requests handled at once; more get 503 (not /healthz)."
+    )
+    header_timeout_seconds: float = Field(
+        default=10,
+        gt=0,
+        le=600,
+        description="Time to send a complete request head, on a new connection and between requests.",
+    )
+    keep_alive_seconds: float = Field(
+        default=5, gt=0, le=600, description="An idle connection between requests is closed after this."
+    )
 
     @field_validator("tokens", mode="before")
     @classmethod

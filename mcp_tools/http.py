@@ -4,7 +4,8 @@
 native tool calling (docs/text-calls.md).
 
 Every path but `/healthz` needs a bearer token (compared in constant time; its name becomes
-the audit principal) and passes Host/Origin validation against DNS rebinding.
+the audit principal) and passes Host/Origin validation against DNS rebinding. At most
+`[http] max_requests` requests run at once; connection limits live in `http_server`.
 """
 
 from __future__ import annotations
@@ -268,6 +269,33 @@ def text_calls_endpoint(app: App) -> Any:
     return endpoint
 
 
+class BusyLimit:
+    """At most `limit` requests at once; more get 503 with Retry-After. `/healthz` always answers.
+
+    Long-lived requests (an MCP client's event stream, a streamed text-call reply) hold their
+    place while they last.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.running = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if self.running >= self.limit:
+            body = {"error": "busy", "message": f"the server is handling {self.limit} requests; try again shortly"}
+            await JSONResponse(body, status_code=503, headers={"Retry-After": "1"})(scope, receive, send)
+            return
+        self.running += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.running -= 1
+
+
 class _DuplexResponse(StreamingResponse):
     """Streams the answer while the request body is still arriving.
 
@@ -353,4 +381,5 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
     starlette.add_middleware(
         GuardMiddleware, tokens=tokens, settings=settings, form_principals=app.config.form_principals()
     )
+    starlette.add_middleware(BusyLimit, limit=app.config.http.max_requests)  # outermost: before any work
     return starlette
