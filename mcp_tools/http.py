@@ -248,7 +248,8 @@ def text_calls_endpoint(app: App) -> Any:
             if broken is not None:
                 return _bad_request(
                     400,
-                    f"reply is not Unicode text: it holds a lone surrogate (U+{ord(reply[broken]):04X}) at {broken}",
+                    f"reply is not Unicode text: it holds a lone surrogate (U+{ord(reply[broken]):04X}) "
+                    f"at character {broken}",
                 )
             format_, output = payload.get("format", format_), payload.get("output", output)
         if not isinstance(format_, str) or format_ not in FORMATS:
