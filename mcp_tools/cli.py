@@ -326,9 +326,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not args.http:
         anyio.run(_serve_stdio, app)
         return 0
-    import uvicorn
-
     from mcp_tools.http import build_http_app
+    from mcp_tools.http_server import serve
 
     host = args.host or config.http.host
     port = args.port if args.port is not None else config.http.port
@@ -346,8 +345,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     try:
-        # log_config=None: uvicorn's lines go through our handler (scrubbed) instead of its own
-        uvicorn.run(starlette, host=host, port=port, log_level="warning", log_config=None, lifespan="on")
+        serve(starlette, host, port, config.http)
     finally:
         if record is not None:
             forget_listening(record)
@@ -515,6 +513,8 @@ class TerminalConfirmation:
 
     Ctrl-C at the prompt is an answer too: a decline, recorded like any other.
     """
+
+    channel = "terminal"
 
     async def ask(self, request: Any) -> Any:
         import contextlib
@@ -808,10 +808,9 @@ def cmd_approvals_login(args: argparse.Namespace) -> int:
 
 
 def cmd_approvals_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from mcp_tools.approvals.page import ApprovalsPage, new_login_link
     from mcp_tools.http import page_security
+    from mcp_tools.http_server import serve
     from mcp_tools.net import is_loopback
     from mcp_tools.policy.decisions import Decisions
 
@@ -836,7 +835,7 @@ def cmd_approvals_serve(args: argparse.Namespace) -> int:
     print(new_login_link(store, base, settings.login_ttl_seconds), flush=True)
     record = record_listening(config, "page", base)
     try:
-        uvicorn.run(page_server(page), host=host, port=port, log_level="warning")
+        serve(page_server(page), host, port, config.http)  # the same connection limits as `serve --http`
     finally:
         forget_listening(record)
     return 0
@@ -864,6 +863,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if len(arguments) > 80:
             arguments = arguments[:79] + "…"
         approval = f" {item['approval_id']}" if item["approval_id"] else ""
+        approval += f" by {item['answered_by']}" if item["answered_by"] else ""
         print(
             f"{item['time']} {item['transport']:<5} {item['principal']:<8} {item['tool']:<22} "
             f"{item['risk'] or '-':<6} {item['decision']}{approval} -> {item['outcome']} "

@@ -84,12 +84,53 @@ class PolicySettings(_Section):
     audit_max_chars: int = Field(default=200, ge=16, le=100_000)
 
 
+class HttpToken(_Section):
+    """A bearer token with settings: `[http.tokens.NAME] token = "..."`."""
+
+    token: SecretStr
+    person_answers_forms: bool = Field(
+        default=False,
+        description="The client using this token shows confirmation forms to a person, who answers them; "
+        "only then does an answered form count as the person's yes. Otherwise high-risk calls are approved "
+        "out of band (the page, Telegram, the CLI).",
+    )
+
+
 class HttpSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
-    tokens: dict[str, SecretStr] = Field(default_factory=dict)
+    tokens: dict[str, HttpToken] = Field(
+        default_factory=dict, description='NAME = "token", or [http.tokens.NAME] with token and person_answers_forms.'
+    )
     allowed_hosts: list[str] = Field(default_factory=list)
     allowed_origins: list[str] = Field(default_factory=list)
+    max_connections: int = Field(
+        default=256,
+        ge=8,
+        le=100_000,
+        description="Open connections at most (lowered to fit the descriptor limit); beyond, the one idle longest "
+        "is closed, or the newcomer gets 503.",
+    )
+    max_requests: int = Field(
+        default=100, ge=1, le=100_000, description="Requests handled at once; more get 503 (not /healthz)."
+    )
+    header_timeout_seconds: float = Field(
+        default=10,
+        gt=0,
+        le=600,
+        description="Time to send a complete request head, on a new connection and between requests.",
+    )
+    keep_alive_seconds: float = Field(
+        default=5, gt=0, le=600, description="An idle connection between requests is closed after this."
+    )
+
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _plain_tokens(cls, value: Any) -> Any:
+        """`name = "token"` is a token with no settings: its client's forms are not a person's yes."""
+        if isinstance(value, Mapping):
+            return {name: {"token": entry} if isinstance(entry, str) else entry for name, entry in value.items()}
+        return value
 
 
 TELEGRAM_TOKEN_ENV = "MCP_TOOLS_TELEGRAM_BOT_TOKEN"
@@ -181,7 +222,7 @@ class Config:
 
     def http_tokens(self) -> dict[str, str]:
         """Named bearer tokens: `[http.tokens]`, `MCP_TOOLS_HTTP_TOKEN` and `MCP_TOOLS_HTTP_TOKEN_<NAME>`."""
-        tokens = {name: secret.get_secret_value() for name, secret in self.http.tokens.items()}
+        tokens = {name: entry.token.get_secret_value() for name, entry in self.http.tokens.items()}
         for key, value in self.environ.items():
             if key == TOKEN_ENV and value:
                 tokens["env"] = value
@@ -196,6 +237,19 @@ class Config:
         core = {name: getattr(self, name).model_dump() for name in CORE_SECTIONS}
         _collect_paths({**core, **self.sections}, "", found)
         return tuple(dict.fromkeys(found))
+
+    def form_principals(self) -> frozenset[str]:
+        """Token names whose client shows confirmation forms to a person (`person_answers_forms`).
+
+        A token replaced from the environment is not one of them: the mark belongs to the token
+        the person configured it for.
+        """
+        tokens = self.http_tokens()
+        return frozenset(
+            name
+            for name, entry in self.http.tokens.items()
+            if entry.person_answers_forms and tokens.get(name) == entry.token.get_secret_value()
+        )
 
     def telegram_token(self) -> str | None:
         """`[approvals.telegram] bot_token`, or MCP_TOOLS_TELEGRAM_BOT_TOKEN."""

@@ -4,7 +4,8 @@
 native tool calling (docs/text-calls.md).
 
 Every path but `/healthz` needs a bearer token (compared in constant time; its name becomes
-the audit principal) and passes Host/Origin validation against DNS rebinding.
+the audit principal) and passes Host/Origin validation against DNS rebinding. At most
+`[http] max_requests` requests run at once; connection limits live in `http_server`.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -29,8 +30,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_tools.app import App
 from mcp_tools.config import ConfigError
-from mcp_tools.mcp_server import PRINCIPAL_SCOPE_KEY, build_server
-from mcp_tools.net import is_loopback
+from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
+from mcp_tools.net import host_origin_refusal, is_loopback
 from mcp_tools.secrets import known_secrets
 
 logger = logging.getLogger("mcp_tools.http")
@@ -94,17 +95,24 @@ def page_security(host: str, allowed_hosts: list[str]) -> TransportSecuritySetti
 class GuardMiddleware:
     """Host/Origin validation, then bearer-token authentication, in front of everything."""
 
-    def __init__(self, app: ASGIApp, tokens: dict[str, str], settings: TransportSecuritySettings) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        tokens: dict[str, str],
+        settings: TransportSecuritySettings,
+        form_principals: frozenset[str] = frozenset(),
+    ) -> None:
         self.app = app
         self.tokens = [(name, token.encode()) for name, token in tokens.items()]
-        self.origin_check = TransportSecurityMiddleware(settings)
+        self.form_principals = form_principals
+        self.settings = settings
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        refused = await self.origin_check.validate_request(request, is_post=False)
+        refused = header_refusal(request, self.settings)
         if refused is not None:
             await refused(scope, receive, send)
             return
@@ -116,6 +124,7 @@ class GuardMiddleware:
             await unauthorized()(scope, receive, send)
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
+        scope[FORMS_SCOPE_KEY] = principal in self.form_principals
         await self.app(scope, receive, send)
 
     def authenticate(self, header: str) -> str | None:
@@ -128,6 +137,21 @@ class GuardMiddleware:
             if hmac.compare_digest(candidate, token):
                 found = name
         return found
+
+
+def header_refusal(request: Request, settings: TransportSecuritySettings) -> Response | None:
+    """The answer to a request whose Host or Origin is not one of ours (421, 403); None if they are.
+
+    Stricter than the SDK's check, which takes any Host that starts with an allowed `name:` (so
+    `127.0.0.1:8765, evil.example`) and any Origin that does (so one with a path).
+    """
+    refused = host_origin_refusal(
+        request.headers.getlist("host"),
+        request.headers.getlist("origin"),
+        settings.allowed_hosts,
+        settings.allowed_origins,
+    )
+    return None if refused is None else Response(refused[1], status_code=refused[0])
 
 
 def unauthorized() -> Response:
@@ -194,8 +218,12 @@ def text_calls_endpoint(app: App) -> Any:
                     yield chunk
 
             async def lines() -> AsyncIterator[bytes]:
-                async for event in stream_reply(app, body_pieces(), caller, format_):
-                    yield json.dumps(event, ensure_ascii=False).encode() + b"\n"
+                try:
+                    async for event in stream_reply(app, body_pieces(), caller, format_):
+                        yield _ndjson_line(event)
+                except (RecursionError, UnicodeError) as exc:  # the status line is sent: say it in the stream
+                    logger.warning("a streamed text-call reply could not be read: %s", type(exc).__name__)
+                    yield _ndjson_line({"event": "error", "error": "bad_request", "message": _unreadable(exc)})
 
             return _DuplexResponse(lines(), media_type="application/x-ndjson")
 
@@ -206,25 +234,67 @@ def text_calls_endpoint(app: App) -> Any:
                 return _bad_request(413, f"the body is larger than {MAX_TEXT_CALL_BODY} bytes")
         format_, output = request.query_params.get("format", "auto"), request.query_params.get("output", "report")
         reply: str | bytes = body
-        if request.headers.get("content-type", "").split(";")[0].strip() == "application/json":
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() == "application/json":
             try:
                 payload = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            except RecursionError:
+                return _bad_request(400, "the body is not valid JSON: it is nested too deeply")
+            except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
                 return _bad_request(400, f"the body is not valid JSON: {exc}")
             if not isinstance(payload, dict) or not isinstance(payload.get("reply"), str):
                 return _bad_request(400, 'send {"reply": "<the model\'s reply>"} or the reply as text/plain')
             reply = payload["reply"]
+            broken = _lone_surrogate(reply)
+            if broken is not None:
+                return _bad_request(
+                    400,
+                    f"reply is not Unicode text: it holds a lone surrogate (U+{ord(reply[broken]):04X}) "
+                    f"at character {broken}",
+                )
             format_, output = payload.get("format", format_), payload.get("output", output)
-        if format_ not in FORMATS:
+        if not isinstance(format_, str) or format_ not in FORMATS:
             return _bad_request(400, f"format must be one of {', '.join(FORMATS)}")
-        if output not in ("report", "results", "markdown"):
+        if not isinstance(output, str) or output not in ("report", "results", "markdown"):
             return _bad_request(400, "output must be report, results or markdown")
-        report = await run_reply(app, reply, caller, format_)
+        try:
+            report = await run_reply(app, reply, caller, format_)
+        except (RecursionError, UnicodeError) as exc:  # a reader's limit, at the boundary: the body's fault
+            logger.warning("a text-call reply could not be read: %s", type(exc).__name__)
+            return _bad_request(400, _unreadable(exc))
         if output == "markdown":
-            return Response(render_markdown(report.results), media_type="text/markdown; charset=utf-8")
-        return JSONResponse(report.as_results() if output == "results" else report.as_dict())
+            return _safe(
+                lambda text: Response(text, media_type="text/markdown; charset=utf-8"), render_markdown(report.results)
+            )
+        return _safe(JSONResponse, report.as_results() if output == "results" else report.as_dict())
 
     return endpoint
+
+
+class BusyLimit:
+    """At most `limit` requests at once; more get 503 with Retry-After. `/healthz` always answers.
+
+    Long-lived requests (an MCP client's event stream, a streamed text-call reply) hold their
+    place while they last.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.running = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if self.running >= self.limit:
+            body = {"error": "busy", "message": f"the server is handling {self.limit} requests; try again shortly"}
+            await JSONResponse(body, status_code=503, headers={"Retry-After": "1"})(scope, receive, send)
+            return
+        self.running += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.running -= 1
 
 
 class _DuplexResponse(StreamingResponse):
@@ -239,6 +309,40 @@ class _DuplexResponse(StreamingResponse):
 
 def _bad_request(status: int, message: str) -> Response:
     return JSONResponse({"error": "bad_request", "message": message}, status_code=status)
+
+
+def _unreadable(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "the reply could not be read: it is nested too deeply"
+    return "the reply could not be read: it is not valid Unicode text"
+
+
+def _lone_surrogate(text: str) -> int | None:
+    """Where a string holds a lone surrogate (which no UTF-8 text can), or None."""
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as exc:
+        return exc.start
+
+
+def _safe(respond: Callable[[Any], Response], content: Any) -> Response:
+    """The response, its strings made valid UTF-8 first when they are not (a call echoing `\\ud800`)."""
+    try:
+        return respond(content)
+    except UnicodeEncodeError:
+        from mcp_tools.policy.gate import utf8_safe
+
+        return respond(utf8_safe(content))
+
+
+def _ndjson_line(event: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(event, ensure_ascii=False).encode() + b"\n"
+    except UnicodeEncodeError:
+        from mcp_tools.policy.gate import utf8_safe
+
+        return json.dumps(utf8_safe(event), ensure_ascii=False).encode() + b"\n"
 
 
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
@@ -275,5 +379,8 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
             yield
 
     starlette = Starlette(routes=routes, lifespan=lifespan)
-    starlette.add_middleware(GuardMiddleware, tokens=tokens, settings=settings)
+    starlette.add_middleware(
+        GuardMiddleware, tokens=tokens, settings=settings, form_principals=app.config.form_principals()
+    )
+    starlette.add_middleware(BusyLimit, limit=app.config.http.max_requests)  # outermost: before any work
     return starlette

@@ -46,6 +46,8 @@ CONFIRM_SCHEMA: dict[str, Any] = {
     "required": ["confirm"],
 }
 PRINCIPAL_SCOPE_KEY = "mcp_tools.principal"
+# Set by the HTTP transport: the token's client shows confirmation forms to a person.
+FORMS_SCOPE_KEY = "mcp_tools.person_answers_forms"
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -234,9 +236,10 @@ def call_result(outcome: CallOutcome) -> types.CallToolResult:
 class LegacyElicitation:
     """Asks with a live `elicitation/create` request (protocol 2025-11-25 and earlier)."""
 
-    def __init__(self, ctx: ServerRequestContext[Any, Any], timeout: float) -> None:
+    def __init__(self, ctx: ServerRequestContext[Any, Any], timeout: float, channel: str = "elicitation") -> None:
         self.ctx = ctx
         self.timeout = timeout
+        self.channel = channel
 
     async def ask(self, request: ConfirmationRequest) -> Answer | AskLater:
         result = None
@@ -263,12 +266,18 @@ class InputRequiredElicitation:
     """
 
     def __init__(
-        self, params: types.CallToolRequestParams, used_nonces: dict[str, float], ttl: float, principal: str = "local"
+        self,
+        params: types.CallToolRequestParams,
+        used_nonces: dict[str, float],
+        ttl: float,
+        principal: str = "local",
+        channel: str = "elicitation",
     ) -> None:
         self.params = params
         self.used_nonces = used_nonces
         self.ttl = ttl
         self.principal = principal
+        self.channel = channel
 
     async def ask(self, request: ConfirmationRequest) -> Answer | AskLater:
         answer = self._answer_for(request)
@@ -336,6 +345,19 @@ def client_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
     if info is None:
         return None
     return client_name(getattr(info, "name", None), getattr(info, "title", None))
+
+
+def forms_reach_person(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether a form this client answers is the person's own yes.
+
+    Over stdio (and in-process) the desktop client that started the server shows the form to its
+    user. Over HTTP whoever holds the token could answer its own forms, so only a token the person
+    marked `person_answers_forms` counts; any other HTTP principal is approved out of band.
+    """
+    scope = getattr(ctx.request, "scope", None)
+    if isinstance(scope, dict) and scope.get("type") == "http":
+        return scope.get(FORMS_SCOPE_KEY) is True
+    return True
 
 
 def principal_of(ctx: ServerRequestContext[Any, Any], default: str) -> str:
@@ -485,14 +507,15 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         return call_result(outcome)
 
     def _asker(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
-        if not can_elicit_form(ctx):
+        if not can_elicit_form(ctx) or not forms_reach_person(ctx):
             return None
+        channel = f"elicitation:{transport}"
         if is_modern(ctx):
             return InputRequiredElicitation(
-                params, used_nonces, settings.approval_ttl_seconds, principal_of(ctx, "local")
+                params, used_nonces, settings.approval_ttl_seconds, principal_of(ctx, "local"), channel
             )
         if ctx.session.can_send_request:
-            return LegacyElicitation(ctx, settings.elicitation_timeout_seconds)
+            return LegacyElicitation(ctx, settings.elicitation_timeout_seconds, channel)
         return None
 
     server = ToolsServer(

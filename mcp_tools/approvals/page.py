@@ -25,15 +25,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from mcp_tools.config import ApprovalPageSettings
+from mcp_tools.net import host_origin_refusal, origin_authority, parse_authority
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.display import asked_by
 from mcp_tools.policy.gate import ConfirmationRequest
@@ -134,7 +135,7 @@ class ApprovalsPage:
         self.decisions = decisions
         self.settings = settings
         self.sessions = Sessions(settings.session_hours * 3600)
-        self.origin_check = TransportSecurityMiddleware(security)
+        self.security = security
         # Behind a TLS-terminating proxy the request looks like plain HTTP; the public URL says otherwise.
         self.secure_cookie = bool(settings.url and settings.url.startswith("https://"))
         self._routes = self.app()
@@ -156,8 +157,16 @@ class ApprovalsPage:
         if scope["type"] != "http":
             return
         request = Request(scope)
-        refused = await self.origin_check.validate_request(request, is_post=False)
-        if refused is None and request.method == "POST" and not same_origin(request):
+        refused: Response | None = None
+        reason = host_origin_refusal(
+            request.headers.getlist("host"),
+            request.headers.getlist("origin"),
+            self.security.allowed_hosts,
+            self.security.allowed_origins,
+        )
+        if reason is not None:
+            refused = Response(reason[1], status_code=reason[0])
+        elif request.method == "POST" and not same_origin(request):
             refused = Response("cross-origin request refused", status_code=403)
         await (refused or self._routes)(scope, receive, self._with_headers(send))
 
@@ -317,7 +326,7 @@ class ApprovalsPage:
                 "<th>Outcome</th></tr></thead><tbody>"
             )
             for row in reversed(rows):
-                by = (meta.get(row.approval_id or "", {}) or {}).get("decided_by") or ""
+                by = row.answered_by or (meta.get(row.approval_id or "", {}) or {}).get("decided_by") or ""
                 parts.append(
                     f'<tr class="decision-{e(row.decision)}"><td>{time_html(row.ts)}</td>'
                     f"<td>{e(row.tool)}</td><td>{e(row.decision.replace('_', ' '))}</td>"
@@ -403,12 +412,10 @@ def root_of(request: Request) -> str:
 
 
 def same_origin(request: Request) -> bool:
-    """A state change must come from this page: its Origin names the host it was sent to."""
-    origin = request.headers.get("origin")
-    host = request.headers.get("host")
-    if not origin or not host or origin == "null":
-        return False
-    return urlsplit(origin).netloc.lower() == host.lower()
+    """A state change must come from this page: its Origin is exactly `scheme://` and the host it was sent to."""
+    origin = origin_authority(request.headers.get("origin") or "")
+    host = parse_authority(request.headers.get("host") or "")
+    return origin is not None and host is not None and origin[1:] == host
 
 
 async def csrf_ok(request: Request, session: Session) -> bool:

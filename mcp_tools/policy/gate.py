@@ -71,7 +71,12 @@ class AskLater:
 
 
 class Asker(Protocol):
-    """A way to ask the person during the call; absent when the client cannot ask."""
+    """A way to ask the person during the call; absent when the client cannot ask.
+
+    `channel` names it in the audit log (`elicitation:stdio`, `terminal`).
+    """
+
+    channel: str
 
     async def ask(self, request: ConfirmationRequest) -> Answer | AskLater: ...
 
@@ -459,6 +464,7 @@ class PolicyGate:
         consumed = self.store.consume_approval(spec.name, digest, caller.principal)
         if consumed is not None:
             state.decision, state.approval_id = "approved_out_of_band", consumed.id
+            state.answered_by = self.store.decided_by(consumed.id) or "out_of_band"
             return None
         summary = spec.describe(args)
         if state.via is not None:
@@ -468,6 +474,7 @@ class PolicyGate:
             answer = await caller.asker.ask(request)
             if isinstance(answer, AskLater):
                 return CallOutcome(text="", ask_later=answer)
+            state.answered_by = getattr(caller.asker, "channel", None) or f"elicitation:{caller.transport}"
             if answer is Answer.ACCEPT:
                 state.decision = "confirmed"
                 return None
@@ -485,6 +492,7 @@ class PolicyGate:
         denial = self.store.recent_denial(spec.name, digest)
         if denial is not None:
             state.decision, state.approval_id = "declined", denial.id
+            state.answered_by = self.store.decided_by(denial.id) or "out_of_band"
             raise ToolFailure(
                 "declined_by_user",
                 f"{spec.name} was not run: the person denied approval {denial.id} for these arguments.",
@@ -543,9 +551,11 @@ class PolicyGate:
             raise
         if verdict == "approved" and self.store.consume_approval_id(approval.id) is not None:
             state.decision = "approved_out_of_band"
+            state.answered_by = self.store.decided_by(approval.id) or "out_of_band"
             return
         if verdict == "denied":
             state.decision = "declined"
+            state.answered_by = self.store.decided_by(approval.id) or "out_of_band"
             raise ToolFailure(
                 "declined_by_user",
                 f"{approval.tool} was not run: the person denied approval {approval.id}.",
@@ -585,6 +595,7 @@ class PolicyGate:
                     approval_id=state.approval_id,
                     duration_ms=(time.perf_counter() - started) * 1000,
                     outcome=error["kind"] if error else "ok",
+                    answered_by=state.answered_by,
                 )
             )
         except Exception:  # the audit log must never turn a finished call into a crash
@@ -724,3 +735,4 @@ class _CallRecord:
     approval_id: str | None = None
     wire_name: str = ""  # the tool to call again after an approval: the outer one for a nested call
     via: BoundTool | None = None
+    answered_by: str | None = None

@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS audit (
     decision TEXT NOT NULL,
     approval_id TEXT,
     duration_ms REAL NOT NULL,
-    outcome TEXT NOT NULL
+    outcome TEXT NOT NULL,
+    answered_by TEXT
 );
 """
 # Who asked over what and who answered live beside `approvals`, and every change of an approval's
@@ -78,7 +79,7 @@ CREATE TABLE IF NOT EXISTS page_logins (
     used REAL
 );
 """
-AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome"
+AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 
 
@@ -128,6 +129,9 @@ class AuditRow:
     approval_id: str | None
     duration_ms: float
     outcome: str
+    # The channel whose answer decided a high-risk call: `elicitation:stdio`, `terminal`, `page`,
+    # `cli`, `telegram:@ada (42)`; None when nobody was asked.
+    answered_by: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -141,6 +145,7 @@ class AuditRow:
             "approval_id": self.approval_id,
             "duration_ms": round(self.duration_ms, 2),
             "outcome": self.outcome,
+            "answered_by": self.answered_by,
         }
 
 
@@ -165,14 +170,22 @@ class PolicyStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
         self._db.executescript(APPROVAL_EVENTS_SCHEMA)
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(approval_meta)")}
-        if "client" not in columns:  # a state file from before clients were remembered
-            self._db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
+        self._migrate()
         with contextlib.suppress(OSError):  # not every file system keeps modes
             path.chmod(0o600)
 
     def close(self) -> None:
         self._db.close()
+
+    def _migrate(self) -> None:
+        """Bring a file written by an older version up to this schema; old rows keep their values."""
+        with self._transaction() as db:  # one process adds the column; the others then see it
+            columns = {row[1] for row in db.execute("PRAGMA table_info(audit)")}
+            if "answered_by" not in columns:
+                db.execute("ALTER TABLE audit ADD COLUMN answered_by TEXT")
+            columns = {row[1] for row in db.execute("PRAGMA table_info(approval_meta)")}
+            if "client" not in columns:  # a state file from before clients were remembered
+                db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -329,6 +342,10 @@ class PolicyStore:
                 (approval_id, transport, client),
             )
 
+    def decided_by(self, approval_id: str) -> str | None:
+        """Who answered an approval (`page`, `cli`, `telegram:@ada (42)`), if that was recorded."""
+        return self.approval_meta([approval_id]).get(approval_id, {}).get("decided_by")
+
     def approval_meta(self, approval_ids: list[str]) -> dict[str, dict[str, str | None]]:
         """`{id: {"transport", "decided_by", "client"}}` for the approvals that have any."""
         if not approval_ids:
@@ -419,7 +436,7 @@ class PolicyStore:
     def record(self, row: AuditRow) -> None:
         with self._lock:
             self._db.execute(
-                f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     row.ts,
                     row.transport,
@@ -431,6 +448,7 @@ class PolicyStore:
                     row.approval_id,
                     row.duration_ms,
                     row.outcome,
+                    row.answered_by,
                 ),
             )
 
@@ -441,7 +459,8 @@ class PolicyStore:
                 (limit,),
             ).fetchall()
         return [
-            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9]) for r in reversed(rows)
+            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9], r[10])
+            for r in reversed(rows)
         ]
 
 

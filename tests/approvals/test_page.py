@@ -219,3 +219,18 @@ def test_a_card_shows_its_summary_once_who_asked_in_words_and_times_for_the_scri
     assert approval is not None
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(approval.created))
     assert f'<time datetime="{created}" title="' in body and "Time (UTC)" not in body
+
+
+def test_recent_decisions_say_which_channel_gave_the_yes(store: PolicyStore) -> None:
+    from mcp_tools.policy.store import AuditRow
+
+    store.record(
+        AuditRow(1.0, "stdio", "local", "files.delete", {}, "high", "confirmed", None, 1, "ok", "elicitation:stdio")
+    )
+    store.record(
+        AuditRow(2.0, "http", "ci", "files.move", {}, "high", "approved_out_of_band", "apr-x", 1, "ok", "telegram:@ada")
+    )
+    client, _ = signed_in(store)
+    rows = client.get("/approvals/").text.split("<tbody>", 1)[1]
+    assert "<td>files.delete</td><td>confirmed</td><td>elicitation:stdio</td>" in rows
+    assert "<td>files.move</td><td>approved out of band</td><td>telegram:@ada</td>" in rows

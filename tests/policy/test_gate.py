@@ -60,7 +60,7 @@ async def test_high_risk_runs_after_the_person_confirms(tmp_path: Path, demo_nam
     assert "Erase 'old-drafts'" in message and "demo.erase" in message and "high risk" in message
     schema = seen[0].requested_schema
     assert schema["properties"]["confirm"]["type"] == "boolean"
-    assert [row.decision for row in app.store.tail()] == ["confirmed"]
+    assert [(row.decision, row.answered_by) for row in app.store.tail()] == [("confirmed", "elicitation:test")]
 
 
 @BOTH_ERAS

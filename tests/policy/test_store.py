@@ -104,3 +104,37 @@ def test_audit_rows_round_trip_in_order(tmp_path: Path) -> None:
     assert [row.args["i"] for row in rows] == [1, 2]
     assert rows[0].as_dict()["time"] == "1970-01-01T00:00:01Z"
     assert (tmp_path / "p.db").stat().st_mode & 0o777 == 0o600
+
+
+OLD_AUDIT_SCHEMA = """
+CREATE TABLE audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, transport TEXT NOT NULL, principal TEXT NOT NULL,
+    tool TEXT NOT NULL, args TEXT NOT NULL, risk TEXT, decision TEXT NOT NULL, approval_id TEXT,
+    duration_ms REAL NOT NULL, outcome TEXT NOT NULL
+);
+INSERT INTO audit (ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome)
+VALUES (1.0, 'stdio', 'local', 'x.erase', '{}', 'high', 'confirmed', NULL, 1.5, 'ok');
+"""
+
+
+def test_an_audit_log_written_before_answered_by_existed_is_migrated(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "p.db"
+    with sqlite3.connect(path) as old:
+        old.executescript(OLD_AUDIT_SCHEMA)
+    stores = [PolicyStore(path) for _ in range(3)]  # every process opening it migrates, or finds it done
+    stores[0].record(
+        AuditRow(2.0, "http", "laptop", "x.erase", {}, "high", "approved_out_of_band", "apr-1", 2.0, "ok", "page")
+    )
+    rows = stores[1].tail(10)
+    assert [(row.decision, row.answered_by) for row in rows] == [("confirmed", None), ("approved_out_of_band", "page")]
+    assert rows[0].as_dict()["answered_by"] is None and rows[1].as_dict()["answered_by"] == "page"
+
+
+def test_who_decided_an_approval_is_kept_with_it(tmp_path: Path) -> None:
+    store = PolicyStore(tmp_path / "p.db")
+    approval = request(store)
+    assert store.decided_by(approval.id) is None
+    store.decide(approval.id, True, 600, decided_by="telegram:@ada (42)")
+    assert store.decided_by(approval.id) == "telegram:@ada (42)"

@@ -227,3 +227,57 @@ async def test_text_calls_see_what_the_same_token_enabled(narrow_server: tuple[s
     assert after["calls"][0]["status"] == "completed" and (tmp_path / "data" / "files" / "made").is_dir()
     refused = post(base, json={"reply": '{"name": "toolsets_enable", "arguments": {"toolsets": ["files.write"]}}'})
     assert refused.json()["calls"][0]["status"] == "failed"  # an excluded tool cannot be enabled, as text either
+
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "named"),
+    [
+        (json.dumps({"reply": "look: \ud800"}).encode(), "application/json", "lone surrogate (U+D800)"),
+        (b'{"reply": "raw \xed\xa0\x80"}', "application/json", "lone surrogate (U+D800)"),
+        (b'{"reply": ' + b"[" * DEEP + b"]" * DEEP + b"}", "application/json", "nested too deeply"),
+        (b'{"reply": "x", "format": ' + b"{" * DEEP + b"}", "application/json", "not valid JSON"),
+    ],
+)
+def test_attack_malformed_bodies_get_a_4xx_that_names_the_problem(
+    server: tuple[str, Path], body: bytes, content_type: str, named: str
+) -> None:
+    base, _ = server
+    headers = bearer("tok-laptop-0123456789", **{"Content-Type": content_type})
+    response = httpx2.post(base + "/text-calls", content=body, headers=headers, timeout=30)
+    assert response.status_code == 400, response.text[:300]
+    assert response.json()["error"] == "bad_request" and named in response.json()["message"]
+    assert httpx2.get(base + "/healthz").status_code == 200
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b'Echo: {"name": "demo.echo", "arguments": {"text": "\\ud800"}}',
+        b'Echo: {"name": "demo.echo", "arguments": {"text": "\xed\xa0\x80"}}',
+        b'{"name": "demo.echo", "arguments": ' + b"[" * DEEP + b"]" * DEEP + b"}",
+        b"[" * DEEP + b"]" * DEEP + "\n\u2702\ufe0f\U0001f431\n".encode(),
+    ],
+    ids=["escaped-surrogate", "raw-surrogate", "deep-call", "deep-scissors"],
+)
+def test_attack_hostile_replies_are_answered_never_a_500(server: tuple[str, Path], reply: bytes, stream: bool) -> None:
+    base, _ = server
+    response = httpx2.post(
+        base + "/text-calls",
+        content=reply,
+        params={"stream": "1"} if stream else {},
+        headers=bearer("tok-laptop-0123456789", **{"Content-Type": "text/plain"}),
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text[:300]
+    text = response.content.decode("utf-8")  # valid UTF-8 all through, whatever the reply held
+    if stream:
+        assert json.loads(text.splitlines()[-1])["event"] == "done"
+    else:
+        report = response.json()
+        assert "\ud800" not in json.dumps(report, ensure_ascii=False)
+        for call in report["calls"]:
+            assert call["status"] == "failed" or call["name"] == "demo.echo"
