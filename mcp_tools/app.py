@@ -207,7 +207,14 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
         servers=requested,
     )
     rules = RulePolicy(config.policy)
-    app = App(config, environment, PolicyGate(config.policy, rules, store, out_of_band), store, rules, out_of_band)
+    app = App(
+        config,
+        environment,
+        PolicyGate(config.policy, rules, store, out_of_band, config.server.max_result_tokens),
+        store,
+        rules,
+        out_of_band,
+    )
     app.gate.explain_unknown = app.unknown_tool
 
     source = "--tools" if tools is not None else "server.tools"

@@ -22,6 +22,13 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_tools.config import PolicySettings
 from mcp_tools.policy.redact import redact
+from mcp_tools.policy.result_budget import (
+    CHARS_PER_TOKEN,
+    CUT_MARK,
+    DEFAULT_MAX_RESULT_TOKENS,
+    fit_structured,
+    result_chars,
+)
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.store import Approval, AuditRow, PolicyStore, iso_time
 from mcp_tools.secrets import known_secrets, scrub_text
@@ -168,9 +175,15 @@ class PolicyGate:
     """
 
     def __init__(
-        self, settings: PolicySettings, rules: RulePolicy, store: PolicyStore, out_of_band: OutOfBand | None = None
+        self,
+        settings: PolicySettings,
+        rules: RulePolicy,
+        store: PolicyStore,
+        out_of_band: OutOfBand | None = None,
+        max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS,
     ) -> None:
         self.settings = settings
+        self.max_result_tokens = max_result_tokens
         self.rules = rules
         self.store = store
         # (name, transport) -> the failure for a name with no tool; the app knows which namespaces are off
@@ -217,7 +230,7 @@ class PolicyGate:
             outcome = failure_outcome(_internal_error(state.tool))
         if outcome.ask_later is None:
             if via is None:  # a nested result goes to the handler that asked, not out: the outer call's is scrubbed
-                outcome = outgoing(outcome, state.tool)
+                outcome = self.within_budget(tool, outgoing(outcome, state.tool))
             self._audit(caller, state, outcome, started)
         return outcome
 
@@ -292,6 +305,50 @@ class PolicyGate:
         if notices and not outcome.is_error:
             outcome.notice = "\n".join(notices)
         return outcome
+
+    def within_budget(self, tool: BoundTool | None, outcome: CallOutcome) -> CallOutcome:
+        """The result, or the part of it that fits `max_result_tokens`, saying what was left out.
+
+        Tools page by themselves; this is the net under them. A cut result stays valid against
+        the tool's output model (strings shortened, list tails dropped); one that cannot be cut
+        validly becomes a `too_large` error, never an over-budget result.
+        """
+        budget = self.max_result_tokens * CHARS_PER_TOKEN
+        if outcome.ask_later is not None or result_chars(outcome.text, outcome.notice, outcome.structured) <= budget:
+            return outcome
+        name = tool.spec.name if tool is not None else "the tool"
+        if outcome.is_error or outcome.structured is None or tool is None:
+            keep = max(0, budget - len(outcome.notice or "") - 200)
+            outcome.text = outcome.text[: keep // 2] + CUT_MARK
+            if outcome.is_error:
+                outcome.structured = {"error": {"kind": "too_large", "message": outcome.text[: keep // 2]}}
+            return outcome
+        spec = tool.spec
+        room = budget - len(outcome.notice or "") - 800  # the note on what was cut
+        share = max(256, room - min(len(outcome.text), room // 2))
+        for _ in range(12):
+            fitted = fit_structured(outcome.structured, spec.output_model, share)
+            if fitted is None:
+                break
+            model, structured, cut = fitted
+            text = spec.render_text(model) if spec.render_text else json.dumps(structured, ensure_ascii=False)
+            if len(text) > room - len(json.dumps(structured, ensure_ascii=False)):
+                text = text[: max(0, room - len(json.dumps(structured, ensure_ascii=False)) - len(CUT_MARK))] + CUT_MARK
+            if result_chars(text, None, structured) <= room:
+                note = (
+                    f"[{name}: this result was cut to fit the {self.max_result_tokens:,}-token result budget"
+                    f" ({cut.describe() or 'text shortened'}). Ask for less at a time (a smaller limit or"
+                    " max_chars, an offset or cursor) to read the rest.]"
+                )
+                return CallOutcome(text=text + "\n\n" + note, structured=structured, notice=outcome.notice)
+            share = int(share * 0.7)
+        return failure_outcome(
+            ToolFailure(
+                "too_large",
+                f"the result of {name} does not fit the {self.max_result_tokens:,}-token result budget.",
+                "Ask for less at a time: a smaller limit or max_chars, or page with offset/cursor.",
+            )
+        )
 
     def _check_reaches(self, spec: ToolSpec, args: BaseModel, state: _CallRecord) -> None:
         """An argument that acts through a tool the policy hides is refused before anything runs."""
