@@ -14,7 +14,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -108,6 +108,7 @@ class CallOutcome:
     is_error: bool = False
     notice: str | None = None
     ask_later: AskLater | None = None
+    images: list[tuple[str, str]] = field(default_factory=list)  # (base64, MIME type): MCP image content
 
     @property
     def error(self) -> dict[str, Any] | None:
@@ -314,8 +315,16 @@ class PolicyGate:
         validly becomes a `too_large` error, never an over-budget result.
         """
         budget = self.max_result_tokens * CHARS_PER_TOKEN
-        if outcome.ask_later is not None or result_chars(outcome.text, outcome.notice, outcome.structured) <= budget:
+        images = sum(len(data) for data, _ in outcome.images)
+        if (
+            outcome.ask_later is not None
+            or result_chars(outcome.text, outcome.notice, outcome.structured) + images <= budget
+        ):
             return outcome
+        if outcome.images:  # tools keep images under the budget; one that does not loses them, and says so
+            outcome.images = []
+            outcome.text += "\n[the image was left out: it does not fit the result budget; save it to the files store]"
+            return self.within_budget(tool, outcome)
         name = tool.spec.name if tool is not None else "the tool"
         if outcome.is_error or outcome.structured is None or tool is None:
             keep = max(0, budget - len(outcome.notice or "") - 200)
@@ -516,7 +525,7 @@ class PolicyGate:
             output = spec.output_model.model_validate(output)
         structured = output.model_dump(mode="json", by_alias=True)
         text = spec.render_text(output) if spec.render_text else json.dumps(structured, ensure_ascii=False)
-        return CallOutcome(text=text, structured=structured)
+        return CallOutcome(text=text, structured=structured, images=output.images)
 
     def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
         error = outcome.error

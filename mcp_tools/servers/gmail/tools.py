@@ -6,14 +6,13 @@ Scopes are checked before each call, so a missing grant names the scope and the 
 
 from __future__ import annotations
 
-import base64
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, model_validator
 
 from mcp_tools.servers.google.text import page
 from mcp_tools.text import fence
-from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.gmail.service import GmailService
@@ -113,7 +112,7 @@ class ReadArgs(Arguments):
     id: GmailId = Id
     thread: bool = Field(default=False, description="id is a thread id: read every message in it.")
     offset: int = Field(default=0, ge=0)
-    max_chars: int = Field(default=8000, ge=200, le=50_000)
+    max_chars: int = Field(default=8000, ge=200, le=MAX_PAGE_CHARS)
 
 
 class AttachmentInfo(Output):
@@ -185,7 +184,7 @@ class AttachmentArgs(Arguments):
     index: int = Field(ge=0, le=499, description="From gmail_read.")
     save: bool = Field(default=False, description="Save to the files store instead.")
     offset: int = Field(default=0, ge=0)
-    max_chars: int = Field(default=20_000, ge=200, le=100_000)
+    max_chars: int = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS)
 
 
 class AttachmentResult(Output):
@@ -194,7 +193,7 @@ class AttachmentResult(Output):
     filename: str
     content_type: str
     size: int
-    encoding: Literal["text", "base64", "saved"]
+    encoding: Literal["text", "base64", "image", "saved"]  # a small image as image content
     content: str
     saved_path: str | None
     offset: int
@@ -248,16 +247,20 @@ async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallConte
             f"{service.config.max_attachment_bytes} bytes",
             "pass save=true to store it in the files store",
         )
-    content = base64.b64encode(data).decode("ascii")
-    return AttachmentResult(
+    from mcp_tools.servers.google.text import binary_page
+
+    offset = args.offset - args.offset % 4
+    encoding, chunk, total, next_offset = binary_page(data, item.content_type, offset, args.max_chars)
+    result = AttachmentResult(
         **common,
-        encoding="base64",
-        content=content,
+        encoding=encoding,
+        content=chunk,
         saved_path=None,
-        offset=0,
-        total_chars=len(content),
-        next_offset=None,
+        offset=offset,
+        total_chars=total,
+        next_offset=next_offset,
     )
+    return result.with_image(data, item.content_type) if encoding == "image" else result
 
 
 def render_attachment(result: AttachmentResult) -> str:
@@ -265,8 +268,21 @@ def render_attachment(result: AttachmentResult) -> str:
     head += f" ({result.content_type}, {result.size} bytes)"
     if result.encoding == "saved":
         return head + f", saved to the files store as {result.saved_path}"
+    if result.encoding == "image":
+        return head + ", shown as image content"
     if result.encoding == "base64":
-        return head + ", base64:\n" + result.content
+        from mcp_tools.servers.google.text import binary_head
+
+        where = binary_head(
+            result.size,
+            result.content_type,
+            result.offset,
+            result.content,
+            result.total_chars,
+            result.next_offset,
+            "save=true",
+        )
+        return head + "\n" + where + "\nbase64:\n" + result.content
     end = result.offset + len(result.content)
     head += f", characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from mcp_tools.text import fence
-from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.inbox.service import InboxService
@@ -67,7 +67,7 @@ class SearchResult(Output):
 class ReadArgs(Arguments):
     id: str = Field(max_length=64)
     offset: int = Field(default=0, ge=0, description="In characters")
-    max_chars: int = Field(default=8000, ge=100, le=50_000)
+    max_chars: int = Field(default=8000, ge=100, le=MAX_PAGE_CHARS)
 
 
 class AttachmentInfo(Output):
@@ -97,7 +97,7 @@ class AttachmentArgs(Arguments):
     id: str = Field(max_length=64)
     index: int = Field(ge=0, description="From inbox_read")
     offset: int = Field(default=0, ge=0, description="In characters, for text")
-    max_chars: int = Field(default=20_000, ge=100, le=100_000)
+    max_chars: int = Field(default=20_000, ge=100, le=MAX_PAGE_CHARS)
 
 
 class AttachmentResult(Output):
