@@ -175,8 +175,12 @@ class CallContext:
         transport: str = "local",
         progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
         call_tool: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None,
+        via: str | None = None,
     ) -> None:
         self.principal = principal
+        # the tool whose handler made this call (`call_tool`): its result goes to that handler, not
+        # into a model's context, so it need not page inside the result budget
+        self.via = via
         self.transport = transport
         self._progress = progress
         self._call_tool = call_tool

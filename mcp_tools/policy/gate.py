@@ -274,6 +274,7 @@ class PolicyGate:
             transport=caller.transport,
             progress=_guarded_progress(caller.progress),
             call_tool=self._caller_of(tool, caller, notices),
+            via=state.via.spec.name if state.via is not None else None,
         )
         if spec.prepare is not None:
             try:
