@@ -21,9 +21,12 @@ def result_tokens(result: types.CallToolResult) -> int:
     return -(-chars // 4)
 
 
-def assert_fits(result: types.CallToolResult, tokens: int = DEFAULT_TOKENS) -> int:
+def assert_fits(result: types.CallToolResult, tokens: int = DEFAULT_TOKENS, *, gate_may_cut: bool = False) -> int:
+    """Within the budget; unless `gate_may_cut`, because the tool paged by itself (the gate cut nothing)."""
     used = result_tokens(result)
     assert used <= tokens, f"{used:,} tokens over the {tokens:,}-token budget"
+    if not gate_may_cut:
+        assert "-token result budget" not in text(result), "the tool relied on the gate to cut its result"
     return used
 
 

@@ -65,7 +65,7 @@ def big(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, object]]:
 async def test_a_result_over_the_budget_is_cut_validly_and_says_what_was_left_out(tmp_path: Path, big: dict) -> None:
     async with connect(tmp_path, big) as client:
         result = await client.call_tool("big_page", {"size": 4_000_000})
-    assert_fits(result)
+    assert_fits(result, gate_may_cut=True)
     data = structured(result)  # the conftest checked it against the outputSchema
     assert data["title"] == "big"
     assert data["content"].endswith("…[cut]") or len(data["rows"]) < 20_000
@@ -87,7 +87,7 @@ async def test_the_budget_is_configured_in_the_server_section(tmp_path: Path, bi
     settings = {**big, "server": {"max_result_tokens": 2_000}}
     async with connect(tmp_path, settings) as client:
         result = await client.call_tool("big_page", {"size": 30_000})
-    assert_fits(result, 2_000)
+    assert_fits(result, 2_000, gate_may_cut=True)
     assert "2,000-token result budget" in text(result)
 
 
@@ -98,7 +98,7 @@ async def test_a_result_that_cannot_be_cut_validly_is_a_too_large_error_not_an_o
     async with connect(tmp_path, big) as client:
         result = await client.call_tool("big_strict", {"size": 1_000_000})
     assert failure(result)["kind"] == "too_large"
-    assert_fits(result)
+    assert_fits(result, gate_may_cut=True)
 
 
 def test_the_budget_has_sane_bounds(tmp_path: Path) -> None:
