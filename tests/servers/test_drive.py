@@ -306,7 +306,7 @@ async def test_a_binary_file_too_big_to_show_comes_as_base64_pages_with_size_and
             texts.append(text_of(result))
             offset = data["next_offset"]
     assert texts[0].startswith(f"Binary pdf, {len(pdf):,} bytes; base64 characters 0-30,000 of")
-    assert "more, call again with offset=30000, or save_to=PATH" in texts[0]
+    assert "more, call again with offset=30000, or pass save_to=PATH" in texts[0]
     assert base64.b64decode("".join(pieces)) == pdf[: 3 * 30_000 * 3 // 4]
 
 

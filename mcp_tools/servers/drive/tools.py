@@ -208,7 +208,7 @@ def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | No
             f"{info.name!r} is {info.size} bytes; binary files are returned up to {service.config.max_read_bytes}",
             "pass save_to=PATH to store it in the files store",
         )
-    from mcp_tools.servers.google.text import binary_page
+    from mcp_tools.text import binary_page
 
     data = service.download(file_id)
     offset = args.offset - args.offset % 4
@@ -242,7 +242,7 @@ def render_read(result: ReadResult) -> str:
     if result.encoding == "image":
         return f"Image {result.file.id} ({result.file.type}), shown as image content.\n" + fence("Drive file", head)
     if result.encoding == "base64":
-        from mcp_tools.servers.google.text import binary_head
+        from mcp_tools.text import binary_head
 
         size = result.file.size or 0
         where = binary_head(

@@ -247,7 +247,7 @@ async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallConte
             f"{service.config.max_attachment_bytes} bytes",
             "pass save=true to store it in the files store",
         )
-    from mcp_tools.servers.google.text import binary_page
+    from mcp_tools.text import binary_page
 
     offset = args.offset - args.offset % 4
     encoding, chunk, total, next_offset = binary_page(data, item.content_type, offset, args.max_chars)
@@ -271,7 +271,7 @@ def render_attachment(result: AttachmentResult) -> str:
     if result.encoding == "image":
         return head + ", shown as image content"
     if result.encoding == "base64":
-        from mcp_tools.servers.google.text import binary_head
+        from mcp_tools.text import binary_head
 
         where = binary_head(
             result.size,

@@ -41,27 +41,6 @@ def is_browser_stub(plain: str, html_text: str) -> bool:
     return (len(stripped) <= STUB_MAX_CHARS and bool(_STUB.search(stripped))) or len(stripped) < 0.1 * len(html_text)
 
 
-def binary_page(data: bytes, mime: str, offset: int, max_chars: int) -> tuple[str, str, int, int | None]:
-    """Binary content as the model may take it: `("image", "", 0, None)` for a small image (attach it
-    with `Output.with_image`), else one page of its base64 at `offset` (a multiple of 4, so each
-    page decodes alone): `("base64", chunk, total_chars, next_offset)`."""
-    from mcp_tools.tooling import INLINE_IMAGE_TYPES, MAX_INLINE_IMAGE_BYTES
-
-    if mime.split(";")[0].strip().lower() in INLINE_IMAGE_TYPES and len(data) <= MAX_INLINE_IMAGE_BYTES:
-        return "image", "", 0, None
-    encoded = base64.b64encode(data).decode("ascii")
-    chunk, next_offset = page(encoded, offset - offset % 4, max_chars - max_chars % 4, "total")
-    return "base64", chunk, len(encoded), next_offset
-
-
-def binary_head(size: int, mime: str, offset: int, chunk: str, total: int, next_offset: int | None, save: str) -> str:
-    """Size and type first, then where this base64 page sits and how to get the rest."""
-    head = f"Binary {mime}, {size:,} bytes; base64 characters {offset:,}-{offset + len(chunk):,} of {total:,}"
-    if next_offset is not None:
-        head += f"; {total - next_offset:,} more, call again with offset={next_offset}, or {save} to store it whole"
-    return head
-
-
 def page(text: str, offset: int, max_chars: int, what: str = "body") -> tuple[str, int | None]:
     """The slice at `offset` and the next offset (None at the end)."""
     if offset > len(text):
