@@ -136,7 +136,8 @@ class MessageInfo(Output):
 class ReadResult(Output):
     id: str
     thread_id: str
-    messages: list[MessageInfo]
+    messages: list[MessageInfo]  # those whose text is on this page
+    messages_total: int = 0  # in the thread
     text: str
     offset: int
     total_chars: int
@@ -147,10 +148,18 @@ class ReadResult(Output):
 async def read(service: GmailService, args: ReadArgs, ctx: CallContext) -> ReadResult:
     found = await service.run("gmail.read", service.read, args.id, args.thread)
     text, next_offset = page(found["text"], args.offset, args.max_chars, "total")
+    end = args.offset + len(text)
+    ends = [*found["starts"][1:], len(found["text"]) + 2]  # each message's text ends 2 before the next starts
+    on_page = [  # a message's headers come with the page its text is on, not with every page
+        message
+        for message, start, after in zip(found["messages"], found["starts"], ends, strict=True)
+        if (start < end and after - 2 > args.offset) or start == args.offset
+    ]
     return ReadResult(
         id=found["id"],
         thread_id=found["thread_id"],
-        messages=found["messages"],
+        messages=on_page,
+        messages_total=len(found["messages"]),
         text=text,
         offset=args.offset,
         total_chars=len(found["text"]),
@@ -170,9 +179,11 @@ def render_read(result: ReadResult) -> str:
             f"Attachment {a.index}: {a.filename} ({a.content_type}, {a.size} bytes)" for a in message.attachments
         ]
     end = result.offset + len(result.text)
-    position = f"Thread {result.thread_id}, characters {result.offset}-{end} of {result.total_chars}"
+    position = f"Thread {result.thread_id}, characters {result.offset:,}-{end:,} of {result.total_chars:,}"
+    if result.messages_total > 1:
+        position += f" ({len(result.messages)} of its {result.messages_total} messages)"
     if result.next_offset is not None:
-        position += f"; more with offset={result.next_offset}"
+        position += f"; {result.total_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     return position + "\n" + fence("email", "\n".join(header) + "\n\n" + result.text)
 
 
