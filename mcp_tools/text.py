@@ -7,9 +7,11 @@ they decode the same way and fence the same way.
 from __future__ import annotations
 
 import codecs
+import json
 import re
 import secrets
 from html.parser import HTMLParser
+from typing import Any
 
 _BLOCK_TAGS = frozenset(
     [
@@ -183,3 +185,47 @@ def binary_head(
         head += f"; {total - next_offset:,} more, call again with offset={next_offset}"
         head += f", or pass {save} to store it whole" if save else ""
     return head
+
+
+def plain_text(value: dict[str, Any]) -> str:
+    """A structured result as people (and text-only clients) read it: one `key: value` line per
+    field, one line per item of a list of objects, long text as it is, no JSON quoting.
+
+    It says everything the structured content says (a text-only client needs it all), without
+    being a second copy of its JSON.
+    """
+    lines: list[str] = []
+    for key, item in value.items():
+        if item is None:
+            continue
+        if item == [] or item == {}:
+            lines.append(f"{key}: none")
+        elif isinstance(item, list) and all(isinstance(entry, dict) for entry in item):
+            lines.append(f"{key} ({len(item)}):")
+            lines += ["- " + "; ".join(_pairs(entry)) for entry in item]
+        elif isinstance(item, list):
+            lines.append(f"{key}: " + ", ".join(_scalar(entry) for entry in item))
+        elif isinstance(item, str) and "\n" in item:
+            lines.append(f"{key}:\n{item}")
+        else:
+            lines.append(f"{key}: {_scalar(item)}")
+    return "\n".join(lines) if lines else "(empty)"
+
+
+def _pairs(entry: dict[str, Any]) -> list[str]:
+    """An item's fields on its one line: text that spans lines is quoted, so it cannot pass for other items."""
+    return [
+        f"{key}: {json.dumps(item, ensure_ascii=False) if isinstance(item, str) and chr(10) in item else _scalar(item)}"
+        for key, item in entry.items()
+        if item is not None and item not in ([], {})
+    ]
+
+
+def _scalar(item: Any) -> str:
+    if isinstance(item, bool):
+        return "true" if item else "false"
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict | list):
+        return json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+    return str(item)

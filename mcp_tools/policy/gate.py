@@ -32,6 +32,7 @@ from mcp_tools.policy.result_budget import (
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.store import Approval, AuditRow, PolicyStore, iso_time
 from mcp_tools.secrets import known_secrets, scrub_text
+from mcp_tools.text import plain_text
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
@@ -341,7 +342,7 @@ class PolicyGate:
             if fitted is None:
                 break
             model, structured, cut = fitted
-            text = spec.render_text(model) if spec.render_text else json.dumps(structured, ensure_ascii=False)
+            text = spec.render_text(model) if spec.render_text else plain_text(structured)
             if len(text) > room - len(json.dumps(structured, ensure_ascii=False)):
                 text = text[: max(0, room - len(json.dumps(structured, ensure_ascii=False)) - len(CUT_MARK))] + CUT_MARK
             if result_chars(text, None, structured) <= room:
@@ -525,7 +526,7 @@ class PolicyGate:
         if not isinstance(output, spec.output_model):
             output = spec.output_model.model_validate(output)
         structured = output.model_dump(mode="json", by_alias=True)
-        text = spec.render_text(output) if spec.render_text else json.dumps(structured, ensure_ascii=False)
+        text = spec.render_text(output) if spec.render_text else plain_text(structured)
         return CallOutcome(text=text, structured=structured, images=output.images)
 
     def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
