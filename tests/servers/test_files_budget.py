@@ -61,3 +61,21 @@ async def test_paging_a_big_text_file_gives_it_whole(tmp_path: Path) -> None:
             pieces.append(page["content"])
             offset = page["next_offset"]
     assert "".join(pieces) == body and len(pieces) == -(-len(body) // 20_000)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_small_image_is_image_content_on_both_protocol_eras(tmp_path: Path, mode: str) -> None:
+    import mcp_types as types
+
+    backend = local_backend(tmp_path)
+    png = b"\x89PNG\r\n\x1a\n" + os.urandom(40_000)
+    backend.put("chart.png", png)
+    backend.put("photo.png", b"\x89PNG\r\n\x1a\n" + os.urandom(60_000))  # above 48 KB: base64 pages
+    async with connect(tmp_path, backend.settings, mode=mode) as client:
+        shown = await client.call_tool("files_read", {"path": "chart.png"})
+        paged = await client.call_tool("files_read", {"path": "photo.png", "max_chars": 30_000})
+    images = [block for block in shown.content if isinstance(block, types.ImageContent)]
+    assert [(base64.b64decode(image.data), image.mime_type) for image in images] == [(png, "image/png")]
+    assert structured(shown)["encoding"] == "image" and assert_fits(shown) < 20_000
+    assert structured(paged)["encoding"] == "base64"
+    says_more(paged, "offset=22500")
