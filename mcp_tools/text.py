@@ -209,6 +209,11 @@ def plain_text(value: dict[str, Any]) -> str:
             lines.append(f"{key}:\n{item}")
         else:
             lines.append(f"{key}: {_scalar(item)}")
+    for key in ("next_cursor", "next_offset", "page_token", "next_page_token"):
+        if value.get(key) is not None:
+            total = f" ({value['total']:,} in all)" if isinstance(value.get("total"), int) else ""
+            argument = key.removeprefix("next_") if key != "next_page_token" else "page_token"
+            lines.append(f"More{total}: call again with {argument}={value[key]}")
     return "\n".join(lines) if lines else "(empty)"
 
 

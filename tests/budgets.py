@@ -37,7 +37,7 @@ def text(result: types.CallToolResult) -> str:
 def says_more(result: types.CallToolResult, *words: str) -> None:
     """The result tells the model there is more and how to ask for it."""
     said = text(result)
-    assert "more" in said and "call again" in said.lower(), said[-400:]
+    assert "more" in said.lower() and "call again" in said.lower(), said[-400:]
     for word in words:
         assert word in said, f"{word!r} not in {said[-400:]!r}"
 

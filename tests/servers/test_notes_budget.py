@@ -52,7 +52,7 @@ async def test_every_notes_tool_fits_the_budget_with_its_largest_arguments(tmp_p
         says_more(results["read"], "offset=30000")
         says_more(results["daily"], "offset=30000")
         for key in ("backlinks", "forward", "tag"):
-            assert structured(results[key])["next_cursor"], key
+            says_more(results[key], f"cursor={structured(results[key])['next_cursor']}")
         dry = structured(results["dry_run"])
         assert (dry["files"], dry["links"]) == (LINKERS, LINKERS * 12) and len(dry["changed"]) == 10
         says_more(results["dry_run"], f"{LINKERS - 10} more files", "cursor='10'")
