@@ -107,3 +107,26 @@ def test_the_budget_has_sane_bounds(tmp_path: Path) -> None:
 
     with pytest.raises((ConfigError, ValueError)):
         make_config(tmp_path, {"server": {"max_result_tokens": 10}})
+
+
+def test_no_schema_offers_a_page_larger_than_the_budget_holds() -> None:
+    """Every page-size argument of every tool has a maximum, and the largest fits the budget."""
+    from mcp_tools.servers import load_namespace
+    from mcp_tools.tooling import MAX_PAGE_CHARS
+
+    caps = {"max_chars": MAX_PAGE_CHARS, "limit": 200, "top_k": 50, "max_results": 50}
+    seen = 0
+    for name in CATALOG:
+        for spec in load_namespace(name).tools:
+            properties = spec.input_model.model_json_schema().get("properties", {})
+            for argument, cap in caps.items():
+                if argument not in properties:
+                    continue
+                if spec.name == "files.read" and argument == "limit":
+                    cap = MAX_PAGE_CHARS  # bytes there, not items
+                field = properties[argument]
+                options = field.get("anyOf", [field])
+                maxima = [option.get("maximum") for option in options if option.get("type") == "integer"]
+                assert maxima and all(m is not None and m <= cap for m in maxima), (spec.name, argument, field)
+                seen += 1
+    assert seen >= 20  # the readers and lists of every namespace
