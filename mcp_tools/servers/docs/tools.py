@@ -84,7 +84,7 @@ def render_read(result: ReadResult) -> str:
     head = f"Google Doc {result.title!r} (id {result.id}, revision {result.revision})"
     head += f", characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:
-        head += f"; more with offset={result.next_offset}"
+        head += f"; {result.total_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     return head + "\n" + fence("document", result.text)
 
 

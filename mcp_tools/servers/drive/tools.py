@@ -128,7 +128,7 @@ def render_search(result: SearchResult) -> str:
     else:
         text = fence("Drive listing", "\n".join(_line(item) for item in result.files))
     if result.next_page_token:
-        text += f"\nMore: page_token={result.next_page_token}"
+        text += f"\nMore: call again with page_token={result.next_page_token}"
     return text
 
 
@@ -258,7 +258,7 @@ def render_read(result: ReadResult) -> str:
     end = result.offset + len(result.content)
     position = f"File {result.file.id}, characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:
-        position += f"; more with offset={result.next_offset}"
+        position += f"; {result.total_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     position += "".join(f"\nWarning: {warning}" for warning in result.warnings)
     return position + "\n" + fence("Drive file", head + "\n\n" + result.content)
 

@@ -101,7 +101,7 @@ def render_search(result: SearchResult) -> str:
         lines.append(f"  labels: {', '.join(hit.labels)} | {hit.snippet}")
     text = fence("email listing", "\n".join(lines)) if lines else "No message could be fetched."
     if result.next_cursor:
-        text += f"\nMore: cursor={result.next_cursor}"
+        text += f"\nMore: call again with cursor={result.next_cursor}"
     return text + _failed_text(result.failed)
 
 
@@ -297,7 +297,7 @@ def render_attachment(result: AttachmentResult) -> str:
     end = result.offset + len(result.content)
     head += f", characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:
-        head += f"; more with offset={result.next_offset}"
+        head += f"; {result.total_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     return head + "\n" + fence("attachment", result.content)
 
 

@@ -265,7 +265,7 @@ def render_search(result: SearchResult) -> str:
         lines.append(f"  summary: {item.summary}")
     text = fence("email listing", "\n".join(lines))
     if result.next_cursor:
-        text += f"\nMore results: pass cursor={result.next_cursor}"
+        text += f"\nMore results: call again with cursor={result.next_cursor}"
     return text
 
 
@@ -285,7 +285,7 @@ def render_read(result: ReadResult) -> str:
     end = result.offset + len(result.body)
     position = f"Email {result.id}, body characters {result.offset}-{end} of {result.body_chars}"
     if result.next_offset is not None:
-        position += f"; more with offset={result.next_offset}"
+        position += f"; {result.body_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     return position + "\n" + fence("email", "\n".join(header) + "\n\n" + result.body)
 
 
@@ -309,7 +309,7 @@ def render_attachment(result: AttachmentResult) -> str:
     end = result.offset + len(result.content)
     position += f", characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:
-        position += f"; more with offset={result.next_offset}"
+        position += f"; {result.total_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     return position + "\n" + fence("attachment", result.content)
 
 
