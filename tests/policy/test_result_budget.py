@@ -42,6 +42,14 @@ async def strict(service: object, args: SizeArgs, ctx: object) -> StrictOut:
     return StrictOut(rows=["x" * max(1, args.size // 1000)] * 1000)
 
 
+class PictureOut(Output):
+    caption: str
+
+
+async def picture(service: object, args: SizeArgs, ctx: object) -> PictureOut:
+    return PictureOut(caption="a picture").with_image(b"\x89PNG" + b"\x00" * args.size, "image/png")
+
+
 def _spec(name: str, handler: object, out: type[Output]) -> ToolSpec:
     return ToolSpec(name, "A big result.", SizeArgs, out, handler, Risk.LOW, lambda a: name, read_only=True)  # type: ignore[arg-type]
 
@@ -51,7 +59,11 @@ NAMESPACE = Namespace(
     description="Results of any size.",
     config_model=SizeArgs.__base__,  # type: ignore[arg-type]
     create=lambda section, environment: object(),
-    tools=(_spec("big.page", page, PageOut), _spec("big.strict", strict, StrictOut)),
+    tools=(
+        _spec("big.page", page, PageOut),
+        _spec("big.strict", strict, StrictOut),
+        _spec("big.picture", picture, PictureOut),
+    ),
 )
 
 
@@ -99,6 +111,19 @@ async def test_a_result_that_cannot_be_cut_validly_is_a_too_large_error_not_an_o
         result = await client.call_tool("big_strict", {"size": 1_000_000})
     assert failure(result)["kind"] == "too_large"
     assert_fits(result, gate_may_cut=True)
+
+
+@pytest.mark.anyio
+async def test_an_image_over_the_budget_is_left_out_and_said_so(tmp_path: Path, big: dict) -> None:
+    import mcp_types as types
+
+    async with connect(tmp_path, big) as client:
+        small = await client.call_tool("big_picture", {"size": 1_000})
+        large = await client.call_tool("big_picture", {"size": 200_000})
+    assert [type(block) for block in small.content] == [types.TextContent, types.ImageContent]
+    assert [type(block) for block in large.content] == [types.TextContent]
+    assert "the image was left out" in text(large) and structured(large) == {"caption": "a picture"}
+    assert_fits(large)
 
 
 def test_the_budget_has_sane_bounds(tmp_path: Path) -> None:
