@@ -81,3 +81,18 @@ async def test_every_notes_tool_fits_the_budget_with_its_largest_arguments(tmp_p
     assert structured(renamed)["files"] == LINKERS and "more files" in text(renamed)
     assert_fits(deleted)
     assert structured(deleted)["linked_from_total"] == LINKERS and f"{LINKERS - 100} more" in text(deleted)
+
+
+async def test_a_cursor_pages_only_a_dry_run(tmp_path: Path) -> None:
+    from tests.harness import failure
+
+    vault = write_vault(tmp_path / "vault", {"A.md": "# A\n", "B.md": "[[A]]\n"})
+    async with connect(tmp_path, notes_settings(vault)) as client:
+        await wait_indexed(client)
+        refused = failure(await client.call_tool("notes_rename", {"path": "A", "new_path": "C", "cursor": "10"}))
+        stale = failure(
+            await client.call_tool("notes_rename", {"path": "A", "new_path": "C", "dry_run": True, "cursor": "99"})
+        )
+    assert refused["kind"] == "invalid_arguments" and "dry_run" in refused["message"]
+    assert stale["kind"] == "invalid_arguments" and "cursor" in stale["message"]
+    assert (vault / "A.md").exists()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 
@@ -109,6 +109,12 @@ class RenameArgs(Arguments):
     new_path: str = Field(max_length=1024)
     dry_run: bool = False
     cursor: str | None = Field(default=None, max_length=20, description="dry_run: next_cursor of the last page")
+
+    @model_validator(mode="after")
+    def _cursor_pages_a_dry_run(self) -> RenameArgs:
+        if self.cursor is not None and not self.dry_run:
+            raise ValueError("cursor: pages a dry_run only; a rename reports its first files and counts")
+        return self
 
 
 class DeleteArgs(Arguments):
