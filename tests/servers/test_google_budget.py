@@ -9,8 +9,9 @@ import pytest
 
 from tests.budgets import assert_fits, says_more, structured
 from tests.harness import connect
+from tests.servers.docs_fixtures import docs_settings
 from tests.servers.drive_fixtures import drive_settings
-from tests.servers.fake_google import FakeDrive, FakeGoogle, FakeSheets
+from tests.servers.fake_google import FakeDocs, FakeDrive, FakeGoogle, FakeSheets
 from tests.servers.sheets_fixtures import sheets_settings
 
 pytestmark = pytest.mark.anyio
@@ -37,3 +38,12 @@ async def test_sheets_read_pages_a_big_sheet(tmp_path: Path, google: FakeGoogle,
         first = await client.call_tool("sheets_read", {"id": book.id})
     assert_fits(first)
     says_more(first, f"offset={structured(first)['next_offset']}")
+
+
+async def test_docs_read_at_its_largest_page(tmp_path: Path, google: FakeGoogle, docs: FakeDocs) -> None:
+    stored = docs.add("Long")
+    docs.edit(stored.id, [{"insertText": {"location": {"index": 1}, "text": 'A "quoted" line\\of text.\n' * 8000}}])
+    async with connect(tmp_path, docs_settings(tmp_path, google)) as client:
+        result = await client.call_tool("docs_read", {"id": stored.id, "max_chars": 30_000})
+    assert_fits(result)  # escapes in the JSON included
+    says_more(result, "offset=30000")
