@@ -268,7 +268,14 @@ def build_app(
         config_paths=config.named_paths(),
     )
     rules = RulePolicy(config.policy)
-    app = App(config, environment, PolicyGate(config.policy, rules, store, out_of_band), store, rules, out_of_band)
+    app = App(
+        config,
+        environment,
+        PolicyGate(config.policy, rules, store, out_of_band, config.server.max_result_tokens),
+        store,
+        rules,
+        out_of_band,
+    )
     app.gate.explain_unknown = app.unknown_tool
     app.problems = problems
 

@@ -50,6 +50,9 @@ class ServerSettings(_Section):
     state_dir: Path | None = None
     data_dir: Path | None = None
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
+    max_result_tokens: int = Field(
+        default=20_000, ge=1_000, le=1_000_000, description="Most one tool result may hold (characters / 4)."
+    )
 
     @field_validator("servers")
     @classmethod

@@ -227,7 +227,8 @@ def call_result(outcome: CallOutcome) -> types.CallToolResult:
         payload = outcome.structured or {"error": {"kind": "internal_error", "message": outcome.text}}
         text = json.dumps(payload, ensure_ascii=False)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-    content = [types.TextContent(type="text", text=outcome.text)]
+    content: list[Any] = [types.TextContent(type="text", text=outcome.text)]
+    content += [types.ImageContent(type="image", data=data, mime_type=mime) for data, mime in outcome.images]
     if outcome.notice:
         content.insert(0, types.TextContent(type="text", text=outcome.notice))
     return types.CallToolResult(content=content, structured_content=outcome.structured)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 
 ErrorKind = Literal[
     "invalid_arguments",
@@ -130,10 +130,35 @@ def _holds_nul(value: Any) -> bool:
     return False
 
 
+# What one page of text may hold so that a result fits the default result budget (20,000 tokens,
+# text and structured content together): the page is in both, and JSON escapes add some.
+MAX_PAGE_CHARS = 30_000
+# An image up to this size comes back as MCP image content the model can see; larger ones are
+# saved into the files store or read as base64 pages.
+MAX_INLINE_IMAGE_BYTES = 48 * 1024
+INLINE_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
 class Output(BaseModel):
-    """Base for tool output models; built on first use, like `Arguments`."""
+    """Base for tool output models; built on first use, like `Arguments`.
+
+    `with_image` attaches an image the client shows the model as MCP image content, beside the
+    structured content (which carries only what describes it).
+    """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
+    _images: list[tuple[str, str]] = PrivateAttr(default_factory=list)
+
+    def with_image(self, data: bytes, mime_type: str) -> Any:
+        import base64
+
+        self._images.append((base64.b64encode(data).decode("ascii"), mime_type))
+        return self
+
+    @property
+    def images(self) -> list[tuple[str, str]]:
+        """(base64 data, MIME type) of each attached image."""
+        return list(self._images)
 
 
 class CallContext:
@@ -152,8 +177,12 @@ class CallContext:
         transport: str = "local",
         progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
         call_tool: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None,
+        via: str | None = None,
     ) -> None:
         self.principal = principal
+        # the tool whose handler made this call (`call_tool`): its result goes to that handler, not
+        # into a model's context, so it need not page inside the result budget
+        self.via = via
         self.transport = transport
         self._progress = progress
         self._call_tool = call_tool

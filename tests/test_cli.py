@@ -42,7 +42,7 @@ def test_call_runs_through_the_policy(tmp_path: Path) -> None:
 
 def test_call_on_a_terminal_asks_y_or_n(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
-    for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", '"erased": "t"')):
+    for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", "erased: t")):
         prompt, out, _ = answer_on_terminal(config, "call", "demo.erase", "--args", '{"target": "t"}', answer=answer)
         assert b"Erase 't'" in prompt
         assert expected in out

@@ -582,7 +582,7 @@ def test_call_text_runs_a_reply_from_a_file_and_from_stdin(tmp_path: Path) -> No
 
     text = run_cli(config, "call-text", "-", input_text='{"name": "demo_echo", "arguments": {"text": "x"}}')
     assert text.returncode == 0 and text.stdout.startswith("[block 1] demo.echo: ok\n")
-    assert '{"echo": "hello: x"}' in text.stdout
+    assert "echo: hello: x" in text.stdout
     audit = [json.loads(line) for line in run_cli(config, "audit", "--json").stdout.splitlines()]
     assert [row["transport"] for row in audit] == ["text"] * 3
 
@@ -609,7 +609,7 @@ def test_call_text_on_a_terminal_asks_y_or_n(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
     reply = tmp_path / "reply.md"
     reply.write_text('{"tool": "demo.erase", "target": "t"}', encoding="utf-8")
-    for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", '"erased": "t"')):
+    for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", "erased: t")):
         prompt, out, returncode = answer_on_terminal(config, "call-text", str(reply), answer=answer)
         assert b"Erase 't'" in prompt
         assert expected in out

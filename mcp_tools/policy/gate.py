@@ -14,7 +14,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -23,9 +23,17 @@ from pydantic import BaseModel, ValidationError
 from mcp_tools.config import PolicySettings
 from mcp_tools.policy.display import arguments_text, visible
 from mcp_tools.policy.redact import redact
+from mcp_tools.policy.result_budget import (
+    CHARS_PER_TOKEN,
+    CUT_MARK,
+    DEFAULT_MAX_RESULT_TOKENS,
+    fit_structured,
+    result_chars,
+)
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.store import Approval, AuditRow, PolicyStore, iso_time
 from mcp_tools.secrets import known_secrets, scrub_text
+from mcp_tools.text import plain_text
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
@@ -114,6 +122,7 @@ class CallOutcome:
     notice: str | None = None  # for the model: what was done, and to tell the user
     action: str | None = None  # for a person: the same action in a line (`mcp-tools call` prints it)
     ask_later: AskLater | None = None
+    images: list[tuple[str, str]] = field(default_factory=list)  # (base64, MIME type): MCP image content
 
     @property
     def error(self) -> dict[str, Any] | None:
@@ -279,9 +288,15 @@ class PolicyGate:
     """
 
     def __init__(
-        self, settings: PolicySettings, rules: RulePolicy, store: PolicyStore, out_of_band: OutOfBand | None = None
+        self,
+        settings: PolicySettings,
+        rules: RulePolicy,
+        store: PolicyStore,
+        out_of_band: OutOfBand | None = None,
+        max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS,
     ) -> None:
         self.settings = settings
+        self.max_result_tokens = max_result_tokens
         self.rules = rules
         self.store = store
         # (name, transport) -> the failure for a name with no tool; the app knows which namespaces are off
@@ -328,7 +343,7 @@ class PolicyGate:
             outcome = failure_outcome(_internal_error(state.tool))
         if outcome.ask_later is None:
             if via is None:  # a nested result goes to the handler that asked, not out: the outer call's is scrubbed
-                outcome = outgoing(outcome, state.tool)
+                outcome = self.within_budget(tool, outgoing(outcome, state.tool))
             self._audit(caller, state, outcome, started)
         return outcome
 
@@ -371,6 +386,7 @@ class PolicyGate:
             transport=caller.transport,
             progress=_guarded_progress(caller.progress),
             call_tool=self._caller_of(tool, caller, notices),
+            via=state.via.spec.name if state.via is not None else None,
         )
         if spec.prepare is not None:
             try:
@@ -406,6 +422,58 @@ class PolicyGate:
         if notices and not outcome.is_error:
             outcome.notice = "\n".join(notices)
         return outcome
+
+    def within_budget(self, tool: BoundTool | None, outcome: CallOutcome) -> CallOutcome:
+        """The result, or the part of it that fits `max_result_tokens`, saying what was left out.
+
+        Tools page by themselves; this is the net under them. A cut result stays valid against
+        the tool's output model (strings shortened, list tails dropped); one that cannot be cut
+        validly becomes a `too_large` error, never an over-budget result.
+        """
+        budget = self.max_result_tokens * CHARS_PER_TOKEN
+        images = sum(len(data) for data, _ in outcome.images)
+        if (
+            outcome.ask_later is not None
+            or result_chars(outcome.text, outcome.notice, outcome.structured) + images <= budget
+        ):
+            return outcome
+        if outcome.images:  # tools keep images under the budget; one that does not loses them, and says so
+            outcome.images = []
+            outcome.text += "\n[the image was left out: it does not fit the result budget; save it to the files store]"
+            return self.within_budget(tool, outcome)
+        name = tool.spec.name if tool is not None else "the tool"
+        if outcome.is_error or outcome.structured is None or tool is None:
+            keep = max(0, budget - len(outcome.notice or "") - 200)
+            outcome.text = outcome.text[: keep // 2] + CUT_MARK
+            if outcome.is_error:
+                outcome.structured = {"error": {"kind": "too_large", "message": outcome.text[: keep // 2]}}
+            return outcome
+        spec = tool.spec
+        room = budget - len(outcome.notice or "") - 800  # the note on what was cut
+        share = max(256, room - min(len(outcome.text), room // 2))
+        for _ in range(12):
+            fitted = fit_structured(outcome.structured, spec.output_model, share)
+            if fitted is None:
+                break
+            model, structured, cut = fitted
+            text = spec.render_text(model) if spec.render_text else plain_text(structured)
+            if len(text) > room - len(json.dumps(structured, ensure_ascii=False)):
+                text = text[: max(0, room - len(json.dumps(structured, ensure_ascii=False)) - len(CUT_MARK))] + CUT_MARK
+            if result_chars(text, None, structured) <= room:
+                note = (
+                    f"[{name}: this result was cut to fit the {self.max_result_tokens:,}-token result budget"
+                    f" ({cut.describe() or 'text shortened'}). Ask for less at a time (a smaller limit or"
+                    " max_chars, an offset or cursor) to read the rest.]"
+                )
+                return CallOutcome(text=text + "\n\n" + note, structured=structured, notice=outcome.notice)
+            share = int(share * 0.7)
+        return failure_outcome(
+            ToolFailure(
+                "too_large",
+                f"the result of {name} does not fit the {self.max_result_tokens:,}-token result budget.",
+                "Ask for less at a time: a smaller limit or max_chars, or page with offset/cursor.",
+            )
+        )
 
     def _check_reaches(self, spec: ToolSpec, args: BaseModel, state: _CallRecord) -> None:
         """An argument that acts through a tool the policy hides is refused before anything runs."""
@@ -577,8 +645,8 @@ class PolicyGate:
         if not isinstance(output, spec.output_model):
             output = spec.output_model.model_validate(output)
         structured = output.model_dump(mode="json", by_alias=True)
-        text = spec.render_text(output) if spec.render_text else json.dumps(structured, ensure_ascii=False)
-        return CallOutcome(text=text, structured=structured)
+        text = spec.render_text(output) if spec.render_text else plain_text(structured)
+        return CallOutcome(text=text, structured=structured, images=output.images)
 
     def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
         error = outcome.error

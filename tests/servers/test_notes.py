@@ -384,7 +384,12 @@ async def test_delete_moves_to_trash_and_reports_linkers(tmp_path: Path, vault: 
         gone = ok(await client.call_tool("notes_search", {"query": "migration"}))
         ok(await client.call_tool("notes_write", {"path": "Scratch.md", "content": "tmp\n"}))
         permanent = ok(await client.call_tool("notes_delete", {"path": "Scratch", "permanent": True}))
-    assert deleted == {"path": "Projects/Beta.md", "trashed_to": ".trash/Beta.md", "linked_from": ["Home.md"]}
+    assert deleted == {
+        "path": "Projects/Beta.md",
+        "trashed_to": ".trash/Beta.md",
+        "linked_from": ["Home.md"],
+        "linked_from_total": 1,
+    }
     assert (vault / ".trash/Beta.md").read_text() == VAULT["Projects/Beta.md"]
     assert again["trashed_to"] == ".trash/Beta 1.md"
     assert next(f for f in forward["links"] if f["target"] == "Beta")["resolved_path"] is None

@@ -117,7 +117,7 @@ def test_the_cli_prints_the_markdown_after_the_results(tmp_path: Path) -> None:
     result = run_cli(config, "call-text", "-", input_text=reply)
     assert result.returncode == 0, result.stderr
     assert result.stdout == (
-        '[block 1, item 1] demo.echo: ok\n{"echo": "hello: hi"}\n\n'
+        "[block 1, item 1] demo.echo: ok\necho: hello: hi\n\n"
         'Here you go.\n{"name": "demo.echo", "arguments": {"text": "never"}}\n'
     )
     only_markdown = run_cli(config, "call-text", "-", "--format", "scissors", input_text="No calls, just words.")

@@ -71,7 +71,7 @@ class EventsArgs(Arguments):
     start: str | None = Field(None, max_length=40, description=MOMENT_HELP)
     end: str | None = Field(None, max_length=40, description="exclusive; a date means through that day")
     uid: str | None = Field(None, pattern=UID_PATTERN, description="one event instead of a range")
-    limit: int = Field(50, ge=1, le=200)
+    limit: int = Field(50, ge=1, le=100)
     cursor: str | None = Field(None, max_length=100)
     _answer: EventsAnswer | None = PrivateAttr(default=None)
 

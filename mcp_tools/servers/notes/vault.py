@@ -480,14 +480,18 @@ class NotesService:
                 broken.append(f"{row.target}{row.fragment}: no such note")
             elif (problem := targets.problem(row.resolved_path, row.fragment)) is not None:
                 broken.append(f"{row.target}{row.fragment}: {problem}")
+        chunk, next_offset = text_page(content, args.offset, args.max_chars)
         return m.ReadOutput(
             path=key,
-            content=content,
+            content=chunk,
             frontmatter=parsed.frontmatter,
             tags=parsed.tags,
             sha256=digest,
             heading=args.heading,
             broken_links=broken[:50],
+            offset=args.offset,
+            total_chars=len(content),
+            next_offset=next_offset,
         )
 
     def search(self, args: m.SearchArgs) -> m.SearchOutput:
@@ -676,7 +680,17 @@ class NotesService:
             if self.sandbox.stat(key) is not None:
                 text, digest = self.read_text(key)
                 self.index_path(key)
-                return m.DailyOutput(path=key, date=day.isoformat(), created=False, content=text, sha256=digest)
+                chunk, next_offset = text_page(text, args.offset, args.max_chars)
+                return m.DailyOutput(
+                    path=key,
+                    date=day.isoformat(),
+                    created=False,
+                    content=chunk,
+                    sha256=digest,
+                    offset=args.offset,
+                    total_chars=len(text),
+                    next_offset=next_offset,
+                )
             if not args.create:
                 raise ToolFailure("not_found", f"no daily note for {day.isoformat()} ({key})", "pass create: true")
             _, fmt, template = self.daily_settings()
@@ -688,7 +702,16 @@ class NotesService:
                 except ToolFailure:
                     text = ""
             digest = self._write(key, text)
-        return m.DailyOutput(path=key, date=day.isoformat(), created=True, content=text, sha256=digest)
+        chunk, next_offset = text_page(text, 0, args.max_chars)
+        return m.DailyOutput(
+            path=key,
+            date=day.isoformat(),
+            created=True,
+            content=chunk,
+            sha256=digest,
+            total_chars=len(text),
+            next_offset=next_offset,
+        )
 
     def search_by_tag(self, args: m.TagArgs) -> m.TagOutput:
         tag = args.tag.strip().lstrip("#").casefold().strip("/")
@@ -757,7 +780,12 @@ class NotesService:
                 self.sandbox.mkdir(posixpath.dirname(trashed_to), parents=True)
                 self.sandbox.rename(key, trashed_to)
             self.index.remove(key)
-        return m.DeleteOutput(path=key, trashed_to=trashed_to, linked_from=linked_from)
+        return m.DeleteOutput(
+            path=key,
+            trashed_to=trashed_to,
+            linked_from=linked_from[: m.LINKED_FROM_SHOWN],
+            linked_from_total=len(linked_from),
+        )
 
     def _trash_key(self, key: str) -> str:
         folder = self.config.trash_folder.strip("/") or ".trash"
@@ -788,14 +816,18 @@ class NotesService:
             old, new = self._rename_keys(args)
             self.refresh()  # links from notes edited a moment ago count too
             plans = self._rename_plans(old, new)
+            start = rename_cursor(args.cursor, len(plans)) if args.dry_run else 0
+            shown = sorted(plans.items())[start : start + (m.RENAME_PAGE if args.dry_run else m.LINKED_FROM_SHOWN)]
             changed = [
                 m.FileChange(
                     path=new if source == old else source,
                     links=count,
-                    diff=unified_diff(source, before, after) if args.dry_run else None,
+                    diff=cut_diff(unified_diff(source, before, after)) if args.dry_run else None,
                 )
-                for source, (before, after, _, count) in sorted(plans.items())
+                for source, (before, after, _, count) in shown
             ]
+            totals = {"files": len(plans), "links": sum(plan[3] for plan in plans.values())}
+            end = start + len(shown)
             if args.dry_run:
                 targets = FragmentChecker(self)
                 warnings = [
@@ -803,7 +835,15 @@ class NotesService:
                     for r in self.index.links_to(old)
                     if (problem := targets.problem(old, r.fragment)) is not None
                 ]
-                return m.RenameOutput(path=old, new_path=new, dry_run=True, changed=changed, warnings=warnings[:50])
+                return m.RenameOutput(
+                    path=old,
+                    new_path=new,
+                    dry_run=True,
+                    changed=changed,
+                    warnings=warnings[:50],
+                    **totals,
+                    next_cursor=str(end) if end < len(plans) else None,
+                )
             for source, (_, _, digest, _) in plans.items():  # nothing was edited in between
                 self._check_expected(source, digest, self._current_hash(source))
             if old in plans:
@@ -818,7 +858,7 @@ class NotesService:
                 if source != old:
                     self._write(source, after)
             self.embed_pending(doc_path=new)
-        return m.RenameOutput(path=old, new_path=new, dry_run=False, changed=changed)
+        return m.RenameOutput(path=old, new_path=new, dry_run=False, changed=changed, **totals)
 
     def _rename_plans(self, old: str, new: str) -> dict[str, tuple[str, str, str, int]]:
         """Every file the rename of `old` to `new` rewrites; call under the write lock."""
@@ -884,3 +924,30 @@ def unified_diff(path: str, before: str, after: str) -> str:
         )
     )
     return diff if len(diff) <= MAX_DIFF_CHARS else diff[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"
+
+
+def text_page(text: str, offset: int, max_chars: int) -> tuple[str, int | None]:
+    """The characters of `text` from `offset`, at most `max_chars`, and the offset of the rest (None: no more)."""
+    if offset > len(text):
+        raise ToolFailure(
+            "invalid_arguments", f"offset {offset} is past the end ({len(text)} characters)", "start from offset 0"
+        )
+    end = min(len(text), offset + max_chars)
+    return text[offset:end], (end if end < len(text) else None)
+
+
+def rename_cursor(cursor: str | None, total: int) -> int:
+    """Where a dry run's page starts: the next_cursor of the last page (a file count)."""
+    if cursor is None:
+        return 0
+    if not cursor.isdigit() or int(cursor) > total:
+        raise ToolFailure("invalid_arguments", f"cursor {cursor!r} is not one this rename gave", "start without cursor")
+    return int(cursor)
+
+
+def cut_diff(diff: str) -> str:
+    """A diff of at most `DIFF_MAX_CHARS` characters, saying how much more there is."""
+    if len(diff) <= m.DIFF_MAX_CHARS:
+        return diff
+    rest = diff[m.DIFF_MAX_CHARS :]
+    return diff[: m.DIFF_MAX_CHARS] + f"\n… {rest.count(chr(10)) + 1} more diff lines ({len(rest):,} characters)\n"

@@ -21,7 +21,7 @@ from mcp_tools.tooling import Environment, ToolFailure
 
 META_FIELDS = "spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title,gridProperties)"
 META_SECONDS = 20.0  # how long a spreadsheet's sheet list and grid sizes are reused between reads
-PAGE_CHARS = 60_000  # characters of cell text in one read answer, whatever the cell count
+PAGE_CHARS = 25_000  # characters of cell text in one read answer: with its rendering, inside the result budget
 REQUESTS_PER_PAGE = 4
 PROBE_CELLS = 20  # x the page cap: how far one request looks past a window that came back short
 GAP_ROWS = 10  # more empty rows than this between data end the page; the next one starts at the data

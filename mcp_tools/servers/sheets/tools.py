@@ -155,7 +155,7 @@ def render_read(result: ReadResult) -> str:
     else:
         head += f"{result.range}, {len(result.values)} row(s)"
     if result.next_offset is not None:
-        head += f"; more with offset={result.next_offset}"
+        head += f"; more rows, call again with offset={result.next_offset}"
     body = "\n".join(map(_ROW_ENCODER.encode, result.values))  # one encoder: json.dumps builds one per row
     return head + ("\n" + fence("spreadsheet cells", body) if body else "")
 

@@ -60,7 +60,7 @@ class TerminalConfig(BaseModel):
     timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
     max_timeout_seconds: float = Field(default=600.0, gt=0, le=24 * 3600)
     max_output_bytes: int = Field(default=1 * MIB, ge=1 * KIB, le=64 * MIB, description="Kept per stream.")
-    output_chars: int = Field(default=8_000, ge=500, le=200_000, description="Returned per stream.")
+    output_chars: int = Field(default=8_000, ge=500, le=15_000, description="Returned per stream.")
 
     @field_validator("env")
     @classmethod
