@@ -8,6 +8,7 @@ outcome back into a `CallToolResult` or, on 2026-07-28 connections, an `InputReq
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -104,13 +105,49 @@ def cached_definitions(tools: list[BoundTool], cache_dir: Path) -> list[types.To
 
 
 def definitions_key(tools: list[BoundTool]) -> str:
-    digest = hashlib.sha256(__version__.encode())
-    for source in sorted(PACKAGE_DIR.rglob("*.py")):
-        stat = source.stat()
-        digest.update(f"{source.relative_to(PACKAGE_DIR)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    """What shapes the definitions: our sources, the libraries that render them, and each tool's
+    declaration (names, risk, wording, hints), which a namespace could vary with its config."""
+    digest = hashlib.sha256(_sources_fingerprint().encode())
     for tool in tools:
-        digest.update(f"{tool.spec.name}:{tool.wire_name}:{tool.configured_risk.label}\n".encode())
+        spec = tool.spec
+        shape = (
+            spec.name,
+            tool.wire_name,
+            tool.configured_risk.label,
+            spec.title,
+            spec.description,
+            f"{spec.input_model.__module__}.{spec.input_model.__qualname__}",
+            f"{spec.output_model.__module__}.{spec.output_model.__qualname__}",
+            spec.read_only,
+            spec.destructive,
+            spec.idempotent,
+            spec.open_world,
+            spec.dynamic_risk is not None,
+        )
+        digest.update(repr(shape).encode() + b"\n")
     return digest.hexdigest()[:24]
+
+
+@functools.cache
+def _sources_fingerprint() -> str:
+    """Our version, every source file of the package (size and mtime), and the installed pydantic and
+    MCP types (their package files), once per process: the code a process runs does not change."""
+    import mcp_types
+    import pydantic
+
+    lines = [__version__]
+    for library in (pydantic, mcp_types):
+        info = os.stat(library.__file__ or "")
+        lines.append(f"{library.__name__}:{library.__file__}:{info.st_size}:{info.st_mtime_ns}")
+    sources = []
+    for folder, folders, files in os.walk(PACKAGE_DIR):
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        relative = os.path.relpath(folder, PACKAGE_DIR)
+        for name in files:
+            if name.endswith(".py"):
+                info = os.stat(os.path.join(folder, name))
+                sources.append(f"{os.path.join(relative, name)}:{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(lines + sorted(sources))
 
 
 def risk_note(risk: Risk, escalates: bool) -> str:
