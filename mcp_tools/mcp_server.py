@@ -151,12 +151,13 @@ def _sources_fingerprint() -> str:
 
 
 def risk_note(risk: Risk, escalates: bool) -> str:
-    """What the model must know about the policy before calling: whether the person is asked."""
+    """What the model must know about the policy before calling. What the levels mean (high asks
+    the person first) is said once, in the server instructions, not in every description."""
     if risk >= Risk.HIGH:
-        return " Risk: high; asks the person first."
+        return " Risk: high."
     note = " Risk: medium" if risk is Risk.MEDIUM else ""
     if escalates:
-        return (note + ", high" if note else " Risk: high") + " for some arguments (asks the person first)."
+        return (note + ", high" if note else " Risk: high") + " for some arguments."
     return note + "." if note else ""
 
 
@@ -164,16 +165,24 @@ def compact_schema(schema: Any) -> Any:
     """An input schema without what costs context and says nothing.
 
     Pydantic's generated titles repeat the property names; an optional field's
-    `anyOf: [X, null]` with `default: null` says no more than X outside `required`.
+    `anyOf: [X, null]` with `default: null` says no more than X outside `required`, and a
+    default of false, "" or [] says no more than leaving the argument out.
     """
     if isinstance(schema, list):
         return [compact_schema(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
     schema = _without_null_option(schema, keep_null=False)
+    empty = EMPTY_DEFAULTS.get(schema["type"]) if isinstance(schema.get("type"), str) else None
     return {
-        key: compact_schema(value) for key, value in schema.items() if not (key == "title" and isinstance(value, str))
+        key: compact_schema(value)
+        for key, value in schema.items()
+        if not (key == "title" and isinstance(value, str))
+        and not (key == "default" and empty is not None and value == empty and type(value) is type(empty))
     }
+
+
+EMPTY_DEFAULTS: dict[str, Any] = {"boolean": False, "string": "", "array": []}
 
 
 def compact_output_schema(schema: Any) -> Any:

@@ -32,7 +32,7 @@ def test_a_change_of_risk_changes_the_key(tmp_path: Path, demo_namespace: str) -
     assert definitions_key(plain) != definitions_key(raised)
     cached_definitions(plain, tmp_path / "cache")
     definitions = {tool.name: tool for tool in cached_definitions(raised, tmp_path / "cache")}
-    assert "asks the person first" in (definitions["demo_echo"].description or "")
+    assert "Risk: high." in (definitions["demo_echo"].description or "")
     assert len(list((tmp_path / "cache").glob("tools-*.json"))) == 1  # the stale file is gone
 
 

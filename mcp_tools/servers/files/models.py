@@ -16,7 +16,7 @@ PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'; characters 
 Sha256Arg = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
-    description="sha256 of your last read; if the file changed since, nothing is written.",
+    description="sha256 from your last read; a file changed since is not written.",
 )
 
 

@@ -612,8 +612,8 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         name="files.edit",
         tier="core",
         title="Edit a file",
-        description="Replace exact text: each old_string must match once (or replace_all); edits apply in "
-        "order; line endings kept. Returns a diff and the new sha256.",
+        description="Replace exact text: each old_string must match once (or replace_all), in order; line "
+        "endings kept. Returns a diff and the new sha256.",
         input_model=EditArgs,
         output_model=EditResult,
         handler=edit_file,

@@ -290,8 +290,8 @@ class ComposeArgs(Arguments):
     bcc: list[str] = Address
     subject: str = Field(default="", max_length=998)
     body: str = Field(default="", max_length=200_000, description="Plain text.")
-    html: str = Field(default="", max_length=500_000, description="Optional HTML alternative.")
-    reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer in-thread.")
+    html: str = Field(default="", max_length=500_000, description="HTML alternative.")
+    reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer.")
     attachments: list[str] = Field(default_factory=list, max_length=10, description="Paths in the files store.")
 
     @model_validator(mode="after")

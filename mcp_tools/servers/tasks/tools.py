@@ -88,7 +88,7 @@ def render_one(result: OneTask) -> str:
 
 
 class ListArgs(Arguments):
-    list: str = Field(default="", max_length=300, description="Id, title or @default; empty: the task lists.")
+    list: str = Field(default="", max_length=300, description="Id, title or @default.")
     status: Literal["open", "completed", "all"] = "open"
     due_from: Day | None = Field(default=None, description="Inclusive (YYYY-MM-DD).")
     due_to: Day | None = Field(default=None, description="Inclusive (YYYY-MM-DD).")
