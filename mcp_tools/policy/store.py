@@ -159,6 +159,10 @@ class PolicyStore:
         self.path = path
         self.clock = clock
         self._lock = threading.Lock()
+        # rows handed to `append_audit`, in order: queued and written so far (touched by the event loop only)
+        self._audit_queue: list[AuditRow] = []
+        self._audit_queued = self._audit_written = 0
+        self._audit_writing: Any = None  # an anyio.Event while a batch is being written
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -395,22 +399,54 @@ class PolicyStore:
     # -- audit -----------------------------------------------------------------------------
 
     def record(self, row: AuditRow) -> None:
-        with self._lock:
-            self._db.execute(
-                f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    row.ts,
-                    row.transport,
-                    row.principal,
-                    row.tool,
-                    json.dumps(row.args, ensure_ascii=False),
-                    row.risk,
-                    row.decision,
-                    row.approval_id,
-                    row.duration_ms,
-                    row.outcome,
-                ),
+        self._insert_audit([row])
+
+    async def append_audit(self, row: AuditRow) -> None:
+        """Write one audit row, returning once it is written, without holding up the event loop.
+
+        The insert runs in a worker thread; rows of calls that finish while one is being written
+        go in the next transaction together (one commit for a burst of concurrent calls)."""
+        import anyio
+
+        self._audit_queue.append(row)
+        ticket = self._audit_queued = self._audit_queued + 1
+        while self._audit_written < ticket:
+            if self._audit_writing is not None:
+                await self._audit_writing.wait()
+                continue
+            batch, self._audit_queue = self._audit_queue, []
+            last = self._audit_queued
+            self._audit_writing = done = anyio.Event()
+            try:
+                await anyio.to_thread.run_sync(self._insert_audit, batch)
+            finally:  # a failed batch is not retried: the caller logs it, as for `record`
+                self._audit_written = last
+                self._audit_writing = None
+                done.set()
+
+    def _insert_audit(self, rows: list[AuditRow]) -> None:
+        values = [
+            (
+                row.ts,
+                row.transport,
+                row.principal,
+                row.tool,
+                json.dumps(row.args, ensure_ascii=False),
+                row.risk,
+                row.decision,
+                row.approval_id,
+                row.duration_ms,
+                row.outcome,
             )
+            for row in rows
+        ]
+        insert = f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        if len(values) == 1:
+            with self._lock:
+                self._db.execute(insert, values[0])
+            return
+        with self._transaction() as db:
+            db.executemany(insert, values)
 
     def tail(self, limit: int = 20) -> list[AuditRow]:
         with self._lock:
