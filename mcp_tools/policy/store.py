@@ -159,10 +159,9 @@ class PolicyStore:
         self.path = path
         self.clock = clock
         self._lock = threading.Lock()
-        # rows handed to `append_audit`, in order: queued and written so far (touched by the event loop only)
+        # rows handed to `append_audit` in this turn of the event loop, and the event their write sets
         self._audit_queue: list[AuditRow] = []
-        self._audit_queued = self._audit_written = 0
-        self._audit_writing: Any = None  # an anyio.Event while a batch is being written
+        self._audit_flushed: Any = None
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -402,27 +401,27 @@ class PolicyStore:
         self._insert_audit([row])
 
     async def append_audit(self, row: AuditRow) -> None:
-        """Write one audit row, returning once it is written, without holding up the event loop.
+        """Write one audit row, returning once it is written; the rows of calls that finish in the
+        same turn of the event loop share one transaction (one commit for a burst of calls).
 
-        The insert runs in a worker thread; rows of calls that finish while one is being written
-        go in the next transaction together (one commit for a burst of concurrent calls)."""
+        The first call of a turn yields once, so that the others queue theirs, then writes them
+        all; the others wait for that write."""
         import anyio
 
         self._audit_queue.append(row)
-        ticket = self._audit_queued = self._audit_queued + 1
-        while self._audit_written < ticket:
-            if self._audit_writing is not None:
-                await self._audit_writing.wait()
-                continue
+        if self._audit_flushed is not None:
+            await self._audit_flushed.wait()
+            return
+        self._audit_flushed = flushed = anyio.Event()
+        try:
+            await anyio.lowlevel.cancel_shielded_checkpoint()
+        finally:
             batch, self._audit_queue = self._audit_queue, []
-            last = self._audit_queued
-            self._audit_writing = done = anyio.Event()
+            self._audit_flushed = None
             try:
-                await anyio.to_thread.run_sync(self._insert_audit, batch)
-            finally:  # a failed batch is not retried: the caller logs it, as for `record`
-                self._audit_written = last
-                self._audit_writing = None
-                done.set()
+                self._insert_audit(batch)
+            finally:
+                flushed.set()
 
     def _insert_audit(self, rows: list[AuditRow]) -> None:
         values = [
