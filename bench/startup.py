@@ -119,16 +119,21 @@ async def main(rounds: int, calls: int, against: str | None, source_only: bool) 
         vault.mkdir()
         for index in range(20):
             (vault / f"note {index}.md").write_text(f"# Note {index}\n\nSome text with a [[note {index + 1}]] link.\n")
-        config = base / "config.toml"
-        config.write_text(
-            f'[server]\nservers = ["files", "notes", "inbox"]\nstate_dir = "{base / "state"}"\n'
-            f'data_dir = "{base / "data"}"\n[files]\nroot = "{files_root}"\n[notes]\nvault = "{vault}"\n'
-        )
+
+        def config(name: str) -> Path:
+            """One per checkout: each keeps its own definitions cache and notes index."""
+            path = base / f"config-{name}.toml"
+            path.write_text(
+                f'[server]\nservers = ["files", "notes", "inbox"]\nstate_dir = "{base / f"state-{name}"}"\n'
+                f'data_dir = "{base / "data"}"\n[files]\nroot = "{files_root}"\n[notes]\nvault = "{vault}"\n'
+            )
+            return path
+
         script = base / "bare_server.py"
         script.write_text(BARE_SERVER)
-        servers = {"mcp-tools": ours(config, ROOT, pycache), "bare": bare(script, files_root, pycache)}
+        servers = {"mcp-tools": ours(config("this"), ROOT, pycache), "bare": bare(script, files_root, pycache)}
         if against:
-            servers = {against: ours(config, before, pycache), **servers}
+            servers = {against: ours(config("before"), before, pycache), **servers}
         for params in servers.values():  # untimed: compiles bytecode and fills the definitions cache
             await time_to_tools(params)
 
