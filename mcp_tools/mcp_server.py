@@ -531,12 +531,20 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             return LegacyElicitation(ctx, settings.elicitation_timeout_seconds)
         return None
 
+    input_schemas = {definition.name: definition.input_schema for definition in [*listed, *meta_definitions]}
+
+    def input_schema(tool_name: str) -> dict[str, Any] | None:
+        """For the SDK's `Mcp-Param-*` header check on 2026-07-28 HTTP: without it the SDK runs the
+        whole tools/list handler, validation and serialization included, for every tools/call."""
+        return input_schemas.get(tool_name)
+
     server = ToolsServer(
         name,
         version=__version__,
         instructions=app.instructions(namespace),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        get_tool_input_schema=input_schema,
         on_subscriptions_listen=clients.listen if dynamic else None,
         tools_change=dynamic,
     )

@@ -47,6 +47,19 @@ def test_a_change_of_wording_or_hints_changes_the_key(tmp_path: Path, demo_names
         assert definitions[0] == tool_definition(changed)
 
 
+def test_the_http_header_check_finds_input_schemas_without_listing_tools(tmp_path: Path, demo_namespace: str) -> None:
+    """On 2026-07-28 HTTP the SDK checks `Mcp-Param-*` headers against the called tool's input schema."""
+    from mcp_tools.mcp_server import build_server
+
+    app = demo_app(tmp_path)
+    server = build_server(app, transport="http")
+    lookup = server.get_tool_input_schema
+    assert lookup is not None
+    for tool in app.visible_tools():
+        assert lookup(tool.wire_name) == tool_definition(tool).input_schema
+    assert lookup("no_such_tool") is None
+
+
 def test_a_corrupt_cache_is_regenerated(tmp_path: Path, demo_namespace: str) -> None:
     tools = demo_app(tmp_path).visible_tools()
     cached_definitions(tools, tmp_path / "cache")
