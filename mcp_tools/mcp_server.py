@@ -8,6 +8,7 @@ outcome back into a `CallToolResult` or, on 2026-07-28 connections, an `InputReq
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -112,23 +113,60 @@ def cached_definitions(tools: list[BoundTool], cache_dir: Path) -> list[types.To
 
 
 def definitions_key(tools: list[BoundTool]) -> str:
-    digest = hashlib.sha256(__version__.encode())
-    for source in sorted(PACKAGE_DIR.rglob("*.py")):
-        stat = source.stat()
-        digest.update(f"{source.relative_to(PACKAGE_DIR)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    """What shapes the definitions: our sources, the libraries that render them, and each tool's
+    declaration (names, risk, wording, hints), which a namespace could vary with its config."""
+    digest = hashlib.sha256(_sources_fingerprint().encode())
     for tool in tools:
-        withheld = ",".join(tool.withheld)
-        digest.update(f"{tool.spec.name}:{tool.wire_name}:{tool.configured_risk.label}:{withheld}\n".encode())
+        spec = tool.spec
+        shape = (
+            spec.name,
+            tool.wire_name,
+            tool.configured_risk.label,
+            spec.title,
+            spec.description,
+            f"{spec.input_model.__module__}.{spec.input_model.__qualname__}",
+            f"{spec.output_model.__module__}.{spec.output_model.__qualname__}",
+            spec.read_only,
+            spec.destructive,
+            spec.idempotent,
+            spec.open_world,
+            spec.dynamic_risk is not None,
+            ",".join(tool.withheld),
+        )
+        digest.update(repr(shape).encode() + b"\n")
     return digest.hexdigest()[:24]
 
 
+@functools.cache
+def _sources_fingerprint() -> str:
+    """Our version, every source file of the package (size and mtime), and the installed pydantic and
+    MCP types (their package files), once per process: the code a process runs does not change."""
+    import mcp_types
+    import pydantic
+
+    lines = [__version__]
+    for library in (pydantic, mcp_types):
+        info = os.stat(library.__file__ or "")
+        lines.append(f"{library.__name__}:{library.__file__}:{info.st_size}:{info.st_mtime_ns}")
+    sources = []
+    for folder, folders, files in os.walk(PACKAGE_DIR):
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        relative = os.path.relpath(folder, PACKAGE_DIR)
+        for name in files:
+            if name.endswith(".py"):
+                info = os.stat(os.path.join(folder, name))
+                sources.append(f"{os.path.join(relative, name)}:{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(lines + sorted(sources))
+
+
 def risk_note(risk: Risk, escalates: bool) -> str:
-    """What the model must know about the policy before calling: whether the person is asked."""
+    """What the model must know about the policy before calling. What the levels mean (high asks
+    the person first) is said once, in the server instructions, not in every description."""
     if risk >= Risk.HIGH:
-        return " Risk: high; asks the person first."
+        return " Risk: high."
     note = " Risk: medium" if risk is Risk.MEDIUM else ""
     if escalates:
-        return (note + ", high" if note else " Risk: high") + " for some arguments (asks the person first)."
+        return (note + ", high" if note else " Risk: high") + " for some arguments."
     return note + "." if note else ""
 
 
@@ -136,16 +174,24 @@ def compact_schema(schema: Any) -> Any:
     """An input schema without what costs context and says nothing.
 
     Pydantic's generated titles repeat the property names; an optional field's
-    `anyOf: [X, null]` with `default: null` says no more than X outside `required`.
+    `anyOf: [X, null]` with `default: null` says no more than X outside `required`, and a
+    default of false, 0, "" or [] says no more than leaving the argument out.
     """
     if isinstance(schema, list):
         return [compact_schema(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
     schema = _without_null_option(schema, keep_null=False)
+    empty = EMPTY_DEFAULTS.get(schema["type"]) if isinstance(schema.get("type"), str) else None
     return {
-        key: compact_schema(value) for key, value in schema.items() if not (key == "title" and isinstance(value, str))
+        key: compact_schema(value)
+        for key, value in schema.items()
+        if not (key == "title" and isinstance(value, str))
+        and not (key == "default" and empty is not None and value == empty and type(value) is type(empty))
     }
+
+
+EMPTY_DEFAULTS: dict[str, Any] = {"boolean": False, "integer": 0, "string": "", "array": []}
 
 
 def compact_output_schema(schema: Any) -> Any:
@@ -519,12 +565,20 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             return LegacyElicitation(ctx, settings.elicitation_timeout_seconds, channel)
         return None
 
+    input_schemas = {definition.name: definition.input_schema for definition in [*listed, *meta_definitions]}
+
+    def input_schema(tool_name: str) -> dict[str, Any] | None:
+        """For the SDK's `Mcp-Param-*` header check on 2026-07-28 HTTP: without it the SDK runs the
+        whole tools/list handler, validation and serialization included, for every tools/call."""
+        return input_schemas.get(tool_name)
+
     server = ToolsServer(
         name,
         version=__version__,
         instructions=app.instructions(namespace),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        get_tool_input_schema=input_schema,
         on_subscriptions_listen=clients.listen if dynamic else None,
         tools_change=dynamic,
     )

@@ -344,7 +344,10 @@ class PolicyGate:
         if outcome.ask_later is None:
             if via is None:  # a nested result goes to the handler that asked, not out: the outer call's is scrubbed
                 outcome = self.within_budget(tool, outgoing(outcome, state.tool))
-            self._audit(caller, state, outcome, started)
+            try:
+                await self.store.append_audit(self._audit_row(caller, state, outcome, started))
+            except Exception:  # the audit log must never turn a finished call into a crash
+                logger.exception("could not write the audit row for %s", state.tool)
         return outcome
 
     async def _call(
@@ -649,25 +652,26 @@ class PolicyGate:
         return CallOutcome(text=text, structured=structured, images=output.images)
 
     def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
-        error = outcome.error
         try:
-            self.store.record(
-                AuditRow(
-                    ts=time.time(),
-                    transport=caller.transport,
-                    principal=caller.principal,
-                    tool=state.tool,
-                    args=redact(state.args, self.settings.audit_max_chars),
-                    risk=state.risk.label if state.risk else None,
-                    decision=state.decision,
-                    approval_id=state.approval_id,
-                    duration_ms=(time.perf_counter() - started) * 1000,
-                    outcome=error["kind"] if error else "ok",
-                    answered_by=state.answered_by,
-                )
-            )
+            self.store.record(self._audit_row(caller, state, outcome, started))
         except Exception:  # the audit log must never turn a finished call into a crash
             logger.exception("could not write the audit row for %s", state.tool)
+
+    def _audit_row(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> AuditRow:
+        error = outcome.error
+        return AuditRow(
+            ts=time.time(),
+            transport=caller.transport,
+            principal=caller.principal,
+            tool=state.tool,
+            args=redact(state.args, self.settings.audit_max_chars),
+            risk=state.risk.label if state.risk else None,
+            decision=state.decision,
+            approval_id=state.approval_id,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            outcome=error["kind"] if error else "ok",
+            answered_by=state.answered_by,
+        )
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

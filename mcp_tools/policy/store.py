@@ -165,6 +165,9 @@ class PolicyStore:
         self.path = path
         self.clock = clock
         self._lock = threading.Lock()
+        # rows handed to `append_audit` in this turn of the event loop, and the event their write sets
+        self._audit_queue: list[AuditRow] = []
+        self._audit_flushed: Any = None
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -434,23 +437,55 @@ class PolicyStore:
     # -- audit -----------------------------------------------------------------------------
 
     def record(self, row: AuditRow) -> None:
-        with self._lock:
-            self._db.execute(
-                f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    row.ts,
-                    row.transport,
-                    row.principal,
-                    row.tool,
-                    json.dumps(row.args, ensure_ascii=False),
-                    row.risk,
-                    row.decision,
-                    row.approval_id,
-                    row.duration_ms,
-                    row.outcome,
-                    row.answered_by,
-                ),
+        self._insert_audit([row])
+
+    async def append_audit(self, row: AuditRow) -> None:
+        """Write one audit row, returning once it is written; the rows of calls that finish in the
+        same turn of the event loop share one transaction (one commit for a burst of calls).
+
+        The first call of a turn yields once, so that the others queue theirs, then writes them
+        all; the others wait for that write."""
+        import anyio
+
+        self._audit_queue.append(row)
+        if self._audit_flushed is not None:
+            await self._audit_flushed.wait()
+            return
+        self._audit_flushed = flushed = anyio.Event()
+        try:
+            await anyio.lowlevel.cancel_shielded_checkpoint()
+        finally:
+            batch, self._audit_queue = self._audit_queue, []
+            self._audit_flushed = None
+            try:
+                self._insert_audit(batch)
+            finally:
+                flushed.set()
+
+    def _insert_audit(self, rows: list[AuditRow]) -> None:
+        values = [
+            (
+                row.ts,
+                row.transport,
+                row.principal,
+                row.tool,
+                json.dumps(row.args, ensure_ascii=False),
+                row.risk,
+                row.decision,
+                row.approval_id,
+                row.duration_ms,
+                row.outcome,
+                row.answered_by,
             )
+            for row in rows
+        ]
+        insert = f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+        if len(values) == 1:
+            with self._lock:
+                self._db.execute(insert, values[0])
+            return
+        with self._transaction() as db:
+            db.executemany(insert, values)
 
     def tail(self, limit: int = 20) -> list[AuditRow]:
         with self._lock:

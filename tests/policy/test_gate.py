@@ -250,7 +250,7 @@ async def test_tools_carry_consistent_annotations(tmp_path: Path, demo_namespace
     assert annotation(erase, "read_only_hint") is False and annotation(erase, "destructive_hint") is True
     assert annotation(note, "destructive_hint") is True  # it can overwrite
     assert echo.output_schema is not None and echo.input_schema["additionalProperties"] is False
-    assert "asks the person first" in erase.description
+    assert "Risk: high." in erase.description
 
 
 async def test_dotted_wire_names_when_configured(tmp_path: Path, demo_namespace: str) -> None:

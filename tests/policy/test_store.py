@@ -138,3 +138,24 @@ def test_who_decided_an_approval_is_kept_with_it(tmp_path: Path) -> None:
     assert store.decided_by(approval.id) is None
     store.decide(approval.id, True, 600, decided_by="telegram:@ada (42)")
     assert store.decided_by(approval.id) == "telegram:@ada (42)"
+
+
+@pytest.mark.anyio
+async def test_concurrent_audit_rows_are_each_written_before_their_call_returns(tmp_path: Path) -> None:
+    """Rows of calls finishing together share a transaction; none is lost, none returns unwritten."""
+    import anyio
+
+    store = PolicyStore(tmp_path / "p.db")
+    written_on_return: list[bool] = []
+
+    async def one_call(index: int) -> None:
+        await store.append_audit(
+            AuditRow(float(index), "http", "laptop", "x.y", {"i": index}, "low", "ran", None, 1, "ok")
+        )
+        written_on_return.append(any(row.args["i"] == index for row in store.tail(100)))
+
+    async with anyio.create_task_group() as group:
+        for index in range(40):
+            group.start_soon(one_call, index)
+    assert written_on_return == [True] * 40
+    assert sorted(row.args["i"] for row in PolicyStore(tmp_path / "p.db").tail(100)) == list(range(40))

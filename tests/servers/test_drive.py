@@ -695,7 +695,7 @@ async def test_tool_definitions_fit_the_context_budget_and_say_their_risk(
     assert annotation(by_name["drive_search"], "read_only_hint") and annotation(by_name["drive_read"], "read_only_hint")
     for name in ("drive_delete", "drive_share", "drive_update"):
         assert annotation(by_name[name], "destructive_hint"), name
-    assert "asks the person first" in (by_name["drive_delete"].description or "")
+    assert "Risk: high." in (by_name["drive_delete"].description or "")
     assert "high for some arguments" in (by_name["drive_update"].description or "")
 
 

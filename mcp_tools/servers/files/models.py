@@ -12,11 +12,11 @@ from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 KIB = 1024
 MIB = 1024 * KIB
 
-PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'; names as files.list shows them")
+PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'")
 Sha256Arg = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
-    description="sha256 of your last read; if the file changed since, nothing is written.",
+    description="sha256 from your last read; stale: not written.",
 )
 
 
@@ -126,7 +126,7 @@ class WriteResult(Output):
 class Edit(Arguments):
     nul_allowed = frozenset({"old_string", "new_string"})
 
-    old_string: str = Field(description="Exact text, whitespace included.")
+    old_string: str = Field(description="Exact text, whitespace too.")
     new_string: str = Field(description="Taken literally.")
     replace_all: bool = False
 

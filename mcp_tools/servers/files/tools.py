@@ -658,7 +658,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         name="files.list",
         tier="core",
         title="List files",
-        description="List a folder's entries (type, size, modified), optionally recursive or by glob.",
+        description="List a folder (type, size, modified), recursive or by glob.",
         input_model=ListArgs,
         output_model=ListResult,
         handler=list_files,
@@ -672,8 +672,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         name="files.read",
         tier="core",
         title="Read a file",
-        description="Read a file: UTF-8 as text, else base64. Returns its sha256; big files come in windows "
-        "(next_offset).",
+        description="Read a file (UTF-8 as text, else base64) with its sha256, in windows (next_offset).",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read_file,
@@ -700,8 +699,8 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         name="files.edit",
         tier="core",
         title="Edit a file",
-        description="Replace exact text: each old_string must match once (or replace_all); edits apply in "
-        "order; line endings kept. Returns a diff and the new sha256.",
+        description="Replace exact text; each old_string must match once unless replace_all. Returns a diff "
+        "and the new sha256.",
         input_model=EditArgs,
         output_model=EditResult,
         handler=edit_file,

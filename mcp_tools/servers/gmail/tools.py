@@ -303,8 +303,8 @@ class ComposeArgs(Arguments):
     bcc: list[str] = Address
     subject: str = Field(default="", max_length=998)
     body: str = Field(default="", max_length=200_000, description="Plain text.")
-    html: str = Field(default="", max_length=500_000, description="Optional HTML alternative.")
-    reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer in-thread.")
+    html: str = Field(default="", max_length=500_000, description="HTML alternative.")
+    reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer.")
     attachments: list[str] = Field(default_factory=list, max_length=10, description="Paths in the files store.")
     _files: list[tuple[str, bytes]] | None = PrivateAttr(default=None)  # read through files.read by the handler
 
@@ -620,7 +620,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="gmail.read",
         title="Read Gmail message",
-        description="Read a message or thread as text with headers and attachment list; page with next_offset.",
+        description="A message or thread as text, with headers and attachments; page with next_offset.",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read,

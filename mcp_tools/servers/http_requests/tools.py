@@ -384,8 +384,7 @@ TOOLS: list[ToolSpec[HttpService, Any, Any]] = [
         name="http.request",
         title="HTTP request",
         description=(
-            "HTTP request to an allowed host (the server adds its credentials). Returns status, headers, "
-            "body: text paged by offset, binary as base64."
+            "HTTP request to an allowed host (the server adds credentials); bodies paged by offset."
         ),
         input_model=RequestArgs,
         output_model=RequestResult,

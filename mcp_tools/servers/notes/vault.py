@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name
+from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.dates import format_day, render_template
 from mcp_tools.servers.notes.embeddings import (
@@ -155,6 +155,32 @@ def heading_key(text: str) -> str:
     return name_key(" ".join(re.sub(r"[#|^:%\[\]]", " ", plain_title(text)).split()))
 
 
+class FolderReader:
+    """Reads notes `scan` found, opening each folder once (walked without following links) instead
+    of walking and resolving every note's path: a cold index reads thousands of notes in a few
+    hundred folders. The note itself is opened with O_NOFOLLOW; a name the sandbox refuses is
+    refused here too."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self.stack = contextlib.ExitStack()
+        self.folders: dict[str, int] = {}
+
+    def __enter__(self) -> FolderReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stack.close()
+
+    def read(self, key: str, max_bytes: int) -> bytes:
+        *_, name = self.sandbox.check(key)
+        folder = key.rpartition("/")[0]
+        fd = self.folders.get(folder)
+        if fd is None:
+            fd = self.folders[folder] = self.stack.enter_context(self.sandbox.open_dir(folder))
+        return read_nofollow(fd, name, max_bytes, key=key)
+
+
 class NotesService:
     def __init__(self, config: m.NotesConfig, env: Environment) -> None:
         if not config.vault:
@@ -218,11 +244,18 @@ class NotesService:
                         continue
 
     def index_path(
-        self, key: str, known: FileState | None = None, *, info: os.stat_result | None = None, new: bool = False
+        self,
+        key: str,
+        known: FileState | None = None,
+        *,
+        info: os.stat_result | None = None,
+        new: bool = False,
+        folders: FolderReader | None = None,
     ) -> str:
         """Bring one note's index entry up to date: 'indexed', 'unchanged', 'removed' or 'skipped'.
 
-        `known` is the indexed state when the caller has it; `new` says the note is not indexed."""
+        `known` is the indexed state when the caller has it; `new` says the note is not indexed;
+        `folders` reads notes found by `scan` through one open descriptor per folder."""
         index = self.index
         if info is None:
             info = self.sandbox.stat(key)
@@ -236,7 +269,10 @@ class NotesService:
             index.remove(key)
             return "skipped"
         try:
-            data = self.sandbox.read_bytes(key, max_bytes=self.config.max_note_bytes)
+            if folders is None:
+                data = self.sandbox.read_bytes(key, max_bytes=self.config.max_note_bytes)
+            else:
+                data = folders.read(key, self.config.max_note_bytes)
             text = data.decode("utf-8")
         except (ToolFailure, UnicodeDecodeError):
             index.remove(key)
@@ -268,11 +304,14 @@ class NotesService:
             for start in range(0, len(files), RECONCILE_BATCH):
                 if self.stopping.is_set():
                     return state
-                with self.index.transaction():  # one commit per batch; tools wait at most one batch
+                # one commit per batch; tools wait at most one batch
+                with self.index.transaction(), FolderReader(self.sandbox) as folders:
                     for key, info in files[start : start + RECONCILE_BATCH]:
                         present.add(key)
                         try:
-                            outcome = self.index_path(key, known.get(key), info=info, new=key not in known)
+                            outcome = self.index_path(
+                                key, known.get(key), info=info, new=key not in known, folders=folders
+                            )
                         except ToolFailure:  # a name the sandbox refuses (control characters)
                             outcome = "skipped"
                         if outcome == "skipped":

@@ -303,7 +303,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="sheets.read",
         title="Read spreadsheet",
-        description="Rows of a Google Sheets range, with the sheet names; page with next_offset.",
+        description="Rows of a Sheets range, with the sheet names; page with next_offset.",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read,

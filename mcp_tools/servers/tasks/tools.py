@@ -96,7 +96,7 @@ def render_one(result: OneTask) -> str:
 
 
 class ListArgs(Arguments):
-    list: str = Field(default="", max_length=300, description="Id, title or @default; empty: the task lists.")
+    list: str = Field(default="", max_length=300, description="Id, title or @default.")
     status: Literal["open", "completed", "all"] = "open"
     due_from: Day | None = Field(default=None, description="Inclusive (YYYY-MM-DD).")
     due_to: Day | None = Field(default=None, description="Inclusive (YYYY-MM-DD).")
@@ -346,7 +346,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="tasks.list",
         title="List Google Tasks",
-        description="No list: the task lists. A list: its tasks, subtasks under their parent.",
+        description="No list: the task lists; a list: its tasks, subtasks under parents.",
         input_model=ListArgs,
         output_model=ListResult,
         handler=list_tasks,

@@ -392,8 +392,7 @@ TOOLS: list[ToolSpec[TerminalService, Any, Any]] = [
         name="terminal.execute",
         title="Run a command",
         description=(
-            "Run an allowed program in a file-store folder, with a timeout. Returns the exit code and output "
-            "(long output is cut; all of it is kept for files.read)."
+            "Run an allowed program in a file-store folder; long output is kept for files.read."
         ),
         input_model=ExecuteArgs,
         output_model=ExecuteResult,
