@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import time
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -23,6 +24,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
@@ -397,6 +400,16 @@ class ClientStates:
                 )
 
 
+def refuse_cursor(params: types.PaginatedRequestParams | None) -> None:
+    """Every list is one page, so no cursor was ever handed out: one sent is invalid (-32602)."""
+    if params is not None and params.cursor is not None:
+        raise MCPError(
+            INVALID_PARAMS,
+            "invalid cursor: this server returns every list in one page and never hands out a cursor; "
+            "list again without one",
+        )
+
+
 def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(ctx.protocol_version) and is_version_at_least(ctx.protocol_version, INPUT_REQUIRED_VERSION)
 
@@ -451,6 +464,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        refuse_cursor(params)
         if not dynamic:
             return types.ListToolsResult(tools=listed)
         served = [definitions[tool.wire_name] for tool in view(ctx).served() if tool.wire_name in definitions]
@@ -491,15 +505,50 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             return LegacyElicitation(ctx, settings.elicitation_timeout_seconds)
         return None
 
-    server = ToolsServer(
-        name,
-        version=__version__,
-        instructions=app.instructions(namespace),
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_subscriptions_listen=clients.listen if dynamic else None,
-        tools_change=dynamic,
-    )
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        refuse_cursor(params)
+        return types.ListResourcesResult(resources=[])
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        refuse_cursor(params)
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        raise MCPError(INVALID_PARAMS, f"there is no resource {params.uri}", {"uri": params.uri})
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        refuse_cursor(params)
+        return types.ListPromptsResult(prompts=[])
+
+    async def set_logging_level(
+        ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        return types.EmptyResult()  # accepted; this server sends no log notifications (its log is stderr)
+
+    with warnings.catch_warnings():  # logging/setLevel is deprecated from 2026-07-28; 2025 clients still send it
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        server = ToolsServer(
+            name,
+            version=__version__,
+            instructions=app.instructions(namespace),
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_resource_templates,
+            on_read_resource=read_resource,
+            on_list_prompts=list_prompts,
+            on_set_logging_level=set_logging_level,
+            on_subscriptions_listen=clients.listen if dynamic else None,
+            tools_change=dynamic,
+        )
     security = RequestStateSecurity.ephemeral(ttl=float(settings.elicitation_timeout_seconds))
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server
