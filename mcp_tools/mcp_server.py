@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.apps import client_supports_apps
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
@@ -331,6 +332,20 @@ def can_elicit_form(ctx: ServerRequestContext[Any, Any]) -> bool:
     return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
 
 
+def gets_approval_card(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """A client that renders MCP Apps and cannot be asked with a form approves in the approval card."""
+    return client_supports_apps(ctx) and not can_elicit_form(ctx)
+
+
+def with_card(definition: types.Tool) -> types.Tool:
+    """A high-risk tool's definition that links the approval card."""
+    from mcp_tools.approvals.card import CARD_URI
+
+    meta = dict(definition.meta or {})
+    meta["ui"] = {**meta.get("ui", {}), "resourceUri": CARD_URI}
+    return definition.model_copy(update={"meta": meta})
+
+
 def principal_of(ctx: ServerRequestContext[Any, Any], default: str) -> str:
     scope = getattr(ctx.request, "scope", None)
     if isinstance(scope, dict):
@@ -414,6 +429,73 @@ def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(ctx.protocol_version) and is_version_at_least(ctx.protocol_version, INPUT_REQUIRED_VERSION)
 
 
+class ApprovalCard:
+    """The approval card (`mcp_tools.approvals.card`) in MCP terms, for the clients that get it."""
+
+    def __init__(self, app: App, namespace: str | None) -> None:
+        from mcp_tools.approvals.card import CARD_TOOLS, CARD_URI, CardService
+
+        self.app = app
+        self.uri = CARD_URI
+        service = CardService(app.store, app.out_of_band.decisions)
+        separator = app.config.server.wire_separator
+        self.tools = {
+            wire_name(spec.name, separator): BoundTool(spec, service, wire_name(spec.name, separator), Risk.LOW)
+            for spec in CARD_TOOLS
+        }
+        self.definitions = [
+            tool.model_copy(update={"meta": {"ui": {"resourceUri": CARD_URI, "visibility": ["app"]}}})
+            for tool in (tool_definition(bound) for bound in self.tools.values())
+        ]
+        candidates = app.available_tools(namespace) if app.config.server.discovery == "dynamic" else []
+        candidates += app.visible_tools(namespace)
+        self.high_risk = {
+            bound.wire_name
+            for bound in candidates
+            if bound.configured_risk >= Risk.HIGH or bound.spec.dynamic_risk is not None
+        }
+
+    def linked(self, tools: list[types.Tool]) -> list[types.Tool]:
+        """High-risk tools link the card; the card's own tools (shown to the app only) are added."""
+        return [with_card(tool) if tool.name in self.high_risk else tool for tool in tools] + self.definitions
+
+    def with_ticket(self, result: types.CallToolResult, outcome: CallOutcome) -> types.CallToolResult:
+        """An `approval_required` result gets the approval id and a fresh ticket, in `_meta` only."""
+        from mcp_tools.approvals.card import META_KEY, issue_ticket
+
+        error = outcome.error or {}
+        approval_id = error.get("approval_id")
+        if error.get("kind") != "approval_required" or not isinstance(approval_id, str):
+            return result
+        approval = self.app.store.get_approval(approval_id)
+        if approval is None or approval.effective_status(self.app.store.clock()) != "pending":
+            return result
+        show, decide = self.tools
+        opened = {"approvalId": approval.id, "ticket": issue_ticket(self.app.store, approval)}
+        opened.update(show=show, decide=decide)
+        return result.model_copy(update={"meta": {**(result.meta or {}), META_KEY: opened}})
+
+    def resource(self) -> types.Resource:
+        from mcp_tools.approvals.card import APP_MIME_TYPE, card_resource_meta
+
+        return types.Resource(
+            uri=self.uri,
+            name="approval-card",
+            title="Approve a high-risk action",
+            description="Shows a pending approval and records the person's answer.",
+            mime_type=APP_MIME_TYPE,
+            meta=card_resource_meta(),
+        )
+
+    def read(self) -> types.ReadResourceResult:
+        from mcp_tools.approvals.card import APP_MIME_TYPE, card_html, card_resource_meta
+
+        contents = types.TextResourceContents(
+            uri=self.uri, mime_type=APP_MIME_TYPE, text=card_html(), meta=card_resource_meta()
+        )
+        return types.ReadResourceResult(contents=[contents])
+
+
 class ToolsServer(Server[Any]):
     """The SDK's server, declaring `tools.listChanged` on 2025-era connections when the list can change."""
 
@@ -455,6 +537,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
                 wire = wire_name(spec.name, app.config.server.wire_separator)
                 meta[wire] = BoundTool(spec, None, wire, app.rules.configured_risk(spec))
     meta_definitions = [tool_definition(tool) for tool in meta.values()]
+    card = ApprovalCard(app, namespace)
 
     def view(ctx: ServerRequestContext[Any, Any]) -> Any:
         from mcp_tools.discovery import ClientToolsets
@@ -466,9 +549,13 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     ) -> types.ListToolsResult:
         refuse_cursor(params)
         if not dynamic:
-            return types.ListToolsResult(tools=listed)
-        served = [definitions[tool.wire_name] for tool in view(ctx).served() if tool.wire_name in definitions]
-        return types.ListToolsResult(tools=[*meta_definitions, *served])
+            tools = listed
+        else:
+            served = [definitions[tool.wire_name] for tool in view(ctx).served() if tool.wire_name in definitions]
+            tools = [*meta_definitions, *served]
+        if gets_approval_card(ctx):
+            tools = card.linked(tools)
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -486,13 +573,19 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         found = meta.get(params.name) or next((m for m in meta.values() if m.spec.name == params.name), None)
         if found is not None:
             tool = BoundTool(found.spec, client, found.wire_name, found.configured_risk)
+        carded = gets_approval_card(ctx)
+        if carded and params.name in card.tools:
+            tool = card.tools[params.name]
         outcome = await app.gate.call(tool, params.name, params.arguments or {}, caller)
         if client is not None and client.changed:
             await clients.notify_changed(ctx)
         if outcome.ask_later is not None:
             payload: types.InputRequiredResult = outcome.ask_later.payload
             return payload
-        return call_result(outcome)
+        result = call_result(outcome)
+        if carded:
+            result = card.with_ticket(result, outcome)
+        return result
 
     def _asker(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         if not can_elicit_form(ctx):
@@ -509,7 +602,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         refuse_cursor(params)
-        return types.ListResourcesResult(resources=[])
+        return types.ListResourcesResult(resources=[card.resource()] if gets_approval_card(ctx) else [])
 
     async def list_resource_templates(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -520,6 +613,8 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     async def read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
+        if params.uri == card.uri:
+            return card.read()
         raise MCPError(INVALID_PARAMS, f"there is no resource {params.uri}", {"uri": params.uri})
 
     async def list_prompts(

@@ -7,6 +7,7 @@ so every change is one short transaction and WAL keeps readers off the writers' 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import secrets
 import sqlite3
@@ -71,6 +72,16 @@ CREATE TRIGGER IF NOT EXISTS approval_status_changed AFTER UPDATE OF status ON a
 WHEN NEW.status != OLD.status BEGIN
     INSERT INTO approval_events (approval_id, status) VALUES (NEW.id, NEW.status);
 END;
+CREATE TABLE IF NOT EXISTS approval_tickets (
+    approval_id TEXT PRIMARY KEY,
+    ticket_sha256 TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args_sha256 TEXT NOT NULL,
+    expires REAL NOT NULL,
+    used REAL,
+    failures INTEGER NOT NULL DEFAULT 0
+);
 CREATE TABLE IF NOT EXISTS page_logins (
     token_sha256 TEXT PRIMARY KEY,
     expires REAL NOT NULL,
@@ -79,6 +90,10 @@ CREATE TABLE IF NOT EXISTS page_logins (
 """
 AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome"
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+
+
+class TicketRefused(Exception):
+    """An approval card's ticket that opens nothing; the message says why, without the ticket."""
 
 
 @dataclass(frozen=True)
@@ -354,6 +369,75 @@ class PolicyStore:
         return int(row[0] or 0)
 
     # -- page logins -----------------------------------------------------------------------
+
+    # -- approval card tickets -------------------------------------------------------------
+
+    def issue_ticket(self, approval: Approval, ticket_sha256: str, ttl_seconds: float) -> None:
+        """Bind a new ticket (by its hash) to one pending approval, its principal, tool and arguments.
+
+        A new ticket replaces the approval's earlier one (the model retried before the person
+        answered: the newest card is the one that counts); failed attempts stay counted.
+        """
+        now = self.clock()
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO approval_tickets VALUES (?,?,?,?,?,?,NULL,0) ON CONFLICT (approval_id) DO UPDATE SET "
+                "ticket_sha256=excluded.ticket_sha256, expires=excluded.expires, used=NULL",
+                (
+                    approval.id,
+                    ticket_sha256,
+                    approval.principal,
+                    approval.tool,
+                    approval.args_sha256,
+                    min(approval.expires, now + ttl_seconds),
+                ),
+            )
+
+    def check_ticket(
+        self, approval_id: str, ticket_sha256: str, principal: str, *, use: bool, max_failures: int
+    ) -> Approval:
+        """The pending approval a presented ticket opens; raises `TicketRefused` saying why not.
+
+        One transaction: the hash is compared in constant time, a wrong one counts against the
+        approval (after `max_failures` no ticket opens it), and with `use` the ticket is spent.
+        """
+        now = self.clock()
+        with self._transaction() as db:
+            refused, approval = self._open_ticket(db, approval_id, ticket_sha256, principal, now, max_failures)
+            if refused is None and use:
+                db.execute("UPDATE approval_tickets SET used=? WHERE approval_id=?", (now, approval_id))
+        if refused is not None or approval is None:  # raised after the commit, so a failure stays counted
+            raise TicketRefused(refused)
+        return approval
+
+    def _open_ticket(
+        self, db: sqlite3.Connection, approval_id: str, ticket_sha256: str, principal: str, now: float, limit: int
+    ) -> tuple[str | None, Approval | None]:
+        row = db.execute(
+            "SELECT ticket_sha256, principal, tool, args_sha256, expires, used, failures "
+            "FROM approval_tickets WHERE approval_id=?",
+            (approval_id,),
+        ).fetchone()
+        if row is None:
+            return "no approval card was issued for this approval", None
+        stored, owner, tool, args_sha256, expires, used, failures = row
+        if failures >= limit:
+            return "too many wrong tickets for this approval; answer it on another channel", None
+        if not hmac.compare_digest(stored.encode(), ticket_sha256.encode()) or owner != principal:
+            db.execute("UPDATE approval_tickets SET failures=failures+1 WHERE approval_id=?", (approval_id,))
+            return "the ticket does not match this approval", None
+        if used is not None:
+            return "the ticket was used already", None
+        if now >= expires:
+            return "the ticket has expired", None
+        found = db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
+        approval = _approval(found) if found is not None else None
+        if approval is None or approval.tool != tool or approval.args_sha256 != args_sha256:
+            return "the ticket does not match this approval", None
+        status = approval.effective_status(now)
+        if status != "pending":
+            return f"the approval is {status}, no longer pending", None
+        return None, approval
 
     def add_page_login(self, token_sha256: str, ttl_seconds: float) -> None:
         """A one-time login for the approvals page; only the token's hash is stored."""
