@@ -73,14 +73,19 @@ WHEN NEW.status != OLD.status BEGIN
     INSERT INTO approval_events (approval_id, status) VALUES (NEW.id, NEW.status);
 END;
 CREATE TABLE IF NOT EXISTS approval_tickets (
-    approval_id TEXT PRIMARY KEY,
-    ticket_sha256 TEXT NOT NULL,
+    ticket_sha256 TEXT PRIMARY KEY,
+    approval_id TEXT NOT NULL,
     principal TEXT NOT NULL,
     tool TEXT NOT NULL,
     args_sha256 TEXT NOT NULL,
+    created REAL NOT NULL,
     expires REAL NOT NULL,
-    used REAL,
-    failures INTEGER NOT NULL DEFAULT 0
+    used REAL
+);
+CREATE INDEX IF NOT EXISTS approval_tickets_of ON approval_tickets (approval_id);
+CREATE TABLE IF NOT EXISTS approval_ticket_failures (
+    approval_id TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS page_logins (
     token_sha256 TEXT PRIMARY KEY,
@@ -89,6 +94,7 @@ CREATE TABLE IF NOT EXISTS page_logins (
 );
 """
 AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome"
+MAX_LIVE_TICKETS = 20  # approval cards issued for one approval that still work
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 
 
@@ -375,37 +381,46 @@ class PolicyStore:
     def issue_ticket(self, approval: Approval, ticket_sha256: str, ttl_seconds: float) -> None:
         """Bind a new ticket (by its hash) to one pending approval, its principal, tool and arguments.
 
-        A new ticket replaces the approval's earlier one (the model retried before the person
-        answered: the newest card is the one that counts); failed attempts stay counted.
+        Each card shown for the approval (the model may call again before the person answers)
+        has its own ticket; any of them answers it, once. The oldest beyond `MAX_LIVE_TICKETS` go.
         """
         now = self.clock()
         with self._transaction() as db:
             db.execute(
-                "INSERT INTO approval_tickets VALUES (?,?,?,?,?,?,NULL,0) ON CONFLICT (approval_id) DO UPDATE SET "
-                "ticket_sha256=excluded.ticket_sha256, expires=excluded.expires, used=NULL",
+                "INSERT INTO approval_tickets VALUES (?,?,?,?,?,?,?,NULL)",
                 (
-                    approval.id,
                     ticket_sha256,
+                    approval.id,
                     approval.principal,
                     approval.tool,
                     approval.args_sha256,
+                    now,
                     min(approval.expires, now + ttl_seconds),
                 ),
             )
+            db.execute(
+                "DELETE FROM approval_tickets WHERE approval_id=? AND ticket_sha256 NOT IN (SELECT ticket_sha256 "
+                "FROM approval_tickets WHERE approval_id=? ORDER BY created DESC LIMIT ?)",
+                (approval.id, approval.id, MAX_LIVE_TICKETS),
+            )
+            db.execute("DELETE FROM approval_tickets WHERE expires<?", (now - 86400,))
 
     def check_ticket(
         self, approval_id: str, ticket_sha256: str, principal: str, *, use: bool, max_failures: int
     ) -> Approval:
         """The pending approval a presented ticket opens; raises `TicketRefused` saying why not.
 
-        One transaction: the hash is compared in constant time, a wrong one counts against the
-        approval (after `max_failures` no ticket opens it), and with `use` the ticket is spent.
+        One transaction: the hash is compared in constant time with each of the approval's
+        tickets, a wrong one counts against the approval (after `max_failures` no ticket opens
+        it), and with `use` every ticket of the approval is spent.
         """
         now = self.clock()
         with self._transaction() as db:
             refused, approval = self._open_ticket(db, approval_id, ticket_sha256, principal, now, max_failures)
             if refused is None and use:
-                db.execute("UPDATE approval_tickets SET used=? WHERE approval_id=?", (now, approval_id))
+                db.execute(
+                    "UPDATE approval_tickets SET used=? WHERE approval_id=? AND used IS NULL", (now, approval_id)
+                )
         if refused is not None or approval is None:  # raised after the commit, so a failure stays counted
             raise TicketRefused(refused)
         return approval
@@ -413,19 +428,29 @@ class PolicyStore:
     def _open_ticket(
         self, db: sqlite3.Connection, approval_id: str, ticket_sha256: str, principal: str, now: float, limit: int
     ) -> tuple[str | None, Approval | None]:
-        row = db.execute(
-            "SELECT ticket_sha256, principal, tool, args_sha256, expires, used, failures "
-            "FROM approval_tickets WHERE approval_id=?",
-            (approval_id,),
-        ).fetchone()
-        if row is None:
-            return "no approval card was issued for this approval", None
-        stored, owner, tool, args_sha256, expires, used, failures = row
+        failed = db.execute("SELECT failures FROM approval_ticket_failures WHERE approval_id=?", (approval_id,))
+        failures = (failed.fetchone() or (0,))[0]
         if failures >= limit:
             return "too many wrong tickets for this approval; answer it on another channel", None
-        if not hmac.compare_digest(stored.encode(), ticket_sha256.encode()) or owner != principal:
-            db.execute("UPDATE approval_tickets SET failures=failures+1 WHERE approval_id=?", (approval_id,))
+        rows = db.execute(
+            "SELECT ticket_sha256, principal, tool, args_sha256, expires, used FROM approval_tickets "
+            "WHERE approval_id=?",
+            (approval_id,),
+        ).fetchall()
+        if not rows:
+            return "no approval card was issued for this approval", None
+        match = None
+        for row in rows:  # every ticket is compared, so timing says nothing about which one matched
+            if hmac.compare_digest(row[0].encode(), ticket_sha256.encode()):
+                match = row
+        if match is None or match[1] != principal:
+            db.execute(
+                "INSERT INTO approval_ticket_failures VALUES (?, 1) "
+                "ON CONFLICT (approval_id) DO UPDATE SET failures=failures+1",
+                (approval_id,),
+            )
             return "the ticket does not match this approval", None
+        _, _, tool, args_sha256, expires, used = match
         if used is not None:
             return "the ticket was used already", None
         if now >= expires:

@@ -121,7 +121,7 @@ async def test_the_card_shows_the_approval_a_decision_approves_it_and_the_retry_
             assert approval is not None
             assert shown["message"] == confirmation_text(approval)  # the text every channel shows
             assert "Erase 'report.md'" in shown["message"]
-            stored = store._db.execute("SELECT ticket_sha256 FROM approval_tickets").fetchall()
+            stored = store._db.execute("SELECT ticket_sha256 FROM approval_tickets").fetchall()  # the hash alone
             assert stored == [(ticket_hash(card["ticket"]),)]
         finally:
             store.close()
@@ -179,7 +179,7 @@ async def test_the_model_cannot_decide_without_the_ticket(served: tuple[str, Pat
         args = {"approval_id": card["approvalId"], "ticket": card["ticket"], "decision": "approve"}
         refused = failure(await client.call_tool("approval_decide", args))
         assert "too many wrong tickets" in refused["message"]
-        # retrying the call issues a new ticket, but does not reset the count
+        # retrying the call issues another ticket, but does not reset the count
         again = opened(await client.call_tool("demo_erase", {"target": "b"}))
         assert again["approvalId"] == card["approvalId"] and again["ticket"] != card["ticket"]
         args = {"approval_id": again["approvalId"], "ticket": again["ticket"], "decision": "approve"}
@@ -196,8 +196,13 @@ async def test_a_ticket_counts_once_and_only_for_its_own_approval(served: tuple[
         crossed = {"approval_id": second["approvalId"], "ticket": first["ticket"], "decision": "approve"}
         assert "does not match" in failure(await client.call_tool("approval_decide", crossed))["message"]
 
+        # the model called again before the person answered: both cards answer it, and once only
+        again = opened(await client.call_tool("demo_erase", {"target": "one"}))
+        assert again["approvalId"] == first["approvalId"] and again["ticket"] != first["ticket"]
         args = {"approval_id": first["approvalId"], "ticket": first["ticket"], "decision": "approve"}
         assert ok(await client.call_tool("approval_decide", args))["status"] == "approved"
+        other = {**args, "ticket": again["ticket"]}
+        assert "used already" in failure(await client.call_tool("approval_decide", other))["message"]
         replayed = failure(await client.call_tool("approval_decide", args))
         assert "used already" in replayed["message"]
         shown = failure(

@@ -56,6 +56,7 @@
         approval_id: opened.approvalId, ticket: opened.ticket, decision,
       });
       el("actions").hidden = true;
+      el("title").textContent = decided.status === "approved" ? "Approved" : "Denied";
       say(String(decided.next));
     } catch (error) {
       say("Your answer was not recorded (" + error.message + ").");
