@@ -103,11 +103,12 @@ async def test_only_a_client_with_apps_and_no_elicitation_gets_the_card(served: 
         assert ok(await asks.call_tool("demo_erase", {"target": "asked"}))["erased"] == "asked"
 
 
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 async def test_the_card_shows_the_approval_a_decision_approves_it_and_the_retry_runs(
-    served: tuple[str, Path, Path],
+    served: tuple[str, Path, Path], mode: str
 ) -> None:
     url, config, log = served
-    async with apps_client(url) as client:
+    async with apps_client(url, mode=mode) as client:
         card = opened(await client.call_tool("demo_erase", {"target": "report.md"}))
         assert card["show"] == "approval_show" and card["decide"] == "approval_decide"
         assert len(card["ticket"]) >= 43  # 256 random bits, base64url
