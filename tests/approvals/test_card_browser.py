@@ -104,7 +104,7 @@ async def test_the_person_approves_in_the_card_and_the_retry_runs(served: str) -
         assert (listed["demo_erase"].meta or {})["ui"]["resourceUri"] == CARD_URI
         html = (await client.read_resource(CARD_URI)).contents[0]
         assert isinstance(html, types.TextResourceContents)
-        arguments = {"target": "Quarterly report.md"}
+        arguments = {"target": "Quarterly <b>report</b><img src=x onerror=alert(1)>.md"}
         asked = await client.call_tool("demo_erase", arguments)
         assert failure(asked)["kind"] == "approval_required"
         result = asked.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -135,7 +135,9 @@ async def test_the_person_approves_in_the_card_and_the_retry_runs(served: str) -
                     "([html, input, result]) => window.startCard(html, input, result)", [html.text, arguments, result]
                 )
                 card = page.frame_locator("#card")
-                await expect(card.locator("#summary")).to_contain_text("Erase 'Quarterly report.md'")
+                # markup in an argument is shown as text, never parsed
+                await expect(card.locator("#summary")).to_contain_text("Erase 'Quarterly <b>report</b><img src=x")
+                assert await card.locator("#summary b, #summary img").count() == 0
                 await expect(card.locator("#summary")).to_contain_text("Tool: demo.erase (high risk)")
                 await expect(card.locator("#status")).to_contain_text("Nothing runs until you choose")
 
@@ -155,7 +157,7 @@ async def test_the_person_approves_in_the_card_and_the_retry_runs(served: str) -
                 await browser.close()
 
         ran = ok(await client.call_tool("demo_erase", arguments))
-        assert ran["erased"] == "Quarterly report.md"
+        assert ran["erased"] == arguments["target"]
 
     assert all(url.startswith(HOST_ORIGIN) for url in requests), requests  # the card loads and connects nowhere
     assert ticket not in json.dumps(requests)
