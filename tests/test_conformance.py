@@ -16,6 +16,7 @@ import asyncio
 import json
 import platform
 import re
+import socket
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ import pytest
 import uvicorn
 
 from tests.npm_packages import npm_ci
-from tests.processes import ROOT, child_env, free_port, http_server, write_config
+from tests.processes import ROOT, child_env, http_server, write_config
 
 pytestmark = pytest.mark.slow
 PINNED = ROOT / "tests" / "conformance"
@@ -124,18 +125,14 @@ def proxied_server(tmp_path: Path) -> Iterator[str]:
         f'state_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
         f'[http.tokens]\nconformance = "{TOKEN}"\n',
     )
-    with http_server(config) as base:
-        port = free_port()
-        server = uvicorn.Server(
-            uvicorn.Config(TokenProxy(base, TOKEN), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-        )
-        thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    with http_server(config) as base, socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(64)  # connections wait in the backlog until the proxy serves: nothing to poll
+        port = listening.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(TokenProxy(base, TOKEN), log_level="warning", lifespan="off"))
+        thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[listening])), daemon=True)
         thread.start()
         try:
-            while not server.started:
-                if not thread.is_alive():
-                    raise RuntimeError("the token proxy did not start")
-                threading.Event().wait(0.05)
             yield f"http://localhost:{port}/mcp"
         finally:
             server.should_exit = True
