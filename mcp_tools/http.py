@@ -307,6 +307,35 @@ class _DuplexResponse(StreamingResponse):
         await self.stream_response(send)
 
 
+class ProtocolVersionCheck:
+    """A `MCP-Protocol-Version` header naming no version we speak is refused with 400, saying so.
+
+    Left to the SDK, an unknown value is read as a 2026-era request and refused for its missing
+    `params._meta`, which sends the client looking in the wrong place.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+        supported = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
+        sent = Request(scope).headers.get("mcp-protocol-version")
+        if sent is None or sent in supported:
+            await self.app(scope, receive, send)
+            return
+        shown = sent if len(sent) <= 40 and sent.isprintable() else f"{sent[:40]!r}..."
+        error = {
+            "code": UNSUPPORTED_PROTOCOL_VERSION,
+            "message": f"unsupported MCP-Protocol-Version header {shown!r}: send one of {', '.join(supported)}",
+            "data": {"supported": supported, "requested": sent[:100]},
+        }
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+        await Response(body, status_code=400, media_type="application/json")(scope, receive, send)
+
+
 def _bad_request(status: int, message: str) -> Response:
     return JSONResponse({"error": "bad_request", "message": message}, status_code=status)
 
@@ -360,7 +389,7 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
             app=build_server(app, transport="http", namespace=namespace), security_settings=settings
         )
         managers.append(manager)
-        routes.append(Route(path, endpoint=StreamableHTTPASGIApp(manager)))
+        routes.append(Route(path, endpoint=ProtocolVersionCheck(StreamableHTTPASGIApp(manager))))
 
     routes.extend(approval_routes(app, host, app.config.http.port if port is None else port, settings))
     mount("/mcp", None)

@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import time
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -21,13 +22,16 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.apps import client_supports_apps
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
-from mcp_tools.app import App
+from mcp_tools.app import App, wire_name
 from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
 from mcp_tools.tooling import Risk
@@ -407,6 +411,25 @@ def forms_reach_person(ctx: ServerRequestContext[Any, Any]) -> bool:
     return True
 
 
+def gets_approval_card(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """A client that renders MCP Apps and cannot be asked with a form approves in the approval card.
+
+    Only where a form would be the person's yes (stdio, or an HTTP token marked
+    `person_answers_forms`): the ticket travels in the result's `_meta`, so a remote agent holding
+    any other token could read it and approve its own call.
+    """
+    return client_supports_apps(ctx) and not can_elicit_form(ctx) and forms_reach_person(ctx)
+
+
+def with_card(definition: types.Tool) -> types.Tool:
+    """A high-risk tool's definition that links the approval card."""
+    from mcp_tools.approvals.card import CARD_URI
+
+    meta = dict(definition.meta or {})
+    meta["ui"] = {**meta.get("ui", {}), "resourceUri": CARD_URI}
+    return definition.model_copy(update={"meta": meta})
+
+
 def principal_of(ctx: ServerRequestContext[Any, Any], default: str) -> str:
     scope = getattr(ctx.request, "scope", None)
     if isinstance(scope, dict):
@@ -478,8 +501,85 @@ class ClientStates:
                 )
 
 
+def refuse_cursor(params: types.PaginatedRequestParams | None) -> None:
+    """Every list is one page, so no cursor was ever handed out: one sent is invalid (-32602)."""
+    if params is not None and params.cursor is not None:
+        raise MCPError(
+            INVALID_PARAMS,
+            "invalid cursor: this server returns every list in one page and never hands out a cursor; "
+            "list again without one",
+        )
+
+
 def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(ctx.protocol_version) and is_version_at_least(ctx.protocol_version, INPUT_REQUIRED_VERSION)
+
+
+class ApprovalCard:
+    """The approval card (`mcp_tools.approvals.card`) in MCP terms, for the clients that get it."""
+
+    def __init__(self, app: App, namespace: str | None) -> None:
+        from mcp_tools.approvals.card import CARD_TOOLS, CARD_URI, CardService
+
+        self.app = app
+        self.uri = CARD_URI
+        service = CardService(app.store, app.out_of_band.decisions)
+        separator = app.config.server.wire_separator
+        self.tools = {
+            wire_name(spec.name, separator): BoundTool(spec, service, wire_name(spec.name, separator), Risk.LOW)
+            for spec in CARD_TOOLS
+        }
+        self.definitions = [
+            tool.model_copy(update={"meta": {"ui": {"resourceUri": CARD_URI, "visibility": ["app"]}}})
+            for tool in (tool_definition(bound) for bound in self.tools.values())
+        ]
+        candidates = app.available_tools(namespace) if app.config.server.discovery == "dynamic" else []
+        candidates += app.visible_tools(namespace)
+        self.high_risk = {
+            bound.wire_name
+            for bound in candidates
+            if bound.configured_risk >= Risk.HIGH or bound.spec.dynamic_risk is not None
+        }
+
+    def linked(self, tools: list[types.Tool]) -> list[types.Tool]:
+        """High-risk tools link the card; the card's own tools (shown to the app only) are added."""
+        return [with_card(tool) if tool.name in self.high_risk else tool for tool in tools] + self.definitions
+
+    def with_ticket(self, result: types.CallToolResult, outcome: CallOutcome) -> types.CallToolResult:
+        """An `approval_required` result gets the approval id and a fresh ticket, in `_meta` only."""
+        from mcp_tools.approvals.card import META_KEY, issue_ticket
+
+        error = outcome.error or {}
+        approval_id = error.get("approval_id")
+        if error.get("kind") != "approval_required" or not isinstance(approval_id, str):
+            return result
+        approval = self.app.store.get_approval(approval_id)
+        if approval is None or approval.effective_status(self.app.store.clock()) != "pending":
+            return result
+        show, decide = self.tools
+        opened = {"approvalId": approval.id, "ticket": issue_ticket(self.app.store, approval)}
+        opened.update(show=show, decide=decide)
+        return result.model_copy(update={"meta": {**(result.meta or {}), META_KEY: opened}})
+
+    def resource(self) -> types.Resource:
+        from mcp_tools.approvals.card import APP_MIME_TYPE, card_resource_meta
+
+        return types.Resource(
+            uri=self.uri,
+            name="approval-card",
+            title="Approve a high-risk action",
+            description="Shows a pending approval and records the person's answer.",
+            mime_type=APP_MIME_TYPE,
+            meta=card_resource_meta(),
+        )
+
+    def read(self) -> types.ReadResourceResult:
+        from mcp_tools.approvals.card import APP_MIME_TYPE, card_html, card_resource_meta
+
+        contents = types.TextResourceContents(
+            uri=self.uri, mime_type=APP_MIME_TYPE, text=card_html(), meta=card_resource_meta()
+        )
+        return types.ReadResourceResult(contents=[contents])
 
 
 class ToolsServer(Server[Any]):
@@ -519,6 +619,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         from mcp_tools.discovery import meta_tools
 
         meta_definitions = [tool_definition(tool) for tool in meta_tools(app).values()]
+    card = ApprovalCard(app, namespace)
 
     def view(ctx: ServerRequestContext[Any, Any]) -> Any:
         from mcp_tools.discovery import ClientToolsets
@@ -528,10 +629,15 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        refuse_cursor(params)
         if not dynamic:
-            return types.ListToolsResult(tools=listed)
-        served = [definitions[tool.wire_name] for tool in view(ctx).served() if tool.wire_name in definitions]
-        return types.ListToolsResult(tools=[*meta_definitions, *served])
+            tools = listed
+        else:
+            served = [definitions[tool.wire_name] for tool in view(ctx).served() if tool.wire_name in definitions]
+            tools = [*meta_definitions, *served]
+        if gets_approval_card(ctx):
+            tools = card.linked(tools)
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -545,13 +651,19 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         )
         client = view(ctx) if dynamic else None
         tool = app.served_tool(params.name, namespace, client)  # not served: as unknown as no tool at all
+        carded = gets_approval_card(ctx)
+        if carded and params.name in card.tools:
+            tool = card.tools[params.name]
         outcome = await app.gate.call(tool, params.name, params.arguments or {}, caller)
         if client is not None and client.changed:
             await clients.notify_changed(ctx)
         if outcome.ask_later is not None:
             payload: types.InputRequiredResult = outcome.ask_later.payload
             return payload
-        return call_result(outcome)
+        result = call_result(outcome)
+        if carded:
+            result = card.with_ticket(result, outcome)
+        return result
 
     def _asker(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         if not can_elicit_form(ctx) or not forms_reach_person(ctx):
@@ -572,16 +684,53 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         whole tools/list handler, validation and serialization included, for every tools/call."""
         return input_schemas.get(tool_name)
 
-    server = ToolsServer(
-        name,
-        version=__version__,
-        instructions=app.instructions(namespace),
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        get_tool_input_schema=input_schema,
-        on_subscriptions_listen=clients.listen if dynamic else None,
-        tools_change=dynamic,
-    )
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        refuse_cursor(params)
+        return types.ListResourcesResult(resources=[card.resource()] if gets_approval_card(ctx) else [])
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        refuse_cursor(params)
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if params.uri == card.uri:
+            return card.read()
+        raise MCPError(INVALID_PARAMS, f"there is no resource {params.uri}", {"uri": params.uri})
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        refuse_cursor(params)
+        return types.ListPromptsResult(prompts=[])
+
+    async def set_logging_level(
+        ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        return types.EmptyResult()  # accepted; this server sends no log notifications (its log is stderr)
+
+    with warnings.catch_warnings():  # logging/setLevel is deprecated from 2026-07-28; 2025 clients still send it
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        server = ToolsServer(
+            name,
+            version=__version__,
+            instructions=app.instructions(namespace),
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            get_tool_input_schema=input_schema,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_resource_templates,
+            on_read_resource=read_resource,
+            on_list_prompts=list_prompts,
+            on_set_logging_level=set_logging_level,
+            on_subscriptions_listen=clients.listen if dynamic else None,
+            tools_change=dynamic,
+        )
     security = RequestStateSecurity.ephemeral(ttl=float(settings.elicitation_timeout_seconds))
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server

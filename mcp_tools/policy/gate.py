@@ -649,7 +649,7 @@ class PolicyGate:
             output = spec.output_model.model_validate(output)
         structured = output.model_dump(mode="json", by_alias=True)
         text = spec.render_text(output) if spec.render_text else plain_text(structured)
-        return CallOutcome(text=text, structured=structured, images=output.images)
+        return CallOutcome(text=text, structured=structured, images=getattr(output, "images", []))
 
     def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
         try:

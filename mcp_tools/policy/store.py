@@ -7,6 +7,7 @@ so every change is one short transaction and WAL keeps readers off the writers' 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import secrets
 import sqlite3
@@ -73,6 +74,21 @@ CREATE TRIGGER IF NOT EXISTS approval_status_changed AFTER UPDATE OF status ON a
 WHEN NEW.status != OLD.status BEGIN
     INSERT INTO approval_events (approval_id, status) VALUES (NEW.id, NEW.status);
 END;
+CREATE TABLE IF NOT EXISTS approval_tickets (
+    ticket_sha256 TEXT PRIMARY KEY,
+    approval_id TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args_sha256 TEXT NOT NULL,
+    created REAL NOT NULL,
+    expires REAL NOT NULL,
+    used REAL
+);
+CREATE INDEX IF NOT EXISTS approval_tickets_of ON approval_tickets (approval_id);
+CREATE TABLE IF NOT EXISTS approval_ticket_failures (
+    approval_id TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS page_logins (
     token_sha256 TEXT PRIMARY KEY,
     expires REAL NOT NULL,
@@ -80,7 +96,12 @@ CREATE TABLE IF NOT EXISTS page_logins (
 );
 """
 AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
+MAX_LIVE_TICKETS = 20  # approval cards issued for one approval that still work
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+
+
+class TicketRefused(Exception):
+    """An approval card's ticket that opens nothing; the message says why, without the ticket."""
 
 
 @dataclass(frozen=True)
@@ -378,6 +399,94 @@ class PolicyStore:
         return int(row[0] or 0)
 
     # -- page logins -----------------------------------------------------------------------
+
+    # -- approval card tickets -------------------------------------------------------------
+
+    def issue_ticket(self, approval: Approval, ticket_sha256: str, ttl_seconds: float) -> None:
+        """Bind a new ticket (by its hash) to one pending approval, its principal, tool and arguments.
+
+        Each card shown for the approval (the model may call again before the person answers)
+        has its own ticket; any of them answers it, once. The oldest beyond `MAX_LIVE_TICKETS` go.
+        """
+        now = self.clock()
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO approval_tickets VALUES (?,?,?,?,?,?,?,NULL)",
+                (
+                    ticket_sha256,
+                    approval.id,
+                    approval.principal,
+                    approval.tool,
+                    approval.args_sha256,
+                    now,
+                    min(approval.expires, now + ttl_seconds),
+                ),
+            )
+            db.execute(
+                "DELETE FROM approval_tickets WHERE approval_id=? AND ticket_sha256 NOT IN (SELECT ticket_sha256 "
+                "FROM approval_tickets WHERE approval_id=? ORDER BY created DESC LIMIT ?)",
+                (approval.id, approval.id, MAX_LIVE_TICKETS),
+            )
+            db.execute("DELETE FROM approval_tickets WHERE expires<?", (now - 86400,))
+
+    def check_ticket(
+        self, approval_id: str, ticket_sha256: str, principal: str, *, use: bool, max_failures: int
+    ) -> Approval:
+        """The pending approval a presented ticket opens; raises `TicketRefused` saying why not.
+
+        One transaction: the hash is compared in constant time with each of the approval's
+        tickets, a wrong one counts against the approval (after `max_failures` no ticket opens
+        it), and with `use` every ticket of the approval is spent.
+        """
+        now = self.clock()
+        with self._transaction() as db:
+            refused, approval = self._open_ticket(db, approval_id, ticket_sha256, principal, now, max_failures)
+            if refused is None and use:
+                db.execute(
+                    "UPDATE approval_tickets SET used=? WHERE approval_id=? AND used IS NULL", (now, approval_id)
+                )
+        if refused is not None or approval is None:  # raised after the commit, so a failure stays counted
+            raise TicketRefused(refused)
+        return approval
+
+    def _open_ticket(
+        self, db: sqlite3.Connection, approval_id: str, ticket_sha256: str, principal: str, now: float, limit: int
+    ) -> tuple[str | None, Approval | None]:
+        failed = db.execute("SELECT failures FROM approval_ticket_failures WHERE approval_id=?", (approval_id,))
+        failures = (failed.fetchone() or (0,))[0]
+        if failures >= limit:
+            return "too many wrong tickets for this approval; answer it on another channel", None
+        rows = db.execute(
+            "SELECT ticket_sha256, principal, tool, args_sha256, expires, used FROM approval_tickets "
+            "WHERE approval_id=?",
+            (approval_id,),
+        ).fetchall()
+        if not rows:
+            return "no approval card was issued for this approval", None
+        match = None
+        for row in rows:  # every ticket is compared, so timing says nothing about which one matched
+            if hmac.compare_digest(row[0].encode(), ticket_sha256.encode()):
+                match = row
+        if match is None or match[1] != principal:
+            db.execute(
+                "INSERT INTO approval_ticket_failures VALUES (?, 1) "
+                "ON CONFLICT (approval_id) DO UPDATE SET failures=failures+1",
+                (approval_id,),
+            )
+            return "the ticket does not match this approval", None
+        _, _, tool, args_sha256, expires, used = match
+        if used is not None:
+            return "the ticket was used already", None
+        if now >= expires:
+            return "the ticket has expired", None
+        found = db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
+        approval = _approval(found) if found is not None else None
+        if approval is None or approval.tool != tool or approval.args_sha256 != args_sha256:
+            return "the ticket does not match this approval", None
+        status = approval.effective_status(now)
+        if status != "pending":
+            return f"the approval is {status}, no longer pending", None
+        return None, approval
 
     def add_page_login(self, token_sha256: str, ttl_seconds: float) -> None:
         """A one-time login for the approvals page; only the token's hash is stored."""
