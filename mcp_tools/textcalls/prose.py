@@ -187,10 +187,13 @@ class ProseScanner:
             self.base += held
             self._counted -= held
             self._shift(held)
-        self._held.append(text)
+        self._held.append(text)  # read to its end: the scan goes on at the start of the next piece
         self._line += text.count("\n")
         self.base += len(text)
-        self._shift(len(text))
+        scan = self.scan
+        assert scan is not None
+        scan.start -= len(text)
+        scan.body_start -= len(text)
 
     def _plain_words(self, text: str) -> bool:
         """Lines and words holding nothing a call, tag, fence or quote could start with: passed at once.
