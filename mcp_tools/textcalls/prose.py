@@ -29,6 +29,7 @@ from mcp_tools.textcalls.calls import (
     ParseProblem,
     Prose,
     label_of,
+    prose_of,
 )
 from mcp_tools.textcalls.names import is_known
 from mcp_tools.textcalls.scissors import (
@@ -152,7 +153,7 @@ class ProseScanner:
     def feed(self, text: str) -> list[Event]:
         passed = self.quick(text) if text else None
         if passed is not None:
-            return [Prose(text)] if passed else []
+            return [prose_of(text)] if passed else []
         self.text += text
         return self._run(final=False)
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose
+from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose, prose_of
 from mcp_tools.textcalls.prose import ProseScanner
 from mcp_tools.textcalls.scissors import DELIMITERS, LONGEST_DELIMITER, SCISSORS_KEYS, scissors_calls
 
@@ -106,12 +106,12 @@ class StreamParser:
                     self._read = read
                     if passed:
                         self._prose.append(text)
-                        return [Prose(text)]
+                        return [prose_of(text)]
                     return []
             elif self._markdown_started:
                 self._read = read
                 self._prose.append(text)
-                return [Prose(text)]
+                return [prose_of(text)]
         return self._record(self._take(text, final=False))
 
     def flush(self) -> list[Event]:
