@@ -60,7 +60,7 @@ TAGS = ("<tool_call>", "<function_call>")
 _FENCE_LINE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^\n]*)")
 _FENCE_PREFIX = re.compile(r"[ \t]*(?:`+|~+)?")
 _STOPS = re.compile(f"[{{<\\n{DELIMITER_STARTS}]")  # what can change how the text around it reads
-_WORD_STOPS = re.compile(f"[{{<{DELIMITER_STARTS}]")  # the same, but a line break
+_SCISSORS_START, _MAC_ROMAN_START = sorted(DELIMITER_STARTS, reverse=True)  # ✂ and ‚: both beyond ASCII
 _LINE_OPENERS = frozenset(" \t`~>")  # what may open a fence or a blockquote at a line's start
 # Where a call, a tag, a comment, a fence or a delimiter could start; found with str.find, which is fast.
 _CANDIDATES = ("{", "<", "```", "~~~", *DELIMITER_STARTS)
@@ -207,7 +207,9 @@ class ProseScanner:
             or self.fence is not None
             or self.stopped_line is not None
             or text[-1] == "`"  # a run of backticks may go on in the next piece
-            or _WORD_STOPS.search(text)
+            or "{" in text  # what _STOPS finds, but a line break: a few searches are faster than the pattern
+            or "<" in text
+            or (not text.isascii() and (_SCISSORS_START in text or _MAC_ROMAN_START in text))
         ):
             return False
         if "\n" not in text:
