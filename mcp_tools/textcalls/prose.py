@@ -29,6 +29,7 @@ from mcp_tools.textcalls.calls import (
     ParseProblem,
     Prose,
     label_of,
+    prose_of,
 )
 from mcp_tools.textcalls.names import is_known
 from mcp_tools.textcalls.scissors import (
@@ -59,6 +60,8 @@ TAGS = ("<tool_call>", "<function_call>")
 _FENCE_LINE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^\n]*)")
 _FENCE_PREFIX = re.compile(r"[ \t]*(?:`+|~+)?")
 _STOPS = re.compile(f"[{{<\\n{DELIMITER_STARTS}]")  # what can change how the text around it reads
+_SCISSORS_START, _MAC_ROMAN_START = sorted(DELIMITER_STARTS, reverse=True)  # ✂ and ‚: both beyond ASCII
+_LINE_OPENERS = frozenset(" \t`~>")  # what may open a fence or a blockquote at a line's start
 # Where a call, a tag, a comment, a fence or a delimiter could start; found with str.find, which is fast.
 _CANDIDATES = ("{", "<", "```", "~~~", *DELIMITER_STARTS)
 _BACKTICKS = re.compile(r"`+")
@@ -148,34 +151,110 @@ class ProseScanner:
     # -- driving -------------------------------------------------------------------------------
 
     def feed(self, text: str) -> list[Event]:
-        if not self.text and self._plain_words(text):
-            return [Prose(text)]
+        passed = self.quick(text) if text else None
+        if passed is not None:
+            return [prose_of(text)] if passed else []
         self.text += text
         return self._run(final=False)
 
+    def quick(self, text: str) -> bool | None:
+        """A piece that changes nothing but counters, taken without a step: True when it is prose to pass
+        at once, False when it goes on a long JSON string (nothing decided), None when it needs a step.
+
+        Most pieces of a streamed reply are words inside a line or the middle of a written file; this
+        keeps their cost near a string search. Non-empty text only.
+        """
+        scan = self.scan
+        if scan is None:
+            return True if not self.text and self._plain_words(text) else None
+        if (
+            scan.in_string
+            and scan.kind != "bare"
+            and self.position == 0
+            and scan.position == len(self.text)
+            and _STRING_REST.match(text).end() == len(text)  # type: ignore[union-attr]
+        ):
+            self._string_piece(text)
+            return False
+        return None
+
+    def _string_piece(self, text: str) -> None:
+        """The middle of a JSON string in a fence or tag: set aside with the held text, never copied again."""
+        held = len(self.text)
+        if held:
+            self.line_at(held)
+            self._held.append(self.text)
+            self.text = ""
+            self.base += held
+            self._counted -= held
+            self._shift(held)
+        self._held.append(text)  # read to its end: the scan goes on at the start of the next piece
+        self._line += text.count("\n")
+        self.base += len(text)
+        scan = self.scan
+        assert scan is not None
+        scan.start -= len(text)
+        scan.body_start -= len(text)
+
     def _plain_words(self, text: str) -> bool:
-        """A piece inside a line holding nothing a call could start with: passed at once, its spans and quotes noted.
+        """Lines and words holding nothing a call, tag, fence or quote could start with: passed at once.
 
         Most pieces of a streamed reply are such words; this keeps their cost near a string search.
+        Only what the full step would note is noted: code spans, quotes, blank lines, line numbers.
         """
         if (
-            self.scan is not None
-            or self.comment
+            self.comment
             or self.fence is not None
-            or self.at_line_start
             or self.stopped_line is not None
-            or not text
             or text[-1] == "`"  # a run of backticks may go on in the next piece
-            or _STOPS.search(text)
+            or "{" in text  # what _STOPS finds, but a line break: a few searches are faster than the pattern
+            or "<" in text
+            or (not text.isascii() and (_SCISSORS_START in text or _MAC_ROMAN_START in text))
         ):
             return False
-        self.text = text
-        self._inline(len(text), False)
-        self.text, self.position = "", 0
+        if "\n" not in text:
+            if self.at_line_start:
+                if text[0] in _LINE_OPENERS:
+                    return False
+                self.at_line_start = False
+            self._words(text)
+        else:
+            lines = text.split("\n")
+            if (self.at_line_start and lines[0] and lines[0][0] in _LINE_OPENERS) or any(
+                line and line[0] in _LINE_OPENERS for line in lines[1:]
+            ):
+                return False  # a line that may open a fence or a blockquote: read in full
+            for index, line in enumerate(lines):
+                if index:  # the line break: a blank line ends every code span and every quote
+                    if self.blank:
+                        self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
+                    self.at_line_start, self.blank = True, True
+                    self._line += 1
+                if line:
+                    self.at_line_start = False
+                    self._words(line)
         self.base += len(text)
         self.tail = text[-1]
-        self._prose_range = None
         return True
+
+    def _words(self, text: str) -> None:
+        """Notes the code spans, quotes and content of words inside one line."""
+        if "`" not in text and "\u201c" not in text and "\u201d" not in text:
+            if self.span is None and '"' in text:
+                self.quotes += text.count('"')
+            if self.blank and not text.isspace():
+                self.blank = False
+        elif "``" not in text and self.span not in (None, 1):
+            self.blank = False  # single backticks inside a code span opened by a longer run: all of it is code
+        elif "``" not in text and '"' not in text and "\u201c" not in text and "\u201d" not in text:
+            if text.count("`") % 2:  # single backticks open and close spans of one
+                self.span = 1 if self.span is None else None
+            self.blank = False
+        else:
+            self.text, self.position = text, 0
+            self._inline(len(text), True)  # a run of backticks at the end ends at the line break or the piece's end
+            self.text, self.position = "", 0
+            self._prose_range = None
 
     def finish(self) -> list[Event]:
         events = self._run(final=True)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose
+from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose, prose_of
 from mcp_tools.textcalls.prose import ProseScanner
 from mcp_tools.textcalls.scissors import DELIMITERS, LONGEST_DELIMITER, SCISSORS_KEYS, scissors_calls
 
@@ -29,7 +29,7 @@ FORMATS = ("auto", "scissors", "prose")
 _ARRAY_STOPS = re.compile(r'[\[\]{}"\\]')
 _STRING_STOPS = re.compile(r'["\\]')
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_UTF8 = codecs.getincrementaldecoder("utf-8")
+_utf8_decode = codecs.utf_8_decode
 _LONGEST = LONGEST_DELIMITER
 _FIRST_KEY = re.compile(r'"(\w{0,20})"?')
 _FENCE_CLOSE = re.compile(r"`{3,}|~{3,}")
@@ -60,7 +60,7 @@ class StreamParser:
     format: str = "auto"
     known: Callable[[str], bool] | None = None  # names a bare call in prose may have (default: `names.is_known`)
     shape: str | None = None  # decided: "scissors" or "prose"
-    _decoder: codecs.IncrementalDecoder = field(default_factory=lambda: _UTF8("replace"))
+    _pending: bytes = b""  # the start of a UTF-8 sequence that the next piece completes
     _head: str = ""  # text held while the shape is undecided
     _array_scan: tuple[int, int, bool] | None = None  # (position, depth, in_string)
     _searched: int = 0  # how far the delimiter was looked for
@@ -87,17 +87,39 @@ class StreamParser:
         if self._flushed:
             raise RuntimeError("the parser was flushed; start a new one for the next reply")
         if isinstance(chunk, bytes | bytearray):
-            text = self._decoder.decode(chunk)  # decoded UTF-8 never holds a lone surrogate
+            if self._pending:
+                chunk = self._pending + chunk
+            text, used = _utf8_decode(chunk, "replace", False)  # valid UTF-8 never holds a lone surrogate
+            self._pending = chunk[used:] if used < len(chunk) else b""
         else:
             text = chunk
             self._surrogates = self._surrogates or not text.isascii()
+        if not text:
+            return []
+        # Most pieces of a long reply change no state worth a full step: words inside a line, the
+        # middle of a long JSON string, markdown after the delimiter. They cost a few string checks.
+        read = self._read + len(text)
+        if read <= MAX_TEXT_CHARS and self.shape is not None and not (self._surrogates and _lone_surrogate(text)):
+            if self.shape == "prose":
+                passed = self._scanner.quick(text)
+                if passed is not None:
+                    self._read = read
+                    if passed:
+                        self._prose.append(text)
+                        return [prose_of(text)]
+                    return []
+            elif self._markdown_started:
+                self._read = read
+                self._prose.append(text)
+                return [prose_of(text)]
         return self._record(self._take(text, final=False))
 
     def flush(self) -> list[Event]:
         """The end of the reply: decides whatever was held back."""
         if self._flushed:
             return []
-        text = self._decoder.decode(b"", final=True)
+        text = _utf8_decode(self._pending, "replace", True)[0] if self._pending else ""
+        self._pending = b""
         events = self._take(text, final=False) if text else []
         if not self._finished:
             events += self._finish()
@@ -173,7 +195,11 @@ class StreamParser:
             return self._scanner.feed(text) if text else []
         if self.shape == "scissors":
             return self._markdown(text)
-        self._head += text
+        head, self._head = self._head, ""
+        head += text  # the only reference: grown in place, not copied each piece
+        self._head = head
+        if self._array_scan is not None and not final and self._array_end(0) is None:
+            return []  # inside the call array: everything before it was decided when the scan began
         decided = self._decide(final)
         if decided is None:
             return []
