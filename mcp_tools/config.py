@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from mcp_tools.oauth.settings import OAuthSettings
 from mcp_tools.secrets import scrub_text
 from mcp_tools.servers import CATALOG, SHARED_SECTIONS
 
@@ -90,6 +91,7 @@ class HttpSettings(_Section):
     tokens: dict[str, SecretStr] = Field(default_factory=dict)
     allowed_hosts: list[str] = Field(default_factory=list)
     allowed_origins: list[str] = Field(default_factory=list)
+    oauth: OAuthSettings | None = None
 
 
 TELEGRAM_TOKEN_ENV = "MCP_TOOLS_TELEGRAM_BOT_TOKEN"

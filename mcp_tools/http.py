@@ -94,13 +94,17 @@ def page_security(host: str, allowed_hosts: list[str]) -> TransportSecuritySetti
 class GuardMiddleware:
     """Host/Origin validation, then bearer-token authentication, in front of everything."""
 
-    def __init__(self, app: ASGIApp, tokens: dict[str, str], settings: TransportSecuritySettings) -> None:
+    def __init__(
+        self, app: ASGIApp, tokens: dict[str, str], settings: TransportSecuritySettings, oauth: Any = None
+    ) -> None:
         self.app = app
         self.tokens = [(name, token.encode()) for name, token in tokens.items()]
         self.origin_check = TransportSecurityMiddleware(settings)
+        self.oauth = oauth  # mcp_tools.oauth.guard.OAuthGuard with [http.oauth]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+        public = scope["type"] == "http" and self.oauth is not None and self.oauth.is_public(scope["path"])
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS or public:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
@@ -112,6 +116,9 @@ class GuardMiddleware:
             await self.app(scope, receive, send)
             return
         principal = self.authenticate(request.headers.get("authorization", ""))
+        if self.oauth is not None:
+            await self.oauth.admit(scope, receive, send, self.app, request.headers.get("authorization", ""), principal)
+            return
         if principal is None:
             await unauthorized()(scope, receive, send)
             return
@@ -241,14 +248,40 @@ def _bad_request(status: int, message: str) -> Response:
     return JSONResponse({"error": "bad_request", "message": message}, status_code=status)
 
 
+def oauth_guard(app: App) -> Any:
+    """With `[http.oauth]`, the guard that accepts the authorization server's access tokens."""
+    if app.config.http.oauth is None:
+        return None
+    from mcp_tools.oauth.guard import OAuthGuard
+
+    def find_spec(name: str, namespace: str | None) -> Any:
+        tool = app.find_tool(name, namespace)
+        return tool.spec if tool is not None else None
+
+    def audit(principal: str, tool: str, decision: str, outcome: str) -> None:
+        import time
+
+        from mcp_tools.policy.store import AuditRow
+
+        row = AuditRow(time.time(), "http", principal[:300], tool, {}, None, decision, None, 0.0, outcome)
+        try:
+            app.gate.store.record(row)
+        except Exception:  # a refusal stands whether or not its row could be written
+            logger.exception("could not write the audit row for a refused request")
+
+    return OAuthGuard(app.config.http.oauth, find_spec, audit)
+
+
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
     """The ASGI app; its lifespan runs the namespaces' background work and the MCP sessions."""
-    tokens = resolve_tokens(app, host)
+    oauth = oauth_guard(app)
+    tokens = app.config.http_tokens() if oauth is not None else resolve_tokens(app, host)
     settings = security_settings(app, host)
     managers: list[StreamableHTTPSessionManager] = []
     routes: list[Route] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/text-calls", text_calls_endpoint(app), methods=["POST"]),
+        *(oauth.routes() if oauth is not None else []),
     ]
 
     def mount(path: str, namespace: str | None) -> None:
@@ -275,5 +308,5 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
             yield
 
     starlette = Starlette(routes=routes, lifespan=lifespan)
-    starlette.add_middleware(GuardMiddleware, tokens=tokens, settings=settings)
+    starlette.add_middleware(GuardMiddleware, tokens=tokens, settings=settings, oauth=oauth)
     return starlette

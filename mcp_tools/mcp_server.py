@@ -46,6 +46,7 @@ CONFIRM_SCHEMA: dict[str, Any] = {
     "required": ["confirm"],
 }
 PRINCIPAL_SCOPE_KEY = "mcp_tools.principal"
+REACH_SCOPE_KEY = "mcp_tools.reach"  # what an OAuth caller's scopes reach (mcp_tools.oauth.guard.Reach)
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -345,6 +346,13 @@ def principal_of(ctx: ServerRequestContext[Any, Any], default: str) -> str:
     return default
 
 
+def reaches(ctx: ServerRequestContext[Any, Any], tool: Any) -> bool:
+    """Whether the caller's OAuth scopes reach the tool; callers without scopes reach all."""
+    scope = getattr(ctx.request, "scope", None)
+    reach = scope.get(REACH_SCOPE_KEY) if isinstance(scope, dict) else None
+    return reach is None or tool is None or bool(reach.allows(tool.spec))
+
+
 def progress_reporter(
     ctx: ServerRequestContext[Any, Any],
 ) -> Callable[[float, float | None, str | None], Awaitable[None]]:
@@ -462,8 +470,12 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         if not dynamic:
-            return types.ListToolsResult(tools=listed)
-        served = [definitions[tool.wire_name] for tool in view(ctx).served() if tool.wire_name in definitions]
+            return types.ListToolsResult(tools=[tool for tool in listed if reaches(ctx, app.find_tool(tool.name))])
+        served = [
+            definitions[tool.wire_name]
+            for tool in view(ctx).served()
+            if tool.wire_name in definitions and reaches(ctx, tool)
+        ]
         return types.ListToolsResult(tools=[*meta_definitions, *served])
 
     async def call_tool(
@@ -480,6 +492,8 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         tool = app.find_tool(params.name, namespace)
         if tool is not None and not (client.serves(tool) if client is not None else app.is_selected(tool.spec)):
             tool = None  # not served to this client: as unknown as a tool that does not exist
+        if tool is not None and not reaches(ctx, tool):
+            tool = None  # outside the caller's scopes (the HTTP guard answers 403 before this)
         found = meta.get(params.name) or next((m for m in meta.values() if m.spec.name == params.name), None)
         if found is not None:
             tool = BoundTool(found.spec, client, found.wire_name, found.configured_risk)
