@@ -346,3 +346,20 @@ def test_an_http_issuer_off_loopback_is_refused(tmp_path: Path) -> None:
     done = run_cli(config, "doctor")
     assert done.returncode != 0
     assert "https://" in done.stdout + done.stderr
+
+
+def test_opaque_tokens_are_introspected(provider: Provider, tmp_path: Path) -> None:
+    port = free_port()
+    resource = f"http://localhost:{port}/mcp"
+    extra = f'introspection_client_id = "robot"\nintrospection_client_secret = "{SECRET}"\n'
+    config = oauth_config(tmp_path, provider.issuer, extra, resource)
+    token = provider.token(resource)
+    assert token.count(".") != 2  # opaque: only the issuer can say what it means
+    with http_server(config, port=port) as base:
+        assert post_init(base, token).status_code == 200
+        assert post_init(base, token + "x").status_code == 401
+        another = provider.token(f"http://localhost:{free_port()}/mcp")  # active, for another audience
+        assert post_init(base, another).status_code == 401
+    refused = [r for r in audit_rows(config) if r["decision"] == "token_refused"]
+    assert [r["outcome"] for r in refused] == ["token is not active", "token is for another audience"]
+    assert SECRET not in json.dumps(audit_rows(config))

@@ -164,6 +164,8 @@ class ResourceServer:
         if claims.get("active") is not True:
             raise TokenRefused("token is not active")
         claims.setdefault("iss", self.settings.issuer)
+        if not claims.get("sub") and isinstance(claims.get("client_id"), str):
+            claims["sub"] = claims["client_id"]  # a client acting for itself (client credentials)
         return self._accept(claims)
 
     # -- discovery -----------------------------------------------------------------------------

@@ -27,9 +27,11 @@ const provider = new Provider(issuer, {
       defaultResource: () => undefined,
       useGrantedResource: () => true,
       getResourceServerInfo: (ctx, resource) => {
-        // Exact resources, else any MCP endpoint on loopback (each test server has its own port).
+        // Exact resources, else any MCP endpoint on 127.0.0.1 (each test server has its own port);
+        // `localhost` ones get opaque tokens, for introspection.
         const loopback = /^http:\/\/127\.0\.0\.1:\d+\/mcp$/.test(resource) ? config.loopback_mcp : undefined;
-        const info = config.resources[resource] ?? loopback;
+        const opaque = /^http:\/\/localhost:\d+\/mcp$/.test(resource) ? { ...config.loopback_mcp, format: 'opaque' } : undefined;
+        const info = config.resources[resource] ?? loopback ?? opaque;
         if (!info) throw new errors.InvalidTarget();
         return {
           scope: info.scope,
