@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -107,14 +107,15 @@ class Provider:
         return jwt.encode(header or {"alg": "RS256", "kid": key.kid, "typ": "at+jwt"}, claims, key)
 
 
-@pytest.fixture(scope="module")
-def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
+@contextmanager
+def running_provider(key: Any, port: int | None = None) -> Iterator[Provider]:
+    """oidc-provider on 127.0.0.1 (a free port, or `port`), signing with `key`."""
     node = shutil.which("node")
     if node is None or shutil.which("npm") is None:
         pytest.skip("oidc-provider needs Node.js and npm on PATH (Debian: apt-get install nodejs npm)")
     modules = install_pinned_provider()
-    key = new_key("k1")
     config = {
+        "port": port,
         "signing_key": key.as_dict(private=True),
         "scopes": ["mcp:read", "mcp:write"],
         "clients": [
@@ -147,6 +148,12 @@ def provider(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[Provider]:
+    with running_provider(new_key("k1")) as running:
+        yield running
 
 
 PORT = free_port()
@@ -363,3 +370,18 @@ def test_opaque_tokens_are_introspected(provider: Provider, tmp_path: Path) -> N
     refused = [r for r in audit_rows(config) if r["decision"] == "token_refused"]
     assert [r["outcome"] for r in refused] == ["token is not active", "token is for another audience"]
     assert SECRET not in json.dumps(audit_rows(config))
+
+
+def test_a_rotated_signing_key_is_fetched_when_a_token_names_it(tmp_path: Path) -> None:
+    issuer_port, port = free_port(), free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    config = oauth_config(tmp_path, f"http://127.0.0.1:{issuer_port}", "jwks_min_refresh_seconds = 0\n", resource)
+    with http_server(config, port=port) as base:
+        with running_provider(new_key("old"), issuer_port) as before:
+            assert post_init(base, before.token(resource)).status_code == 200  # the server now holds "old"
+        with running_provider(new_key("new"), issuer_port) as after:
+            assert post_init(base, after.token(resource)).status_code == 200  # "new" is fetched on sight
+            forged = after.forge(_claims(after, aud=resource), key=new_key("unpublished"))
+            assert post_init(base, forged).status_code == 401
+    outcomes = [r["outcome"] for r in audit_rows(config) if r["decision"] == "token_refused"]
+    assert outcomes == ["token signed by an unknown key"]

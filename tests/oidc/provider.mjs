@@ -1,6 +1,6 @@
 // A real OpenID provider (oidc-provider) on 127.0.0.1 for tests/test_oauth.py.
 // argv[2]: the node_modules directory holding oidc-provider. stdin: JSON
-// {signing_key, scopes, clients, resources, loopback_mcp}. Prints {"issuer": ...} once it listens.
+// {signing_key, scopes, clients, resources, loopback_mcp, port?}. Prints {"issuer": ...} once it listens.
 import { createServer } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ for await (const chunk of process.stdin) input += chunk;
 const config = JSON.parse(input);
 
 const server = createServer();
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+await new Promise((resolve) => server.listen(config.port ?? 0, '127.0.0.1', resolve));
 const issuer = `http://127.0.0.1:${server.address().port}`;
 
 const provider = new Provider(issuer, {
