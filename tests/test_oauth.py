@@ -108,14 +108,18 @@ class Provider:
 
 
 @contextmanager
-def running_provider(key: Any, port: int | None = None) -> Iterator[Provider]:
-    """oidc-provider on 127.0.0.1 (a free port, or `port`), signing with `key`."""
+def running_provider(key: Any, port: int | None = None, interactive: bool = False) -> Iterator[Provider]:
+    """oidc-provider on 127.0.0.1 (a free port, or `port`), signing with `key`.
+
+    `interactive`: its login and consent forms and open client registration, for the SDK's client.
+    """
     node = shutil.which("node")
     if node is None or shutil.which("npm") is None:
         pytest.skip("oidc-provider needs Node.js and npm on PATH (Debian: apt-get install nodejs npm)")
     modules = install_pinned_provider()
     config = {
         "port": port,
+        "interactive": interactive,
         "signing_key": key.as_dict(private=True),
         "scopes": ["mcp:read", "mcp:write"],
         "clients": [
@@ -201,7 +205,7 @@ def test_metadata_names_the_issuer(server: tuple[str, Path], provider: Provider)
     assert answer.status_code == 200
     metadata = answer.json()
     assert metadata["resource"] == RESOURCE
-    assert [url.rstrip("/") for url in metadata["authorization_servers"]] == [provider.issuer]
+    assert metadata["authorization_servers"] == [provider.issuer]  # exactly: clients compare it
     assert set(metadata["scopes_supported"]) == {"mcp:read", "mcp:write"}
 
 
@@ -385,3 +389,99 @@ def test_a_rotated_signing_key_is_fetched_when_a_token_names_it(tmp_path: Path) 
             assert post_init(base, forged).status_code == 401
     outcomes = [r["outcome"] for r in audit_rows(config) if r["decision"] == "token_refused"]
     assert outcomes == ["token signed by an unknown key"]
+
+
+REDIRECT_URI = "http://127.0.0.1:1/callback"  # never opened: the browser below stops at it
+
+
+class Browser:
+    """A person at the provider's login and consent forms, as the SDK's client sends them there."""
+
+    def __init__(self, login: str) -> None:
+        self.login = login
+        self.result: Any = None
+
+    async def open(self, url: str) -> None:
+        import re
+        from urllib.parse import parse_qs, urljoin, urlsplit
+
+        from mcp.shared.auth import AuthorizationCodeResult
+
+        async with httpx2.AsyncClient(timeout=30) as http:
+            answer = await http.get(url)
+            for _ in range(20):
+                location = answer.headers.get("location")
+                if location is not None:
+                    target = urljoin(str(answer.url), location)
+                    if target.startswith(REDIRECT_URI):
+                        query = {k: v[0] for k, v in parse_qs(urlsplit(target).query).items()}
+                        assert "code" in query, query
+                        self.result = AuthorizationCodeResult(
+                            code=query["code"], state=query.get("state"), iss=query.get("iss")
+                        )
+                        return
+                    answer = await http.get(target)
+                    continue
+                form = re.search(r'<form[^>]*action="([^"]+)"[^>]*>(.*?)</form>', answer.text, re.S)
+                assert form is not None, answer.text[:2000]
+                fields = dict(re.findall(r'<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"', form[2]))
+                fields.update({"login": self.login, "password": "anything"} if 'name="login"' in form[2] else {})
+                answer = await http.post(urljoin(str(answer.url), form[1]), data=fields)
+        raise AssertionError("the provider never redirected back")
+
+    async def callback(self) -> Any:
+        assert self.result is not None
+        return self.result
+
+
+class MemoryStorage:
+    def __init__(self) -> None:
+        self.tokens: Any = None
+        self.client: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client = client_info
+
+
+async def test_the_sdks_oauth_client_signs_in_at_the_provider_end_to_end(tmp_path: Path) -> None:
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientMetadata
+    from pydantic import AnyUrl
+
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    with running_provider(new_key("k1"), interactive=True) as idp:
+        config = oauth_config(tmp_path, idp.issuer, "", resource)
+        browser = Browser("alice")
+        auth = OAuthClientProvider(
+            server_url=resource,
+            client_metadata=OAuthClientMetadata(
+                redirect_uris=[AnyUrl(REDIRECT_URI)],
+                client_name="mcp-tools tests",
+                grant_types=["authorization_code", "refresh_token"],
+                response_types=["code"],
+                token_endpoint_auth_method="none",
+            ),
+            storage=MemoryStorage(),
+            redirect_handler=browser.open,
+            callback_handler=browser.callback,
+        )
+        with http_server(config, port=port):
+            async with (
+                httpx2.AsyncClient(auth=auth, timeout=30) as http,
+                Client(streamable_http_client(resource, http_client=http)) as client,  # type: ignore[arg-type]
+            ):
+                names = {tool.name for tool in (await client.list_tools()).tools}
+                assert {"demo_echo", "demo_note"} <= names
+                assert not (await client.call_tool("demo_echo", {"text": "hi"})).is_error
+    rows = [row for row in audit_rows(config) if row["tool"] == "demo.echo"]
+    assert rows and rows[-1]["principal"] == f"alice@{idp.issuer}"

@@ -85,9 +85,11 @@ class OAuthGuard:
         from pydantic import AnyHttpUrl
 
         scopes = list(dict.fromkeys([*self.settings.required_scopes, *self.settings.scopes]))
+        # The issuer goes in as a string, so the model keeps it exactly (no added "/"): clients
+        # compare it with the issuer the authorization server's metadata names.
         return create_protected_resource_routes(
             resource_url=AnyHttpUrl(self.settings.resource),
-            authorization_servers=[AnyHttpUrl(self.settings.issuer)],
+            authorization_servers=[self.settings.issuer],  # type: ignore[list-item]
             scopes_supported=scopes or None,
             resource_name="mcp-tools",
         )

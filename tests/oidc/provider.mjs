@@ -1,6 +1,6 @@
 // A real OpenID provider (oidc-provider) on 127.0.0.1 for tests/test_oauth.py.
 // argv[2]: the node_modules directory holding oidc-provider. stdin: JSON
-// {signing_key, scopes, clients, resources, loopback_mcp, port?}. Prints {"issuer": ...} once it listens.
+// {signing_key, scopes, clients, resources, loopback_mcp, port?, interactive?}. Prints {"issuer": ...} once it listens.
 import { createServer } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
@@ -17,9 +17,12 @@ const issuer = `http://127.0.0.1:${server.address().port}`;
 const provider = new Provider(issuer, {
   clients: config.clients,
   jwks: { keys: [config.signing_key] },
-  scopes: ['openid', ...config.scopes],
+  scopes: ['openid', 'offline_access', ...config.scopes],
   features: {
-    devInteractions: { enabled: false },
+    // The provider's own login and consent forms (any login name signs in), and open registration:
+    // what an MCP client meets at a real provider, driven by the test like a browser.
+    devInteractions: { enabled: Boolean(config.interactive) },
+    registration: { enabled: Boolean(config.interactive) },
     clientCredentials: { enabled: true },
     introspection: { enabled: true, allowedPolicy: async () => true },
     resourceIndicators: {
