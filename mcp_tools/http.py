@@ -250,9 +250,17 @@ def _bad_request(status: int, message: str) -> Response:
 
 def oauth_guard(app: App) -> Any:
     """With `[http.oauth]`, the guard that accepts the authorization server's access tokens."""
-    if app.config.http.oauth is None:
+    settings = app.config.http.oauth
+    if settings is None:
         return None
+    import importlib.util
+
+    from mcp_tools.commands import pip_install
     from mcp_tools.oauth.guard import OAuthGuard
+
+    if importlib.util.find_spec("joserfc") is None:
+        raise ConfigError(f"[http.oauth] needs joserfc to check access tokens: {pip_install('oauth')}")
+    known_secrets.add_from_model(settings)
 
     def find_spec(name: str, namespace: str | None) -> Any:
         tool = app.find_tool(name, namespace)
@@ -269,7 +277,7 @@ def oauth_guard(app: App) -> Any:
         except Exception:  # a refusal stands whether or not its row could be written
             logger.exception("could not write the audit row for a refused request")
 
-    return OAuthGuard(app.config.http.oauth, find_spec, audit)
+    return OAuthGuard(settings, find_spec, audit)
 
 
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
