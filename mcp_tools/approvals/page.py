@@ -68,17 +68,32 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def new_login_link(store: PolicyStore, base_url: str, ttl_seconds: float) -> str:
-    """A one-time sign-in link; only the token's hash is stored."""
+def login_hash(token: str, principal: str | None) -> str:
+    """What is stored for a sign-in link: a link for one principal hashes the principal with the
+    token, so changing the `for` of a link makes a link that was never issued."""
+    return token_hash(token if principal is None else f"{token}\n{principal}")
+
+
+def new_login_link(store: PolicyStore, base_url: str, ttl_seconds: float, principal: str | None = None) -> str:
+    """A one-time sign-in link; only the token's hash is stored.
+
+    With `principal`, the browser it signs in sees and answers only that principal's approvals
+    (one person of several, e.g. an OAuth subject); without, it is the owner's and sees all.
+    """
     token = secrets.token_urlsafe(32)
-    store.add_page_login(token_hash(token), ttl_seconds)
-    return f"{base_url.rstrip('/')}/login?token={token}"
+    store.add_page_login(login_hash(token, principal), ttl_seconds)
+    query = urlencode({"token": token, **({"for": principal} if principal is not None else {})})
+    return f"{base_url.rstrip('/')}/login?{query}"
 
 
 @dataclass
 class Session:
     csrf: str
     expires: float
+    principal: str | None = None  # None: the owner, who sees every approval
+
+    def sees(self, approval: Approval) -> bool:
+        return self.principal is None or approval.principal == self.principal
 
 
 class Sessions:
@@ -88,13 +103,13 @@ class Sessions:
         self.lifetime = lifetime_seconds
         self._sessions: dict[str, Session] = {}
 
-    def start(self) -> tuple[str, Session]:
+    def start(self, principal: str | None = None) -> tuple[str, Session]:
         now = time.time()
         for key, session in list(self._sessions.items()):
             if session.expires <= now:
                 del self._sessions[key]
         cookie = secrets.token_urlsafe(32)
-        session = Session(csrf=secrets.token_urlsafe(32), expires=now + self.lifetime)
+        session = Session(csrf=secrets.token_urlsafe(32), expires=now + self.lifetime, principal=principal)
         self._sessions[token_hash(cookie)] = session
         return cookie, session
 
@@ -178,14 +193,20 @@ class ApprovalsPage:
 
     async def login(self, request: Request) -> Response:
         token = request.query_params.get("token", "")
-        if not token or len(token) > 200 or not self.store.use_page_login(token_hash(token)):
+        principal = request.query_params.get("for")
+        if (
+            not token
+            or len(token) > 200
+            or len(principal or "") > 1000
+            or not self.store.use_page_login(login_hash(token, principal))
+        ):
             return page_shell(
                 "Sign-in link not valid",
                 "<p>This sign-in link is unknown, used or expired. Run <code>mcp-tools approvals login</code> "
                 "for a new one.</p>",
                 status=403,
             )
-        cookie, _ = self.sessions.start()
+        cookie, _ = self.sessions.start(principal)
         target = root_of(request) + "/"
         response = page_shell(
             "Signed in",
@@ -265,6 +286,9 @@ class ApprovalsPage:
         approval_id, action = request.path_params["approval_id"], request.path_params["action"]
         if action not in ("approve", "deny") or not valid_id(approval_id):
             return refusal(request, 404, "no such action")
+        owned = self.store.get_approval(approval_id)
+        if owned is not None and not session.sees(owned):
+            return refusal(request, 404, f"no approval with id {approval_id}")  # another person's: not even there
         try:
             decided = self.decisions.decide(approval_id, action == "approve", "page")
         except LookupError:
@@ -279,12 +303,19 @@ class ApprovalsPage:
 
     def render(self, root: str, session: Session, focus: str | None = None, page: int = 1) -> str:
         now = self.store.clock()
-        count = self.store.count_pending()
+        mine = session.principal
+        count = self.store.count_pending(principal=mine)
         pages = max(1, -(-count // PAGE_SIZE))
         page = min(max(1, page), pages)
-        pending = self.store.pending_approvals((page - 1) * PAGE_SIZE, PAGE_SIZE)
+        pending = self.store.pending_approvals((page - 1) * PAGE_SIZE, PAGE_SIZE, principal=mine)
         focused = self.store.get_approval(focus) if focus else None
-        rows = [row for row in self.store.tail(200) if row.risk == "high" or row.approval_id][-RECENT:]
+        if focused is not None and not session.sees(focused):
+            focused = None
+        rows = [
+            row
+            for row in self.store.tail(200)
+            if (row.risk == "high" or row.approval_id) and (mine is None or row.principal == mine)
+        ][-RECENT:]
         ids = (
             [a.id for a in pending] + ([focused.id] if focused else []) + [r.approval_id for r in rows if r.approval_id]
         )
