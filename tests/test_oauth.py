@@ -28,6 +28,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.harness import failure, ok
 from tests.processes import ROOT, bearer, demo_config, free_port, http_server, run_cli
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -90,12 +91,12 @@ class Provider:
         self.issuer = issuer
         self.key = key
 
-    def token(self, resource: str, scope: str = "mcp:read mcp:write") -> str:
+    def token(self, resource: str, scope: str = "mcp:read mcp:write", client: str = "robot") -> str:
         """A real access token from the provider (client credentials, RFC 8707 resource)."""
         answer = httpx2.post(
             self.issuer + "/token",
             data={"grant_type": "client_credentials", "resource": resource, "scope": scope},
-            auth=("robot", SECRET),
+            auth=(client, SECRET),
         )
         assert answer.status_code == 200, answer.text
         return str(answer.json()["access_token"])
@@ -124,13 +125,14 @@ def running_provider(key: Any, port: int | None = None, interactive: bool = Fals
         "scopes": ["mcp:read", "mcp:write"],
         "clients": [
             {
-                "client_id": "robot",
+                "client_id": name,
                 "client_secret": SECRET,
                 "grant_types": ["client_credentials"],
                 "redirect_uris": [],
                 "response_types": [],
                 "scope": "mcp:read mcp:write",
             }
+            for name in ("robot", "other-robot")
         ],
         "resources": {OTHER_RESOURCE: {"scope": "mcp:read"}},
         "loopback_mcp": {"scope": "mcp:read mcp:write"},
@@ -229,6 +231,26 @@ async def test_a_real_access_token_signs_in_and_names_the_principal(
         assert not result.is_error
     rows = [row for row in audit_rows(config) if row["tool"] == "demo.echo"]
     assert rows and rows[-1]["principal"] == f"robot@{provider.issuer}"
+
+
+async def test_an_approval_is_bound_to_the_subject_that_asked(server: tuple[str, Path], provider: Provider) -> None:
+    base, config = server
+    arguments = {"target": "bound-to-robot"}
+    async with client_with(base, provider.token(RESOURCE)) as robot:
+        asked = failure(await robot.call_tool("demo_erase", arguments))
+        assert asked["kind"] == "approval_required"
+        assert run_cli(config, "approvals", "approve", asked["approval_id"]).returncode == 0
+        async with client_with(base, provider.token(RESOURCE, client="other-robot")) as other:
+            stolen = failure(await other.call_tool("demo_erase", arguments))
+        assert stolen["kind"] == "approval_required" and stolen["approval_id"] != asked["approval_id"]
+        assert ok(await robot.call_tool("demo_erase", arguments)) == {"erased": "bound-to-robot"}
+    rows = [row for row in audit_rows(config) if row.get("arguments") == arguments]
+    who = [(row["principal"].split("@")[0], row["decision"]) for row in rows]
+    assert who == [
+        ("robot", "approval_required"),
+        ("other-robot", "approval_required"),
+        ("robot", "approved_out_of_band"),
+    ]
 
 
 async def test_static_tokens_keep_working_beside_oauth(server: tuple[str, Path]) -> None:
