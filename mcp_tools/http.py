@@ -151,8 +151,11 @@ async def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def approval_routes(app: App, host: str, port: int, settings: TransportSecuritySettings) -> list[Any]:
-    """The approvals page at `/approvals` and, when configured, the Telegram webhook."""
+def approval_routes(
+    app: App, host: str, port: int, settings: TransportSecuritySettings, consent: Any = None
+) -> list[Any]:
+    """The approvals page at `/approvals` (where `consent` asks are answered) and, when configured,
+    the Telegram webhook."""
     from starlette.routing import Mount
 
     from mcp_tools.approvals import serve_page_here
@@ -161,7 +164,10 @@ def approval_routes(app: App, host: str, port: int, settings: TransportSecurityS
     shown = f"[{host}]" if ":" in host else host
     page = serve_page_here(app, settings, f"http://{shown}:{port}/approvals")
     if page is not None:
+        page.consent = consent
         routes.append(Mount("/approvals", app=page))
+    elif consent is not None:
+        raise ConfigError("[http.oauth] embedded = true needs the approvals page: set [approvals.page] enabled = true")
     telegram = next((c for c in app.out_of_band.channels if c.name == "telegram"), None)
     if telegram is not None and app.config.approvals.telegram and app.config.approvals.telegram.updates == "webhook":
         from mcp_tools.approvals.telegram import WEBHOOK_PATH, webhook_endpoint
@@ -277,7 +283,18 @@ def oauth_guard(app: App) -> Any:
         except Exception:  # a refusal stands whether or not its row could be written
             logger.exception("could not write the audit row for a refused request")
 
-    return OAuthGuard(settings, find_spec, audit)
+    embedded = None
+    if settings.embedded:
+        from mcp_tools.oauth.embedded import EmbeddedAuthorizationServer
+        from mcp_tools.oauth.store import OAuthStore
+
+        store = OAuthStore(app.environment.state_dir / "oauth.sqlite3")
+        issuer = settings.issuer_url
+        scopes = list(dict.fromkeys([*settings.required_scopes, *settings.scopes]))
+        embedded = EmbeddedAuthorizationServer(
+            store, issuer, settings.resource, issuer + "/approvals/consent", scopes, audit
+        )
+    return OAuthGuard(settings, find_spec, audit, embedded=embedded)
 
 
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
@@ -299,7 +316,8 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
         managers.append(manager)
         routes.append(Route(path, endpoint=StreamableHTTPASGIApp(manager)))
 
-    routes.extend(approval_routes(app, host, app.config.http.port if port is None else port, settings))
+    consent = oauth.embedded if oauth is not None else None
+    routes.extend(approval_routes(app, host, app.config.http.port if port is None else port, settings, consent))
     mount("/mcp", None)
     for name, namespace in app.namespaces.items():
         mount(f"/{name}/mcp", name)

@@ -152,6 +152,8 @@ class ApprovalsPage:
         self.origin_check = TransportSecurityMiddleware(security)
         # Behind a TLS-terminating proxy the request looks like plain HTTP; the public URL says otherwise.
         self.secure_cookie = bool(settings.url and settings.url.startswith("https://"))
+        # With `[http.oauth] embedded = true`: the authorization server whose consent asks are answered here.
+        self.consent: Any = None
         self._routes = self.app()
 
     def app(self) -> Starlette:
@@ -163,6 +165,8 @@ class ApprovalsPage:
             Route("/logout", self.logout, methods=["POST"]),
             Route("/a/{approval_id}/{action}", self.decide, methods=["POST"]),
             Route("/static/{name}", self.static, methods=["GET"]),
+            Route("/consent/{request_id}", self.consent_page, methods=["GET"]),
+            Route("/consent/{request_id}", self.consent_answer, methods=["POST"]),
         ]
         return Starlette(routes=routes)
 
@@ -298,6 +302,62 @@ class ApprovalsPage:
         if wants_json(request):
             return JSONResponse({"id": decided.id, "status": decided.status})
         return RedirectResponse(f"{root_of(request)}/a/{decided.id}", status_code=303)
+
+    # -- OAuth consent (the embedded authorization server) ---------------------------------
+
+    def _consent_of(self, request: Request) -> tuple[str, dict[str, Any]] | None:
+        request_id = request.path_params["request_id"]
+        if self.consent is None or len(request_id) > 64:
+            return None
+        found = self.consent.consent_request(request_id)
+        return None if found is None else (request_id, found)
+
+    async def consent_page(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None or session.principal is not None:
+            return page_shell(
+                "Sign in to allow a client",
+                "<p>An application asks to use your tools. Sign in with a link from "
+                "<code>mcp-tools approvals login --http</code>, then open this address again.</p>",
+                status=401,
+            )
+        found = self._consent_of(request)
+        if found is None:
+            return page_shell("Not found", "<p>This request is unknown, answered or expired.</p>", status=404)
+        request_id, asked = found
+        root = root_of(request)
+        redirect = urlsplit(asked["redirect_uri"])
+        scopes = ", ".join(asked["scopes"]) or "every tool"
+        body = (
+            f"<main><h2>Allow {e(str(asked.get('client_name') or 'an unnamed client')[:100])}?</h2>"
+            f"<p>It asks to use your tools with <strong>{e(scopes[:500])}</strong> and will receive the answer "
+            f"at <strong>{e(redirect.scheme)}://{e(redirect.netloc[:200])}</strong>.</p>"
+            f"<p>Client id: <code>{e(str(asked['client_id'])[:200])}</code></p>"
+            f'<form method="post" action="{e(root)}/consent/{e(request_id)}">'
+            f'<input type="hidden" name="{CSRF_FIELD}" value="{e(session.csrf)}">'
+            '<button type="submit" name="answer" value="allow">Allow</button> '
+            '<button type="submit" name="answer" value="deny">Deny</button></form></main>'
+        )
+        return page_shell("Allow a client", body, root=root)
+
+    async def consent_answer(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None or session.principal is not None:
+            return refusal(request, 401, "sign in first")
+        if not await csrf_ok(request, session):
+            return refusal(request, 403, "CSRF token missing or wrong")
+        answer = (await request.form()).get("answer")
+        if self.consent is None or answer not in ("allow", "deny"):
+            return refusal(request, 404, "no such answer")
+        target = self.consent.answer(request.path_params["request_id"][:64], answer == "allow")
+        if target is None:
+            return refusal(request, 404, "this request is unknown, answered or expired")
+        # A navigation, not a redirect of the form post: `form-action 'self'` would stop that one.
+        return page_shell(
+            "Returning to the application",
+            f'<p><a href="{e(target)}">Continue to the application</a>.</p>',
+            refresh=target,
+        )
 
     # -- rendering --------------------------------------------------------------------------
 

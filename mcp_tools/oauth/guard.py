@@ -26,6 +26,7 @@ from mcp_tools.oauth.settings import OAuthSettings
 METADATA_PREFIX = "/.well-known/oauth-protected-resource"
 MAX_INSPECTED_BODY = 4_000_000  # larger bodies pass on; the MCP server still hides out-of-reach tools
 UNAUTHENTICATED = "unauthenticated"
+AUTHORIZATION_SERVER_PATHS = ("/.well-known/oauth-authorization-server", "/authorize", "/token", "/register", "/revoke")
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,13 @@ class OAuthGuard:
         find_spec: Callable[[str, str | None], Any],
         audit: Audit,
         clock: Callable[[], float] = time.monotonic,
+        embedded: Any = None,
     ) -> None:
         from mcp.server.auth.routes import build_resource_metadata_url
 
         self.settings = settings
-        self.server = ResourceServer(settings)
+        self.embedded = embedded  # EmbeddedAuthorizationServer with `embedded = true`
+        self.server = ResourceServer(settings, embedded=embedded)
         self.find_spec = find_spec
         self.audit = audit
         self.clock = clock
@@ -84,17 +87,43 @@ class OAuthGuard:
         from mcp.server.auth.routes import create_protected_resource_routes
         from pydantic import AnyHttpUrl
 
-        scopes = list(dict.fromkeys([*self.settings.required_scopes, *self.settings.scopes]))
+        scopes = self.scopes_offered()
         # The issuer goes in as a string, so the model keeps it exactly (no added "/"): clients
         # compare it with the issuer the authorization server's metadata names.
-        return create_protected_resource_routes(
+        routes = create_protected_resource_routes(
             resource_url=AnyHttpUrl(self.settings.resource),
-            authorization_servers=[self.settings.issuer],  # type: ignore[list-item]
+            authorization_servers=[self.settings.issuer_url],  # type: ignore[list-item]
             scopes_supported=scopes or None,
             resource_name="mcp-tools",
         )
+        if self.embedded is not None:
+            routes += self.authorization_server_routes(scopes)
+        return routes
+
+    def scopes_offered(self) -> list[str]:
+        return list(dict.fromkeys([*self.settings.required_scopes, *self.settings.scopes]))
+
+    def authorization_server_routes(self, scopes: list[str]) -> list[Route]:
+        """The SDK's authorization-server routes, each refusal written to the audit log."""
+        from mcp.server.auth.routes import create_auth_routes
+        from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+
+        issuer = AuthSettings(issuer_url=self.settings.issuer_url, resource_server_url=None).issuer_url
+        routes = create_auth_routes(
+            self.embedded,
+            issuer_url=issuer,
+            client_registration_options=ClientRegistrationOptions(
+                enabled=True, valid_scopes=scopes or None, default_scopes=scopes or None
+            ),
+            revocation_options=RevocationOptions(enabled=True),
+        )
+        for route in routes:
+            route.app = _audited(route.app, route.path, self.audit)
+        return routes
 
     def is_public(self, path: str) -> bool:
+        if self.embedded is not None and path in AUTHORIZATION_SERVER_PATHS:
+            return True
         return path == METADATA_PREFIX or path.startswith(METADATA_PREFIX + "/")
 
     def challenge(self, status: int = 401, error: str | None = None, scope: str | None = None) -> Response:
@@ -228,3 +257,41 @@ def _replay(body: bytes, complete: bool, receive: Receive) -> Receive:
         return await receive()
 
     return replay
+
+
+def _audited(app: ASGIApp, path: str, audit: Audit) -> ASGIApp:
+    """Writes an audit row for every refusal of an authorization-server endpoint: an error
+    status with its `error`, or a redirect that carries `error=` back to the client."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        status = 0
+        location = ""
+        body = b""
+
+        async def watching(message: Message) -> None:
+            nonlocal status, location, body
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"location":
+                        location = value.decode("latin-1")
+            elif message["type"] == "http.response.body" and status >= 400 and len(body) < 4096:
+                body += message.get("body", b"")
+            await send(message)
+
+        await app(scope, receive, watching)
+        error = None
+        if status >= 400:
+            try:
+                error = json.loads(body).get("error_description") or json.loads(body).get("error")
+            except (ValueError, AttributeError):
+                error = f"status {status}"
+        elif 300 <= status < 400 and "error=" in location:
+            from urllib.parse import parse_qs, urlsplit
+
+            query = parse_qs(urlsplit(location).query)
+            error = (query.get("error_description") or query.get("error") or ["refused"])[0]
+        if error:
+            audit(UNAUTHENTICATED, "-", "oauth_refused", f"{path}: {str(error)[:300]}")
+
+    return wrapped

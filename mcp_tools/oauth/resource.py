@@ -61,9 +61,11 @@ def principal_for(issuer: str, subject: str) -> str:
 class ResourceServer:
     """Verifies access tokens for `[http.oauth]`; one per HTTP app, shared by every request."""
 
-    def __init__(self, settings: OAuthSettings, clock: Any = time.time) -> None:
+    def __init__(self, settings: OAuthSettings, clock: Any = time.time, embedded: Any = None) -> None:
         self.settings = settings
+        self.issuer = settings.issuer_url
         self.clock = clock
+        self.embedded = embedded  # an EmbeddedAuthorizationServer: it knows its own tokens
         self._issuer: IssuerInfo | None = None
         self._keys = KeyCache()
         self._lock = asyncio.Lock()
@@ -81,6 +83,20 @@ class ResourceServer:
         """The token's facts, or `TokenRefused` saying why not."""
         if not token or len(token) > MAX_TOKEN_CHARS:
             raise TokenRefused("malformed token")
+        if self.embedded is not None:
+            found = await self.embedded.load_access_token(token)
+            if found is None:
+                raise TokenRefused("unknown, expired or revoked token")
+            return self._accept(
+                {
+                    "iss": self.issuer,
+                    "sub": found.subject,
+                    "aud": found.resource,
+                    "exp": found.expires_at,
+                    "scope": " ".join(found.scopes),
+                    "client_id": found.client_id,
+                }
+            )
         if token.count(".") == 2:
             return await self._check_jwt(token)
         if self.settings.introspection_client_id is not None:
@@ -108,7 +124,7 @@ class ResourceServer:
         subject = claims.get("sub")
         issuer = claims.get("iss")
         claimed = principal_for(str(issuer), str(subject)) if subject is not None else None
-        if issuer != settings.issuer:
+        if issuer != self.issuer:
             raise TokenRefused("wrong issuer", claimed)
         audience = claims.get("aud")
         audiences = [audience] if isinstance(audience, str) else audience if isinstance(audience, list) else []
@@ -163,7 +179,7 @@ class ResourceServer:
             raise TokenRefused("introspection failed")
         if claims.get("active") is not True:
             raise TokenRefused("token is not active")
-        claims.setdefault("iss", self.settings.issuer)
+        claims.setdefault("iss", self.issuer)
         if not claims.get("sub") and isinstance(claims.get("client_id"), str):
             claims["sub"] = claims["client_id"]  # a client acting for itself (client credentials)
         return self._accept(claims)
@@ -177,7 +193,7 @@ class ResourceServer:
 
         metadata: dict[str, Any] | None = None
         async with httpx.AsyncClient(timeout=METADATA_TIMEOUT, trust_env=False) as client:
-            for url in metadata_urls(self.settings.issuer):
+            for url in metadata_urls(self.issuer):
                 try:
                     answer = await client.get(url, headers={"Accept": "application/json"})
                 except httpx.HTTPError as exc:
@@ -188,7 +204,7 @@ class ResourceServer:
                         found = answer.json()
                     except ValueError:
                         continue
-                    if isinstance(found, dict) and found.get("issuer") == self.settings.issuer:
+                    if isinstance(found, dict) and found.get("issuer") == self.issuer:
                         metadata = found
                         break
         if metadata is None:

@@ -16,7 +16,10 @@ REACH_ENTRY = re.compile(r"^(\*|read_only|[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)?)$"
 class OAuthSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    issuer: str = Field(description="The authorization server's issuer identifier (its metadata names it).")
+    issuer: str | None = Field(
+        default=None, description="The authorization server's issuer identifier (its metadata names it)."
+    )
+    embedded: bool = Field(default=False, description="Be the authorization server too (for one person).")
     resource: str = Field(description="This server's canonical URI, e.g. https://mcp.example.org/mcp.")
     scopes: dict[str, list[str]] = Field(
         default_factory=dict,
@@ -32,7 +35,9 @@ class OAuthSettings(BaseModel):
 
     @field_validator("issuer", "resource")
     @classmethod
-    def _check_url(cls, value: str) -> str:
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         parts = urlsplit(value)
         if parts.scheme not in ("https", "http") or not parts.hostname:
             raise ValueError("must be an https:// URL")
@@ -64,12 +69,22 @@ class OAuthSettings(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _introspection_pair(self) -> OAuthSettings:
+    def _check_issuer(self) -> OAuthSettings:
         if (self.introspection_client_id is None) != (self.introspection_client_secret is None):
             raise ValueError("set both introspection_client_id and introspection_client_secret, or neither")
+        if self.embedded and self.issuer is not None and self.issuer != self.embedded_issuer:
+            raise ValueError(f"with embedded = true the issuer is this server ({self.embedded_issuer}): leave it out")
+        if not self.embedded and self.issuer is None:
+            raise ValueError("set issuer (your authorization server) or embedded = true")
         return self
 
     @property
-    def issuer_key(self) -> str:
-        """The issuer as tokens carry it; a trailing slash is part of the identifier (RFC 8414)."""
-        return self.issuer
+    def embedded_issuer(self) -> str:
+        """This server's own origin, the issuer of an embedded authorization server."""
+        parts = urlsplit(self.resource)
+        return f"{parts.scheme}://{parts.netloc}"
+
+    @property
+    def issuer_url(self) -> str:
+        """The issuer tokens must name: the configured one, or this server when embedded."""
+        return self.embedded_issuer if self.embedded else str(self.issuer)

@@ -1,0 +1,213 @@
+"""An authorization server of its own, for the one person who runs this server.
+
+Built on the SDK's authorization-server routes (`create_auth_routes`: metadata, authorize,
+token, register, revoke), which check PKCE (S256 only), the redirect URI and the client; this
+module is the `OAuthAuthorizationServerProvider` behind them. The person consents on the
+approvals page, signed in as usual; codes are single use, refresh tokens rotate, and a refresh
+token used again after its rotation revokes every token of that consent (it was stolen, or
+its copy was). Everything lives in `OAuthStore`, hashed.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    AuthorizeError,
+    RefreshToken,
+    TokenError,
+    construct_redirect_uri,
+)
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+from mcp_tools.oauth.store import OAuthStore
+
+OWNER = "owner"  # the one person an embedded server signs in
+CODE_SECONDS = 300
+CONSENT_SECONDS = 600
+ACCESS_SECONDS = 3600
+REFRESH_SECONDS = 30 * 24 * 3600
+MAX_CLIENTS = 200
+
+Audit = Callable[[str, str, str, str], None]  # principal, tool, decision, outcome
+
+
+class EmbeddedAuthorizationServer:
+    def __init__(
+        self,
+        store: OAuthStore,
+        issuer: str,
+        resource: str,
+        consent_url: str,
+        scopes: list[str],
+        audit: Audit,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.issuer = issuer
+        self.resource = resource
+        self.consent_url = consent_url.rstrip("/")
+        self.scopes = scopes
+        self.audit = audit
+        self.clock = clock
+
+    # -- clients ---------------------------------------------------------------------------------
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        info = self.store.get_client(client_id)
+        return None if info is None else OAuthClientInformationFull.model_validate(info)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        if self.store.count_clients() >= MAX_CLIENTS:
+            from mcp.server.auth.provider import RegistrationError
+
+            raise RegistrationError("invalid_client_metadata", "too many registered clients; revoke some first")
+        assert client_info.client_id is not None
+        self.store.put_client(client_info.client_id, client_info.model_dump(mode="json", exclude_none=True))
+
+    # -- authorization: the person consents on the approvals page ----------------------------------
+
+    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        if params.resource is not None and params.resource != self.resource:
+            raise AuthorizeError("invalid_request", f"this server issues tokens for {self.resource} only")
+        request_id = secrets.token_urlsafe(24)
+        scopes = params.scopes if params.scopes else list(self.scopes)
+        self.store.put_request(
+            request_id,
+            {
+                "client_id": client.client_id,
+                "client_name": client.client_name,
+                "state": params.state,
+                "scopes": scopes,
+                "code_challenge": params.code_challenge,
+                "redirect_uri": str(params.redirect_uri),
+                "redirect_uri_provided_explicitly": params.redirect_uri_provided_explicitly,
+            },
+            CONSENT_SECONDS,
+        )
+        return f"{self.consent_url}/{request_id}"
+
+    def consent_request(self, request_id: str) -> dict[str, Any] | None:
+        return self.store.get_request(request_id)
+
+    def answer(self, request_id: str, allow: bool) -> str | None:
+        """Where the browser goes next: back to the client with a code, or with access_denied."""
+        request = self.store.take_request(request_id)
+        if request is None:
+            return None
+        if not allow:
+            self.audit(OWNER, "-", "oauth_consent_denied", f"client {request['client_id']}")
+            return construct_redirect_uri(
+                request["redirect_uri"], error="access_denied", state=request["state"], iss=self.issuer
+            )
+        code = secrets.token_urlsafe(32)
+        data = AuthorizationCode(
+            code="",
+            scopes=request["scopes"],
+            expires_at=self.clock() + CODE_SECONDS,
+            client_id=request["client_id"],
+            code_challenge=request["code_challenge"],
+            redirect_uri=request["redirect_uri"],
+            redirect_uri_provided_explicitly=request["redirect_uri_provided_explicitly"],
+            resource=self.resource,
+            subject=OWNER,
+        )
+        family = uuid.uuid4().hex
+        self.store.put_grant(code, "code", request["client_id"], family, data.model_dump(mode="json"), CODE_SECONDS)
+        return construct_redirect_uri(request["redirect_uri"], code=code, state=request["state"], iss=self.issuer)
+
+    # -- codes and tokens ----------------------------------------------------------------------------
+
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> AuthorizationCode | None:
+        found = self.store.get_grant(authorization_code, "code")
+        if found is None:
+            return None
+        data, family, used = found
+        if used:  # a replayed code: what it bought is revoked too (OAuth 2.1 §4.1.3)
+            self.store.revoke_family(family)
+            self.audit(OWNER, "-", "oauth_refused", f"authorization code replayed by client {client.client_id}")
+            return None
+        if data["client_id"] != client.client_id:
+            self.audit(OWNER, "-", "oauth_refused", "authorization code presented by another client")
+            return None
+        return AuthorizationCode.model_validate({**data, "code": authorization_code})
+
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
+        if not self.store.use_grant(authorization_code.code, "code"):
+            self.audit(OWNER, "-", "oauth_refused", f"authorization code replayed by client {client.client_id}")
+            raise TokenError("invalid_grant", "authorization code already used")
+        family = self.store.family_of(authorization_code.code) or uuid.uuid4().hex
+        return self._issue(client, authorization_code.scopes, family)
+
+    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+        found = self.store.get_grant(refresh_token, "refresh")
+        if found is None:
+            return None
+        data, family, used = found
+        if used:  # reused after rotation: whoever holds the family is not to be trusted
+            self.store.revoke_family(family)
+            self.audit(OWNER, "-", "oauth_refused", f"refresh token reused after rotation by client {client.client_id}")
+            return None
+        if data["client_id"] != client.client_id:
+            self.audit(OWNER, "-", "oauth_refused", "refresh token presented by another client")
+            return None
+        return RefreshToken.model_validate({**data, "token": refresh_token})
+
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
+        family = self.store.family_of(refresh_token.token)
+        if family is None or not self.store.use_grant(refresh_token.token, "refresh"):
+            if family is not None:
+                self.store.revoke_family(family)
+            self.audit(OWNER, "-", "oauth_refused", f"refresh token reused after rotation by client {client.client_id}")
+            raise TokenError("invalid_grant", "refresh token already used")
+        if any(scope not in refresh_token.scopes for scope in scopes):
+            raise TokenError("invalid_scope", "a refresh cannot widen the scopes")
+        return self._issue(client, scopes or refresh_token.scopes, family)
+
+    def _issue(self, client: OAuthClientInformationFull, scopes: list[str], family: str) -> OAuthToken:
+        assert client.client_id is not None
+        access, refresh = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+        now = self.clock()
+        common = {"client_id": client.client_id, "scopes": scopes, "resource": self.resource, "subject": OWNER}
+        self.store.put_grant(
+            access,
+            "access",
+            client.client_id,
+            family,
+            {**common, "expires_at": int(now + ACCESS_SECONDS), "token": ""},
+            ACCESS_SECONDS,
+        )
+        self.store.put_grant(
+            refresh,
+            "refresh",
+            client.client_id,
+            family,
+            {**common, "expires_at": int(now + REFRESH_SECONDS), "token": ""},
+            REFRESH_SECONDS,
+        )
+        return OAuthToken(access_token=access, expires_in=ACCESS_SECONDS, scope=" ".join(scopes), refresh_token=refresh)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        found = self.store.get_grant(token, "access")
+        if found is None:
+            return None
+        data, _, _ = found
+        return AccessToken.model_validate({**data, "token": token, "claims": {"iss": self.issuer}})
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        family = self.store.family_of(token.token)
+        if family is not None:
+            self.store.revoke_family(family)
