@@ -12,6 +12,7 @@ import json
 import re
 import secrets
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urljoin, urlsplit
@@ -290,3 +291,145 @@ def test_consent_needs_the_owners_sign_in(server: Server) -> None:
         f"{server.base}/approvals/consent/{request_id}", data={"answer": "allow"}, headers={"Origin": server.base}
     )
     assert post.status_code == 401
+
+
+# -- Client ID Metadata Documents ---------------------------------------------------------------
+
+
+def tls_files(directory: Path) -> tuple[Path, Path, Path]:
+    """A CA and a certificate for 127.0.0.1 it signed: (ca.pem, cert.pem, key.pem)."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mcp-tools test CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    paths = directory / "ca.pem", directory / "cert.pem", directory / "key.pem"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    paths[2].write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return paths
+
+
+@contextmanager
+def documents_served(directory: Path, documents: dict[str, dict[str, Any]]) -> Iterator[tuple[str, Path]]:
+    """An https server on 127.0.0.1 answering each path with its JSON document; yields (base, ca.pem)."""
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    ca, cert, key = tls_files(directory)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            document = documents.get(self.path)
+            body = json.dumps(document).encode()
+            self.send_response(200 if document is not None else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{httpd.server_address[1]}", ca
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+async def test_a_client_named_by_its_metadata_document_signs_in(tmp_path: Path) -> None:
+    from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
+    from pydantic import AnyUrl
+
+    documents: dict[str, dict[str, Any]] = {}
+    with documents_served(tmp_path, documents) as (origin, ca):
+        client_id = origin + "/client.json"
+        documents["/client.json"] = {
+            "client_id": client_id,
+            "client_name": "A client by its document",
+            "redirect_uris": [REDIRECT_URI],
+            "token_endpoint_auth_method": "none",
+        }
+        documents["/impostor.json"] = {"client_id": client_id, "redirect_uris": [REDIRECT_URI]}
+        port = free_port()
+        config = demo_config(tmp_path, f'[http.oauth]\nembedded = true\nresource = "http://127.0.0.1:{port}/mcp"\n')
+        with http_server(config, port=port, SSL_CERT_FILE=str(ca)) as base:
+            server = Server(base, config)
+            metadata = httpx2.get(base + "/.well-known/oauth-authorization-server").json()
+            assert metadata["client_id_metadata_document_supported"] is True
+            browser = server.browser()
+            answered: dict[str, str] = {}
+
+            async def open_in_browser(url: str) -> None:
+                answered.update(server.consent(browser, url))
+
+            async def callback() -> AuthorizationCodeResult:
+                return AuthorizationCodeResult(
+                    code=answered["code"], state=answered.get("state"), iss=answered.get("iss")
+                )
+
+            auth = OAuthClientProvider(
+                server_url=server.resource,
+                client_metadata=OAuthClientMetadata(
+                    redirect_uris=[AnyUrl(REDIRECT_URI)], token_endpoint_auth_method="none"
+                ),
+                storage=MemoryStorage(),
+                redirect_handler=open_in_browser,
+                callback_handler=callback,
+                client_metadata_url=client_id,
+            )
+            async with (
+                httpx2.AsyncClient(auth=auth, timeout=30) as http,
+                Client(streamable_http_client(server.resource, http_client=http)) as client,  # type: ignore[arg-type]
+            ):
+                try:
+                    result = await client.call_tool("demo_echo", {"text": "hi"})
+                except Exception as exc:
+                    raise AssertionError(
+                        repr(getattr(exc, "message", exc)) + repr(getattr(exc, "data", None))
+                    ) from None
+                assert not result.is_error
+            _, challenge = pkce()
+            impostor = httpx2.get(authorize_url(server, origin + "/impostor.json", challenge))
+            assert impostor.status_code == 400  # a document that names another URL is nobody
+            assert any("does not name its own URL" in r for r in server.refusals())

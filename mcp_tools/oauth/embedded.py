@@ -10,6 +10,7 @@ its copy was). Everything lives in `OAuthStore`, hashed.
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 import uuid
@@ -35,6 +36,8 @@ CONSENT_SECONDS = 600
 ACCESS_SECONDS = 3600
 REFRESH_SECONDS = 30 * 24 * 3600
 MAX_CLIENTS = 200
+MAX_METADATA_DOCUMENT_BYTES = 5120
+METADATA_DOCUMENT_SECONDS = 300  # how long a fetched Client ID Metadata Document is trusted
 
 Audit = Callable[[str, str, str, str], None]  # principal, tool, decision, outcome
 
@@ -57,12 +60,80 @@ class EmbeddedAuthorizationServer:
         self.scopes = scopes
         self.audit = audit
         self.clock = clock
+        self._documents: dict[str, tuple[float, OAuthClientInformationFull]] = {}
 
     # -- clients ---------------------------------------------------------------------------------
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if client_id.startswith("https://"):
+            return await self._metadata_document(client_id)
         info = self.store.get_client(client_id)
         return None if info is None else OAuthClientInformationFull.model_validate(info)
+
+    async def _metadata_document(self, url: str) -> OAuthClientInformationFull | None:
+        """A Client ID Metadata Document: the client is the URL, described by what it serves there.
+
+        Fetched like any outbound request (no private addresses, no redirects, small), except
+        that an issuer on loopback (a test, a laptop) may fetch from loopback too.
+        """
+        cached = self._documents.get(url)
+        if cached is not None and self.clock() - cached[0] < METADATA_DOCUMENT_SECONDS:
+            return cached[1]
+        import ipaddress
+        import ssl
+        from urllib.parse import urlsplit
+
+        from mcp_tools.net import is_loopback
+        from mcp_tools.outbound import OutboundPolicy, fetch
+        from mcp_tools.tooling import ToolFailure
+
+        parts = urlsplit(url)
+        if not parts.hostname or parts.path in ("", "/") or parts.fragment or parts.username:
+            self.audit(OWNER, "-", "oauth_refused", "client id URL is not a metadata document address")
+            return None
+        loopback = is_loopback(urlsplit(self.issuer).hostname)
+        networks = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")) if loopback else ()
+        policy = OutboundPolicy(allow_hosts=("*",), allow_networks=networks, allow_plain_http=False)
+        try:
+            answer = await fetch(
+                method="GET",
+                url=url,
+                headers={"Accept": "application/json"},
+                body=None,
+                policy=policy,
+                max_bytes=MAX_METADATA_DOCUMENT_BYTES,
+                timeout=5,
+                verify=ssl.create_default_context(),  # the system's trust store (and SSL_CERT_FILE)
+            )
+            document = json.loads(answer.body) if answer.status == 200 and not answer.truncated else None
+        except (ToolFailure, ValueError) as exc:
+            self.audit(OWNER, "-", "oauth_refused", f"client metadata document unreadable ({type(exc).__name__})")
+            return None
+        if not isinstance(document, dict) or document.get("client_id") != url:
+            self.audit(OWNER, "-", "oauth_refused", "client metadata document does not name its own URL")
+            return None
+        method = document.get("token_endpoint_auth_method", "none")
+        if method != "none" or "client_secret" in document:
+            self.audit(OWNER, "-", "oauth_refused", "client metadata document asks for a shared secret")
+            return None
+        try:
+            client = OAuthClientInformationFull.model_validate(
+                {
+                    "client_id": url,
+                    "redirect_uris": document.get("redirect_uris"),
+                    "client_name": document.get("client_name"),
+                    "client_uri": document.get("client_uri"),
+                    "token_endpoint_auth_method": "none",
+                    "grant_types": ["authorization_code", "refresh_token"],
+                    "response_types": ["code"],
+                    "scope": document.get("scope"),
+                }
+            )
+        except ValueError:
+            self.audit(OWNER, "-", "oauth_refused", "client metadata document is not valid client metadata")
+            return None
+        self._documents[url] = (self.clock(), client)
+        return client
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         if self.store.count_clients() >= MAX_CLIENTS:

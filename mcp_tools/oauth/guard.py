@@ -37,10 +37,12 @@ class Reach:
     scopes: frozenset[str] | None
 
     def allows(self, spec: Any) -> bool:
-        return self.scopes is None or not self.settings.scopes or self.scope_for(spec) is None
+        return self.scope_for(spec) is None
 
     def scope_for(self, spec: Any) -> str | None:
         """None when the caller reaches the tool, else a scope that would reach it."""
+        if self.scopes is None or not self.settings.scopes:
+            return None  # a static token, or no scopes configured: every tool
         wanted = [scope for scope, entries in self.settings.scopes.items() if _reaches(entries, spec)]
         if self.scopes is None or any(scope in self.scopes for scope in wanted):
             return None
@@ -117,7 +119,20 @@ class OAuthGuard:
             ),
             revocation_options=RevocationOptions(enabled=True),
         )
+        from mcp.server.auth.handlers.metadata import MetadataHandler
+        from mcp.server.auth.routes import build_metadata, cors_middleware
+
+        # Client ID Metadata Documents are served too (a client_id that is an https URL).
+        metadata = build_metadata(
+            issuer,
+            None,
+            ClientRegistrationOptions(enabled=True, valid_scopes=scopes or None),
+            RevocationOptions(enabled=True),
+        )
+        metadata.client_id_metadata_document_supported = True
         for route in routes:
+            if route.path == "/.well-known/oauth-authorization-server":
+                route.app = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])
             route.app = _audited(route.app, route.path, self.audit)
         return routes
 
