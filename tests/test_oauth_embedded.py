@@ -433,3 +433,33 @@ async def test_a_client_named_by_its_metadata_document_signs_in(tmp_path: Path) 
             impostor = httpx2.get(authorize_url(server, origin + "/impostor.json", challenge))
             assert impostor.status_code == 400  # a document that names another URL is nobody
             assert any("does not name its own URL" in r for r in server.refusals())
+
+
+def test_the_person_sees_the_clients_signed_in_and_revokes_one(server: Server) -> None:
+    client_id = register(server)
+    verifier, challenge = pkce()
+    tokens = exchange(server, client_id, code_for(server, client_id, challenge), verifier).json()
+    assert signs_in(server, tokens["access_token"])
+    browser = server.browser()
+    page = browser.get(server.base + "/approvals/").text
+    assert client_id in page and "attack tests" in page
+    assert "<b>client</b>" not in page  # a client's own name is shown escaped, never as markup
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert csrf
+    forged = httpx2.post(
+        server.base + "/approvals/clients/revoke",
+        data={"csrf": csrf[1], "client_id": client_id},
+        headers={"Origin": server.base},
+    )
+    assert forged.status_code == 401 and signs_in(server, tokens["access_token"])  # no session, no revocation
+    revoked = browser.post(
+        server.base + "/approvals/clients/revoke",
+        data={"csrf": csrf[1], "client_id": client_id},
+        headers={"Origin": server.base},
+        follow_redirects=False,
+    )
+    assert revoked.status_code == 303
+    assert not signs_in(server, tokens["access_token"])
+    assert refresh(server, client_id, tokens["refresh_token"]).status_code in (400, 401)
+    assert client_id not in browser.get(server.base + "/approvals/").text
+    assert any(r["decision"] == "oauth_client_revoked" for r in server.audit())

@@ -167,6 +167,7 @@ class ApprovalsPage:
             Route("/static/{name}", self.static, methods=["GET"]),
             Route("/consent/{request_id}", self.consent_page, methods=["GET"]),
             Route("/consent/{request_id}", self.consent_answer, methods=["POST"]),
+            Route("/clients/revoke", self.revoke_client, methods=["POST"]),
         ]
         return Starlette(routes=routes)
 
@@ -359,6 +360,37 @@ class ApprovalsPage:
             refresh=target,
         )
 
+    async def revoke_client(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None or session.principal is not None:
+            return refusal(request, 401, "sign in first")
+        if not await csrf_ok(request, session):
+            return refusal(request, 403, "CSRF token missing or wrong")
+        client_id = (await request.form()).get("client_id")
+        if self.consent is None or not isinstance(client_id, str) or len(client_id) > 2000:
+            return refusal(request, 404, "no such client")
+        self.consent.revoke_client(client_id)
+        return RedirectResponse(root_of(request) + "/", status_code=303)
+
+    def _clients_section(self, root: str, session: Session) -> str:
+        """The applications signed in through the embedded authorization server, each revocable."""
+        if self.consent is None or session.principal is not None:
+            return ""
+        clients = self.consent.clients()
+        parts = ['<section class="clients"><h2>Applications signed in</h2>']
+        if not clients:
+            parts.append('<p class="empty">No application is signed in.</p>')
+        for client_id, name in clients:
+            parts.append(
+                f'<form method="post" action="{e(root)}/clients/revoke" class="client">'
+                f"<strong>{e(name[:100])}</strong> <code>{e(client_id[:200])}</code> "
+                f'<input type="hidden" name="{CSRF_FIELD}" value="{e(session.csrf)}">'
+                f'<input type="hidden" name="client_id" value="{e(client_id)}">'
+                '<button type="submit">Revoke</button></form>'
+            )
+        parts.append("</section>")
+        return "".join(parts)
+
     # -- rendering --------------------------------------------------------------------------
 
     def render(self, root: str, session: Session, focus: str | None = None, page: int = 1) -> str:
@@ -416,6 +448,7 @@ class ApprovalsPage:
                 )
             parts.append("</tbody></table>")
         parts.append("</section>")
+        parts.append(self._clients_section(root, session))
         return "".join(parts)
 
     def _pager(self, root: str, page: int, pages: int, count: int) -> str:

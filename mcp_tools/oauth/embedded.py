@@ -143,6 +143,21 @@ class EmbeddedAuthorizationServer:
         assert client_info.client_id is not None
         self.store.put_client(client_info.client_id, client_info.model_dump(mode="json", exclude_none=True))
 
+    def clients(self) -> list[tuple[str, str]]:
+        """(client_id, name) of every client registered or holding tokens, for the approvals page."""
+        found = []
+        for client_id, info in self.store.clients_in_use():
+            document = self._documents.get(client_id)
+            name = (info or {}).get("client_name") or (document[1].client_name if document else None)
+            found.append((client_id, str(name or "an unnamed client")))
+        return found
+
+    def revoke_client(self, client_id: str) -> None:
+        """The person revoked it: its registration and every token it holds are gone."""
+        self.store.forget_client(client_id)
+        self._documents.pop(client_id, None)
+        self.audit(OWNER, "-", "oauth_client_revoked", f"client {client_id[:200]}")
+
     # -- authorization: the person consents on the approvals page ----------------------------------
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:

@@ -77,6 +77,22 @@ class OAuthStore:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM clients").fetchone()[0])
 
+    def clients_in_use(self) -> list[tuple[str, dict[str, Any] | None]]:
+        """Registered clients and clients holding live tokens, with what they registered."""
+        now = self.clock()
+        with self._lock:
+            registered = dict(self._db.execute("SELECT client_id, info FROM clients").fetchall())
+            holding = [
+                row[0]
+                for row in self._db.execute(
+                    "SELECT DISTINCT client_id FROM grants WHERE kind!='code' AND revoked IS NULL AND expires>?", (now,)
+                ).fetchall()
+            ]
+        ids = list(dict.fromkeys([*registered, *holding]))
+        return [
+            (client_id, json.loads(registered[client_id]) if client_id in registered else None) for client_id in ids
+        ]
+
     def forget_client(self, client_id: str) -> None:
         """The client is gone and every token it holds stops working."""
         now = self.clock()
