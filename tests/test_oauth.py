@@ -277,6 +277,18 @@ async def test_a_read_scope_lists_only_read_tools_and_a_write_call_gets_403(
     assert any(r["decision"] == "insufficient_scope" and r["tool"] == "demo.note" for r in audit_rows(config))
 
 
+def test_a_read_scope_cannot_run_tools_as_text_calls(server: tuple[str, Path], provider: Provider) -> None:
+    base, config = server
+    reply = '<tool_call>{"name": "demo_note", "arguments": {"key": "k", "text": "t"}}</tool_call>'
+    narrow = httpx2.post(
+        base + "/text-calls", json={"reply": reply}, headers=bearer(provider.token(RESOURCE, "mcp:read"))
+    )
+    assert narrow.status_code == 403 and 'scope="mcp:write"' in narrow.headers["www-authenticate"]
+    wide = httpx2.post(base + "/text-calls", json={"reply": reply}, headers=bearer(provider.token(RESOURCE)))
+    assert wide.status_code == 200
+    assert any(r["decision"] == "insufficient_scope" and "/text-calls" in r["outcome"] for r in audit_rows(config))
+
+
 def _now() -> int:
     return int(time.time())
 

@@ -48,6 +48,16 @@ class Reach:
             return None
         return wanted[0] if wanted else next(iter(self.settings.scopes))
 
+    def whole_scope(self) -> str | None:
+        """None when the caller reaches every tool, else a scope that does (for paths beside MCP,
+        such as `/text-calls`, which can run any tool)."""
+        if self.scopes is None or not self.settings.scopes:
+            return None
+        whole = [scope for scope, entries in self.settings.scopes.items() if "*" in entries]
+        if any(scope in self.scopes for scope in whole):
+            return None
+        return whole[0] if whole else " ".join(self.settings.scopes)
+
 
 def _reaches(entries: list[str], spec: Any) -> bool:
     for entry in entries:
@@ -186,6 +196,12 @@ class OAuthGuard:
             reach = Reach(self.settings, frozenset(token.scopes))
         scope[PRINCIPAL_SCOPE_KEY] = principal
         scope[REACH_SCOPE_KEY] = reach
+        if not scope["path"].endswith("/mcp"):
+            wanted = reach.whole_scope()
+            if wanted is not None:  # text calls, ingest endpoints: they reach past the tool list
+                self.audit(principal, "-", "insufficient_scope", f"{scope['path'][:100]} needs scope {wanted}")
+                await self.challenge(403, "insufficient_scope", wanted)(scope, receive, send)
+                return
         if scope.get("method") == "POST" and scope["path"].endswith("/mcp"):
             body, complete = await _read_body(receive)
             if complete:
