@@ -346,6 +346,13 @@ def principal_of(ctx: ServerRequestContext[Any, Any], default: str) -> str:
     return default
 
 
+def reach_of(ctx: ServerRequestContext[Any, Any]) -> Callable[[Any], bool] | None:
+    """What the caller's OAuth scopes reach, as the gate asks it of each spec; None: everything."""
+    scope = getattr(ctx.request, "scope", None)
+    reach = scope.get(REACH_SCOPE_KEY) if isinstance(scope, dict) else None
+    return None if reach is None else reach.allows
+
+
 def reaches(ctx: ServerRequestContext[Any, Any], tool: Any) -> bool:
     """Whether the caller's OAuth scopes reach the tool; callers without scopes reach all."""
     scope = getattr(ctx.request, "scope", None)
@@ -487,6 +494,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             asker=_asker(ctx, params),
             progress=progress_reporter(ctx),
             client=client_of(ctx),
+            reaches=reach_of(ctx),
         )
         client = view(ctx) if dynamic else None
         tool = app.find_tool(params.name, namespace)
