@@ -289,9 +289,13 @@ def _page(service: HttpService, stored: StoredResponse, offset: int, max_chars: 
             next_offset=end if end < len(text) else None,
         )
     if len(stored.body) > service.config.max_base64_bytes:
-        return RequestResult(**common, encoding="omitted", body="", offset=0, total=len(stored.body), next_offset=None)
+        return RequestResult(
+            **common, encoding="omitted", body="", offset=0, total=len(stored.body), next_offset=None
+        )
     encoded = base64.b64encode(stored.body).decode("ascii")
-    return RequestResult(**common, encoding="base64", body=encoded, offset=0, total=len(stored.body), next_offset=None)
+    return RequestResult(
+        **common, encoding="base64", body=encoded, offset=0, total=len(stored.body), next_offset=None
+    )
 
 
 def _response_headers(service: HttpService, result: FetchResult) -> dict[str, str]:

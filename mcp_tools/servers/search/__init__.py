@@ -154,7 +154,7 @@ def render(result: AllResult) -> str:
     if not result.results:
         lines.append("No results.")
     for number, hit in enumerate(result.results, start=1):
-        ((argument, value),) = hit.arguments.items()
+        (argument, value), = hit.arguments.items()
         lines.append(f"[{number}] {hit.namespace}: {hit.title}  ({hit.tool} {argument}={value!r})")
         if hit.snippet:
             lines.append(f"    {hit.snippet}")
@@ -189,3 +189,5 @@ NAMESPACE: Namespace[SearchService] = Namespace(
     tools=TOOLS,
     status=lambda service: f"searches: {', '.join(service.sources)} (each within {service.config.timeout_seconds:g} s)",
 )
+
+
