@@ -251,6 +251,13 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     serve_page.set_defaults(handler=cmd_approvals_serve)
     login = sub.add_parser("login", help="print a one-time sign-in link for the approvals page")
     login.add_argument("--http", action="store_true", help="for the page of `serve --http` (at [http] host:port)")
+    login.add_argument(
+        "--for",
+        dest="principal",
+        metavar="PRINCIPAL",
+        help="a link for one person: it shows and answers only that principal's approvals "
+        "(a token's name, or subject@issuer for OAuth)",
+    )
     login.set_defaults(handler=cmd_approvals_login)
     approvals.set_defaults(handler=cmd_approvals_list, all=False, json=False)
 
@@ -822,7 +829,7 @@ def cmd_approvals_login(args: argparse.Namespace) -> int:
     from mcp_tools.approvals.page import new_login_link
 
     store, config = _store(args)
-    link = new_login_link(store, login_base(config, args.http), config.approvals.page.login_ttl_seconds)
+    link = new_login_link(store, login_base(config, args.http), config.approvals.page.login_ttl_seconds, args.principal)
     print(link)
     print(f"Open it within {config.approvals.page.login_ttl_seconds // 60} minutes; it works once.", file=sys.stderr)
     return 0

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from mcp_tools.oauth.settings import OAuthSettings
 from mcp_tools.secrets import scrub_text
 from mcp_tools.servers import CATALOG, SHARED_SECTIONS
 
@@ -134,6 +135,7 @@ class HttpSettings(_Section):
         if isinstance(value, Mapping):
             return {name: {"token": entry} if isinstance(entry, str) else entry for name, entry in value.items()}
         return value
+    oauth: OAuthSettings | None = None
 
 
 TELEGRAM_TOKEN_ENV = "MCP_TOOLS_TELEGRAM_BOT_TOKEN"

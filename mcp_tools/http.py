@@ -101,14 +101,17 @@ class GuardMiddleware:
         tokens: dict[str, str],
         settings: TransportSecuritySettings,
         form_principals: frozenset[str] = frozenset(),
+        oauth: Any = None,
     ) -> None:
         self.app = app
         self.tokens = [(name, token.encode()) for name, token in tokens.items()]
         self.form_principals = form_principals
         self.settings = settings
+        self.oauth = oauth  # mcp_tools.oauth.guard.OAuthGuard with [http.oauth]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+        public = scope["type"] == "http" and self.oauth is not None and self.oauth.is_public(scope["path"])
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS or public:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
@@ -120,11 +123,14 @@ class GuardMiddleware:
             await self.app(scope, receive, send)
             return
         principal = self.authenticate(request.headers.get("authorization", ""))
+        scope[FORMS_SCOPE_KEY] = principal is not None and principal in self.form_principals  # an OAuth caller: no
+        if self.oauth is not None:
+            await self.oauth.admit(scope, receive, send, self.app, request.headers.get("authorization", ""), principal)
+            return
         if principal is None:
             await unauthorized()(scope, receive, send)
             return
         scope[PRINCIPAL_SCOPE_KEY] = principal
-        scope[FORMS_SCOPE_KEY] = principal in self.form_principals
         await self.app(scope, receive, send)
 
     def authenticate(self, header: str) -> str | None:
@@ -168,8 +174,11 @@ async def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def approval_routes(app: App, host: str, port: int, settings: TransportSecuritySettings) -> list[Any]:
-    """The approvals page at `/approvals` and, when configured, the Telegram webhook."""
+def approval_routes(
+    app: App, host: str, port: int, settings: TransportSecuritySettings, consent: Any = None
+) -> list[Any]:
+    """The approvals page at `/approvals` (where `consent` asks are answered) and, when configured,
+    the Telegram webhook."""
     from starlette.routing import Mount
 
     from mcp_tools.approvals import serve_page_here
@@ -178,7 +187,10 @@ def approval_routes(app: App, host: str, port: int, settings: TransportSecurityS
     shown = f"[{host}]" if ":" in host else host
     page = serve_page_here(app, settings, f"http://{shown}:{port}/approvals")
     if page is not None:
+        page.consent = consent
         routes.append(Mount("/approvals", app=page))
+    elif consent is not None:
+        raise ConfigError("[http.oauth] embedded = true needs the approvals page: set [approvals.page] enabled = true")
     telegram = next((c for c in app.out_of_band.channels if c.name == "telegram"), None)
     if telegram is not None and app.config.approvals.telegram and app.config.approvals.telegram.updates == "webhook":
         from mcp_tools.approvals.telegram import WEBHOOK_PATH, webhook_endpoint
@@ -374,14 +386,59 @@ def _ndjson_line(event: dict[str, Any]) -> bytes:
         return json.dumps(utf8_safe(event), ensure_ascii=False).encode() + b"\n"
 
 
+def oauth_guard(app: App) -> Any:
+    """With `[http.oauth]`, the guard that accepts the authorization server's access tokens."""
+    settings = app.config.http.oauth
+    if settings is None:
+        return None
+    import importlib.util
+
+    from mcp_tools.commands import pip_install
+    from mcp_tools.oauth.guard import OAuthGuard
+
+    if importlib.util.find_spec("joserfc") is None:
+        raise ConfigError(f"[http.oauth] needs joserfc to check access tokens: {pip_install('oauth')}")
+    known_secrets.add_from_model(settings)
+
+    def find_spec(name: str, namespace: str | None) -> Any:
+        tool = app.find_tool(name, namespace)
+        return tool.spec if tool is not None else None
+
+    def audit(principal: str, tool: str, decision: str, outcome: str) -> None:
+        import time
+
+        from mcp_tools.policy.store import AuditRow
+
+        row = AuditRow(time.time(), "http", principal[:300], tool, {}, None, decision, None, 0.0, outcome)
+        try:
+            app.gate.store.record(row)
+        except Exception:  # a refusal stands whether or not its row could be written
+            logger.exception("could not write the audit row for a refused request")
+
+    embedded = None
+    if settings.embedded:
+        from mcp_tools.oauth.embedded import EmbeddedAuthorizationServer
+        from mcp_tools.oauth.store import OAuthStore
+
+        store = OAuthStore(app.environment.state_dir / "oauth.sqlite3")
+        issuer = settings.issuer_url
+        scopes = list(dict.fromkeys([*settings.required_scopes, *settings.scopes]))
+        embedded = EmbeddedAuthorizationServer(
+            store, issuer, settings.resource, issuer + "/approvals/consent", scopes, audit
+        )
+    return OAuthGuard(settings, find_spec, audit, embedded=embedded)
+
+
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
     """The ASGI app; its lifespan runs the namespaces' background work and the MCP sessions."""
-    tokens = resolve_tokens(app, host)
+    oauth = oauth_guard(app)
+    tokens = app.config.http_tokens() if oauth is not None else resolve_tokens(app, host)
     settings = security_settings(app, host)
     managers: list[StreamableHTTPSessionManager] = []
     routes: list[Route] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/text-calls", text_calls_endpoint(app), methods=["POST"]),
+        *(oauth.routes() if oauth is not None else []),
     ]
 
     def mount(path: str, namespace: str | None) -> None:
@@ -391,7 +448,8 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
         managers.append(manager)
         routes.append(Route(path, endpoint=ProtocolVersionCheck(StreamableHTTPASGIApp(manager))))
 
-    routes.extend(approval_routes(app, host, app.config.http.port if port is None else port, settings))
+    consent = oauth.embedded if oauth is not None else None
+    routes.extend(approval_routes(app, host, app.config.http.port if port is None else port, settings, consent))
     mount("/mcp", None)
     for name, namespace in app.namespaces.items():
         mount(f"/{name}/mcp", name)
@@ -409,7 +467,11 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
 
     starlette = Starlette(routes=routes, lifespan=lifespan)
     starlette.add_middleware(
-        GuardMiddleware, tokens=tokens, settings=settings, form_principals=app.config.form_principals()
+        GuardMiddleware,
+        tokens=tokens,
+        settings=settings,
+        form_principals=app.config.form_principals(),
+        oauth=oauth,
     )
     starlette.add_middleware(BusyLimit, limit=app.config.http.max_requests)  # outermost: before any work
     return starlette

@@ -53,6 +53,7 @@ CONFIRM_SCHEMA: dict[str, Any] = {
 PRINCIPAL_SCOPE_KEY = "mcp_tools.principal"
 # Set by the HTTP transport: the token's client shows confirmation forms to a person.
 FORMS_SCOPE_KEY = "mcp_tools.person_answers_forms"
+REACH_SCOPE_KEY = "mcp_tools.reach"  # what an OAuth caller's scopes reach (mcp_tools.oauth.guard.Reach)
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -437,6 +438,20 @@ def principal_of(ctx: ServerRequestContext[Any, Any], default: str) -> str:
     return default
 
 
+def reach_of(ctx: ServerRequestContext[Any, Any]) -> Callable[[Any], bool] | None:
+    """What the caller's OAuth scopes reach, as the gate asks it of each spec; None: everything."""
+    scope = getattr(ctx.request, "scope", None)
+    reach = scope.get(REACH_SCOPE_KEY) if isinstance(scope, dict) else None
+    return None if reach is None else reach.allows
+
+
+def reaches(ctx: ServerRequestContext[Any, Any], tool: Any) -> bool:
+    """Whether the caller's OAuth scopes reach the tool; callers without scopes reach all."""
+    scope = getattr(ctx.request, "scope", None)
+    reach = scope.get(REACH_SCOPE_KEY) if isinstance(scope, dict) else None
+    return reach is None or tool is None or bool(reach.allows(tool.spec))
+
+
 def progress_reporter(
     ctx: ServerRequestContext[Any, Any],
 ) -> Callable[[float, float | None, str | None], Awaitable[None]]:
@@ -619,6 +634,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         from mcp_tools.discovery import meta_tools
 
         meta_definitions = [tool_definition(tool) for tool in meta_tools(app).values()]
+    meta_names = {definition.name for definition in meta_definitions}  # listed to every caller, scopes or not
     card = ApprovalCard(app, namespace)
 
     def view(ctx: ServerRequestContext[Any, Any]) -> Any:
@@ -631,9 +647,13 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     ) -> types.ListToolsResult:
         refuse_cursor(params)
         if not dynamic:
-            tools = listed
+            tools = [tool for tool in listed if reaches(ctx, app.find_tool(tool.name))]
         else:
-            served = [definitions[tool.wire_name] for tool in view(ctx).served() if tool.wire_name in definitions]
+            served = [
+                definitions[tool.wire_name]
+                for tool in view(ctx).served()
+                if tool.wire_name in definitions and reaches(ctx, tool)
+            ]
             tools = [*meta_definitions, *served]
         if gets_approval_card(ctx):
             tools = card.linked(tools)
@@ -648,9 +668,12 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             asker=_asker(ctx, params),
             progress=progress_reporter(ctx),
             client=client_of(ctx),
+            reaches=reach_of(ctx),
         )
         client = view(ctx) if dynamic else None
         tool = app.served_tool(params.name, namespace, client)  # not served: as unknown as no tool at all
+        if tool is not None and tool.wire_name not in meta_names and not reaches(ctx, tool):
+            tool = None  # outside the caller's scopes (the HTTP guard answers 403 before this)
         carded = gets_approval_card(ctx)
         if carded and params.name in card.tools:
             tool = card.tools[params.name]

@@ -98,6 +98,8 @@ class Caller:
     asker: Asker | None = None
     client: str | None = None  # the client's own name (clientInfo), shown to the person who approves
     progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
+    # The tools an OAuth sign-in's scopes reach (None: all); calls made through another tool count too.
+    reaches: Callable[[Any], bool] | None = None
 
 
 @dataclass
@@ -364,6 +366,9 @@ class PolicyGate:
         if hidden:
             state.decision = "denied"
             raise ToolFailure("denied_by_policy", hidden)
+        if caller.reaches is not None and not caller.reaches(spec):
+            state.decision = "denied"
+            raise ToolFailure("denied_by_policy", f"{spec.name} is outside the scopes this sign-in was granted")
         if not isinstance(raw_args, dict):
             state.decision = "denied"
             raise ToolFailure("invalid_arguments", f"{spec.name} takes a JSON object of arguments")

@@ -512,21 +512,22 @@ class PolicyStore:
             row = self._db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
         return None if row is None else _approval(row)
 
-    def count_pending(self) -> int:
-        """How many approvals wait for an answer (pending and unexpired)."""
+    def count_pending(self, principal: str | None = None) -> int:
+        """How many approvals wait for an answer (pending and unexpired), of one principal if given."""
         with self._lock:
             row = self._db.execute(
-                "SELECT COUNT(*) FROM approvals WHERE status='pending' AND expires>?", (self.clock(),)
+                "SELECT COUNT(*) FROM approvals WHERE status='pending' AND expires>? AND (? IS NULL OR principal=?)",
+                (self.clock(), principal, principal),
             ).fetchone()
         return int(row[0])
 
-    def pending_approvals(self, offset: int = 0, limit: int = 25) -> list[Approval]:
-        """One page of the approvals that wait for an answer, newest first."""
+    def pending_approvals(self, offset: int = 0, limit: int = 25, principal: str | None = None) -> list[Approval]:
+        """One page of the approvals that wait for an answer, newest first, of one principal if given."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT * FROM approvals WHERE status='pending' AND expires>? "
+                "SELECT * FROM approvals WHERE status='pending' AND expires>? AND (? IS NULL OR principal=?) "
                 "ORDER BY created DESC, id LIMIT ? OFFSET ?",
-                (self.clock(), limit, offset),
+                (self.clock(), principal, principal, limit, offset),
             ).fetchall()
         return [_approval(row) for row in rows]
 
