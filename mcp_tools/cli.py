@@ -600,10 +600,12 @@ def terminal_text(outcome: Any) -> str:
     if kind == "declined_by_user":
         return f"Not run ({kind}): {message.replace('the person', 'you')}"  # you are the person
     if kind == "approval_required":
-        approval = error.get("approval_id")
+        from mcp_tools.commands import mcp_tools
+
+        approval = str(error.get("approval_id"))
         return (
-            f"Not run yet ({kind}): {message}\nApprove it with `mcp-tools approvals approve {approval}` "
-            "(or deny it with `mcp-tools approvals deny`), then run the same command again."
+            f"Not run yet ({kind}): {message}\nApprove it with `{mcp_tools('approvals', 'approve', approval)}` "
+            f"(or deny it with `{mcp_tools('approvals', 'deny', approval)}`), then run the same command again."
         )
     return str(outcome.text)
 

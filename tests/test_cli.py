@@ -150,5 +150,22 @@ def test_the_cli_speaks_to_the_person_not_the_model(tmp_path: Path) -> None:
     assert code == 1 and "you declined it" in out and "Do not retry" not in out and "ask the person" not in out
     waiting = run_cli(config, "call", "demo.erase", "--args", '{"target": "u"}')  # no terminal: nobody to ask
     approval = json.loads(run_cli(config, "approvals", "list", "--json").stdout)[0]["id"]
-    assert waiting.returncode == 1 and f"`mcp-tools approvals approve {approval}`" in waiting.stdout
+    assert waiting.returncode == 1 and f"approvals approve {approval}`" in waiting.stdout
     assert "then run the same command again" in waiting.stdout and "call demo_erase again" not in waiting.stdout
+
+
+def test_the_approve_command_call_prints_works_as_printed_off_path(tmp_path: Path) -> None:
+    """The venv is not on PATH and the config is not the default one: pasted, it still approves."""
+    config = demo_config(tmp_path, "[files]\n", servers='["files"]')
+    (tmp_path / "data" / "files").mkdir(parents=True)
+    (tmp_path / "data" / "files" / "old.txt").write_text("x", encoding="utf-8")
+    env = child_env(PATH="/usr/bin:/bin", HOME=str(tmp_path / "home"))
+    command = [sys.executable, "-m", "mcp_tools", "--config", str(config), "call", "files.delete"]
+    waiting = subprocess.run(
+        [*command, "--args", '{"path": "old.txt"}'], capture_output=True, text=True, env=env, cwd=str(tmp_path)
+    )
+    assert waiting.returncode == 1, waiting.stderr
+    printed = waiting.stdout.split("Approve it with `", 1)[1].split("`", 1)[0]
+    pasted = subprocess.run(printed, shell=True, capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    assert pasted.returncode == 0, (printed, pasted.stderr)
+    assert pasted.stdout.startswith("Approved apr-")
