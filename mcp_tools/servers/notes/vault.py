@@ -433,7 +433,7 @@ class NotesService:
     def precheck_write(self, args: m.WriteArgs) -> None:
         """A valid note path, no folder in the way, and the note still as it was read."""
         key = note_key(args.path)
-        self.sandbox.check(key)
+        self.sandbox.resolve(key)  # also refuses a link leading out of the vault, which the write would
         current = self._current_hash(key) if args.expected_sha256 is not None else None
         self._check_expected(key, args.expected_sha256, current)
 
