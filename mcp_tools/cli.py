@@ -988,14 +988,23 @@ def cmd_install_claude(args: argparse.Namespace) -> int:
         print(json.dumps({"mcpServers": {args.name: entry}}, indent=2))
         print(f"mcp-tools: this entry serves {used}; `--write` merges it into {path}", file=sys.stderr)
         return 0
-    current: dict[str, Any] = {}
+    current: Any = {}
     if path.exists():
         try:
-            current = json.loads(path.read_text(encoding="utf-8") or "{}")
+            current = json.loads(path.read_text(encoding="utf-8-sig") or "{}")  # a BOM, as Windows editors write
         except json.JSONDecodeError as exc:
             print(f"mcp-tools: {path} is not valid JSON ({exc}); not touching it", file=sys.stderr)
             return 1
-    current.setdefault("mcpServers", {})[args.name] = entry
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"mcp-tools: cannot read {path} ({exc}); not touching it", file=sys.stderr)
+            return 1
+    if not isinstance(current, dict) or not isinstance(current.setdefault("mcpServers", {}), dict):
+        print(
+            f"mcp-tools: {path} is not a Claude Desktop config (an object with mcpServers); not touching it",
+            file=sys.stderr,
+        )
+        return 1
+    current["mcpServers"][args.name] = entry
     write_atomically(path, json.dumps(current, indent=2) + "\n")
     print(f"Added {args.name!r} to {path}, serving {used}. Restart Claude Desktop to load it.")
     return 0

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.processes import ROOT, answer_on_terminal, child_env, demo_config, run_cli
 
 
@@ -104,6 +106,33 @@ def test_install_claude_desktop_prints_and_merges(tmp_path: Path) -> None:
     claude.write_text("{broken")
     assert run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude)).returncode == 1
     assert claude.read_text() == "{broken"
+
+
+@pytest.mark.parametrize("existing", ["[1, 2]", '{"mcpServers": []}', '{"mcpServers": "x"}', '"text"'])
+def test_install_leaves_a_claude_config_of_another_shape_alone_and_says_why(tmp_path: Path, existing: str) -> None:
+    config = demo_config(tmp_path)
+    claude = tmp_path / "claude.json"
+    claude.write_text(existing)
+    result = run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1 and "not touching it" in result.stderr
+    assert claude.read_text() == existing
+
+
+def test_install_reads_a_claude_config_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """Windows editors often save JSON with a BOM; Claude Desktop reads it, so do we."""
+    config = demo_config(tmp_path)
+    claude = tmp_path / "claude.json"
+    claude.write_bytes(b'\xef\xbb\xbf{"mcpServers": {"other": {"command": "x"}}}')
+    result = run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude))
+    assert result.returncode == 0, result.stderr
+    assert set(json.loads(claude.read_text(encoding="utf-8"))["mcpServers"]) == {"other", "mcp-tools"}
+
+
+def test_install_into_a_folder_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    result = run_cli(demo_config(tmp_path), "install", "claude-desktop", "--write", "--claude-config", str(tmp_path))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1 and str(tmp_path) in result.stderr
 
 
 TARGET = ["--args", '{"target": "t"}']
