@@ -955,7 +955,14 @@ def cmd_config_init(args: argparse.Namespace) -> int:
     if path.exists() and not args.force:
         print(f"mcp-tools: {path} exists; use --force to replace it", file=sys.stderr)
         return 1
-    write_atomically(path, CONFIG_TEMPLATE)
+    try:
+        write_atomically(path, CONFIG_TEMPLATE)
+    except OSError as exc:
+        print(
+            f"mcp-tools: cannot write {path}: {exc.strerror or exc}; pass --config with a file you can write",
+            file=sys.stderr,
+        )
+        return 1
     print(f"Wrote {path}")
     return 0
 
@@ -1005,7 +1012,11 @@ def cmd_install_claude(args: argparse.Namespace) -> int:
         )
         return 1
     current["mcpServers"][args.name] = entry
-    write_atomically(path, json.dumps(current, indent=2) + "\n")
+    try:
+        write_atomically(path, json.dumps(current, indent=2) + "\n")
+    except OSError as exc:
+        print(f"mcp-tools: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     print(f"Added {args.name!r} to {path}, serving {used}. Restart Claude Desktop to load it.")
     return 0
 

@@ -92,6 +92,25 @@ def test_config_init_writes_a_valid_commented_config(tmp_path: Path) -> None:
     assert "files     on" in doctor.stdout
 
 
+@pytest.mark.parametrize("command", [["config", "init", "--force"], ["install", "claude-desktop", "--write"]])
+def test_writing_where_nothing_can_be_written_is_an_error_not_a_traceback(tmp_path: Path, command: list[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    target = blocker / "below" / "x.json"
+    if command[0] == "config":
+        result = subprocess.run(
+            [sys.executable, "-m", "mcp_tools", "--config", str(target), *command],
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            cwd=str(ROOT),
+        )
+    else:
+        result = run_cli(demo_config(tmp_path), *command, "--claude-config", str(target))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1 and f"cannot write {target}" in result.stderr
+
+
 def test_install_claude_desktop_prints_and_merges(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
     printed = json.loads(run_cli(config, "install", "claude-desktop").stdout)
