@@ -171,7 +171,7 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     serve = commands.add_parser("serve", help="serve MCP over stdio (default) or streamable HTTP")
     serve.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     serve.add_argument("--host", help="HTTP address (default from [http] host: 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="HTTP port (default from [http] port: 8765)")
+    serve.add_argument("--port", type=tcp_port, help="HTTP port (default from [http] port: 8765)")
     serve.add_argument("--servers", help="comma-separated namespaces to run, e.g. files,notes")
     serve.add_argument("--tools", help="what to serve this run, e.g. files,notes.core; --tools=-files.move excludes")
     serve.set_defaults(handler=cmd_serve)
@@ -228,7 +228,7 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
         item.set_defaults(handler=cmd_approvals_item, action=action)
     serve_page = sub.add_parser("serve", help="serve the approvals page (loopback by default)")
     serve_page.add_argument("--host", help="address (default from [approvals.page] host: 127.0.0.1)")
-    serve_page.add_argument("--port", type=int, help="port (default from [approvals.page] port: 8766)")
+    serve_page.add_argument("--port", type=tcp_port, help="port (default from [approvals.page] port: 8766)")
     serve_page.set_defaults(handler=cmd_approvals_serve)
     login = sub.add_parser("login", help="print a one-time sign-in link for the approvals page")
     login.add_argument("--http", action="store_true", help="for the page of `serve --http` (at [http] host:port)")
@@ -267,6 +267,17 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     add_namespace_commands(commands, namespaces)
     accept_config_anywhere(parser)
     return parser
+
+
+def tcp_port(text: str) -> int:
+    """A port number, refused by the parser when out of range (0 picks a free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
+    return port
 
 
 def accept_config_anywhere(parser: argparse.ArgumentParser) -> None:

@@ -111,6 +111,15 @@ def test_writing_where_nothing_can_be_written_is_an_error_not_a_traceback(tmp_pa
     assert result.returncode == 1 and f"cannot write {target}" in result.stderr
 
 
+@pytest.mark.parametrize("command", [["serve", "--http"], ["approvals", "serve"]])
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_a_port_out_of_range_is_refused_by_the_parser(tmp_path: Path, command: list[str], port: str) -> None:
+    result = run_cli(demo_config(tmp_path), *command, "--port", port)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2 and "is not a port number" in result.stderr
+    assert "serving" not in result.stderr and "login?token=" not in result.stdout
+
+
 def test_install_claude_desktop_prints_and_merges(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
     printed = json.loads(run_cli(config, "install", "claude-desktop").stdout)
