@@ -68,6 +68,10 @@ class IndexProgress:
 def note_key(path: str) -> str:
     """A note path as given, with `.md` added when missing; folders starting with '.' are not notes."""
     key = path
+    if any(part in (".", "..") for part in path.split("/")):
+        raise ToolFailure(
+            "invalid_arguments", f"path {path!r} has a '.' or '..' segment; give the path from the vault's root"
+        )
     if not key.lower().endswith(NOTE_SUFFIX):
         key += NOTE_SUFFIX
     if any(part.startswith(".") for part in key.split("/")[:-1]) or key.split("/")[-1].startswith("."):
