@@ -316,7 +316,20 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _servers(value: str | None) -> list[str] | None:
-    return [part.strip() for part in value.split(",") if part.strip()] if value else None
+    """`--servers a,b`: known namespaces only, so a typo stops the server instead of serving nothing."""
+    if not value:
+        return None
+    import difflib
+
+    from mcp_tools.servers import CATALOG
+
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    for name in names:
+        if name not in CATALOG:
+            close = difflib.get_close_matches(name, list(CATALOG), n=1)
+            guess = f"; did you mean {close[0]!r}?" if close else f"; expected some of {', '.join(sorted(CATALOG))}"
+            raise ConfigError(f"--servers: unknown namespace {name!r}{guess}")
+    return names
 
 
 def _tools(args: argparse.Namespace) -> list[str] | None:

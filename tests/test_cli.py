@@ -120,6 +120,13 @@ def test_a_port_out_of_range_is_refused_by_the_parser(tmp_path: Path, command: l
     assert "serving" not in result.stderr and "login?token=" not in result.stdout
 
 
+@pytest.mark.parametrize("command", [["serve"], ["serve", "--http"], ["tools"]])
+def test_an_unknown_namespace_in_servers_stops_with_the_closest_name(tmp_path: Path, command: list[str]) -> None:
+    result = run_cli(demo_config(tmp_path), *command, "--servers", "demo,filez")
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2 and "unknown namespace 'filez'; did you mean 'files'?" in result.stderr
+
+
 def test_install_claude_desktop_prints_and_merges(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
     printed = json.loads(run_cli(config, "install", "claude-desktop").stdout)
