@@ -642,6 +642,9 @@ def cmd_call_text(args: argparse.Namespace) -> int:
 
     limit = 4 * MAX_TEXT_CHARS + 4  # bytes enough for the characters the parser reads; it reports the cut
     if args.stream:
+        if args.output or args.json:
+            print("mcp-tools: --stream prints one JSON event a line; leave out --output and --json", file=sys.stderr)
+            return 2
         return _call_text_streamed(args, limit)
     try:
         if args.file == "-":
