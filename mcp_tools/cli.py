@@ -348,7 +348,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     configure_logging(config.server.log_level)
     app = build_app(config, _servers(args.servers), _tools(args))
     if not args.http:
-        anyio.run(_serve_stdio, app)
+        try:
+            anyio.run(_serve_stdio, app)
+        except BaseExceptionGroup as group:  # the client closed our stdout: it is gone, end quietly
+            if group.split(BrokenPipeError)[1] is not None:
+                raise
+            return quiet_broken_pipe()
         return 0
     import uvicorn
 
