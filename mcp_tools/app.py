@@ -239,8 +239,13 @@ def build_app(
 
     state_dir = config.state_dir()
     data_dir = config.data_dir()
-    state_dir.mkdir(parents=True, exist_ok=True)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    for key, folder in (("state_dir", state_dir), ("data_dir", data_dir)):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"server.{key}: cannot create {folder}: {exc.strerror or exc}; choose a folder you can write"
+            ) from None
     known_secrets.add_from_environ(config.environ)
     known_secrets.add_all(config.http_tokens().values())
     known_secrets.add_from_model(config.approvals)

@@ -190,7 +190,7 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     serve = commands.add_parser("serve", help="serve MCP over stdio (default) or streamable HTTP")
     serve.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     serve.add_argument("--host", help="HTTP address (default from [http] host: 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="HTTP port (default from [http] port: 8765)")
+    serve.add_argument("--port", type=tcp_port, help="HTTP port (default from [http] port: 8765)")
     serve.add_argument("--servers", help="comma-separated namespaces to run, e.g. files,notes")
     serve.add_argument("--tools", help="what to serve this run, e.g. files,notes.core; --tools=-files.move excludes")
     serve.set_defaults(handler=cmd_serve)
@@ -247,7 +247,7 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
         item.set_defaults(handler=cmd_approvals_item, action=action)
     serve_page = sub.add_parser("serve", help="serve the approvals page (loopback by default)")
     serve_page.add_argument("--host", help="address (default from [approvals.page] host: 127.0.0.1)")
-    serve_page.add_argument("--port", type=int, help="port (default from [approvals.page] port: 8766)")
+    serve_page.add_argument("--port", type=tcp_port, help="port (default from [approvals.page] port: 8766)")
     serve_page.set_defaults(handler=cmd_approvals_serve)
     login = sub.add_parser("login", help="print a one-time sign-in link for the approvals page")
     login.add_argument("--http", action="store_true", help="for the page of `serve --http` (at [http] host:port)")
@@ -295,6 +295,17 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     return parser
 
 
+def tcp_port(text: str) -> int:
+    """A port number, refused by the parser when out of range (0 picks a free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
+    return port
+
+
 def accept_config_anywhere(parser: argparse.ArgumentParser) -> None:
     """`--config PATH` after the command too (`mcp-tools serve --config x.toml`), as people and
     client configs write it; given before the command, it is not overridden."""
@@ -331,7 +342,20 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _servers(value: str | None) -> list[str] | None:
-    return [part.strip() for part in value.split(",") if part.strip()] if value else None
+    """`--servers a,b`: known namespaces only, so a typo stops the server instead of serving nothing."""
+    if not value:
+        return None
+    import difflib
+
+    from mcp_tools.servers import CATALOG
+
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    for name in names:
+        if name not in CATALOG:
+            close = difflib.get_close_matches(name, list(CATALOG), n=1)
+            guess = f"; did you mean {close[0]!r}?" if close else f"; expected some of {', '.join(sorted(CATALOG))}"
+            raise ConfigError(f"--servers: unknown namespace {name!r}{guess}")
+    return names
 
 
 def _tools(args: argparse.Namespace) -> list[str] | None:
@@ -350,7 +374,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     configure_logging(config.server.log_level)
     app = build_app(config, _servers(args.servers), _tools(args))
     if not args.http:
-        anyio.run(_serve_stdio, app)
+        try:
+            anyio.run(_serve_stdio, app)
+        except BaseExceptionGroup as group:  # the client closed our stdout: it is gone, end quietly
+            if group.split(BrokenPipeError)[1] is not None:
+                raise
+            return quiet_broken_pipe()
         return 0
     from mcp_tools.http import build_http_app
     from mcp_tools.http_server import serve
@@ -628,10 +657,12 @@ def terminal_text(outcome: Any) -> str:
     if kind == "declined_by_user":
         return f"Not run ({kind}): {message.replace('the person', 'you')}"  # you are the person
     if kind == "approval_required":
-        approval = error.get("approval_id")
+        from mcp_tools.commands import mcp_tools
+
+        approval = str(error.get("approval_id"))
         return (
-            f"Not run yet ({kind}): {message}\nApprove it with `mcp-tools approvals approve {approval}` "
-            "(or deny it with `mcp-tools approvals deny`), then run the same command again."
+            f"Not run yet ({kind}): {message}\nApprove it with `{mcp_tools('approvals', 'approve', approval)}` "
+            f"(or deny it with `{mcp_tools('approvals', 'deny', approval)}`), then run the same command again."
         )
     return str(outcome.text)
 
@@ -644,6 +675,9 @@ def cmd_call_text(args: argparse.Namespace) -> int:
 
     limit = 4 * MAX_TEXT_CHARS + 4  # bytes enough for the characters the parser reads; it reports the cut
     if args.stream:
+        if args.output or args.json:
+            print("mcp-tools: --stream prints one JSON event a line; leave out --output and --json", file=sys.stderr)
+            return 2
         return _call_text_streamed(args, limit)
     try:
         if args.file == "-":
@@ -981,7 +1015,14 @@ def cmd_config_init(args: argparse.Namespace) -> int:
     if path.exists() and not args.force:
         print(f"mcp-tools: {path} exists; use --force to replace it", file=sys.stderr)
         return 1
-    write_atomically(path, CONFIG_TEMPLATE)
+    try:
+        write_atomically(path, CONFIG_TEMPLATE)
+    except OSError as exc:
+        print(
+            f"mcp-tools: cannot write {path}: {exc.strerror or exc}; pass --config with a file you can write",
+            file=sys.stderr,
+        )
+        return 1
     print(f"Wrote {path}")
     return 0
 
@@ -1014,15 +1055,28 @@ def cmd_install_claude(args: argparse.Namespace) -> int:
         print(json.dumps({"mcpServers": {args.name: entry}}, indent=2))
         print(f"mcp-tools: this entry serves {used}; `--write` merges it into {path}", file=sys.stderr)
         return 0
-    current: dict[str, Any] = {}
+    current: Any = {}
     if path.exists():
         try:
-            current = json.loads(path.read_text(encoding="utf-8") or "{}")
+            current = json.loads(path.read_text(encoding="utf-8-sig") or "{}")  # a BOM, as Windows editors write
         except json.JSONDecodeError as exc:
             print(f"mcp-tools: {path} is not valid JSON ({exc}); not touching it", file=sys.stderr)
             return 1
-    current.setdefault("mcpServers", {})[args.name] = entry
-    write_atomically(path, json.dumps(current, indent=2) + "\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"mcp-tools: cannot read {path} ({exc}); not touching it", file=sys.stderr)
+            return 1
+    if not isinstance(current, dict) or not isinstance(current.setdefault("mcpServers", {}), dict):
+        print(
+            f"mcp-tools: {path} is not a Claude Desktop config (an object with mcpServers); not touching it",
+            file=sys.stderr,
+        )
+        return 1
+    current["mcpServers"][args.name] = entry
+    try:
+        write_atomically(path, json.dumps(current, indent=2) + "\n")
+    except OSError as exc:
+        print(f"mcp-tools: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     print(f"Added {args.name!r} to {path}, serving {used}. Restart Claude Desktop to load it.")
     return 0
 

@@ -206,7 +206,9 @@ def _accepted(model: type[BaseModel], loc: tuple[int | str, ...], exc: Validatio
         what = _kind_of(info.annotation)
         about = f": {info.description.rstrip('.')}" if info.description else ""
         guess = f"; did you mean {guesses[0]} ({what}{about})?"
-    return f"{guess} It takes {', '.join(fields)}" if fields else ""
+    if not fields:
+        return ""
+    return f"{guess} It takes {', '.join(fields)}" if guess else f"; it takes {', '.join(fields)}"
 
 
 def _unwrap(annotation: Any) -> list[Any]:

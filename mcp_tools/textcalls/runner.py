@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.commands import mcp_tools
 from mcp_tools.policy.gate import Caller, CallOutcome, failure_outcome
 from mcp_tools.servers import CATALOG
 from mcp_tools.textcalls.calls import Event, ParsedCall, ParseProblem, Prose
@@ -85,7 +86,7 @@ async def run_parsed_call(
             ToolFailure(
                 "denied_by_policy",
                 f"{name} needs the person's confirmation and it cannot be asked here.",
-                "Run it from a terminal, or approve it with `mcp-tools approvals approve`.",
+                f"Run it from a terminal, or approve it with `{mcp_tools('approvals', 'approve')}`.",
             ),
         )
     return _finished(result, tool.spec.name if tool else name, outcome)

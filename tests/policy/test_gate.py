@@ -259,3 +259,12 @@ async def test_dotted_wire_names_when_configured(tmp_path: Path, demo_namespace:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert ok(await client.call_tool("demo.echo", {"text": "x"}))
     assert "demo.echo" in names and "demo_echo" not in names
+
+
+async def test_an_unknown_argument_with_no_likely_meaning_is_named_and_the_list_follows(
+    tmp_path: Path, demo_namespace: str
+) -> None:
+    async with connect(tmp_path, DEMO, elicit=None) as client:
+        error = failure(await client.call_tool("demo_echo", {"text": "hi", "zzqx": 1}))
+    assert error["kind"] == "invalid_arguments"
+    assert error["message"] == "demo.echo does not take zzqx; it takes text"

@@ -448,6 +448,18 @@ async def test_containment_attacks_are_refused(tmp_path: Path, vault: Path, path
     assert (vault / "Home.md").exists()
 
 
+@pytest.mark.parametrize("path", ["../outside.md", "Projects/../../outside", "./Home.md"])
+async def test_a_dot_segment_is_named_as_the_problem_not_a_hidden_folder(
+    tmp_path: Path,
+    vault: Path,  # noqa: F811
+    path: str,
+) -> None:
+    async with connect(tmp_path, notes_settings(vault)) as client:
+        error = failure(await client.call_tool("notes_read", {"path": path}))
+    assert error["kind"] == "invalid_arguments"
+    assert "'..' segment" in error["message"] and "hidden" not in error["message"]
+
+
 async def test_symlinks_out_of_the_vault_are_refused_and_not_indexed(tmp_path: Path, vault: Path) -> None:  # noqa: F811
     secret_dir = tmp_path / "secret"
     secret_dir.mkdir()

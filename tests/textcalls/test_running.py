@@ -187,6 +187,14 @@ def test_the_cli_streams_events_as_the_reply_arrives(tmp_path: Path) -> None:
     assert failing.returncode == 1 and json.loads(failing.stdout.splitlines()[-1])["failed"] is True
 
 
+@pytest.mark.parametrize("option", [["--output", "markdown"], ["--json"]])
+def test_stream_with_an_output_it_cannot_honour_is_refused_not_ignored(tmp_path: Path, option: list[str]) -> None:
+    config = demo_config(tmp_path, servers='["demo"]')
+    reply = '<tool_call>{"name": "demo.echo", "arguments": {"text": "hi"}}</tool_call>'
+    result = run_cli(config, "call-text", "-", "--stream", *option, input_text=reply)
+    assert result.returncode == 2 and "--stream" in result.stderr and result.stdout == ""
+
+
 def test_text_from_the_command_line_reaches_only_what_mcp_serves(tmp_path: Path) -> None:
     config = demo_config(tmp_path, servers='["demo"]\ntools = ["demo", "-demo.erase"]')
     refused = run_cli(

@@ -343,6 +343,9 @@ async def write_precheck(service: FilesService, args: WriteArgs) -> None:
     size = len(_content_bytes(args))
     if size > service.max_write_bytes:
         raise ToolFailure("too_large", f"content is {size} bytes; the write limit is {service.max_write_bytes} bytes")
+    sandbox = getattr(service.store, "sandbox", None)
+    if sandbox is not None:  # a link leading out of the store is refused by the write: say so first
+        await service.run(sandbox.resolve, key)
     if args.expected_sha256 is not None:
         await _check_unchanged(service, key, args.expected_sha256, await service.run(service.store.stat, key))
 

@@ -68,6 +68,10 @@ class IndexProgress:
 def note_key(path: str) -> str:
     """A note path as given, with `.md` added when missing; folders starting with '.' are not notes."""
     key = path
+    if any(part in (".", "..") for part in path.split("/")):
+        raise ToolFailure(
+            "invalid_arguments", f"path {path!r} has a '.' or '..' segment; give the path from the vault's root"
+        )
     if not key.lower().endswith(NOTE_SUFFIX):
         key += NOTE_SUFFIX
     if any(part.startswith(".") for part in key.split("/")[:-1]) or key.split("/")[-1].startswith("."):
@@ -472,7 +476,7 @@ class NotesService:
     def precheck_write(self, args: m.WriteArgs) -> None:
         """A valid note path, no folder in the way, and the note still as it was read."""
         key = note_key(args.path)
-        self.sandbox.check(key)
+        self.sandbox.resolve(key)  # also refuses a link leading out of the vault, which the write would
         current = self._current_hash(key) if args.expected_sha256 is not None else None
         self._check_expected(key, args.expected_sha256, current)
 
