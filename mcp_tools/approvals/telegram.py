@@ -47,6 +47,9 @@ SETTLED_WORDS = {
 }
 SECRET_HEADER = "x-telegram-bot-api-secret-token"
 IDLE_CHECK_SECONDS = 1.0
+# After the last message is answered elsewhere (or withdrawn), a press on it still gets its
+# answer ("Not accepted: ...") instead of a spinner: polling goes on this long.
+LATE_PRESS_SECONDS = 120.0
 LEASE_MARGIN_SECONDS = 20.0
 
 
@@ -179,6 +182,7 @@ class TelegramChannel:
         self.receives_webhook = False  # set by the HTTP server that serves the webhook route
         self._owner = secrets.token_hex(8)
         self._waiting = anyio.Event()
+        self._late_presses_until = 0.0  # monotonic time until which answered messages may still be pressed
         self._decisions: Decisions | None = None
         self._http: Any = None
         for name in ("httpx", "httpcore"):  # they log request URLs at info and debug, and ours hold the token
@@ -289,7 +293,9 @@ class TelegramChannel:
         """
         confirmed = True
         while True:
-            waiting = bool(self.ledger.open_approvals())
+            if self.ledger.open_approvals():
+                self._late_presses_until = time.monotonic() + LATE_PRESS_SECONDS
+            waiting = time.monotonic() < self._late_presses_until
             if not waiting and confirmed:
                 self.ledger.release_lease(self._owner)
                 self._waiting = anyio.Event()
