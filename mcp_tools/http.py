@@ -29,6 +29,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_tools.app import App
+from mcp_tools.commands import mcp_tools
 from mcp_tools.config import ConfigError
 from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
 from mcp_tools.net import host_origin_refusal, is_loopback
@@ -188,6 +189,7 @@ def approval_routes(
     page = serve_page_here(app, settings, f"http://{shown}:{port}/approvals")
     if page is not None:
         page.consent = consent
+        page.login_command = mcp_tools("approvals", "login", "--http")  # the link for the page inside serve --http
         routes.append(Mount("/approvals", app=page))
     elif consent is not None:
         raise ConfigError("[http.oauth] embedded = true needs the approvals page: set [approvals.page] enabled = true")

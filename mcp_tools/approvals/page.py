@@ -33,6 +33,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from mcp_tools.commands import mcp_tools
 from mcp_tools.config import ApprovalPageSettings
 from mcp_tools.net import host_origin_refusal, origin_authority, parse_authority
 from mcp_tools.policy.decisions import Decisions
@@ -150,6 +151,8 @@ class ApprovalsPage:
         self.decisions = decisions
         self.settings = settings
         self.sessions = Sessions(settings.session_hours * 3600)
+        # the command that prints a sign-in link for this page, as this installation spells it
+        self.login_command = mcp_tools("approvals", "login")
         self.security = security
         # Behind a TLS-terminating proxy the request looks like plain HTTP; the public URL says otherwise.
         self.secure_cookie = bool(settings.url and settings.url.startswith("https://"))
@@ -216,7 +219,7 @@ class ApprovalsPage:
         ):
             return page_shell(
                 "Sign-in link not valid",
-                "<p>This sign-in link is unknown, used or expired. Run <code>mcp-tools approvals login</code> "
+                f"<p>This sign-in link is unknown, used or expired. Run <code>{e(self.login_command)}</code> "
                 "for a new one.</p>",
                 status=403,
             )
@@ -252,7 +255,7 @@ class ApprovalsPage:
     async def index(self, request: Request) -> Response:
         session = self._session(request)
         if session is None:
-            return signed_out(root_of(request))
+            return signed_out(root_of(request), self.login_command)
         focus = request.path_params.get("approval_id")
         if focus is not None and not valid_id(focus):
             return page_shell("Not found", "<p>No such approval.</p>", status=404)
@@ -328,7 +331,7 @@ class ApprovalsPage:
             return page_shell(
                 "Sign in to allow a client",
                 "<p>An application asks to use your tools. Sign in with a link from "
-                "<code>mcp-tools approvals login --http</code>, then open this address again.</p>",
+                f"<code>{e(self.login_command)}</code>, then open this address again.</p>",
                 status=401,
             )
         found = self._consent_of(request)
@@ -563,10 +566,10 @@ def refusal(request: Request, status: int, message: str) -> Response:
     return page_shell("Not done", f"<p>{e(message)}</p>", status=status)
 
 
-def signed_out(root: str) -> Response:
+def signed_out(root: str, login_command: str) -> Response:
     return page_shell(
         "Sign in",
-        "<p>Sign in with a link from <code>mcp-tools approvals login</code> (it works once).</p>",
+        f"<p>Sign in with a link from <code>{e(login_command)}</code> (it works once).</p>",
         status=401,
         root=root,
     )

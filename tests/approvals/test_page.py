@@ -276,3 +276,16 @@ def test_a_sign_in_link_cannot_be_turned_into_another_principals(store: PolicySt
         assert client.get(forged.removeprefix(BASE)).status_code == 403
     assert client.get(link.removeprefix(BASE)).status_code == 200
     assert "bob-diary.md" not in client.get("/approvals/").text
+
+
+def test_the_sign_in_command_the_page_names_is_this_installations(store: PolicyStore) -> None:
+    """Signed out, or with a spent link, the page names the command as the CLI would print it."""
+    from html import escape
+
+    from mcp_tools.commands import mcp_tools
+
+    client = page_client(store)
+    shown = escape(mcp_tools("approvals", "login"), quote=True)
+    assert f"<code>{shown}</code>" in client.get("/approvals/").text
+    spent = client.get("/approvals/login?token=never-issued")
+    assert spent.status_code == 403 and f"<code>{shown}</code>" in spent.text
