@@ -8,6 +8,7 @@ others back.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +29,10 @@ from mcp_tools.tooling import (
 
 MAX_SNIPPET_CHARS = 300
 MAX_TITLE_CHARS = 200
+MAX_OFFSET = 200
+# One page of hits, text and structured content together: inside the default 20,000-token result
+# budget with room for the header, so the tool pages by itself and the gate never cuts.
+PAGE_CHARS = 60_000
 
 
 class SearchConfig(BaseModel):
@@ -57,6 +62,7 @@ class AllArgs(Arguments):
     query: str = Field(min_length=1, max_length=500)
     scope: list[str] = Field(default_factory=list, max_length=20, description="Namespaces to search; [] is all.")
     limit: int = Field(default=10, ge=1, le=50)
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET, description="Skip this many hits: next_offset of a page.")
 
 
 class Result(Output):
@@ -77,6 +83,7 @@ class AllResult(Output):
     results: list[Result]
     searched: list[str]
     partial: list[Partial]  # namespaces that timed out or failed
+    next_offset: int | None = None  # hits left out to fit the result budget start here
 
 
 def _clip(text: str, limit: int) -> str:
@@ -101,7 +108,7 @@ async def search_all(service: SearchService, args: AllArgs, ctx: CallContext) ->
     async def one(source: SearchSource) -> None:
         with anyio.move_on_after(service.config.timeout_seconds) as scope:
             try:
-                found[source.namespace] = await source.find(query, args.limit)
+                found[source.namespace] = await source.find(query, args.offset + args.limit)
             except ToolFailure as failure:
                 partial.append(Partial(namespace=source.namespace, reason=failure.message))
             except Exception:  # one broken source must not take the others down
@@ -113,13 +120,28 @@ async def search_all(service: SearchService, args: AllArgs, ctx: CallContext) ->
     async with anyio.create_task_group() as group:
         for source in chosen:
             group.start_soon(one, source)
-    merged = merge(chosen, found)[: args.limit]
-    await ctx.report_progress(1, 1, f"{len(merged)} results from {len(found)} namespaces")
+    ranked = merge(chosen, found)[args.offset : args.offset + args.limit]
+    page = fit_page(ranked)
+    await ctx.report_progress(1, 1, f"{len(page)} results from {len(found)} namespaces")
     return AllResult(
-        results=merged,
+        results=page,
         searched=[source.namespace for source in chosen],
         partial=sorted(partial, key=lambda item: item.namespace),
+        next_offset=args.offset + len(page) if len(page) < len(ranked) else None,
     )
+
+
+def fit_page(ranked: list[Result]) -> list[Result]:
+    """The best hits whose text lines and structured content fit one page (long refs cost more)."""
+    page: list[Result] = []
+    used = 0
+    for hit in ranked:
+        cost = len(json.dumps(hit.model_dump(), ensure_ascii=False)) + len(render_hit(0, hit))
+        if page and used + cost > PAGE_CHARS:
+            break
+        page.append(hit)
+        used += cost
+    return page
 
 
 def merge(sources: list[SearchSource], found: dict[str, list[SearchHit]]) -> list[Result]:
@@ -154,20 +176,23 @@ def render(result: AllResult) -> str:
     if not result.results:
         lines.append("No results.")
     for number, hit in enumerate(result.results, start=1):
-        (argument, value), = hit.arguments.items()
-        lines.append(f"[{number}] {hit.namespace}: {hit.title}  ({hit.tool} {argument}={value!r})")
-        if hit.snippet:
-            lines.append(f"    {hit.snippet}")
+        lines.append(render_hit(number, hit))
+    if result.next_offset is not None:
+        lines.append(f"More hits did not fit this page: call again with offset={result.next_offset} to see them.")
     return "\n".join(lines)
+
+
+def render_hit(number: int, hit: Result) -> str:
+    ((argument, value),) = hit.arguments.items()
+    line = f"[{number}] {hit.namespace}: {hit.title}  ({hit.tool} {argument}={value!r})"
+    return line + (f"\n    {hit.snippet}" if hit.snippet else "")
 
 
 TOOLS: list[ToolSpec[SearchService, Any, Any]] = [
     ToolSpec(
         name="search.all",
         title="Search everything",
-        description=(
-            "Search notes, files, mail and documents at once; each hit names the call that opens it."
-        ),
+        description=("Search notes, files, mail and documents at once; each hit names the call that opens it."),
         input_model=AllArgs,
         output_model=AllResult,
         handler=search_all,
@@ -188,5 +213,3 @@ NAMESPACE: Namespace[SearchService] = Namespace(
     tools=TOOLS,
     status=lambda service: f"searches: {', '.join(service.sources)} (each within {service.config.timeout_seconds:g} s)",
 )
-
-
