@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import secrets
@@ -281,14 +282,34 @@ def _kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+def _cost(char: str) -> int:
+    """What one character costs a model: once in the text block, once JSON-escaped in the
+    structured content (a newline is 2 there, a control character 6)."""
+    return 1 + len(json.dumps(char, ensure_ascii=False)) - 2
+
+
+def _chars_within(text: str, budget: int) -> int:
+    """How many characters from the start of `text` cost at most `budget`."""
+    used = 0
+    for count, char in enumerate(text):
+        used += _cost(char)
+        if used > budget:
+            return count
+    return len(text)
+
+
 def _window(data: bytes, limit: int) -> tuple[str, bool]:
+    """At most `limit` plain characters' worth: the first two thirds and the last third, where
+    escaped characters (newlines, control bytes) count for what they cost, so a stream of control
+    bytes cannot blow the result budget."""
     text = data.decode("utf-8", errors="replace")
-    if len(text) <= limit:
+    budget = 2 * limit  # a plain character costs 2
+    if len(text) <= limit and sum(_cost(char) for char in text) <= budget:
         return text, False
-    head = limit * 2 // 3
-    tail = limit - head
+    head = _chars_within(text, budget * 2 // 3)
+    tail = _chars_within(text[head:][::-1], budget - budget * 2 // 3)
     omitted = len(text) - head - tail
-    return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[-tail:]}", True
+    return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[len(text) - tail :]}", True
 
 
 def _keep_output(service: TerminalService, run_id: str, stdout: Capture, stderr: Capture) -> str:
@@ -391,9 +412,7 @@ TOOLS: list[ToolSpec[TerminalService, Any, Any]] = [
     ToolSpec(
         name="terminal.execute",
         title="Run a command",
-        description=(
-            "Run an allowed program in a file-store folder; long output is kept for files.read."
-        ),
+        description=("Run an allowed program in a file-store folder; long output is kept for files.read."),
         input_model=ExecuteArgs,
         output_model=ExecuteResult,
         handler=execute,
