@@ -38,7 +38,13 @@ MAX_DOMAINS = 20
 MAX_TITLE_CHARS = 300
 MAX_SNIPPET_CHARS = 2_000
 MAX_ANSWER_CHARS = 4_000
+MAX_URL_CHARS = 2_048  # longer urls are dropped like malformed ones: a cut url opens nothing
 MAX_UPSTREAM_DETAIL_CHARS = 300
+# One result, text block and structured content together, inside the default 20,000-token
+# result budget: when the largest parts would not fit, snippets are shortened evenly (each cut one
+# ends with "…"), so the tool fits by itself and the gate never cuts.
+PAGE_CHARS = 72_000
+MIN_SNIPPET_CHARS = 200
 
 SearchDepth = Literal["basic", "advanced", "fast", "ultra-fast"]
 Topic = Literal["general", "news", "finance"]
@@ -287,6 +293,8 @@ def parse_response(payload: Any, limit: int) -> tuple[str | None, list[SearchRes
         if not isinstance(item, dict) or not isinstance(item.get("url"), str):
             continue
         url = item["url"].strip()
+        if len(url) > MAX_URL_CHARS:
+            continue
         if urlsplit(url).scheme not in ("http", "https") or any(char.isspace() for char in url):
             continue
         score = item.get("score")
@@ -403,7 +411,22 @@ async def search(service: WebService, args: SearchArgs, ctx: CallContext) -> Sea
         _last_status.reset(token)
     answer, results = parse_response(payload, request["max_results"])
     await ctx.report_progress(1, 1, f"{len(results)} results")
-    return SearchOutput(query=request["query"], answer=answer, results=results)
+    return fit_page(SearchOutput(query=request["query"], answer=answer, results=results))
+
+
+def output_chars(output: SearchOutput) -> int:
+    return len(render_search(output)) + len(output.model_dump_json())
+
+
+def fit_page(output: SearchOutput) -> SearchOutput:
+    """Snippets shortened evenly until the whole result fits one page."""
+    limit = MAX_SNIPPET_CHARS
+    while output_chars(output) > PAGE_CHARS and limit > MIN_SNIPPET_CHARS:
+        limit = max(MIN_SNIPPET_CHARS, limit * 4 // 5)
+        for result in output.results:
+            if len(result.content) > limit:
+                result.content = result.content[: limit - 1].rstrip() + "…"
+    return output
 
 
 def describe_search(args: SearchArgs) -> str:
