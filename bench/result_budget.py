@@ -3,7 +3,8 @@
 Every tool is called with the largest arguments its schema takes (limit, max_chars at their
 maximum) on data far bigger than one page: a 6 MB log and a 2 MB binary in the files store, a
 vault of 600 notes linking to one, a 300 KB note, 100 tasks with 8 KB notes, a 200-message Gmail
-thread, a 2 MB PDF in Drive and in Gmail. It reports the tokens (characters / 4, text blocks and
+thread, a 2 MB PDF in Drive and in Gmail, a Tavily answering with megabytes, 180 search hits
+with long paths, a command printing megabytes of control bytes. It reports the tokens (characters / 4, text blocks and
 structured content together) of each result against `[server] max_result_tokens` (20,000 by
 default), and whether the tool paged by itself or needed the gate to cut.
 
@@ -25,13 +26,18 @@ sys.path.insert(0, str(ROOT))
 
 from tests.budgets import DEFAULT_TOKENS, result_tokens, text  # noqa: E402
 from tests.harness import connect  # noqa: E402
+from tests.servers import inbox_fixtures as mail  # noqa: E402
 from tests.servers.drive_fixtures import drive_settings  # noqa: E402
 from tests.servers.fake_google import FakeDrive, FakeGmail, FakeGoogle, FakeTasks  # noqa: E402
+from tests.servers.fake_tavily import VALID_KEY, FakeTavily  # noqa: E402
 from tests.servers.files_fixtures import local_backend  # noqa: E402
 from tests.servers.gmail_fixtures import plain, sign_in  # noqa: E402
 from tests.servers.notes_fixtures import notes_settings, wait_indexed  # noqa: E402
 from tests.servers.tasks_fixtures import tasks_settings  # noqa: E402
 from tests.servers.test_notes_budget import big_vault  # noqa: E402
+from tests.servers.test_search_budget import LONG_FOLDER  # noqa: E402
+from tests.servers.test_terminal import unisolated  # noqa: E402
+from tests.servers.test_web_budget import HUGE, LARGEST, huge_result  # noqa: E402
 
 rows: list[tuple[str, str, int, bool]] = []
 
@@ -105,8 +111,51 @@ async def google_namespaces(base: Path) -> None:
         google.stop()
 
 
+async def web(base: Path) -> None:
+    with FakeTavily() as fake:
+        fake.answer = HUGE
+        fake.results = [huge_result(number) for number in range(20)]
+        settings = {"server": {"servers": ["web"]}, "web": {"api_key": VALID_KEY, "api_base_url": fake.url}}
+        async with connect(base, settings, elicit=None) as client:
+            await measure(client, "1 MB answer and snippets", "web_search", LARGEST)
+
+
+async def search_everything(base: Path) -> None:
+    from mcp_tools.app import build_app
+    from tests.harness import make_config
+
+    paragraph = "The glacier radar survey measured the ice tongue once more. " * 200
+    settings = {
+        "server": {"servers": ["notes", "files", "inbox", "search"]},
+        "notes": {"vault": str(base / "vault"), "watch": False},
+        "inbox": {"addresses": [mail.INBOX_ADDRESS]},
+        "search": {"timeout_seconds": 60},
+    }
+    (base / "vault" / "Surveys").mkdir(parents=True)
+    folder = base / "data" / "files" / LONG_FOLDER
+    folder.mkdir(parents=True)
+    app = build_app(make_config(base, settings))
+    for i in range(60):
+        (base / "vault" / "Surveys" / f"Glacier survey {i}.md").write_text(f"# Glacier survey {i}\n\n{paragraph}\n")
+        (folder / f"glacier survey report {i} {'z' * 150}.txt").write_text(paragraph)
+        subject = f"Glacier survey {i} " + "with a very long subject line " * 20
+        raw = mail.simple(subject=subject, body=paragraph, message_id=f"<glacier-{i}@example.org>")
+        await app.services["inbox"].ingest(raw, via="test")
+    await anyio.to_thread.run_sync(app.services["notes"].reconcile)
+    async with connect(base, app=app, elicit=None) as client:
+        await measure(client, "180 hits, long paths, limit 50", "search_all", {"query": "glacier survey", "limit": 50})
+
+
+async def terminal(base: Path) -> None:
+    app = unisolated(base, output_chars=15_000, max_output_bytes=4 * 1024 * 1024)
+    printer = "import sys; sys.stdout.write('\\x02' * 2000000); sys.stderr.write('\\x03\\n' * 1000000)"
+    async with connect(base, app=app) as client:
+        command = {"argv": ["python3", "-c", printer], "cwd": "work"}
+        await measure(client, "4 MB of control bytes", "terminal_execute", command)
+
+
 async def main() -> None:
-    for part in (files, notes, google_namespaces):
+    for part in (files, notes, google_namespaces, web, search_everything, terminal):
         with tempfile.TemporaryDirectory() as tmp:
             await part(Path(tmp))
     print(f"largest result per tool, tokens (characters / 4) against the {DEFAULT_TOKENS:,}-token budget")
