@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 MAX_RANGE_DAYS = 366
 MAX_AVAILABILITY_DAYS = 92
 UID_PATTERN = r"^[^\x00-\x1f\x7f]{1,255}$"
-MOMENT_HELP = "ISO 8601 date or date-time (no offset: calendar's zone)"
+MOMENT_HELP = "ISO date or date-time; no offset: calendar's zone"
 
 
 class RangeArgs(Arguments):

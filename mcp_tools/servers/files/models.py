@@ -71,7 +71,7 @@ class ListArgs(Arguments):
     pattern: str | None = Field(
         default=None,
         max_length=256,
-        description="Glob below the folder ('*.md', 'src/**/*.py'); without '/', on names.",
+        description="Glob ('*.md', 'src/**/*.py'); without '/', on names.",
     )
     limit: int = Field(default=200, ge=1, le=200)
     cursor: str | None = Field(default=None, max_length=1400, description="next_cursor of the last page.")

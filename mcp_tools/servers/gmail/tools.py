@@ -110,7 +110,7 @@ def render_search(result: SearchResult) -> str:
 
 class ReadArgs(Arguments):
     id: GmailId = Id
-    thread: bool = Field(default=False, description="id is a thread id: read every message in it.")
+    thread: bool = Field(default=False, description="id is a thread: read all of it.")
     offset: int = Field(default=0, ge=0)
     max_chars: int = Field(default=8000, ge=200, le=MAX_PAGE_CHARS)
 

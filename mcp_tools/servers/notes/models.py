@@ -11,13 +11,13 @@ from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 SHA256 = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
-    description="sha256 of your last read; a newer version is not overwritten",
+    description="sha256 of your last read; stale: not written",
 )
 MAX_TAG_CHARS = 200
 Tag = Annotated[str, Field(max_length=MAX_TAG_CHARS)]
 LIMIT = Field(default=50, ge=1, le=100)
 CURSOR = Field(default=None, max_length=200, description="next_cursor of the last page")
-OFFSET = Field(default=0, ge=0, description="In characters; next_offset of the last page")
+OFFSET = Field(default=0, ge=0, description="next_offset of the last page")
 MAX_CHARS = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS)
 # notes.rename shows this many files (with their diffs, each cut at DIFF_MAX_CHARS) a page;
 # notes.delete names this many of the notes that linked to the deleted one

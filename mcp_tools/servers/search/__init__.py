@@ -60,9 +60,9 @@ def create(config: SearchConfig, env: Environment) -> SearchService:
 
 class AllArgs(Arguments):
     query: str = Field(min_length=1, max_length=500)
-    scope: list[str] = Field(default_factory=list, max_length=20, description="Namespaces to search; [] is all.")
+    scope: list[str] = Field(default_factory=list, max_length=20, description="Namespaces; none: all.")
     limit: int = Field(default=10, ge=1, le=50)
-    offset: int = Field(default=0, ge=0, le=MAX_OFFSET, description="Skip this many hits: next_offset of a page.")
+    offset: int = Field(default=0, ge=0, le=MAX_OFFSET, description="next_offset of the last page.")
 
 
 class Result(Output):
