@@ -16,9 +16,10 @@ from mcp_tools.policy.channels import OutOfBand
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
-from mcp_tools.policy.store import PolicyStore
+from mcp_tools.policy.store import StateStore
 from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG, asked_for, load_namespace, not_asked_for
+from mcp_tools.state import open_state_store
 from mcp_tools.tooling import (
     Environment,
     Namespace,
@@ -61,7 +62,7 @@ class App:
     config: Config
     environment: Environment
     gate: PolicyGate
-    store: PolicyStore
+    store: StateStore
     rules: RulePolicy
     out_of_band: OutOfBand
     namespaces: dict[str, Namespace] = field(default_factory=dict)
@@ -196,7 +197,7 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
     known_secrets.add_all(config.http_tokens().values())
     known_secrets.add_from_model(config.approvals)
     requested = servers if servers is not None else config.server.servers
-    store = PolicyStore(state_dir / "policy.sqlite3")
+    store = open_state_store(config)
     out_of_band = build_out_of_band(config, Decisions(store, config.policy.approval_ttl_seconds))
     environment = Environment(
         data_dir=data_dir,

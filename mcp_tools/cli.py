@@ -126,6 +126,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"mcp-tools: {scrub_text(str(exc))}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:
+        from mcp_tools.policy.store import StateStoreError
+
+        if not isinstance(exc, StateStoreError):
+            raise
+        print(f"mcp-tools: {scrub_text(str(exc))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 
@@ -635,10 +642,10 @@ def _call_text_streamed(args: argparse.Namespace, limit: int) -> int:
 
 
 def _store(args: argparse.Namespace) -> Any:
-    from mcp_tools.policy.store import PolicyStore
+    from mcp_tools.state import open_state_store
 
     config = _config(args)
-    return PolicyStore(config.state_dir() / "policy.sqlite3"), config
+    return open_state_store(config), config
 
 
 def cmd_approvals_list(args: argparse.Namespace) -> int:

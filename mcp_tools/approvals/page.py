@@ -37,7 +37,7 @@ from mcp_tools.config import ApprovalPageSettings
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.display import asked_by
 from mcp_tools.policy.gate import ConfirmationRequest
-from mcp_tools.policy.store import Approval, PolicyStore, iso_time
+from mcp_tools.policy.store import Approval, StateStore, iso_time
 from mcp_tools.tooling import Risk
 
 logger = logging.getLogger("mcp_tools.page")
@@ -68,7 +68,7 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def new_login_link(store: PolicyStore, base_url: str, ttl_seconds: float) -> str:
+def new_login_link(store: StateStore, base_url: str, ttl_seconds: float) -> str:
     """A one-time sign-in link; only the token's hash is stored."""
     token = secrets.token_urlsafe(32)
     store.add_page_login(token_hash(token), ttl_seconds)
@@ -125,7 +125,7 @@ class ApprovalsPage:
 
     def __init__(
         self,
-        store: PolicyStore,
+        store: StateStore,
         decisions: Decisions,
         settings: ApprovalPageSettings,
         security: TransportSecuritySettings,

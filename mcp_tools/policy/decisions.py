@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import anyio
 
-from mcp_tools.policy.store import Approval, PolicyStore
+from mcp_tools.policy.store import Approval, StateStore
 
 logger = logging.getLogger("mcp_tools.policy")
 
@@ -37,7 +37,7 @@ class ApprovalEvent:
 class Decisions:
     """Decides approvals, and tells everyone in this process who follows them."""
 
-    def __init__(self, store: PolicyStore, ttl_seconds: float, poll_interval: float = 0.5) -> None:
+    def __init__(self, store: StateStore, ttl_seconds: float, poll_interval: float = 0.5) -> None:
         self.store = store
         self.ttl_seconds = ttl_seconds
         self.poll_interval = poll_interval

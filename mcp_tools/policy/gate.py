@@ -24,7 +24,7 @@ from mcp_tools.config import PolicySettings
 from mcp_tools.policy.display import arguments_text, visible
 from mcp_tools.policy.redact import redact
 from mcp_tools.policy.rules import RulePolicy, effective_risk
-from mcp_tools.policy.store import Approval, AuditRow, PolicyStore, iso_time
+from mcp_tools.policy.store import Approval, AuditRow, StateStore, iso_time
 from mcp_tools.secrets import known_secrets, scrub_text
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
@@ -176,7 +176,7 @@ class PolicyGate:
     """
 
     def __init__(
-        self, settings: PolicySettings, rules: RulePolicy, store: PolicyStore, out_of_band: OutOfBand | None = None
+        self, settings: PolicySettings, rules: RulePolicy, store: StateStore, out_of_band: OutOfBand | None = None
     ) -> None:
         self.settings = settings
         self.rules = rules

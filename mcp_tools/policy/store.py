@@ -1,7 +1,9 @@
-"""The policy's SQLite state: pending approvals and the audit log, one file in the state dir.
+"""The policy's state: pending approvals, decisions and their events, the audit log.
 
-Several processes share it (a server, and `mcp-tools approvals approve` run by the person),
-so every change is one short transaction and WAL keeps readers off the writers' backs.
+`StateStore` is the interface and holds every query; `PolicyStore` keeps it in one SQLite file in
+the state dir (the default), `mcp_tools.state.postgres.PostgresStateStore` in a PostgreSQL
+database that several replicas share. Several processes share either (a server, and
+`mcp-tools approvals approve` run by the person), so every change is one short transaction.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 ApprovalStatus = Literal["pending", "approved", "denied", "consumed", "expired", "withdrawn"]
 
@@ -152,38 +154,48 @@ def new_approval_id() -> str:
     return "apr-" + "".join(secrets.choice(APPROVAL_ID_ALPHABET) for _ in range(10))
 
 
-class PolicyStore:
-    """Approvals and audit rows; safe to share between threads and processes."""
+class Cursor(Protocol):
+    rowcount: int
 
-    def __init__(self, path: Path, clock: Any = time.time) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self.clock = clock
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
-        self._db.executescript(APPROVAL_EVENTS_SCHEMA)
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(approval_meta)")}
-        if "client" not in columns:  # a state file from before clients were remembered
-            self._db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
-        with contextlib.suppress(OSError):  # not every file system keeps modes
-            path.chmod(0o600)
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Connection(Protocol):
+    def execute(self, sql: str, params: Any = ()) -> Cursor: ...
+
+
+class StateStoreError(RuntimeError):
+    """The state store cannot be used: the message says why, without credentials."""
+
+
+class StateStoreUnavailable(StateStoreError):
+    """The state store cannot be reached (the database is down); nothing was changed."""
+
+
+class StateStore:
+    """Approvals and audit rows; safe to share between threads and processes.
+
+    Queries are written once, with `?` placeholders; an implementation supplies connections
+    through `_transaction` (writes: one at a time across every process) and `_reading`.
+    """
+
+    clock: Any
+    engine: str = "sqlite"
 
     def close(self) -> None:
-        self._db.close()
+        raise NotImplementedError
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+    def _transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def _reading(self) -> contextlib.AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def _appending(self) -> contextlib.AbstractContextManager[Connection]:
+        """For inserts that race with nothing (audit rows): no lock beyond the row's own."""
+        return self._reading()
 
     # -- approvals -------------------------------------------------------------------------
 
@@ -246,15 +258,15 @@ class PolicyStore:
                 "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved'",
                 (now, row[0]),
             ).rowcount
-            if updated != 1:  # pragma: no cover - guarded by BEGIN IMMEDIATE
+            if updated != 1:  # pragma: no cover - guarded by the write lock
                 return None
         return self.get_approval(row[0])
 
     def recent_denial(self, tool: str, args_sha256: str) -> Approval | None:
         """A denial the person made for this exact call that has not expired yet."""
         now = self.clock()
-        with self._lock:
-            row = self._db.execute(
+        with self._reading() as db:
+            row = db.execute(
                 "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND status='denied' AND expires>? "
                 "ORDER BY decided DESC LIMIT 1",
                 (tool, args_sha256, now),
@@ -268,7 +280,7 @@ class PolicyStore:
     def decide(self, approval_id: str, approve: bool, ttl_seconds: float, decided_by: str | None) -> Approval:
         """Like `decide_approval`, recording who answered in the same transaction.
 
-        BEGIN IMMEDIATE makes the check and the update one step across threads and processes:
+        The write lock makes the check and the update one step across threads and processes:
         when the page, Telegram and the CLI answer at once, exactly one of them wins.
         """
         now = self.clock()
@@ -334,8 +346,8 @@ class PolicyStore:
         if not approval_ids:
             return {}
         marks = ",".join("?" * len(approval_ids))
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 f"SELECT approval_id, transport, decided_by, client FROM approval_meta WHERE approval_id IN ({marks})",
                 approval_ids,
             ).fetchall()
@@ -343,18 +355,18 @@ class PolicyStore:
 
     def events_since(self, seq: int, limit: int = 200) -> list[tuple[int, str, str]]:
         """`(seq, approval_id, status)` for every status change after `seq`, oldest first."""
-        with self._lock:
+        with self._reading() as db:
             return [
                 (row[0], row[1], row[2])
-                for row in self._db.execute(
+                for row in db.execute(
                     "SELECT seq, approval_id, status FROM approval_events WHERE seq>? ORDER BY seq LIMIT ?",
                     (seq, limit),
                 ).fetchall()
             ]
 
     def last_event(self) -> int:
-        with self._lock:
-            row = self._db.execute("SELECT MAX(seq) FROM approval_events").fetchone()
+        with self._reading() as db:
+            row = db.execute("SELECT MAX(seq) FROM approval_events").fetchone()
         return int(row[0] or 0)
 
     # -- page logins -----------------------------------------------------------------------
@@ -379,22 +391,22 @@ class PolicyStore:
             )
 
     def get_approval(self, approval_id: str) -> Approval | None:
-        with self._lock:
-            row = self._db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
+        with self._reading() as db:
+            row = db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
         return None if row is None else _approval(row)
 
     def count_pending(self) -> int:
         """How many approvals wait for an answer (pending and unexpired)."""
-        with self._lock:
-            row = self._db.execute(
+        with self._reading() as db:
+            row = db.execute(
                 "SELECT COUNT(*) FROM approvals WHERE status='pending' AND expires>?", (self.clock(),)
             ).fetchone()
         return int(row[0])
 
     def pending_approvals(self, offset: int = 0, limit: int = 25) -> list[Approval]:
         """One page of the approvals that wait for an answer, newest first."""
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 "SELECT * FROM approvals WHERE status='pending' AND expires>? "
                 "ORDER BY created DESC, id LIMIT ? OFFSET ?",
                 (self.clock(), limit, offset),
@@ -403,11 +415,11 @@ class PolicyStore:
 
     def list_approvals(self, include_done: bool = False, limit: int = 50) -> list[Approval]:
         now = self.clock()
-        with self._lock:
+        with self._reading() as db:
             if include_done:
-                rows = self._db.execute("SELECT * FROM approvals ORDER BY created DESC LIMIT ?", (limit,))
+                rows = db.execute("SELECT * FROM approvals ORDER BY created DESC LIMIT ?", (limit,))
             else:
-                rows = self._db.execute(
+                rows = db.execute(
                     "SELECT * FROM approvals WHERE status IN ('pending','approved') AND expires>? "
                     "ORDER BY created DESC LIMIT ?",
                     (now, limit),
@@ -417,8 +429,8 @@ class PolicyStore:
     # -- audit -----------------------------------------------------------------------------
 
     def record(self, row: AuditRow) -> None:
-        with self._lock:
-            self._db.execute(
+        with self._appending() as db:
+            db.execute(
                 f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     row.ts,
@@ -435,14 +447,54 @@ class PolicyStore:
             )
 
     def tail(self, limit: int = 20) -> list[AuditRow]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 f"SELECT {AUDIT_COLUMNS} FROM audit ORDER BY id DESC LIMIT ?",
                 (limit,),
             ).fetchall()
         return [
             AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9]) for r in reversed(rows)
         ]
+
+
+class PolicyStore(StateStore):
+    """The state in one SQLite file: the default, for one machine."""
+
+    def __init__(self, path: Path, clock: Any = time.time) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+        self._db.executescript(APPROVAL_EVENTS_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(approval_meta)")}
+        if "client" not in columns:  # a state file from before clients were remembered
+            self._db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
+        with contextlib.suppress(OSError):  # not every file system keeps modes
+            path.chmod(0o600)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE: one writer at a time across threads and processes."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            yield self._db
 
 
 def _approval(row: tuple[Any, ...]) -> Approval:

@@ -1,0 +1,143 @@
+"""The state in PostgreSQL, shared by every replica of one deployment (psycopg 3 with a pool).
+
+The schema is numbered SQL files in `migrations/`, applied in one transaction at start under an
+advisory lock (replicas that start together migrate once) and recorded in `schema_version`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from mcp_tools.policy.store import StateStore, StateStoreError, StateStoreUnavailable
+from mcp_tools.secrets import known_secrets
+
+MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+MIGRATION_LOCK = 0x6D6370746F6F6C73  # "mcptools": one migrator at a time across replicas
+NOTIFY_CHANNEL = "mcp_tools_approvals"
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """`(version, file name, sql)` for every numbered migration, in order."""
+    found = []
+    for entry in resources.files("mcp_tools.state").joinpath("migrations").iterdir():
+        match = MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def apply_migrations(connection: psycopg.Connection[Any]) -> list[int]:
+    """Bring the schema up to date in one transaction; the versions this call applied."""
+    known = migrations()
+    applied_now = []
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied DOUBLE PRECISION NOT NULL)"
+        )
+        done = {row[0] for row in connection.execute("SELECT version FROM schema_version").fetchall()}
+        newest = max((version for version, _, _ in known), default=0)
+        if done and max(done) > newest:
+            raise StateStoreError(
+                f"the state database has schema version {max(done)}, newer than this mcp-tools knows ({newest}); "
+                "upgrade mcp-tools on this replica"
+            )
+        for version, name, sql in known:
+            if version in done:
+                continue
+            connection.execute(sql)  # type: ignore[arg-type]
+            connection.execute("INSERT INTO schema_version VALUES (%s, %s, %s)", (version, name, time.time()))
+            applied_now.append(version)
+    return applied_now
+
+
+class _Translated:
+    """A psycopg connection that takes the store's `?` placeholders."""
+
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+        self._connection = connection
+
+    def execute(self, sql: str, params: Any = ()) -> psycopg.Cursor[Any]:
+        return self._connection.execute(_placeholders(sql), tuple(params))  # type: ignore[arg-type]
+
+
+_TRANSLATED: dict[str, str] = {}
+
+
+def _placeholders(sql: str) -> str:
+    translated = _TRANSLATED.get(sql)
+    if translated is None:
+        translated = _TRANSLATED[sql] = sql.replace("?", "%s")
+    return translated
+
+
+class PostgresStateStore(StateStore):
+    """Approvals, decisions, events and the audit log in one database several replicas share."""
+
+    engine = "postgresql"
+
+    def __init__(self, url: str, pool_size: int = 8, connect_timeout: float = 5.0, clock: Any = time.time) -> None:
+        self.url = url
+        self.clock = clock
+        self.connect_timeout = connect_timeout
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            timeout=connect_timeout,
+            kwargs={"connect_timeout": max(1, round(connect_timeout))},
+            check=ConnectionPool.check_connection,
+            open=False,
+            name="mcp-tools-state",
+        )
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout)
+            with self._pool.connection() as connection:
+                apply_migrations(connection)
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            self._pool.close()
+            raise StateStoreUnavailable(describe_failure(exc)) from None
+        except psycopg.Error as exc:
+            self._pool.close()
+            raise StateStoreError(
+                known_secrets.scrub(f"the PostgreSQL state schema could not be migrated: {exc}")
+            ) from None
+        except BaseException:
+            self._pool.close()
+            raise
+
+    def close(self) -> None:
+        self._pool.close()
+
+    @contextmanager
+    def _connection(self, lock: bool) -> Iterator[_Translated]:
+        try:
+            with self._pool.connection() as connection, connection.transaction():
+                if lock:
+                    # One writer of approvals at a time, as BEGIN IMMEDIATE gives SQLite: the
+                    # check and the change are one step, and events commit in number order.
+                    connection.execute("LOCK TABLE approvals IN SHARE ROW EXCLUSIVE MODE")
+                yield _Translated(connection)
+        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            raise StateStoreUnavailable(describe_failure(exc)) from None
+
+    def _transaction(self) -> Any:
+        return self._connection(lock=True)
+
+    def _reading(self) -> Any:
+        return self._connection(lock=False)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """Why the database cannot be used, without the URL's credentials."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return known_secrets.scrub(f"the PostgreSQL state store cannot be reached: {reason}")

@@ -1,0 +1,123 @@
+"""The PostgreSQL state store: numbered migrations, choosing it by config, credentials kept secret."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from mcp_tools.config import ConfigError, parse_config
+from mcp_tools.policy.store import PolicyStore, StateStoreUnavailable
+from mcp_tools.secrets import known_secrets
+from mcp_tools.state import open_state_store
+from mcp_tools.state.postgres import PostgresStateStore, migrations
+from tests.postgres import PostgresServer, free_port
+
+SECRET = "s" * 40
+
+
+def schema_versions(url: str) -> list[int]:
+    with psycopg.connect(url) as connection:
+        return [row[0] for row in connection.execute("SELECT version FROM schema_version ORDER BY version")]
+
+
+def test_migrations_are_numbered_and_applied_once(postgres_url: str) -> None:
+    numbers = [version for version, _, _ in migrations()]
+    assert numbers == sorted(set(numbers)) and numbers[0] == 1
+    PostgresStateStore(postgres_url).close()
+    PostgresStateStore(postgres_url).close()  # a restart finds the schema in place
+    assert schema_versions(postgres_url) == numbers
+
+
+def test_replicas_starting_together_migrate_once(postgres_url: str) -> None:
+    barrier = threading.Barrier(4)
+    failures: list[BaseException] = []
+
+    def start() -> None:
+        barrier.wait()
+        try:
+            PostgresStateStore(postgres_url, pool_size=1).close()
+        except BaseException as exc:  # pragma: no cover - the failure is the assertion below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=start) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert schema_versions(postgres_url) == [version for version, _, _ in migrations()]
+
+
+def test_a_database_from_a_newer_release_is_refused(postgres_url: str) -> None:
+    PostgresStateStore(postgres_url).close()
+    with psycopg.connect(postgres_url) as connection:
+        connection.execute("INSERT INTO schema_version VALUES (9999, '9999_future.sql', 0)")
+    with pytest.raises(RuntimeError, match="newer than this mcp-tools knows"):
+        PostgresStateStore(postgres_url)
+
+
+def test_a_failed_migration_leaves_nothing_half_done(postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """All migrations run in one transaction: a broken one rolls back the ones before it too."""
+    broken = [*migrations(), (9998, "9998_broken.sql", "CREATE TABLE half_done (x INT); SELECT no_such_column;")]
+    monkeypatch.setattr("mcp_tools.state.postgres.migrations", lambda: broken)
+    with pytest.raises(RuntimeError, match="could not be migrated"):
+        PostgresStateStore(postgres_url)
+    with psycopg.connect(postgres_url) as connection:
+        tables = {row[0] for row in connection.execute("SELECT tablename FROM pg_tables WHERE schemaname='public'")}
+    assert tables == set()
+
+
+def test_the_url_in_the_environment_picks_postgresql(postgres_url: str, tmp_path: Path) -> None:
+    environ = {
+        "MCP_TOOLS_STATE_URL": postgres_url,
+        "MCP_TOOLS_STATE_SECRET": SECRET,
+        "MCP_TOOLS_STATE_DIR": str(tmp_path),
+    }
+    store = open_state_store(parse_config({}, environ))
+    try:
+        assert isinstance(store, PostgresStateStore)
+        assert not (tmp_path / "policy.sqlite3").exists()
+    finally:
+        store.close()
+
+
+def test_without_a_url_the_state_stays_in_the_sqlite_file(tmp_path: Path) -> None:
+    store = open_state_store(parse_config({"server": {"state_dir": str(tmp_path)}}, {}))
+    assert isinstance(store, PolicyStore) and store.path == tmp_path / "policy.sqlite3"
+
+
+def test_postgresql_without_a_shared_secret_refuses_to_start(postgres_url: str) -> None:
+    with pytest.raises(ConfigError, match=r"\[state\] secret"):
+        open_state_store(parse_config({"state": {"url": postgres_url}}, {}))
+    with pytest.raises(ConfigError, match="at least 32 bytes"):
+        open_state_store(parse_config({"state": {"url": postgres_url, "secret": "short"}}, {}))
+
+
+def test_only_postgresql_urls_are_accepted() -> None:
+    with pytest.raises(ConfigError, match="postgresql://"):
+        parse_config({"state": {"url": "mysql://u:p@db/x"}}, {})
+    with pytest.raises(ConfigError, match="postgresql://"):
+        parse_config({}, {"MCP_TOOLS_STATE_URL": "sqlite:///x"}).state_url()
+
+
+def test_the_password_in_the_url_never_reaches_an_error_message(postgres_server: PostgresServer) -> None:
+    """ATTACK: a down database must not print the URL, credentials included, into logs or results."""
+    password = "hunter2-Xq9-very-secret"
+    url = f"postgresql://mcp:{password}@127.0.0.1:{free_port()}/nothing"
+    config = parse_config({"state": {"url": url, "secret": SECRET, "connect_timeout_seconds": 1}}, {})
+    with pytest.raises(StateStoreUnavailable) as caught:
+        open_state_store(config)
+    assert password not in str(caught.value)
+    assert known_secrets.scrub(f"connecting to {url}") == known_secrets.scrub("connecting to " + url)
+    assert password not in known_secrets.scrub(f"connecting to {url} failed")
+
+
+def test_a_wrong_password_is_refused_without_echoing_it(postgres_server: PostgresServer) -> None:
+    url = postgres_server.url().replace(postgres_server.password, "wrong-password-123456")
+    config = parse_config({"state": {"url": url, "secret": SECRET, "connect_timeout_seconds": 2}}, {})
+    with pytest.raises(StateStoreUnavailable, match="cannot be reached") as caught:
+        open_state_store(config)
+    assert "wrong-password-123456" not in str(caught.value)
