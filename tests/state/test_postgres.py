@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from mcp_tools.secrets import known_secrets
 from mcp_tools.state import open_state_store
 from mcp_tools.state.postgres import PostgresStateStore, migrations
 from tests.postgres import PostgresServer, free_port
+from tests.processes import demo_config, run_cli
 
 SECRET = "s" * 40
 
@@ -121,3 +123,32 @@ def test_a_wrong_password_is_refused_without_echoing_it(postgres_server: Postgre
     with pytest.raises(StateStoreUnavailable, match="cannot be reached") as caught:
         open_state_store(config)
     assert "wrong-password-123456" not in str(caught.value)
+
+
+def shared_config(tmp_path: Path, machine: str, url: str, secret: str | None = SECRET) -> Path:
+    """A config of one machine (its own state dir) whose state lives in the shared database."""
+    (tmp_path / machine).mkdir(exist_ok=True)
+    state = f'\n[state]\nurl = "{url}"\n' + (f'secret = "{secret}"\n' if secret else "")
+    return demo_config(tmp_path / machine, extra=state)
+
+
+def test_an_approval_asked_on_one_machine_is_granted_and_used_on_another(postgres_url: str, tmp_path: Path) -> None:
+    first, second = shared_config(tmp_path, "a", postgres_url), shared_config(tmp_path, "b", postgres_url)
+    asked = run_cli(first, "call", "demo.erase", "--args", '{"target": "t"}', "--json")
+    approval_id = json.loads(asked.stdout)["error"]["approval_id"]
+    assert approval_id in run_cli(second, "approvals", "list").stdout
+    assert run_cli(second, "approvals", "approve", approval_id).returncode == 0
+    retried = run_cli(second, "call", "demo.erase", "--args", '{"target": "t"}', "--json")
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    again = run_cli(first, "call", "demo.erase", "--args", '{"target": "t"}', "--json")
+    assert json.loads(again.stdout)["error"]["kind"] == "approval_required"  # used once, by one machine
+    audit = [json.loads(line) for line in run_cli(first, "audit", "--json").stdout.splitlines()]
+    assert len([row for row in audit if row["tool"] == "demo.erase"]) == 3
+    assert not (tmp_path / "a" / "state" / "policy.sqlite3").exists()
+
+
+def test_the_cli_refuses_a_shared_database_without_a_shared_secret(postgres_url: str, tmp_path: Path) -> None:
+    config = shared_config(tmp_path, "a", postgres_url, secret=None)
+    result = run_cli(config, "call", "demo.echo", "--args", '{"text": "hi"}')
+    assert result.returncode == 2 and "[state] secret" in result.stderr
+    assert postgres_url.split(":")[2].split("@")[0] not in result.stderr + result.stdout
