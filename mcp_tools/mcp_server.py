@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import secrets
-import time
 import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -22,13 +21,15 @@ import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.request_state import RequestStateBoundary
 from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
 from mcp_tools.app import App, wire_name
 from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
+from mcp_tools.policy.store import StateStore
+from mcp_tools.state import request_state_security
 from mcp_tools.tooling import Risk
 
 INPUT_REQUIRED_VERSION = "2026-07-28"
@@ -258,20 +259,20 @@ class InputRequiredElicitation:
     """Asks through an `InputRequiredResult` round trip (protocol 2026-07-28).
 
     The state we hand out names the exact call, the principal and a nonce; the SDK seals it,
-    and a nonce counts once, so an answer can neither be moved to another call or another
-    token's session nor replayed.
+    and a nonce counts once in the state store (on every replica that shares it), so an answer
+    can neither be moved to another call or another token's session nor replayed.
     """
 
     def __init__(
-        self, params: types.CallToolRequestParams, used_nonces: dict[str, float], ttl: float, principal: str = "local"
+        self, params: types.CallToolRequestParams, store: StateStore, ttl: float, principal: str = "local"
     ) -> None:
         self.params = params
-        self.used_nonces = used_nonces
+        self.store = store
         self.ttl = ttl
         self.principal = principal
 
     async def ask(self, request: ConfirmationRequest) -> Answer | AskLater:
-        answer = self._answer_for(request)
+        answer = await self._answer_for(request)
         if answer is not None:
             return answer
         state = {
@@ -287,7 +288,7 @@ class InputRequiredElicitation:
             types.InputRequiredResult(input_requests={CONFIRM_KEY: elicit}, request_state=json.dumps(state))
         )
 
-    def _answer_for(self, request: ConfirmationRequest) -> Answer | None:
+    async def _answer_for(self, request: ConfirmationRequest) -> Answer | None:
         responses = self.params.input_responses or {}
         if not self.params.request_state or CONFIRM_KEY not in responses:
             return None
@@ -302,14 +303,9 @@ class InputRequiredElicitation:
             or state.get("principal") != self.principal
         ):
             return None
-        now = time.monotonic()
-        for nonce, seen in list(self.used_nonces.items()):
-            if now - seen > self.ttl:
-                del self.used_nonces[nonce]
         nonce = str(state.get("nonce"))
-        if nonce in self.used_nonces:
+        if not await anyio.to_thread.run_sync(self.store.use_nonce, nonce, self.ttl):
             return None
-        self.used_nonces[nonce] = now
         response = responses[CONFIRM_KEY]
         if not isinstance(response, types.ElicitResult):
             return Answer.CANCEL
@@ -439,7 +435,6 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     cache_dir = app.environment.state_dir / "cache"
     listed = cached_definitions(app.available_tools(namespace) if dynamic else app.visible_tools(namespace), cache_dir)
     definitions = {definition.name: definition for definition in listed}
-    used_nonces: dict[str, float] = {}
     settings = app.config.policy
     name = "mcp-tools" if namespace is None else f"mcp-tools-{namespace}"
     clients = ClientStates()
@@ -495,9 +490,10 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         if not can_elicit_form(ctx):
             return None
         if is_modern(ctx):
-            return InputRequiredElicitation(
-                params, used_nonces, settings.approval_ttl_seconds, principal_of(ctx, "local")
-            )
+            # A nonce must outlive the sealed state that carries it, or a replay after it is
+            # forgotten would count again.
+            ttl = max(settings.approval_ttl_seconds, settings.elicitation_timeout_seconds)
+            return InputRequiredElicitation(params, app.store, ttl, principal_of(ctx, "local"))
         if ctx.session.can_send_request:
             return LegacyElicitation(ctx, settings.elicitation_timeout_seconds)
         return None
@@ -511,6 +507,6 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         on_subscriptions_listen=clients.listen if dynamic else None,
         tools_change=dynamic,
     )
-    security = RequestStateSecurity.ephemeral(ttl=float(settings.elicitation_timeout_seconds))
+    security = request_state_security(app.config, ttl=float(settings.elicitation_timeout_seconds))
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server

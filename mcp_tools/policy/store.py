@@ -9,6 +9,7 @@ database that several replicas share. Several processes share either (a server, 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import secrets
 import sqlite3
@@ -78,6 +79,10 @@ CREATE TABLE IF NOT EXISTS page_logins (
     token_sha256 TEXT PRIMARY KEY,
     expires REAL NOT NULL,
     used REAL
+);
+CREATE TABLE IF NOT EXISTS request_state_nonces (
+    nonce_sha256 TEXT PRIMARY KEY,
+    expires REAL NOT NULL
 );
 """
 AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome"
@@ -389,6 +394,21 @@ class StateStore:
                 ).rowcount
                 == 1
             )
+
+    # -- requestState nonces ----------------------------------------------------------------
+
+    def use_nonce(self, nonce: str, ttl_seconds: float) -> bool:
+        """True the first time any process sees `nonce` within `ttl_seconds`; False for a replay."""
+        now = self.clock()
+        digest = hashlib.sha256(nonce.encode()).hexdigest()
+        with self._appending() as db:
+            db.execute("DELETE FROM request_state_nonces WHERE expires<?", (now,))
+            inserted = db.execute(
+                "INSERT INTO request_state_nonces (nonce_sha256, expires) VALUES (?, ?) "
+                "ON CONFLICT (nonce_sha256) DO NOTHING",
+                (digest, now + ttl_seconds),
+            ).rowcount
+        return inserted == 1
 
     def get_approval(self, approval_id: str) -> Approval | None:
         with self._reading() as db:

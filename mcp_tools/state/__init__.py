@@ -6,7 +6,9 @@ set to a `postgresql://` URL picks PostgreSQL, imported only then; unset keeps S
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import hashlib
+import hmac
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from mcp_tools.config import Config, ConfigError
@@ -16,6 +18,23 @@ if TYPE_CHECKING:
     from mcp_tools.policy.store import StateStore
 
 POSTGRES_EXTRA_HINT = "PostgreSQL state needs psycopg: pip install 'mcp-tools[postgres]'"
+
+
+def request_state_security(config: Config, ttl: float) -> Any:
+    """How requestState is sealed: under a key derived from `[state] secret`, so every replica
+    that shares the secret opens what another sealed; without one, a key of this process alone."""
+    from mcp.server.request_state import RequestStateSecurity
+
+    secret = config.state_secret()
+    if secret is None:
+        return RequestStateSecurity.ephemeral(ttl=ttl)
+    known_secrets.add(secret)
+    return RequestStateSecurity(keys=[derive_key(secret, "requestState")], ttl=ttl)
+
+
+def derive_key(secret: str, purpose: str) -> bytes:
+    """A 32-byte key for one purpose (HMAC-SHA256 of the purpose under the shared secret)."""
+    return hmac.new(secret.encode(), f"mcp-tools {purpose} v1".encode(), hashlib.sha256).digest()
 
 
 def register_url_secrets(url: str) -> None:
@@ -35,11 +54,13 @@ def open_state_store(config: Config) -> StateStore:
 
         return PolicyStore(config.state_dir() / "policy.sqlite3")
     register_url_secrets(url)
-    if config.state_secret() is None:
+    secret = config.state_secret()
+    if secret is None:
         raise ConfigError(
             "a PostgreSQL state needs a shared secret: set [state] secret (or MCP_TOOLS_STATE_SECRET) to the "
             "same random value of at least 32 bytes on every replica, e.g. from `openssl rand -hex 32`"
         )
+    known_secrets.add(secret)
     try:
         from mcp_tools.state.postgres import PostgresStateStore
     except ImportError:
