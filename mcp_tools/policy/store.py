@@ -192,6 +192,12 @@ class StateStore:
     def close(self) -> None:
         raise NotImplementedError
 
+    def listen(self, callback: Any) -> bool:
+        """Call `callback()` (from another thread) when another process changes an approval.
+
+        False where the store cannot tell (SQLite): followers then poll."""
+        return False
+
     def _transaction(self) -> contextlib.AbstractContextManager[Connection]:
         raise NotImplementedError
 

@@ -6,9 +6,11 @@ advisory lock (replicas that start together migrate once) and recorded in `schem
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from typing import Any
@@ -22,6 +24,8 @@ from mcp_tools.secrets import known_secrets
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 MIGRATION_LOCK = 0x6D6370746F6F6C73  # "mcptools": one migrator at a time across replicas
 NOTIFY_CHANNEL = "mcp_tools_approvals"
+LISTEN_CHECK_SECONDS = 1.0
+logger = logging.getLogger("mcp_tools.state")
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -89,6 +93,9 @@ class PostgresStateStore(StateStore):
         self.url = url
         self.clock = clock
         self.connect_timeout = connect_timeout
+        self._listeners: list[Callable[[], None]] = []
+        self._listener: threading.Thread | None = None
+        self._closed = threading.Event()
         self._pool = ConnectionPool(
             url,
             min_size=1,
@@ -116,7 +123,42 @@ class PostgresStateStore(StateStore):
             raise
 
     def close(self) -> None:
+        self._closed.set()
         self._pool.close()
+        if self._listener is not None:
+            self._listener.join(timeout=LISTEN_CHECK_SECONDS * 2)
+
+    def listen(self, callback: Callable[[], None]) -> bool:
+        """Wake `callback` on every approval change any replica commits (LISTEN/NOTIFY)."""
+        self._listeners.append(callback)
+        if self._listener is None:
+            self._listener = threading.Thread(target=self._listen, name="mcp-tools-state-listen", daemon=True)
+            self._listener.start()
+        return True
+
+    def _listen(self) -> None:
+        """One connection that LISTENs; reconnects after the database comes back, and then wakes
+        everyone once, since notifications sent while it was away are lost."""
+        while not self._closed.is_set():
+            try:
+                with psycopg.connect(
+                    self.url, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
+                ) as connection:
+                    connection.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                    self._wake()
+                    while not self._closed.is_set():
+                        for _ in connection.notifies(timeout=LISTEN_CHECK_SECONDS):
+                            self._wake()
+            except psycopg.Error:
+                logger.debug("state notifications lost; reconnecting", exc_info=True)
+                self._closed.wait(LISTEN_CHECK_SECONDS)
+
+    def _wake(self) -> None:
+        for callback in list(self._listeners):
+            try:
+                callback()
+            except Exception:  # one broken follower must not silence the others
+                logger.debug("state listener failed", exc_info=True)
 
     @contextmanager
     def _connection(self, lock: bool) -> Iterator[_Translated]:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 
+import anyio
 import psycopg
 import pytest
 
 from mcp_tools.config import ConfigError, parse_config
+from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.store import PolicyStore, StateStoreUnavailable
 from mcp_tools.secrets import known_secrets
 from mcp_tools.state import open_state_store
@@ -152,3 +155,34 @@ def test_the_cli_refuses_a_shared_database_without_a_shared_secret(postgres_url:
     result = run_cli(config, "call", "demo.echo", "--args", '{"text": "hi"}')
     assert result.returncode == 2 and "[state] secret" in result.stderr
     assert postgres_url.split(":")[2].split("@")[0] not in result.stderr + result.stdout
+
+
+@pytest.mark.anyio
+async def test_a_decision_on_another_replica_wakes_a_waiting_call_at_once(postgres_url: str) -> None:
+    """LISTEN/NOTIFY, not the poll: the poll here is a minute, the answer must come within a second."""
+    here, there = PostgresStateStore(postgres_url), PostgresStateStore(postgres_url)
+    try:
+        decisions = Decisions(here, ttl_seconds=600, poll_interval=60)
+        approval = here.request_approval(
+            tool="demo.erase",
+            args_sha256="d",
+            args_display={},
+            summary="Erase",
+            risk="high",
+            principal="p",
+            ttl_seconds=600,
+        )
+
+        async def answer_elsewhere() -> None:
+            await anyio.sleep(0.3)
+            await anyio.to_thread.run_sync(lambda: Decisions(there, 600).decide(approval.id, True, "page"))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as group:
+                group.start_soon(answer_elsewhere)
+                started = time.monotonic()
+                assert await decisions.wait(approval.id, 30) == "approved"
+        assert time.monotonic() - started < 1.3
+    finally:
+        here.close()
+        there.close()
