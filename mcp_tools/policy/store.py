@@ -204,6 +204,13 @@ class StateStore:
     def _reading(self) -> contextlib.AbstractContextManager[Connection]:
         raise NotImplementedError
 
+    def transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        """For the state other modules keep here (the Telegram ledger): one writer at a time."""
+        return self._transaction()
+
+    def reading(self) -> contextlib.AbstractContextManager[Connection]:
+        return self._reading()
+
     def _appending(self) -> contextlib.AbstractContextManager[Connection]:
         """For inserts that race with nothing (audit rows): no lock beyond the row's own."""
         return self._reading()
@@ -483,22 +490,18 @@ class StateStore:
         ]
 
 
-class PolicyStore(StateStore):
-    """The state in one SQLite file: the default, for one machine."""
+class SqliteFile:
+    """One SQLite file of the state dir, shared by threads and processes: WAL, and one writer at a
+    time through BEGIN IMMEDIATE."""
 
-    def __init__(self, path: Path, clock: Any = time.time) -> None:
+    def __init__(self, path: Path, schema: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.clock = clock
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
-        self._db.executescript(APPROVAL_EVENTS_SCHEMA)
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(approval_meta)")}
-        if "client" not in columns:  # a state file from before clients were remembered
-            self._db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
+        self._db.executescript(schema)
         with contextlib.suppress(OSError):  # not every file system keeps modes
             path.chmod(0o600)
 
@@ -507,7 +510,6 @@ class PolicyStore(StateStore):
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE: one writer at a time across threads and processes."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -521,6 +523,23 @@ class PolicyStore(StateStore):
     def _reading(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             yield self._db
+
+    def transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        return self._transaction()
+
+    def reading(self) -> contextlib.AbstractContextManager[Connection]:
+        return self._reading()
+
+
+class PolicyStore(SqliteFile, StateStore):
+    """The state in one SQLite file: the default, for one machine."""
+
+    def __init__(self, path: Path, clock: Any = time.time) -> None:
+        super().__init__(path, SCHEMA + APPROVAL_EVENTS_SCHEMA)
+        self.clock = clock
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(approval_meta)")}
+        if "client" not in columns:  # a state file from before clients were remembered
+            self._db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
 
 
 def _approval(row: tuple[Any, ...]) -> Approval:
