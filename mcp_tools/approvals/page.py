@@ -82,33 +82,32 @@ class Session:
 
 
 class Sessions:
-    """Signed-in browsers of this process, by the hash of their cookie."""
+    """Signed-in browsers, by the hash of their cookie, in the state store: a browser signed in
+    through one replica is signed in on every replica. The CSRF token is derived from the cookie,
+    so nothing stored lets anyone act as the browser."""
 
-    def __init__(self, lifetime_seconds: float) -> None:
+    def __init__(self, lifetime_seconds: float, store: StateStore) -> None:
         self.lifetime = lifetime_seconds
-        self._sessions: dict[str, Session] = {}
+        self.store = store
 
     def start(self) -> tuple[str, Session]:
-        now = time.time()
-        for key, session in list(self._sessions.items()):
-            if session.expires <= now:
-                del self._sessions[key]
         cookie = secrets.token_urlsafe(32)
-        session = Session(csrf=secrets.token_urlsafe(32), expires=now + self.lifetime)
-        self._sessions[token_hash(cookie)] = session
-        return cookie, session
+        expires = self.store.add_page_session(token_hash(cookie), self.lifetime)
+        return cookie, Session(csrf=csrf_for(cookie), expires=expires)
 
     def find(self, cookie: str | None) -> Session | None:
-        if not cookie:
+        if not cookie or len(cookie) > 200:
             return None
-        session = self._sessions.get(token_hash(cookie))
-        if session is None or session.expires <= time.time():
-            return None
-        return session
+        expires = self.store.page_session(token_hash(cookie))
+        return None if expires is None else Session(csrf=csrf_for(cookie), expires=expires)
 
     def end(self, cookie: str | None) -> None:
-        if cookie:
-            self._sessions.pop(token_hash(cookie), None)
+        if cookie and len(cookie) <= 200:
+            self.store.end_page_session(token_hash(cookie))
+
+
+def csrf_for(cookie: str) -> str:
+    return hmac.new(cookie.encode(), b"mcp-tools approvals page csrf", hashlib.sha256).hexdigest()
 
 
 def confirmation_request(approval: Approval) -> ConfirmationRequest:
@@ -133,7 +132,7 @@ class ApprovalsPage:
         self.store = store
         self.decisions = decisions
         self.settings = settings
-        self.sessions = Sessions(settings.session_hours * 3600)
+        self.sessions = Sessions(settings.session_hours * 3600, store)
         self.origin_check = TransportSecurityMiddleware(security)
         # Behind a TLS-terminating proxy the request looks like plain HTTP; the public URL says otherwise.
         self.secure_cookie = bool(settings.url and settings.url.startswith("https://"))

@@ -80,6 +80,10 @@ CREATE TABLE IF NOT EXISTS page_logins (
     expires REAL NOT NULL,
     used REAL
 );
+CREATE TABLE IF NOT EXISTS page_sessions (
+    cookie_sha256 TEXT PRIMARY KEY,
+    expires REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS request_state_nonces (
     nonce_sha256 TEXT PRIMARY KEY,
     expires REAL NOT NULL
@@ -407,6 +411,26 @@ class StateStore:
                 ).rowcount
                 == 1
             )
+
+    def add_page_session(self, cookie_sha256: str, ttl_seconds: float) -> float:
+        """A signed-in browser (only its cookie's hash is stored); when it expires."""
+        now = self.clock()
+        with self._appending() as db:
+            db.execute("DELETE FROM page_sessions WHERE expires<=?", (now,))
+            db.execute("INSERT INTO page_sessions VALUES (?, ?)", (cookie_sha256, now + ttl_seconds))
+        return now + ttl_seconds
+
+    def page_session(self, cookie_sha256: str) -> float | None:
+        """When the signed-in browser's session expires; None when it has or never was."""
+        with self._reading() as db:
+            row = db.execute(
+                "SELECT expires FROM page_sessions WHERE cookie_sha256=? AND expires>?", (cookie_sha256, self.clock())
+            ).fetchone()
+        return None if row is None else float(row[0])
+
+    def end_page_session(self, cookie_sha256: str) -> None:
+        with self._appending() as db:
+            db.execute("DELETE FROM page_sessions WHERE cookie_sha256=?", (cookie_sha256,))
 
     # -- requestState nonces ----------------------------------------------------------------
 

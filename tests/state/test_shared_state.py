@@ -81,3 +81,38 @@ def test_a_ledger_file_from_an_older_release_keeps_its_offset(tmp_path: Path) ->
         db.execute("CREATE TABLE state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         db.execute("INSERT INTO state VALUES ('offset', '17')")
     assert Ledger.for_state(PolicyStore(tmp_path / "state" / "policy.sqlite3"), tmp_path / "state").offset() == 17
+
+
+def test_a_page_sign_in_on_one_replica_counts_on_every_replica(open_store: OpenStore) -> None:
+    from mcp_tools.approvals.page import Sessions
+
+    here, there = Sessions(3600, open_store()), Sessions(3600, open_store())
+    cookie, session = here.start()
+    found = there.find(cookie)
+    assert found is not None and found.csrf == session.csrf
+    assert there.find(cookie + "x") is None and there.find(None) is None
+    there.end(cookie)
+    assert here.find(cookie) is None
+
+
+def test_a_page_session_ends_when_it_expires(open_store: OpenStore) -> None:
+    from mcp_tools.approvals.page import Sessions
+
+    now = [1000.0]
+    sessions = Sessions(60, open_store(clock=lambda: now[0]))
+    cookie, _ = sessions.start()
+    now[0] += 59
+    assert sessions.find(cookie) is not None
+    now[0] += 2
+    assert sessions.find(cookie) is None
+
+
+def test_the_stored_sessions_hold_neither_the_cookie_nor_the_csrf_token(open_store: OpenStore) -> None:
+    """ATTACK: someone who reads the state database cannot sign in as a browser or forge its forms."""
+    from mcp_tools.approvals.page import Sessions
+
+    store = open_store()
+    cookie, session = Sessions(3600, store).start()
+    with store.reading() as db:
+        stored = repr(db.execute("SELECT * FROM page_sessions").fetchall())
+    assert cookie not in stored and session.csrf not in stored
