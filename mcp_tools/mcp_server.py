@@ -359,20 +359,33 @@ class ClientStates:
     has no session, so its set is keyed by its principal (the HTTP token's name; `local` on
     stdio, where the process serves one client), and `notifications/tools/list_changed` goes
     to that principal's `subscriptions/listen` streams only. Give each HTTP client its own token.
+    Where replicas share the state store (PostgreSQL), a principal's set lives there, so the
+    toolsets it enabled through one replica are served by every replica.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, store: StateStore | None = None) -> None:
         self.by_session: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self.by_principal: dict[str, set[str]] = {}
         self.listeners: dict[str, Any] = {}
         self.buses: dict[str, Any] = {}
+        # On SQLite each process is its own server (stdio clients each start one): "local" in
+        # one is not "local" in another, so the set stays in the process.
+        self.store = store if store is not None and store.engine != "sqlite" else None
 
     def enabled(self, ctx: ServerRequestContext[Any, Any]) -> set[str]:
         if is_modern(ctx):
-            return self.by_principal.setdefault(principal_of(ctx, "local"), set())
+            principal = principal_of(ctx, "local")
+            if self.store is not None:
+                return self.store.enabled_tools(principal)
+            return self.by_principal.setdefault(principal, set())
         # The SDK builds a ServerSession per request around the connection's one `Connection`.
         connection = getattr(ctx.session, "_connection", ctx.session)
         return self.by_session.setdefault(connection, set())
+
+    def keep(self, ctx: ServerRequestContext[Any, Any], enabled: set[str]) -> None:
+        """Store a principal's grown set where every replica sees it."""
+        if self.store is not None and is_modern(ctx):
+            self.store.enable_tools(principal_of(ctx, "local"), enabled)
 
     def bus(self, principal: str) -> Any:
         from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -437,7 +450,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     definitions = {definition.name: definition for definition in listed}
     settings = app.config.policy
     name = "mcp-tools" if namespace is None else f"mcp-tools-{namespace}"
-    clients = ClientStates()
+    clients = ClientStates(app.store)
     meta: dict[str, BoundTool] = {}  # the meta-tools of dynamic discovery, by wire name; service bound per call
     if dynamic:
         from mcp_tools.discovery import META_TOOLS
@@ -480,6 +493,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             tool = BoundTool(found.spec, client, found.wire_name, found.configured_risk)
         outcome = await app.gate.call(tool, params.name, params.arguments or {}, caller)
         if client is not None and client.changed:
+            await anyio.to_thread.run_sync(clients.keep, ctx, client.enabled)
             await clients.notify_changed(ctx)
         if outcome.ask_later is not None:
             payload: types.InputRequiredResult = outcome.ask_later.payload

@@ -84,6 +84,11 @@ CREATE TABLE IF NOT EXISTS page_sessions (
     cookie_sha256 TEXT PRIMARY KEY,
     expires REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS enabled_tools (
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    PRIMARY KEY (principal, tool)
+);
 CREATE TABLE IF NOT EXISTS request_state_nonces (
     nonce_sha256 TEXT PRIMARY KEY,
     expires REAL NOT NULL
@@ -431,6 +436,23 @@ class StateStore:
     def end_page_session(self, cookie_sha256: str) -> None:
         with self._appending() as db:
             db.execute("DELETE FROM page_sessions WHERE cookie_sha256=?", (cookie_sha256,))
+
+    # -- toolsets a principal enabled (dynamic discovery) -----------------------------------
+
+    def enabled_tools(self, principal: str) -> set[str]:
+        with self._reading() as db:
+            rows = db.execute("SELECT tool FROM enabled_tools WHERE principal=?", (principal,)).fetchall()
+        return {row[0] for row in rows}
+
+    def enable_tools(self, principal: str, tools: set[str]) -> None:
+        """Add to the principal's enabled tools (canonical names); enabling only ever grows the set."""
+        with self._appending() as db:
+            for tool in sorted(tools):
+                db.execute(
+                    "INSERT INTO enabled_tools (principal, tool) VALUES (?, ?) "
+                    "ON CONFLICT (principal, tool) DO NOTHING",
+                    (principal, tool),
+                )
 
     # -- requestState nonces ----------------------------------------------------------------
 

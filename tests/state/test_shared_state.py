@@ -8,6 +8,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from mcp_tools.approvals.telegram import Ledger, SentMessage
 from mcp_tools.policy.store import StateStore
 
@@ -116,3 +118,41 @@ def test_the_stored_sessions_hold_neither_the_cookie_nor_the_csrf_token(open_sto
     with store.reading() as db:
         stored = repr(db.execute("SELECT * FROM page_sessions").fetchall())
     assert cookie not in stored and session.csrf not in stored
+
+
+def test_a_principals_enabled_tools_grow_and_are_its_own(open_store: OpenStore) -> None:
+    here, there = open_store(), open_store()
+    assert here.enabled_tools("laptop") == set()
+    here.enable_tools("laptop", {"files.mkdir", "inbox.search"})
+    there.enable_tools("laptop", {"inbox.search", "files.move"})
+    assert here.enabled_tools("laptop") == {"files.mkdir", "inbox.search", "files.move"}
+    assert there.enabled_tools("phone") == set()
+
+
+@pytest.mark.anyio
+async def test_toolsets_enabled_through_one_replica_are_served_by_the_other(postgres_url: str, tmp_path: Path) -> None:
+    from mcp import Client
+
+    from mcp_tools.app import build_app
+    from mcp_tools.mcp_server import build_server
+    from tests.harness import make_config, ok
+
+    settings = {
+        "server": {"discovery": "dynamic", "tools": ["files.core"]},
+        "state": {"url": postgres_url, "secret": "x" * 32},
+    }
+    first = build_app(make_config(tmp_path / "a", settings))
+    second = build_app(make_config(tmp_path / "b", settings))
+    try:
+        async with (
+            first.running(),
+            second.running(),
+            Client(build_server(first, "test"), mode="2026-07-28") as via_first,
+            Client(build_server(second, "test"), mode="2026-07-28") as via_second,
+        ):
+            assert "files_mkdir" not in {tool.name for tool in (await via_second.list_tools()).tools}
+            ok(await via_first.call_tool("toolsets_enable", {"toolsets": ["files"]}))
+            assert "files_mkdir" in {tool.name for tool in (await via_second.list_tools()).tools}
+    finally:
+        first.store.close()
+        second.store.close()
