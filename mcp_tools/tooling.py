@@ -30,6 +30,7 @@ ErrorKind = Literal[
     "upstream_error",
     "timeout",
     "unknown_tool",
+    "unavailable",
     "internal_error",
 ]
 

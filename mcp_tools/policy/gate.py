@@ -24,7 +24,7 @@ from mcp_tools.config import PolicySettings
 from mcp_tools.policy.display import arguments_text, visible
 from mcp_tools.policy.redact import redact
 from mcp_tools.policy.rules import RulePolicy, effective_risk
-from mcp_tools.policy.store import Approval, AuditRow, StateStore, iso_time
+from mcp_tools.policy.store import Approval, AuditRow, StateStore, StateStoreUnavailable, iso_time
 from mcp_tools.secrets import known_secrets, scrub_text
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
@@ -210,9 +210,20 @@ class PolicyGate:
         state = _CallRecord(tool=tool.spec.name if tool else name, args=raw_args if isinstance(raw_args, dict) else {})
         state.via = via
         try:
+            if self.store.engine != "sqlite":  # a database that is down fails the call before anything runs
+                await anyio.to_thread.run_sync(self.store.ping)
             outcome = await self._call(tool, name, raw_args, caller, state)
         except ToolFailure as failure:
             outcome = failure_outcome(failure)
+        except StateStoreUnavailable:
+            logger.warning("%s refused: the state store cannot be reached", state.tool)
+            outcome = failure_outcome(
+                ToolFailure(
+                    "unavailable",
+                    "the server cannot reach its state store (approvals and the audit log) right now; nothing was done",
+                    "try the same call again in a minute",
+                )
+            )
         except DeferredQuestion as deferred:
             outcome = CallOutcome(text="", ask_later=deferred.ask_later)
         except anyio.get_cancelled_exc_class():

@@ -201,6 +201,9 @@ class StateStore:
     def close(self) -> None:
         raise NotImplementedError
 
+    def ping(self) -> None:
+        """Raise StateStoreUnavailable unless the store answers now (the SQLite file always does)."""
+
     def listen(self, callback: Any) -> bool:
         """Call `callback()` (from another thread) when another process changes an approval.
 

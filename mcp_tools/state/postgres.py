@@ -172,6 +172,10 @@ class PostgresStateStore(StateStore):
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StateStoreUnavailable(describe_failure(exc)) from None
 
+    def ping(self) -> None:
+        with self._reading() as db:
+            db.execute("SELECT 1").fetchone()
+
     def _transaction(self) -> Any:
         return self._connection(lock=True)
 
