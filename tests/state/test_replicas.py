@@ -1,0 +1,108 @@
+"""Two `serve --http` replicas share one PostgreSQL database behind Debian's nginx, which
+round-robins requests between them (2026-07-28 clients have no session to stick to)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import ExitStack, asynccontextmanager
+from pathlib import Path
+
+import anyio
+import httpx2
+import psycopg
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.harness import failure, ok
+from tests.nginx import nginx, upstreams_used
+from tests.processes import bearer, demo_config, free_port, http_server, run_cli
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+TOKEN = "tok-laptop-0123456789"
+SECRET = "replicas-share-this-secret-of-32-bytes"
+
+
+def replica_config(tmp_path: Path, name: str, url: str, wait_seconds: int) -> Path:
+    (tmp_path / name).mkdir(parents=True, exist_ok=True)
+    extra = (
+        f'[http.tokens]\nlaptop = "{TOKEN}"\n'
+        f'[state]\nurl = "{url}"\nsecret = "{SECRET}"\n'
+        f"[approvals]\nwait_seconds = {wait_seconds}\n"
+        '[approvals.notify]\ncommand = ["true"]\n'  # someone is told, so a call may wait for the answer
+    )
+    return demo_config(tmp_path / name, extra)
+
+
+@pytest.fixture
+def replicas(request: pytest.FixtureRequest, postgres_url: str, tmp_path: Path) -> Iterator[tuple[str, list[Path]]]:
+    """nginx's URL and the replicas' configs; `wait_seconds` from the test's `wait` mark (default 0)."""
+    marker = request.node.get_closest_marker("wait")
+    wait_seconds = marker.args[0] if marker else 0
+    configs = [replica_config(tmp_path, name, postgres_url, wait_seconds) for name in ("a", "b")]
+    ports = [free_port(), free_port()]
+    with ExitStack() as stack:
+        for config, port in zip(configs, ports, strict=True):
+            stack.enter_context(http_server(config, port=port))
+        base = stack.enter_context(nginx(tmp_path / "nginx", [f"127.0.0.1:{port}" for port in ports]))
+        yield base, configs
+
+
+@asynccontextmanager
+async def client(base: str) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(headers=bearer(TOKEN), timeout=60) as http,
+        Client(streamable_http_client(base + "/mcp", http_client=http), mode="2026-07-28") as connected,  # type: ignore[arg-type]
+    ):
+        yield connected
+
+
+def audit(config: Path) -> list[dict]:
+    result = run_cli(config, "audit", "--json", "--tail", "500")
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+async def test_an_approval_granted_with_the_cli_is_used_once_by_whichever_replica(
+    replicas: tuple[str, list[Path]], tmp_path: Path
+) -> None:
+    base, (config_a, config_b) = replicas
+    arguments = {"target": "shared"}
+    async with client(base) as mcp:
+        asked = failure(await mcp.call_tool("demo_erase", arguments))
+        assert asked["kind"] == "approval_required"
+        assert run_cli(config_b, "approvals", "approve", asked["approval_id"]).returncode == 0
+        results = [await mcp.call_tool("demo_erase", arguments) for _ in range(4)]
+        echoes = [ok(await mcp.call_tool("demo_echo", {"text": str(i)})) for i in range(6)]
+    ran = [result for result in results if not result.is_error]
+    assert len(ran) == 1 and ran[0].structured_content == {"erased": "shared"}
+    assert {failure(result)["kind"] for result in results if result.is_error} == {"approval_required"}
+    assert len(echoes) == 6
+    used = {address for address in upstreams_used(tmp_path / "nginx") if address != "-"}
+    assert len(used) == 2, f"nginx sent everything to {used}"  # both replicas answered calls
+    rows = audit(config_a)
+    assert sum(1 for row in rows if row["tool"] == "demo.echo") == 6  # every call, from both replicas
+    assert [row["decision"] for row in rows if row["tool"] == "demo.erase"].count("approved_out_of_band") == 1
+
+
+@pytest.mark.wait(30)
+async def test_a_decision_elsewhere_wakes_the_call_waiting_on_a_replica(
+    replicas: tuple[str, list[Path]], postgres_url: str
+) -> None:
+    base, (_, config_b) = replicas
+    with psycopg.connect(postgres_url, autocommit=True) as listener:
+        listener.execute("LISTEN mcp_tools_approvals")
+        async with client(base) as mcp, anyio.create_task_group() as group:
+            outcome: dict[str, object] = {}
+
+            async def call() -> None:
+                outcome["result"] = await mcp.call_tool("demo_erase", {"target": "waited"})
+
+            group.start_soon(call)
+            # The new approval's notification says which one to answer: no polling of the list.
+            notice = await anyio.to_thread.run_sync(lambda: next(listener.notifies(timeout=30)))
+            decided = anyio.current_time()
+            approved = await anyio.to_thread.run_sync(run_cli, config_b, "approvals", "approve", notice.payload)
+            assert approved.returncode == 0
+        assert ok(outcome["result"]) == {"erased": "waited"}  # type: ignore[arg-type]
+        assert anyio.current_time() - decided < 10
