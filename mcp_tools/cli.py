@@ -164,6 +164,12 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     serve.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     serve.add_argument("--host", help="HTTP address (default from [http] host: 127.0.0.1)")
     serve.add_argument("--port", type=int, help="HTTP port (default from [http] port: 8765)")
+    serve.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="N",
+        help="serve Prometheus metrics on 127.0.0.1:N (pip install 'mcp-tools[metrics]')",
+    )
     serve.add_argument("--servers", help="comma-separated namespaces to run, e.g. files,notes")
     serve.add_argument("--tools", help="what to serve this run, e.g. files,notes.core; --tools=-files.move excludes")
     serve.set_defaults(handler=cmd_serve)
@@ -303,6 +309,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     configure_logging(config.server.log_level)
     app = build_app(config, _servers(args.servers), _tools(args))
+    if args.metrics_port is not None:
+        _serve_metrics(app, args.metrics_port)
     if not args.http:
         anyio.run(_serve_stdio, app)
         return 0
@@ -323,6 +331,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # log_config=None: uvicorn's lines go through our handler (scrubbed) instead of its own
     uvicorn.run(starlette, host=host, port=port, log_level="warning", log_config=None, lifespan="on")
     return 0
+
+
+def _serve_metrics(app: Any, port: int) -> None:
+    try:
+        from mcp_tools.metrics import serve_metrics
+
+        serve_metrics(port, {tool.spec.name for tool in app.tools.values()})
+    except ImportError:
+        raise ConfigError("--metrics-port needs prometheus-client: pip install 'mcp-tools[metrics]'") from None
+    except OSError as exc:
+        raise ConfigError(f"--metrics-port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    print(f"mcp-tools: Prometheus metrics on http://127.0.0.1:{port}/metrics", file=sys.stderr)
 
 
 TERMINAL_NOTICE = (

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import anyio
 
+from mcp_tools import metrics
 from mcp_tools.policy.store import Approval, StateStore
 
 logger = logging.getLogger("mcp_tools.policy")
@@ -50,6 +51,7 @@ class Decisions:
         """The person's answer through any channel; raises LookupError or ValueError if it cannot count."""
         decided = self.store.decide(approval_id, approve, self.ttl_seconds, decided_by=by[:120])
         logger.info("approval %s %s by %s", approval_id, decided.status, by)
+        metrics.current().approval(by.partition(":")[0], decided.status)
         self.changed()
         return decided
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from mcp_tools import metrics
 from mcp_tools.config import PolicySettings
 from mcp_tools.policy.display import arguments_text, visible
 from mcp_tools.policy.redact import redact
@@ -383,8 +384,10 @@ class PolicyGate:
                 return CallOutcome(text="", ask_later=answer)
             if answer is Answer.ACCEPT:
                 state.decision = "confirmed"
+                metrics.current().approval("elicitation", "approved")
                 return None
             state.decision = "declined"
+            metrics.current().approval("elicitation", "denied")
             reason = {
                 Answer.DECLINE: "the person declined it",
                 Answer.CANCEL: "the person dismissed the confirmation",
@@ -485,6 +488,12 @@ class PolicyGate:
 
     def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
         error = outcome.error
+        metrics.current().call(
+            state.tool,
+            state.risk.label if state.risk else None,
+            error["kind"] if error else "ok",
+            time.perf_counter() - started,
+        )
         try:
             self.store.record(
                 AuditRow(

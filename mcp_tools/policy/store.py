@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from mcp_tools import metrics
+
 ApprovalStatus = Literal["pending", "approved", "denied", "consumed", "expired", "withdrawn"]
 
 SCHEMA = """
@@ -559,6 +561,7 @@ class SqliteFile:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        started = time.perf_counter()
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -567,11 +570,14 @@ class SqliteFile:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+        metrics.current().store("sqlite", time.perf_counter() - started)
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
+        started = time.perf_counter()
         with self._lock:
             yield self._db
+        metrics.current().store("sqlite", time.perf_counter() - started)
 
     def transaction(self) -> contextlib.AbstractContextManager[Connection]:
         return self._transaction()

@@ -18,6 +18,7 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from mcp_tools import metrics
 from mcp_tools.policy.store import StateStore, StateStoreError, StateStoreUnavailable
 from mcp_tools.secrets import known_secrets
 
@@ -162,6 +163,7 @@ class PostgresStateStore(StateStore):
 
     @contextmanager
     def _connection(self, lock: bool) -> Iterator[_Translated]:
+        started = time.perf_counter()
         try:
             with self._pool.connection() as connection, connection.transaction():
                 if lock:
@@ -171,6 +173,8 @@ class PostgresStateStore(StateStore):
                 yield _Translated(connection)
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StateStoreUnavailable(describe_failure(exc)) from None
+        finally:
+            metrics.current().store(self.engine, time.perf_counter() - started)
 
     def ping(self) -> None:
         with self._reading() as db:
