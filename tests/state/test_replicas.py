@@ -10,12 +10,13 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import mcp_types as types
 import psycopg
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.harness import failure, ok
+from tests.harness import elicitation_handler, failure, ok
 from tests.nginx import nginx, upstreams_used
 from tests.processes import bearer, demo_config, free_port, http_server, run_cli
 
@@ -36,24 +37,32 @@ def replica_config(tmp_path: Path, name: str, url: str, wait_seconds: int) -> Pa
 
 
 @pytest.fixture
-def replicas(request: pytest.FixtureRequest, postgres_url: str, tmp_path: Path) -> Iterator[tuple[str, list[Path]]]:
-    """nginx's URL and the replicas' configs; `wait_seconds` from the test's `wait` mark (default 0)."""
+def replicas(
+    request: pytest.FixtureRequest, postgres_url: str, tmp_path: Path
+) -> Iterator[tuple[str, list[Path], list[str]]]:
+    """nginx's URL, the replicas' configs and their own URLs; `wait_seconds` from the test's
+    `wait` mark (default 0)."""
     marker = request.node.get_closest_marker("wait")
     wait_seconds = marker.args[0] if marker else 0
     configs = [replica_config(tmp_path, name, postgres_url, wait_seconds) for name in ("a", "b")]
     ports = [free_port(), free_port()]
     with ExitStack() as stack:
-        for config, port in zip(configs, ports, strict=True):
-            stack.enter_context(http_server(config, port=port))
+        direct = [
+            stack.enter_context(http_server(config, port=port)) for config, port in zip(configs, ports, strict=True)
+        ]
         base = stack.enter_context(nginx(tmp_path / "nginx", [f"127.0.0.1:{port}" for port in ports]))
-        yield base, configs
+        yield base, configs, direct
 
 
 @asynccontextmanager
 async def client(base: str) -> AsyncIterator[Client]:
     async with (
         httpx2.AsyncClient(headers=bearer(TOKEN), timeout=60) as http,
-        Client(streamable_http_client(base + "/mcp", http_client=http), mode="2026-07-28") as connected,  # type: ignore[arg-type]
+        Client(
+            streamable_http_client(base + "/mcp", http_client=http),  # type: ignore[arg-type]
+            mode="2026-07-28",
+            elicitation_callback=elicitation_handler("accept"),
+        ) as connected,
     ):
         yield connected
 
@@ -64,9 +73,9 @@ def audit(config: Path) -> list[dict]:
 
 
 async def test_an_approval_granted_with_the_cli_is_used_once_by_whichever_replica(
-    replicas: tuple[str, list[Path]], tmp_path: Path
+    replicas: tuple[str, list[Path], list[str]], tmp_path: Path
 ) -> None:
-    base, (config_a, config_b) = replicas
+    base, (config_a, config_b), _ = replicas
     arguments = {"target": "shared"}
     async with client(base) as mcp:
         asked = failure(await mcp.call_tool("demo_erase", arguments))
@@ -87,9 +96,9 @@ async def test_an_approval_granted_with_the_cli_is_used_once_by_whichever_replic
 
 @pytest.mark.wait(30)
 async def test_a_decision_elsewhere_wakes_the_call_waiting_on_a_replica(
-    replicas: tuple[str, list[Path]], postgres_url: str
+    replicas: tuple[str, list[Path], list[str]], postgres_url: str
 ) -> None:
-    base, (_, config_b) = replicas
+    base, (_, config_b), _ = replicas
     with psycopg.connect(postgres_url, autocommit=True) as listener:
         listener.execute("LISTEN mcp_tools_approvals")
         async with client(base) as mcp, anyio.create_task_group() as group:
@@ -106,3 +115,23 @@ async def test_a_decision_elsewhere_wakes_the_call_waiting_on_a_replica(
             assert approved.returncode == 0
         assert ok(outcome["result"]) == {"erased": "waited"}  # type: ignore[arg-type]
         assert anyio.current_time() - decided < 10
+
+
+async def test_a_request_state_is_accepted_once_by_any_replica_and_refused_on_replay(
+    replicas: tuple[str, list[Path], list[str]],
+) -> None:
+    """ATTACK: the answered requestState replayed to either replica asks again instead of running."""
+    _, (config_a, _), (replica_a, replica_b) = replicas
+    arguments = {"target": "sealed"}
+    async with client(replica_a) as at_a, client(replica_b) as at_b:
+        asked = await at_a.session.call_tool("demo_erase", arguments, allow_input_required=True)
+        assert isinstance(asked, types.InputRequiredResult) and asked.request_state
+        answers = {key: types.ElicitResult(action="accept", content={"confirm": True}) for key in asked.input_requests}
+        answered = {"input_responses": answers, "request_state": asked.request_state, "allow_input_required": True}
+        ran = await at_b.session.call_tool("demo_erase", arguments, **answered)  # sealed by A, opened by B
+        assert isinstance(ran, types.CallToolResult) and ran.structured_content == {"erased": "sealed"}
+        for replayed_at in (at_a, at_b):
+            replay = await replayed_at.session.call_tool("demo_erase", arguments, **answered)
+            assert isinstance(replay, types.InputRequiredResult)  # asked again: nothing ran
+    erased = [row for row in audit(config_a) if row["tool"] == "demo.erase" and row["outcome"] == "ok"]
+    assert len(erased) == 1
