@@ -37,6 +37,7 @@ from mcp_tools.config import parse_config
 from mcp_tools.mcp_server import build_server
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.servers import CATALOG
+from tests.harness import failure
 from tests.nginx import nginx
 from tests.postgres import PostgresServer
 from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, demo_config, free_port, http_server
@@ -69,7 +70,7 @@ async def per_call(app: Any, calls: int, cycle: bool) -> float:
                 await client.call_tool("demo_echo", {"text": "x"})
                 continue
             asked = await client.call_tool("demo_erase", {"target": f"t{index}-{time.perf_counter_ns()}"})
-            approval_id = asked.structured_content["error"]["approval_id"]  # type: ignore[index]
+            approval_id = failure(asked)["approval_id"]
             decisions.decide(approval_id, True, "cli")
             arguments = app.store.get_approval(approval_id).args_display
             done = await client.call_tool("demo_erase", arguments)

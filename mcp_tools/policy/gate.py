@@ -211,20 +211,12 @@ class PolicyGate:
         state = _CallRecord(tool=tool.spec.name if tool else name, args=raw_args if isinstance(raw_args, dict) else {})
         state.via = via
         try:
-            if self.store.engine != "sqlite":  # a database that is down fails the call before anything runs
-                await anyio.to_thread.run_sync(self.store.ping)
             outcome = await self._call(tool, name, raw_args, caller, state)
         except ToolFailure as failure:
             outcome = failure_outcome(failure)
         except StateStoreUnavailable:
             logger.warning("%s refused: the state store cannot be reached", state.tool)
-            outcome = failure_outcome(
-                ToolFailure(
-                    "unavailable",
-                    "the server cannot reach its state store (approvals and the audit log) right now; nothing was done",
-                    "try the same call again in a minute",
-                )
-            )
+            outcome = failure_outcome(store_unavailable())
         except DeferredQuestion as deferred:
             outcome = CallOutcome(text="", ask_later=deferred.ask_later)
         except anyio.get_cancelled_exc_class():
@@ -238,7 +230,11 @@ class PolicyGate:
         if outcome.ask_later is None:
             if via is None:  # a nested result goes to the handler that asked, not out: the outer call's is scrubbed
                 outcome = outgoing(outcome, state.tool)
-            self._audit(caller, state, outcome, started)
+            if not self._audit(caller, state, outcome, started):
+                # Only a low call gets here with the store down (anything else checked it before it
+                # ran), and a low call changes nothing: a result without its audit row is not given out.
+                logger.warning("%s answered unavailable: its audit row could not be written", state.tool)
+                outcome = failure_outcome(store_unavailable())
         return outcome
 
     async def _call(
@@ -306,6 +302,9 @@ class PolicyGate:
             verdict = await self._confirm(tool, args, arguments, risk, caller, state)
             if verdict is not None:
                 return verdict
+        if risk > Risk.LOW and self.store.engine != "sqlite":
+            # What changes something must not run while its audit row cannot be written.
+            await anyio.to_thread.run_sync(self.store.ping)
         outcome = await self._run(tool, args, context)
         if risk is Risk.MEDIUM and not outcome.is_error:
             outcome.action = f"{visible(spec.describe(args))} ({spec.name}, medium risk)"
@@ -486,7 +485,8 @@ class PolicyGate:
         text = spec.render_text(output) if spec.render_text else json.dumps(structured, ensure_ascii=False)
         return CallOutcome(text=text, structured=structured)
 
-    def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
+    def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> bool:
+        """Write the call's audit row; False when the state store cannot be reached."""
         error = outcome.error
         metrics.current().call(
             state.tool,
@@ -509,8 +509,19 @@ class PolicyGate:
                     outcome=error["kind"] if error else "ok",
                 )
             )
+        except StateStoreUnavailable:
+            return False
         except Exception:  # the audit log must never turn a finished call into a crash
             logger.exception("could not write the audit row for %s", state.tool)
+        return True
+
+
+def store_unavailable() -> ToolFailure:
+    return ToolFailure(
+        "unavailable",
+        "the server cannot reach its state store (approvals and the audit log) right now; nothing was done",
+        "try the same call again in a minute",
+    )
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

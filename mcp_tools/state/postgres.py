@@ -26,6 +26,7 @@ MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 MIGRATION_LOCK = 0x6D6370746F6F6C73  # "mcptools": one migrator at a time across replicas
 NOTIFY_CHANNEL = "mcp_tools_approvals"
 LISTEN_CHECK_SECONDS = 1.0
+IDLE_CHECK_SECONDS = 2.0
 logger = logging.getLogger("mcp_tools.state")
 
 
@@ -97,13 +98,14 @@ class PostgresStateStore(StateStore):
         self._listeners: list[Callable[[], None]] = []
         self._listener: threading.Thread | None = None
         self._closed = threading.Event()
+        self._last_used: dict[int, float] = {}
         self._pool = ConnectionPool(
             url,
             min_size=1,
             max_size=pool_size,
             timeout=connect_timeout,
-            kwargs={"connect_timeout": max(1, round(connect_timeout))},
-            check=ConnectionPool.check_connection,
+            kwargs={"connect_timeout": max(1, round(connect_timeout)), "autocommit": True},
+            check=self._check_if_idle,
             open=False,
             name="mcp-tools-state",
         )
@@ -161,16 +163,31 @@ class PostgresStateStore(StateStore):
             except Exception:  # one broken follower must not silence the others
                 logger.debug("state listener failed", exc_info=True)
 
+    def _check_if_idle(self, connection: psycopg.Connection[Any]) -> None:
+        """Test a connection the pool hands out only when it sat idle (the database may have
+        restarted meanwhile): a busy server pays no extra round trip per query."""
+        last = self._last_used.get(id(connection))
+        if last is None or time.monotonic() - last > IDLE_CHECK_SECONDS:
+            ConnectionPool.check_connection(connection)
+
     @contextmanager
     def _connection(self, lock: bool) -> Iterator[_Translated]:
+        """Writes of approvals run in one transaction under the table lock; everything else is one
+        statement at a time (autocommit: one round trip each)."""
         started = time.perf_counter()
         try:
-            with self._pool.connection() as connection, connection.transaction():
-                if lock:
-                    # One writer of approvals at a time, as BEGIN IMMEDIATE gives SQLite: the
-                    # check and the change are one step, and events commit in number order.
-                    connection.execute("LOCK TABLE approvals IN SHARE ROW EXCLUSIVE MODE")
-                yield _Translated(connection)
+            with self._pool.connection() as connection:
+                try:
+                    if lock:
+                        with connection.transaction():
+                            # One writer of approvals at a time, as BEGIN IMMEDIATE gives SQLite:
+                            # the check and the change are one step, and events commit in order.
+                            connection.execute("LOCK TABLE approvals IN SHARE ROW EXCLUSIVE MODE")
+                            yield _Translated(connection)
+                    else:
+                        yield _Translated(connection)
+                finally:
+                    self._last_used[id(connection)] = time.monotonic()
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
             raise StateStoreUnavailable(describe_failure(exc)) from None
         finally:

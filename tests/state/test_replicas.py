@@ -55,13 +55,14 @@ def replicas(
 
 
 @asynccontextmanager
-async def client(base: str) -> AsyncIterator[Client]:
+async def client(base: str, elicit: bool = False) -> AsyncIterator[Client]:
+    """A 2026-07-28 client; with `elicit` it can show a confirmation form (and accepts)."""
     async with (
         httpx2.AsyncClient(headers=bearer(TOKEN), timeout=60) as http,
         Client(
             streamable_http_client(base + "/mcp", http_client=http),  # type: ignore[arg-type]
             mode="2026-07-28",
-            elicitation_callback=elicitation_handler("accept"),
+            elicitation_callback=elicitation_handler("accept" if elicit else None),
         ) as connected,
     ):
         yield connected
@@ -123,7 +124,7 @@ async def test_a_request_state_is_accepted_once_by_any_replica_and_refused_on_re
     """ATTACK: the answered requestState replayed to either replica asks again instead of running."""
     _, (config_a, _), (replica_a, replica_b) = replicas
     arguments = {"target": "sealed"}
-    async with client(replica_a) as at_a, client(replica_b) as at_b:
+    async with client(replica_a, elicit=True) as at_a, client(replica_b, elicit=True) as at_b:
         asked = await at_a.session.call_tool("demo_erase", arguments, allow_input_required=True)
         assert isinstance(asked, types.InputRequiredResult) and asked.request_state
         answers = {key: types.ElicitResult(action="accept", content={"confirm": True}) for key in asked.input_requests}
