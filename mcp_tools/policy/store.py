@@ -9,6 +9,7 @@ database that several replicas share. Several processes share either (a server, 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import secrets
@@ -253,23 +254,26 @@ class StateStore:
             if row is not None:
                 return _approval(row)
             approval_id = new_approval_id()
+            shown = json.dumps(args_display, ensure_ascii=False)
             db.execute(
                 "INSERT INTO approvals VALUES (?,?,?,?,?,?,?,?,?,'pending',NULL,NULL)",
-                (
-                    approval_id,
-                    tool,
-                    args_sha256,
-                    json.dumps(args_display, ensure_ascii=False),
-                    summary,
-                    risk,
-                    principal,
-                    now,
-                    now + ttl_seconds,
-                ),
+                (approval_id, tool, args_sha256, shown, summary, risk, principal, now, now + ttl_seconds),
             )
-        approval = self.get_approval(approval_id)
-        assert approval is not None
-        return approval
+        # What was written, without reading it back (a round trip to a database server).
+        return Approval(
+            approval_id,
+            tool,
+            args_sha256,
+            json.loads(shown),
+            summary,
+            risk,
+            principal,
+            now,
+            now + ttl_seconds,
+            "pending",
+            None,
+            None,
+        )
 
     def consume_approval(self, tool: str, args_sha256: str, principal: str) -> Approval | None:
         """Atomically mark one approved, unexpired approval for this exact call as used.
@@ -280,7 +284,7 @@ class StateStore:
         now = self.clock()
         with self._transaction() as db:
             row = db.execute(
-                "SELECT id FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='approved' "
+                "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='approved' "
                 "AND expires>? ORDER BY created LIMIT 1",
                 (tool, args_sha256, principal, now),
             ).fetchone()
@@ -292,7 +296,7 @@ class StateStore:
             ).rowcount
             if updated != 1:  # pragma: no cover - guarded by the write lock
                 return None
-        return self.get_approval(row[0])
+        return dataclasses.replace(_approval(row), status="consumed", consumed=now)
 
     def recent_denial(self, tool: str, args_sha256: str) -> Approval | None:
         """A denial the person made for this exact call that has not expired yet."""
@@ -339,19 +343,23 @@ class StateStore:
                     "ON CONFLICT (approval_id) DO UPDATE SET decided_by=excluded.decided_by",
                     (approval_id, decided_by),
                 )
-        decided = self.get_approval(approval_id)
-        assert decided is not None
-        return decided
+        return dataclasses.replace(
+            current,
+            status="approved" if approve else "denied",
+            decided=now,
+            expires=max(current.expires, now + ttl_seconds),
+        )
 
     def consume_approval_id(self, approval_id: str) -> Approval | None:
         """Use one approved, unexpired approval by its id (the call that asked for it waited)."""
         now = self.clock()
         with self._transaction() as db:
-            updated = db.execute(
-                "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved' AND expires>?",
+            row = db.execute(
+                "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved' AND expires>? "
+                "RETURNING *",
                 (now, approval_id, now),
-            ).rowcount
-        return self.get_approval(approval_id) if updated == 1 else None
+            ).fetchone()
+        return None if row is None else _approval(row)
 
     def withdraw_approval(self, approval_id: str) -> bool:
         """The call that asked went away (cancelled): its pending approval can no longer be decided."""
@@ -366,7 +374,7 @@ class StateStore:
 
     def note_origin(self, approval_id: str, transport: str, client: str | None = None) -> None:
         """Remember over which transport, and from which client, the call that asked came."""
-        with self._transaction() as db:
+        with self._appending() as db:  # one statement: atomic without the approvals lock
             db.execute(
                 "INSERT INTO approval_meta (approval_id, transport, client) VALUES (?, ?, ?) "
                 "ON CONFLICT (approval_id) DO UPDATE SET transport=excluded.transport, client=excluded.client",

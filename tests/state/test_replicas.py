@@ -4,8 +4,10 @@ round-robins requests between them (2026-07-28 clients have no session to stick 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import ExitStack, asynccontextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager, suppress
 from pathlib import Path
 
 import anyio
@@ -18,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.harness import elicitation_handler, failure, ok
 from tests.nginx import nginx, upstreams_used
-from tests.processes import bearer, demo_config, free_port, http_server, run_cli
+from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, demo_config, free_port, http_server, run_cli
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 TOKEN = "tok-laptop-0123456789"
@@ -136,3 +138,78 @@ async def test_a_request_state_is_accepted_once_by_any_replica_and_refused_on_re
             assert isinstance(replay, types.InputRequiredResult)  # asked again: nothing ran
     erased = [row for row in audit(config_a) if row["tool"] == "demo.erase" and row["outcome"] == "ok"]
     assert len(erased) == 1
+
+
+@contextmanager
+def killable_replica(config: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """`serve --http` whose process the test may SIGKILL; yields once it is healthy."""
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), "serve", "--http", "--port", str(port)],
+        env=child_env(),
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with anyio.from_thread.start_blocking_portal() as portal:
+            portal.call(wait_healthy, f"http://127.0.0.1:{port}")
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=10)
+
+
+async def wait_healthy(base: str) -> None:
+    with anyio.fail_after(30):
+        async with httpx2.AsyncClient() as http:
+            while True:
+                with suppress(httpx2.HTTPError):
+                    if (await http.get(base + "/healthz", timeout=1)).status_code == 200:
+                        return
+                await anyio.sleep(0.1)
+
+
+async def test_a_replica_killed_under_load_loses_no_approval_and_no_audit_row(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    configs = [replica_config(tmp_path, name, postgres_url, 0) for name in ("a", "b")]
+    ports = [free_port(), free_port()]
+    answered: list[str] = []
+    with (
+        killable_replica(configs[0], ports[0]) as victim,
+        killable_replica(configs[1], ports[1]),
+        nginx(tmp_path / "nginx", [f"127.0.0.1:{port}" for port in ports]) as base,
+    ):
+        async with client(f"http://127.0.0.1:{ports[0]}") as at_victim:
+            asked = failure(await at_victim.call_tool("demo_erase", {"target": "survives"}))
+        enough = anyio.Event()
+
+        async def load(worker: int) -> None:
+            for attempt in range(400):
+                if enough.is_set():
+                    return
+                try:
+                    async with client(base) as mcp:
+                        while not enough.is_set():
+                            text = f"w{worker}-{attempt}-{len(answered)}"
+                            if not (await mcp.call_tool("demo_echo", {"text": text})).is_error:
+                                answered.append(text)
+                                if len(answered) == 30:
+                                    victim.kill()  # SIGKILL: no shutdown, no flush
+                                if len(answered) >= 80:
+                                    enough.set()
+                except Exception:  # the killed replica's requests fail; a new client goes on
+                    await anyio.sleep(0.05)
+
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                for worker in range(6):
+                    group.start_soon(load, worker)
+        assert victim.poll() is not None
+        assert run_cli(configs[1], "approvals", "approve", asked["approval_id"]).returncode == 0
+        async with client(base) as mcp:
+            assert ok(await mcp.call_tool("demo_erase", {"target": "survives"})) == {"erased": "survives"}
+    audited = {row["arguments"].get("text") for row in audit(configs[1]) if row["tool"] == "demo.echo"}
+    missing = [text for text in answered if text not in audited]
+    assert missing == [], f"{len(missing)} answered calls have no audit row"
