@@ -206,7 +206,7 @@ async def test_a_replica_killed_under_load_loses_no_approval_and_no_audit_row(
             async with anyio.create_task_group() as group:
                 for worker in range(6):
                     group.start_soon(load, worker)
-        assert victim.poll() is not None
+        assert victim.poll() is not None and len(answered) >= 80
         assert run_cli(configs[1], "approvals", "approve", asked["approval_id"]).returncode == 0
         async with client(base) as mcp:
             assert ok(await mcp.call_tool("demo_erase", {"target": "survives"})) == {"erased": "survives"}
