@@ -153,8 +153,8 @@ def main() -> None:
                 f"ratio {medians['postgresql'] / medians['sqlite']:.2f}x"
             )
 
-        plain = demo_config(work / "plain")
-        shared = demo_config(work / "shared", f'[state]\nurl = "{url}"\nsecret = "{SECRET}"\n')
+        plain = demo_config(_mkdir(work / "plain"))
+        shared = demo_config(_mkdir(work / "shared"), f'[state]\nurl = "{url}"\nsecret = "{SECRET}"\n')
         medians = interleave(args.rounds, {"without": lambda: startup(plain), "with url": lambda: startup(shared)})
         print(
             f"start-up (mcp-tools tools): without {medians['without']:.2f} s, with [state] url "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import secrets
 import weakref
@@ -28,7 +29,7 @@ from mcp_tools import __version__
 from mcp_tools.app import App, wire_name
 from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
-from mcp_tools.policy.store import StateStore
+from mcp_tools.policy.store import StateStore, StateStoreUnavailable
 from mcp_tools.state import request_state_security
 from mcp_tools.tooling import Risk
 
@@ -376,7 +377,9 @@ class ClientStates:
         if is_modern(ctx):
             principal = principal_of(ctx, "local")
             if self.store is not None:
-                return self.store.enabled_tools(principal)
+                # While the store is away, the last set seen here is served.
+                with contextlib.suppress(StateStoreUnavailable):
+                    self.by_principal[principal] = self.store.enabled_tools(principal)
             return self.by_principal.setdefault(principal, set())
         # The SDK builds a ServerSession per request around the connection's one `Connection`.
         connection = getattr(ctx.session, "_connection", ctx.session)
@@ -385,7 +388,10 @@ class ClientStates:
     def keep(self, ctx: ServerRequestContext[Any, Any], enabled: set[str]) -> None:
         """Store a principal's grown set where every replica sees it."""
         if self.store is not None and is_modern(ctx):
-            self.store.enable_tools(principal_of(ctx, "local"), enabled)
+            try:
+                self.store.enable_tools(principal_of(ctx, "local"), enabled)
+            except StateStoreUnavailable:  # this replica serves the set; the others once it is stored
+                logging.getLogger("mcp_tools").warning("enabled toolsets not stored: the state store cannot be reached")
 
     def bus(self, principal: str) -> Any:
         from mcp.server.subscriptions import InMemorySubscriptionBus

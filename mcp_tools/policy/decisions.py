@@ -45,7 +45,7 @@ class Decisions:
         self.ttl_seconds = ttl_seconds
         self.poll_interval = poll_interval
         self._waiters: dict[anyio.Event, Callable[[], None] | None] = {}
-        store.listen(self.changed_elsewhere)
+        self._listening = False  # started by the first wait: a command that never waits pays nothing
 
     def decide(self, approval_id: str, approve: bool, by: str) -> Approval:
         """The person's answer through any channel; raises LookupError or ValueError if it cannot count."""
@@ -79,6 +79,9 @@ class Decisions:
     async def wait_for_change(self, timeout: float) -> None:
         """Return when an approval changes here or (where the store tells) elsewhere, or after
         `timeout` (then the caller polls the store: the fallback when notifications are lost)."""
+        if not self._listening:
+            self._listening = True
+            self.store.listen(self.changed_elsewhere)
         event = anyio.Event()
         self._waiters[event] = _threadsafe_setter(event)
         try:
