@@ -128,6 +128,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--parts", default="calls,startup,replicas", help="which measurements to run")
     args = parser.parse_args()
     server = PostgresServer()
     server.start()
@@ -146,42 +147,52 @@ def main() -> None:
 
             return run
 
-        for label, cycle in (("low call", False), ("approval cycle", True)):
+        parts = set(args.parts.split(","))
+        for label, cycle in (("low call", False), ("approval cycle", True)) if "calls" in parts else ():
             medians = interleave(args.rounds, {e: in_process(e, cycle) for e in ("sqlite", "postgresql")})
             print(
                 f"{label}: sqlite {medians['sqlite'] * 1e3:.2f} ms, postgresql {medians['postgresql'] * 1e3:.2f} ms, "
                 f"ratio {medians['postgresql'] / medians['sqlite']:.2f}x"
             )
 
-        plain = demo_config(_mkdir(work / "plain"))
-        shared = demo_config(_mkdir(work / "shared"), f'[state]\nurl = "{url}"\nsecret = "{SECRET}"\n')
-        medians = interleave(args.rounds, {"without": lambda: startup(plain), "with url": lambda: startup(shared)})
-        print(
-            f"start-up (mcp-tools tools): without {medians['without']:.2f} s, with [state] url "
-            f"{medians['with url']:.2f} s, ratio {medians['with url'] / medians['without']:.2f}x"
-        )
-
-        tokens = f'[http.tokens]\nbench = "{TOKEN}"\n[state]\nurl = "{url}"\nsecret = "{SECRET}"\n'
-        configs = [demo_config(_mkdir(work / name), tokens) for name in ("r1", "r2")]
-        ports = [free_port(), free_port()]
-        with ExitStack() as stack:
-            for config, port in zip(configs, ports, strict=True):
-                stack.enter_context(http_server(config, port=port))
-            one = stack.enter_context(nginx(work / "nginx-one", [f"127.0.0.1:{ports[0]}"]))
-            two = stack.enter_context(nginx(work / "nginx-two", [f"127.0.0.1:{port}" for port in ports]))
-            medians = interleave(
-                args.rounds,
-                {
-                    "one": lambda: anyio.run(throughput, one, args.clients, args.seconds),
-                    "two": lambda: anyio.run(throughput, two, args.clients, args.seconds),
-                },
-            )
-        print(
-            f"{args.clients} clients through nginx: one replica {medians['one']:.0f} calls/s, "
-            f"two replicas {medians['two']:.0f} calls/s, ratio {medians['two'] / medians['one']:.2f}x"
-        )
+        if "startup" in parts:
+            startup_ratio(work, url, args.rounds)
+        if "replicas" in parts:
+            replicas_ratio(work, url, args)
     finally:
         server.close()
+
+
+def startup_ratio(work: Path, url: str, rounds: int) -> None:
+    plain = demo_config(_mkdir(work / "plain"))
+    shared = demo_config(_mkdir(work / "shared"), f'[state]\nurl = "{url}"\nsecret = "{SECRET}"\n')
+    medians = interleave(rounds, {"without": lambda: startup(plain), "with url": lambda: startup(shared)})
+    print(
+        f"start-up (mcp-tools tools): without {medians['without']:.2f} s, with [state] url "
+        f"{medians['with url']:.2f} s, ratio {medians['with url'] / medians['without']:.2f}x"
+    )
+
+
+def replicas_ratio(work: Path, url: str, args: argparse.Namespace) -> None:
+    tokens = f'[http.tokens]\nbench = "{TOKEN}"\n[state]\nurl = "{url}"\nsecret = "{SECRET}"\n'
+    configs = [demo_config(_mkdir(work / name), tokens) for name in ("r1", "r2")]
+    ports = [free_port(), free_port()]
+    with ExitStack() as stack:
+        for config, port in zip(configs, ports, strict=True):
+            stack.enter_context(http_server(config, port=port))
+        one = stack.enter_context(nginx(work / "nginx-one", [f"127.0.0.1:{ports[0]}"]))
+        two = stack.enter_context(nginx(work / "nginx-two", [f"127.0.0.1:{port}" for port in ports]))
+        medians = interleave(
+            args.rounds,
+            {
+                "one": lambda: anyio.run(throughput, one, args.clients, args.seconds),
+                "two": lambda: anyio.run(throughput, two, args.clients, args.seconds),
+            },
+        )
+    print(
+        f"{args.clients} clients through nginx: one replica {medians['one']:.0f} calls/s, "
+        f"two replicas {medians['two']:.0f} calls/s, ratio {medians['two'] / medians['one']:.2f}x"
+    )
 
 
 def _mkdir(path: Path) -> Path:
