@@ -20,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.harness import elicitation_handler, failure, ok
 from tests.nginx import nginx, upstreams_used
+from tests.postgres import PostgresServer
 from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, demo_config, free_port, http_server, run_cli
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -71,7 +72,7 @@ async def client(base: str, elicit: bool = False) -> AsyncIterator[Client]:
 
 
 def audit(config: Path) -> list[dict]:
-    result = run_cli(config, "audit", "--json", "--tail", "500")
+    result = run_cli(config, "audit", "--json", "--tail", "5000")
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
@@ -213,3 +214,57 @@ async def test_a_replica_killed_under_load_loses_no_approval_and_no_audit_row(
     audited = {row["arguments"].get("text") for row in audit(configs[1]) if row["tool"] == "demo.echo"}
     missing = [text for text in answered if text not in audited]
     assert missing == [], f"{len(missing)} answered calls have no audit row"
+
+
+async def test_the_database_stopped_and_started_under_load(tmp_path: Path) -> None:
+    """Calls in the gap answer `unavailable`, the replicas recover by themselves, and every call
+    that was answered has its audit row."""
+    database = PostgresServer()
+    database.start()
+    try:
+        url = database.create_database()
+        configs = [replica_config(tmp_path, name, url, 0) for name in ("a", "b")]
+        ports = [free_port(), free_port()]
+        answered: list[str] = []
+        kinds: list[str] = []
+        gap_seen, recovered = anyio.Event(), anyio.Event()
+        with ExitStack() as stack:
+            direct = [stack.enter_context(http_server(c, port=p)) for c, p in zip(configs, ports, strict=True)]
+            base = stack.enter_context(nginx(tmp_path / "nginx", [f"127.0.0.1:{port}" for port in ports]))
+
+            async def load(worker: int) -> None:
+                async with client(base) as mcp:
+                    for index in range(10_000):
+                        if recovered.is_set() and len(answered) >= 60:
+                            return
+                        text = f"w{worker}-{index}"
+                        result = await mcp.call_tool("demo_echo", {"text": text})
+                        if result.is_error:
+                            kinds.append(failure(result)["kind"])
+                            gap_seen.set()
+                            await anyio.sleep(0.05)
+                        else:
+                            answered.append(text)
+
+            async def outage() -> None:
+                while len(answered) < 20:
+                    await anyio.sleep(0.05)
+                await anyio.to_thread.run_sync(database.stop)
+                await gap_seen.wait()
+                await anyio.to_thread.run_sync(database.start)
+                async with httpx2.AsyncClient() as http:
+                    for replica in direct:  # each replica comes back by itself: nobody restarts it
+                        while (await http.get(replica + "/readyz")).status_code != 200:
+                            await anyio.sleep(0.2)
+                recovered.set()
+
+            with anyio.fail_after(150):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(outage)
+                    for worker in range(4):
+                        group.start_soon(load, worker)
+        assert kinds and set(kinds) == {"unavailable"}
+        audited = {row["arguments"].get("text") for row in audit(configs[0]) if row["tool"] == "demo.echo"}
+        assert [text for text in answered if text not in audited] == []
+    finally:
+        database.close()
