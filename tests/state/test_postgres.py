@@ -18,7 +18,7 @@ from mcp_tools.secrets import known_secrets
 from mcp_tools.state import open_state_store
 from mcp_tools.state.postgres import PostgresStateStore, migrations
 from tests.postgres import PostgresServer, free_port
-from tests.processes import demo_config, run_cli
+from tests.processes import ROOT, demo_config, run_cli
 
 SECRET = "s" * 40
 
@@ -186,3 +186,21 @@ async def test_a_decision_on_another_replica_wakes_a_waiting_call_at_once(postgr
     finally:
         here.close()
         there.close()
+
+
+def test_without_a_url_neither_psycopg_nor_prometheus_is_imported(tmp_path: Path) -> None:
+    """Start-up of the single-machine default pays for none of the shared-state machinery."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from mcp_tools.cli import main\n"
+        "from mcp_tools.servers import CATALOG\n"
+        "CATALOG['demo'] = 'tests.demo_namespace'\n"
+        f"main(['--config', {str(demo_config(tmp_path))!r}, 'tools', '--json'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('psycopg', 'psycopg_pool', 'prometheus_client')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "[]"
