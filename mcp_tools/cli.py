@@ -68,6 +68,12 @@ wait_seconds = 45          # a call waits this long for your answer (Claude Desk
 # [approvals.notify]
 # command = ["notify-send", "mcp-tools: an approval is waiting"]
 
+# Several replicas share approvals, the audit log and sign-ins in PostgreSQL (docs/deploy.md);
+# unset, they stay in SQLite files in state_dir. pip install 'mcp-tools[postgres]'
+# [state]
+# url = "postgresql://mcp_tools:PASSWORD@db.internal:5432/mcp_tools"   # or MCP_TOOLS_STATE_URL
+# secret = "32+ random bytes, the same on every replica"               # or MCP_TOOLS_STATE_SECRET
+
 [files]
 # root = "~/mcp-files"     # default: <data_dir>/files
 # names = "unicode"        # allow spaces, accents and any script in file names (default: "strict")
