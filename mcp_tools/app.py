@@ -206,6 +206,7 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
         announcers=out_of_band.announcers(),
         sections=config.sections,
         servers=requested,
+        state_secret=config.state_secret(),
     )
     rules = RulePolicy(config.policy)
     app = App(config, environment, PolicyGate(config.policy, rules, store, out_of_band), store, rules, out_of_band)

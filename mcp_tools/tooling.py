@@ -283,6 +283,9 @@ class Environment:
     # the person selected (None: every configured one).
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     servers: Sequence[str] | None = None
+    # `[state] secret` shared by the replicas (None on one machine): stored credentials are
+    # encrypted under keys derived from it.
+    state_secret: str | None = None
 
     def namespace_state_dir(self, namespace: str) -> Path:
         path = self.state_dir / namespace

@@ -32,6 +32,11 @@ def request_state_security(config: Config, ttl: float) -> Any:
     return RequestStateSecurity(keys=[derive_key(secret, "requestState")], ttl=ttl)
 
 
+def credentials_key(secret: str | None) -> bytes | None:
+    """The key stored credentials (Google tokens) are encrypted under; None without a shared secret."""
+    return derive_key(secret, "credentials") if secret else None
+
+
 def derive_key(secret: str, purpose: str) -> bytes:
     """A 32-byte key for one purpose (HMAC-SHA256 of the purpose under the shared secret)."""
     return hmac.new(secret.encode(), f"mcp-tools {purpose} v1".encode(), hashlib.sha256).digest()
