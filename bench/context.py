@@ -5,11 +5,11 @@ the shipped policy (no accounts or services needed), in characters and estimated
 (characters / 4): the model-visible part (name, description, input schema) and the full
 definition (with title, output schema and annotations).
 
-    python bench/context.py                      # per namespace and total, all on and default
-    python bench/context.py --tools              # and per tool
-    python bench/context.py --save before.json   # keep the figures
-    python bench/context.py --against 007e086    # before/after against a git revision
-    python bench/context.py --against before.json
+    .venv/bin/python bench/context.py                      # per namespace and total, all on and default
+    .venv/bin/python bench/context.py --tools              # and per tool
+    .venv/bin/python bench/context.py --save before.json   # keep the figures
+    .venv/bin/python bench/context.py --against 007e086    # before/after against a git revision
+    .venv/bin/python bench/context.py --against before.json
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+if importlib.util.find_spec("mcp_tools") is None:  # run by a Python the package is not installed in
+    sys.path.append(str(ROOT))  # last: a revision measured through PYTHONPATH still comes first
 
 
 def load_budget() -> Any:
@@ -40,7 +42,13 @@ def load_budget() -> Any:
 
 def measure() -> dict[str, Any]:
     budget = load_budget()
-    tools = budget.every_tool()
+    try:
+        tools = budget.every_tool()
+    except ModuleNotFoundError as exc:
+        sys.exit(
+            f"bench/context.py: {exc.name} is not installed for {sys.executable}; run it with the project's "
+            "environment: .venv/bin/python bench/context.py"
+        )
     return {
         "all": budget.as_json(budget.costs_of(tools)),
         "default": budget.as_json(budget.costs_of(budget.default_selection(tools))),

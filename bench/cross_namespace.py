@@ -2,9 +2,10 @@
 
 `drive.read` with `save_to` downloads a file from the fake Drive on 127.0.0.1 and stores it by
 calling `files.write` through the gate (validation, dynamic risk, precheck, its own audit row).
-The baseline is the same `drive.read` returning the file as base64 to the client, which moves the
-same bytes out of Drive. Interleaved call by call, medians of each size; the ratio is what to
-compare, absolute times vary with the machine's load.
+The baseline is the same `drive.read` returning the file's first base64 page to the client (binary
+is never inlined whole: one page fits the result budget), which downloads the same bytes from
+Drive. Interleaved call by call, medians of each size; the ratio is what to compare, absolute
+times vary with the machine's load.
 
 Run: .venv/bin/python bench/cross_namespace.py [--calls 30]
 """

@@ -9,6 +9,14 @@ a person, a concept described in the note's words, or a paraphrase that shares n
 note. Lexical search always runs; `--model-path` adds hybrid search with all-MiniLM-L6-v2 through
 fastembed, from the folder `bench/make_minilm_onnx.py` writes. The cold
 index rate is printed too. The vault is read, never changed; the index lives in a temp dir.
+
+`--against REV` compares the cold lexical index of this checkout with a git revision's, in one
+run: each side indexes the vault in its own process (`--rounds` times, interleaved; the rate is
+notes per CPU second of that process, so other load on the machine counts less), and the run
+fails unless both return the same top 10 (paths and scores) for every query and the same rows in
+every index table.
+
+    .venv/bin/python bench/notes_relevance.py --vault /tmp/obsidian-hub --against 6728c33
 """
 
 # ruff: noqa: E402  (the import path is fixed before the standard library is imported)
@@ -21,13 +29,19 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != BENCH]
 
 import argparse
+import hashlib
+import json
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if "--source" in sys.argv:  # a child measuring another checkout (see --against)
+    sys.path.insert(0, sys.argv[sys.argv.index("--source") + 1])
+else:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.append(BENCH)  # last, so no bench script shadows a standard module
 
 from mcp_tools.servers.notes import models as m
@@ -114,15 +128,83 @@ def evaluate(service: NotesService) -> dict[str, object]:
     }
 
 
+INDEX_TABLES = ("documents", "chunks", "tags", "names", "links", "chunks_fts", "names_fts")
+
+
+def index_digest(service: NotesService) -> dict[str, str]:
+    """Every row of every index table, order-independent, as one digest per table."""
+    digests = {}
+    with service.index.lock:
+        for table in INDEX_TABLES:
+            rows = sorted(repr(row) for row in service.index.db.execute(f"SELECT * FROM {table}"))
+            digests[table] = hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16]
+    return digests
+
+
+def child(vault: Path) -> None:
+    """Index `vault` cold with the mcp_tools on sys.path; print the rate, the top 10s and the tables."""
+    state = Path(tempfile.mkdtemp(prefix="notes-relevance-child-"))
+    try:
+        service = make_service(vault, state, None)
+        started = time.process_time()
+        indexed = service.reconcile().indexed
+        seconds = time.process_time() - started
+        top = {
+            query: [(r.path, round(r.score, 9)) for r in service.search(m.SearchArgs(query=query, top_k=10)).results]
+            for _, query, _ in QUERIES
+        }
+        print(json.dumps({"rate": indexed / seconds, "indexed": indexed, "top": top, "tables": index_digest(service)}))
+        service.close()
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def against(vault: Path, revision: str, rounds: int) -> int:
+    from revision import exported
+
+    runs: dict[str, list[dict[str, object]]] = {revision: [], "this": []}
+    with exported(revision) as before:
+        sources = {revision: before, "this": Path(__file__).resolve().parents[1]}
+        for _ in range(rounds):
+            for name, source in sources.items():
+                out = subprocess.run(
+                    [sys.executable, __file__, "--vault", str(vault), "--source", str(source)],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+                runs[name].append(json.loads(out))
+    rates = {name: statistics.median(float(r["rate"]) for r in results) for name, results in runs.items()}  # type: ignore[arg-type]
+    print(f"cold lexical index of {vault} ({runs['this'][0]['indexed']} notes), median of {rounds} interleaved runs")
+    for name, rate in rates.items():
+        print(f"  {name:10} {rate:7.0f} notes per CPU second")
+    print(f"  ratio      {rates['this'] / rates[revision]:7.2f}x")
+    same_top = all(r["top"] == runs[revision][0]["top"] for results in runs.values() for r in results)
+    same_tables = all(r["tables"] == runs[revision][0]["tables"] for results in runs.values() for r in results)
+    print(f"  top 10 of all {len(QUERIES)} queries identical: {same_top}; every index table identical: {same_tables}")
+    if not same_tables:
+        old, new = runs[revision][0]["tables"], runs["this"][0]["tables"]
+        print("  tables that differ:", [t for t in INDEX_TABLES if old[t] != new[t]])  # type: ignore[index]
+    return 0 if same_top and same_tables else 1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--vault", required=True, type=Path, help="a checkout of obsidian-hub")
     parser.add_argument("--model-path", help="a local fastembed model folder, for the hybrid figures")
     parser.add_argument("--verbose", action="store_true", help="list the queries whose note was not first")
     parser.add_argument("--state", type=Path, help="keep the indexes here and reuse them (no re-embedding)")
+    parser.add_argument("--against", metavar="REV", help="compare the cold lexical index with a git revision's")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each side with --against")
+    parser.add_argument("--source", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not args.vault.is_dir():
         parser.error(f"{args.vault} is not a folder")
+    if args.source:
+        child(args.vault)
+        return
+    if args.against:
+        sys.exit(against(args.vault, args.against, args.rounds))
     work = args.state or Path(tempfile.mkdtemp(prefix="notes-relevance-"))
     try:
         modes = [("lexical", None)] + ([("hybrid", args.model_path)] if args.model_path else [])

@@ -1,13 +1,19 @@
 """Benchmark of the text-call parser: throughput for a 1 MB reply in each format, whole and streamed.
 
-    .venv/bin/python bench/textcalls.py            # 1 MB replies, 5 repeats
-    .venv/bin/python bench/textcalls.py --mb 0.2   # a quick run
+    .venv/bin/python bench/textcalls.py                    # 1 MB replies, 5 repeats
+    .venv/bin/python bench/textcalls.py --mb 0.2           # a quick run
+    .venv/bin/python bench/textcalls.py --before 6728c33   # also an earlier commit's parser, same run
 
 Each format's reply is about the size asked for: prose with calls in it (JSON-in-prose), a
 code-writing reply whose ```json fence writes a large file, and a scissors-cat reply (a call array
 with large parameters, the delimiter, then markdown). "streamed" feeds the UTF-8 bytes in 64-byte
 chunks to one StreamParser. The baseline is `json.loads` of a JSON document of the same size, in
-the same process; figures are medians of interleaved repeats.
+the same process; figures are medians of interleaved repeats. With `--before COMMIT` the parser of
+that commit (taken from git into a temporary package) runs interleaved with today's, so before and
+after are ratios of the same run.
+
+Then hostile replies of the same size (unbalanced braces, runs of quotes, backticks, fences, tags,
+comments) are each parsed once against a time budget: no pattern may backtrack catastrophically.
 """
 
 # ruff: noqa: E402  (the import path is fixed before the standard library is imported)
@@ -20,12 +26,16 @@ import sys
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 
 import argparse
+import importlib
 import json
 import random
 import statistics
+import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -86,13 +96,55 @@ def scissors_reply(size: int, rng: random.Random) -> str:
     return f"{section}\n{SCISSORS}\n{markdown}"
 
 
-def whole(text: str) -> Callable[[], object]:
-    return lambda: parse_reply(text)
+ROOT = Path(__file__).resolve().parents[1]
+BUDGET_SECONDS = 3.0  # per hostile megabyte, on 2 busy cores; a catastrophic pattern takes minutes
 
 
-def streamed(data: bytes, chunk: int = 64) -> Callable[[], object]:
+def hostile_replies(size: int) -> dict[str, str]:
+    call = '{"name": "files.read", "arguments": {"path": "a"}}'
+    return {
+        "nested open objects": '{"a":' * (size // 5),
+        "braces inside keys": '{"x{' * (size // 4),
+        "empty json fences": "```json\n```\n" * (size // 12),
+        "unclosed fence": "```json\n" + '{"a": "' * (size // 7),
+        "fence opener, then spaces": "```" + " " * size,
+        "fence opener, tabs, json": "~~~" + "\t" * (size // 2) + "json" + "\t" * (size // 2),
+        "quotes": '"' * size,
+        "backticks": "`" * size,
+        "backtick pairs and braces": "`{`" * (size // 3),
+        "tags": "<tool_call>" * (size // 11),
+        "comment openers": "<!--" * (size // 4),
+        "blockquoted calls": f"> {call}\n" * (size // (len(call) + 3)),
+        "array openers": "[" * size,
+        "scissors-like prose": '[{"id": "1", "type": "x", ' * (size // 27),
+        "escapes in a string": '```json\n{"tool": "write_file", "content": "' + "\\" * (size // 2),
+    }
+
+
+def load_before(commit: str, directory: str) -> Any:
+    """The text-call package of an earlier commit, importable beside today's as `before_textcalls`."""
+    package = Path(directory) / "before_textcalls"
+    package.mkdir()
+    names = subprocess.run(
+        ["git", "ls-tree", "--name-only", commit, "mcp_tools/textcalls/"], cwd=ROOT, check=True, capture_output=True,
+        text=True,
+    ).stdout.split()  # fmt: skip
+    for name in names:
+        source = subprocess.run(["git", "show", f"{commit}:{name}"], cwd=ROOT, check=True, capture_output=True).stdout
+        text = source.decode().replace("mcp_tools.textcalls", "before_textcalls")
+        (package / Path(name).name).write_text(text)
+    sys.path.insert(0, directory)
+    return importlib.import_module("before_textcalls")
+
+
+def whole(text: str, module: Any = None) -> Callable[[], object]:
+    parse = module.parse_reply if module is not None else parse_reply
+    return lambda: parse(text)
+
+
+def streamed(data: bytes, chunk: int = 64, module: Any = None) -> Callable[[], object]:
     def run() -> object:
-        parser = StreamParser()
+        parser = (module.StreamParser if module is not None else StreamParser)()
         for start in range(0, len(data), chunk):
             parser.feed(data[start : start + chunk])
         parser.flush()
@@ -111,7 +163,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=1.0, help="reply size in MB (default 1)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--before", metavar="COMMIT", help="also run this commit's parser, interleaved")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        before = load_before(args.before, directory) if args.before else None
+        measure(args, before)
+        hostile(int(args.mb * 1_000_000))
+
+
+def measure(args: argparse.Namespace, before: Any) -> None:
     size = int(args.mb * 1_000_000)
     rng = random.Random(14)
     replies = {
@@ -128,18 +188,36 @@ def main() -> None:
         summary = parse_reply(text)
         assert summary.format == ("scissors" if name == "scissors" else "prose"), name
         assert streamed(data)() == summary, name  # the streamed result is the whole-reply result
+        if before is not None:
+            cases[f"{name} whole (before)"] = (len(data), whole(text, before))
         cases[f"{name} whole"] = (len(data), whole(text))
+        if before is not None:
+            cases[f"{name} streamed 64 B (before)"] = (len(data), streamed(data, module=before))
         cases[f"{name} streamed 64 B"] = (len(data), streamed(data))
     timings: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(args.repeats):  # interleaved, so drift hits every case alike
         for name, (_, function) in cases.items():
             timings[name].append(seconds(function))
     baseline = len(baseline_doc.encode()) / statistics.median(timings["baseline json.loads"]) / 1e6
-    print(f"{'case':<28} {'size':>9} {'median s':>9} {'MB/s':>8} {'vs json.loads':>14}")
+    print(f"{'case':<37} {'size':>9} {'median s':>9} {'MB/s':>8} {'vs json.loads':>14}")
     for name, (length, _) in cases.items():
         median = statistics.median(timings[name])
         rate = length / median / 1e6
-        print(f"{name:<28} {length / 1e6:>8.2f}M {median:>9.4f} {rate:>8.1f} {rate / baseline:>13.3f}x")
+        print(f"{name:<37} {length / 1e6:>8.2f}M {median:>9.4f} {rate:>8.1f} {rate / baseline:>13.3f}x")
+
+
+def hostile(size: int) -> None:
+    print(f"\nhostile replies, {size / 1e6:.1f} MB each, budget {BUDGET_SECONDS:.1f} s per MB")
+    over = []
+    for name, text in hostile_replies(size).items():
+        for format in ("auto", "prose", "scissors"):
+            took = seconds(lambda: parse_reply(text, format))  # noqa: B023 - called at once
+            rate = took / (len(text) / 1e6)
+            verdict = "ok" if rate <= BUDGET_SECONDS else "OVER BUDGET"
+            over += [name] if rate > BUDGET_SECONDS else []
+            print(f"  {name:<28} {format:<9} {took:>7.3f} s  {verdict}")
+    if over:
+        raise SystemExit(f"over the time budget: {', '.join(sorted(set(over)))}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_tools.approvals import build_out_of_band
 from mcp_tools.config import Config, ConfigError, validate_section
@@ -32,6 +32,9 @@ from mcp_tools.tooling import (
     missing_modules,
 )
 from mcp_tools.toolsets import DEFAULT_SELECTION, Selection, SelectionError, named_namespaces, parse_entries, resolve
+
+if TYPE_CHECKING:
+    from mcp_tools.discovery import ClientToolsets
 
 logger = logging.getLogger("mcp_tools")
 WIRE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -70,6 +73,10 @@ class App:
     statuses: list[NamespaceStatus] = field(default_factory=list)
     tools: dict[str, BoundTool] = field(default_factory=dict)  # by wire name, every running namespace's
     selection: Selection | None = None  # None: everything is served
+    # What stops a server, collected instead when built to diagnose (`doctor`): (where, what to fix)
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    # dynamic discovery: the toolsets each principal enabled, by (namespace endpoint, principal)
+    enabled_toolsets: dict[tuple[str | None, str], set[str]] = field(default_factory=dict)
 
     def visible_tools(self, namespace: str | None = None) -> list[BoundTool]:
         """What a client is shown: selected, and not hidden by the policy."""
@@ -88,6 +95,35 @@ class App:
 
     def is_selected(self, spec: ToolSpec) -> bool:
         return self.selection is None or spec.name in self.selection.chosen
+
+    def client_view(self, principal: str, namespace: str | None = None) -> ClientToolsets | None:
+        """A principal's own view of the tools in dynamic discovery; None when every client gets the selection."""
+        if self.config.server.discovery != "dynamic":
+            return None
+        from mcp_tools.discovery import ClientToolsets
+
+        return ClientToolsets(self, self.enabled_toolsets.setdefault((namespace, principal), set()), namespace)
+
+    def served_tool(
+        self, name: str, namespace: str | None = None, client: ClientToolsets | None = None
+    ) -> BoundTool | None:
+        """The tool a client calls by this name, or None when that client is not served one.
+
+        The one decision behind MCP's tools/call and text calls: without dynamic discovery the
+        selection (`[server] tools`); with it, the client's own view (what it enabled) and the
+        meta-tools bound to that view. The gate still refuses what the policy hides.
+        """
+        if client is not None:
+            from mcp_tools.discovery import meta_tools
+
+            meta = meta_tools(self)
+            found = meta.get(name) or next((tool for tool in meta.values() if tool.spec.name == name), None)
+            if found is not None:
+                return BoundTool(found.spec, client, found.wire_name, found.configured_risk)
+        tool = self.find_tool(name, namespace)
+        if tool is None or not (client.serves(tool) if client is not None else self.is_selected(tool.spec)):
+            return None
+        return tool
 
     def status_lines(self, name: str) -> list[str]:
         """How an enabled namespace runs, for `mcp-tools doctor`; a failing check never hides the rest."""
@@ -152,7 +188,9 @@ class App:
         names = [tool.wire_name for tool in self.visible_tools()]
         close = [match for match in difflib.get_close_matches(name, names, n=4, cutoff=0.6) if match != name][:3]
         if transport == "cli":
-            where = "Run `mcp-tools tools` for the names."
+            from mcp_tools.commands import mcp_tools
+
+            where = f"Run `{mcp_tools('tools')}` for the names."
         elif transport == "text":
             shown = ", ".join(names[:MAX_NAMES_SHOWN]) + (", …" if len(names) > MAX_NAMES_SHOWN else "")
             where = f"The tools are: {shown or 'none'}."
@@ -183,22 +221,48 @@ def wire_name(canonical: str, separator: str) -> str:
     return canonical if separator == "." else canonical.replace(".", separator)
 
 
-def build_app(config: Config, servers: list[str] | None = None, tools: list[str] | None = None) -> App:
+def build_app(
+    config: Config, servers: list[str] | None = None, tools: list[str] | None = None, diagnose: bool = False
+) -> App:
     """Build services for the selected namespaces; unselected or unconfigured ones stay off.
 
     Namespaces the person asked for by name (in `servers` or in a `tools` entry) must start;
     the rest may be off with a reason. `servers` and `tools` override the config for one run.
+    With `diagnose` nothing stops the build: each problem is recorded in `App.problems` beside
+    the namespace or section it concerns, and the rest is built as far as it can be.
     """
+    problems: list[tuple[str, str]] = []
+
+    def problem(where: str, exc: ConfigError) -> None:
+        if not diagnose:
+            raise exc
+        problems.append((where, str(exc)))
+
     state_dir = config.state_dir()
     data_dir = config.data_dir()
-    state_dir.mkdir(parents=True, exist_ok=True)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    for key, folder in (("state_dir", state_dir), ("data_dir", data_dir)):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(
+                f"server.{key}: cannot create {folder}: {exc.strerror or exc}; choose a folder you can write"
+            ) from None
     known_secrets.add_from_environ(config.environ)
     known_secrets.add_all(config.http_tokens().values())
     known_secrets.add_from_model(config.approvals)
     requested = servers if servers is not None else config.server.servers
     store = open_state_store(config)
-    out_of_band = build_out_of_band(config, Decisions(store, config.policy.approval_ttl_seconds))
+    try:
+        out_of_band = build_out_of_band(config, Decisions(store, config.policy.approval_ttl_seconds))
+    except ConfigError as exc:
+        problem("approvals", exc)
+        settings = config.approvals
+        out_of_band = OutOfBand(
+            Decisions(store, config.policy.approval_ttl_seconds),
+            [],
+            wait_seconds=settings.wait_seconds,
+            progress_interval=settings.progress_interval_seconds,
+        )
     environment = Environment(
         data_dir=data_dir,
         state_dir=state_dir,
@@ -207,22 +271,36 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
         sections=config.sections,
         servers=requested,
         state_secret=config.state_secret(),
+        config_file=config.source,
+        config_paths=config.named_paths(),
     )
     rules = RulePolicy(config.policy)
-    app = App(config, environment, PolicyGate(config.policy, rules, store, out_of_band), store, rules, out_of_band)
+    app = App(
+        config,
+        environment,
+        PolicyGate(config.policy, rules, store, out_of_band, config.server.max_result_tokens),
+        store,
+        rules,
+        out_of_band,
+    )
     app.gate.explain_unknown = app.unknown_tool
+    app.problems = problems
 
     source = "--tools" if tools is not None else "server.tools"
     texts = tools if tools is not None else config.server.tools
     try:
         entries = parse_entries(DEFAULT_SELECTION if texts is None else texts, CATALOG)
     except SelectionError as exc:
-        raise ConfigError(f"invalid config: {source}: {exc}") from None
+        problem("tools", ConfigError(f"invalid config: {source}: {exc}"))
+        texts, entries = None, parse_entries(DEFAULT_SELECTION, CATALOG)
     named = named_namespaces(entries)
     if requested is not None and servers is None and tools is None:
         outside = [name for name in named if name not in requested]
         if outside:
-            raise ConfigError(f"invalid config: server.tools names {outside[0]!r}, which server.servers does not start")
+            problem(
+                "tools",
+                ConfigError(f"invalid config: server.tools names {outside[0]!r}, which server.servers does not start"),
+            )
     for name in CATALOG:
         if requested is not None and name not in requested:
             app.statuses.append(NamespaceStatus(name, False, "not selected in [server] servers or --servers"))
@@ -230,7 +308,13 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
         if name not in named and not asked_for(name, config.sections, requested):
             app.statuses.append(NamespaceStatus(name, False, not_asked_for(name), needs_account=True))
             continue  # not imported: it costs no start-up time
-        status = _enable(app, name, explicit=requested is not None or name in named)
+        explicit = requested is not None or name in named
+        try:
+            status = _enable(app, name, explicit=explicit)
+        except ConfigError as exc:
+            problem(name, exc)
+            reason = str(exc).removeprefix(f"namespace {name} cannot start: ")
+            status = NamespaceStatus(name, False, reason)
         app.statuses.append(status)
     _withhold_unreachable(app)
     mentioned = {entry.namespace for entry in entries if entry.namespace in CATALOG}
@@ -238,7 +322,7 @@ def build_app(config: Config, servers: list[str] | None = None, tools: list[str]
     try:
         app.selection = resolve(entries, specs, running=list(app.namespaces), default=texts is None)
     except SelectionError as exc:
-        raise ConfigError(f"invalid config: {source}: {exc}") from None
+        problem("tools", ConfigError(f"invalid config: {source}: {exc}"))
     return app
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import os
@@ -69,7 +70,7 @@ wait_seconds = 45          # a call waits this long for your answer (Claude Desk
 # command = ["notify-send", "mcp-tools: an approval is waiting"]
 
 # Several replicas share approvals, the audit log and sign-ins in PostgreSQL (docs/deploy.md);
-# unset, they stay in SQLite files in state_dir. pip install 'mcp-tools[postgres]'
+# unset, they stay in SQLite files in state_dir. pip install 'mcp-tools-suite[postgres]'
 # [state]
 # url = "postgresql://mcp_tools:PASSWORD@db.internal:5432/mcp_tools"   # or MCP_TOOLS_STATE_URL
 # secret = "32+ random bytes, the same on every replica"               # or MCP_TOOLS_STATE_SECRET
@@ -116,6 +117,24 @@ wait_seconds = 45          # a call waits this long for your answer (Claude Desk
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    gc.disable()  # start-up imports allocate much and free little; `serving()` or the end turns it back on
+    try:
+        return _main(argv)
+    finally:
+        gc.enable()
+
+
+def serving() -> None:
+    """Start-up is over: what it built lives as long as the server, so the collector leaves it be.
+
+    Collection is off while the SDK, pydantic and the namespaces are imported (about a tenth
+    of start-up), and frozen objects are not traversed by later full collections.
+    """
+    gc.freeze()
+    gc.enable()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(namespaces_wanted(argv))
     args = parser.parse_args(argv)
@@ -127,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     known_secrets.add_from_environ(os.environ)
     configure_logging()
+    from mcp_tools.commands import use_config
+
+    use_config(args.config)  # commands printed from here on reach the same config and state
     try:
         return int(args.handler(args) or 0)
     except ConfigError as exc:
@@ -141,6 +163,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        return quiet_broken_pipe()
+    finally:
+        use_config(None)  # main may run again in this process (tests, embedding)
+
+
+def quiet_broken_pipe() -> int:
+    """The reader went away (`mcp-tools call ... | head`): stop quietly, as a shell tool would."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # so flushing stdout at exit cannot raise again
+    os.close(devnull)
+    return 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 
 def namespaces_wanted(argv: Sequence[str]) -> list[str] | None:
@@ -169,12 +203,12 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     serve = commands.add_parser("serve", help="serve MCP over stdio (default) or streamable HTTP")
     serve.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     serve.add_argument("--host", help="HTTP address (default from [http] host: 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="HTTP port (default from [http] port: 8765)")
+    serve.add_argument("--port", type=tcp_port, help="HTTP port (default from [http] port: 8765)")
     serve.add_argument(
         "--metrics-port",
-        type=int,
+        type=tcp_port,
         metavar="N",
-        help="serve Prometheus metrics on 127.0.0.1:N (pip install 'mcp-tools[metrics]')",
+        help="serve Prometheus metrics on 127.0.0.1:N (pip install 'mcp-tools-suite[metrics]')",
     )
     serve.add_argument("--servers", help="comma-separated namespaces to run, e.g. files,notes")
     serve.add_argument("--tools", help="what to serve this run, e.g. files,notes.core; --tools=-files.move excludes")
@@ -232,10 +266,17 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
         item.set_defaults(handler=cmd_approvals_item, action=action)
     serve_page = sub.add_parser("serve", help="serve the approvals page (loopback by default)")
     serve_page.add_argument("--host", help="address (default from [approvals.page] host: 127.0.0.1)")
-    serve_page.add_argument("--port", type=int, help="port (default from [approvals.page] port: 8766)")
+    serve_page.add_argument("--port", type=tcp_port, help="port (default from [approvals.page] port: 8766)")
     serve_page.set_defaults(handler=cmd_approvals_serve)
     login = sub.add_parser("login", help="print a one-time sign-in link for the approvals page")
     login.add_argument("--http", action="store_true", help="for the page of `serve --http` (at [http] host:port)")
+    login.add_argument(
+        "--for",
+        dest="principal",
+        metavar="PRINCIPAL",
+        help="a link for one person: it shows and answers only that principal's approvals "
+        "(a token's name, or subject@issuer for OAuth)",
+    )
     login.set_defaults(handler=cmd_approvals_login)
     approvals.set_defaults(handler=cmd_approvals_list, all=False, json=False)
 
@@ -269,7 +310,30 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     google.set_defaults(handler=cmd_auth_google)
 
     add_namespace_commands(commands, namespaces)
+    accept_config_anywhere(parser)
     return parser
+
+
+def tcp_port(text: str) -> int:
+    """A port number, refused by the parser when out of range (0 picks a free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
+    return port
+
+
+def accept_config_anywhere(parser: argparse.ArgumentParser) -> None:
+    """`--config PATH` after the command too (`mcp-tools serve --config x.toml`), as people and
+    client configs write it; given before the command, it is not overridden."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in {id(sub): sub for sub in action.choices.values()}.values():
+                if "--config" not in sub._option_string_actions:
+                    sub.add_argument("--config", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+                accept_config_anywhere(sub)
 
 
 def add_namespace_commands(commands: Any, namespaces: Sequence[str] | None) -> None:
@@ -297,7 +361,20 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _servers(value: str | None) -> list[str] | None:
-    return [part.strip() for part in value.split(",") if part.strip()] if value else None
+    """`--servers a,b`: known namespaces only, so a typo stops the server instead of serving nothing."""
+    if not value:
+        return None
+    import difflib
+
+    from mcp_tools.servers import CATALOG
+
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    for name in names:
+        if name not in CATALOG:
+            close = difflib.get_close_matches(name, list(CATALOG), n=1)
+            guess = f"; did you mean {close[0]!r}?" if close else f"; expected some of {', '.join(sorted(CATALOG))}"
+            raise ConfigError(f"--servers: unknown namespace {name!r}{guess}")
+    return names
 
 
 def _tools(args: argparse.Namespace) -> list[str] | None:
@@ -318,24 +395,37 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.metrics_port is not None:
         _serve_metrics(app, args.metrics_port)
     if not args.http:
-        anyio.run(_serve_stdio, app)
+        try:
+            anyio.run(_serve_stdio, app)
+        except BaseExceptionGroup as group:  # the client closed our stdout: it is gone, end quietly
+            if group.split(BrokenPipeError)[1] is not None:
+                raise
+            return quiet_broken_pipe()
         return 0
-    import uvicorn
-
     from mcp_tools.http import build_http_app
+    from mcp_tools.http_server import serve
 
     host = args.host or config.http.host
     port = args.port if args.port is not None else config.http.port
     starlette = build_http_app(app, host, port)
+    serving()
     print(f"mcp-tools: serving streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
+    record = None
     if config.approvals.page.enabled:
+        from mcp_tools.commands import mcp_tools
+
+        shown = f"[{host}]" if ":" in host else host
+        record = record_listening(config, "http", f"http://{shown}:{port}/approvals")
         print(
-            f"mcp-tools: approvals page on http://{host}:{port}/approvals "
-            "(sign in with the link from `mcp-tools approvals login --http`)",
+            f"mcp-tools: approvals page on http://{shown}:{port}/approvals "
+            f"(sign in with the link from `{mcp_tools('approvals', 'login', '--http')}`)",
             file=sys.stderr,
         )
-    # log_config=None: uvicorn's lines go through our handler (scrubbed) instead of its own
-    uvicorn.run(starlette, host=host, port=port, log_level="warning", log_config=None, lifespan="on")
+    try:
+        serve(starlette, host, port, config.http)
+    finally:
+        if record is not None:
+            forget_listening(record)
     return 0
 
 
@@ -345,17 +435,23 @@ def _serve_metrics(app: Any, port: int) -> None:
 
         serve_metrics(port, {tool.spec.name for tool in app.tools.values()})
     except ImportError:
-        raise ConfigError("--metrics-port needs prometheus-client: pip install 'mcp-tools[metrics]'") from None
+        raise ConfigError("--metrics-port needs prometheus-client: pip install 'mcp-tools-suite[metrics]'") from None
     except OSError as exc:
         raise ConfigError(f"--metrics-port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     print(f"mcp-tools: Prometheus metrics on http://127.0.0.1:{port}/metrics", file=sys.stderr)
 
 
-TERMINAL_NOTICE = (
-    "mcp-tools: waiting for an MCP client on stdio (this is a terminal). Connect one with "
-    "`mcp-tools install claude-desktop`, or try it in `npx @modelcontextprotocol/inspector mcp-tools serve`. "
-    "Ctrl-C quits."
-)
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"  # the version tests/inspector pins; it needs Node 22.19+
+
+
+def terminal_notice() -> str:
+    from mcp_tools.commands import mcp_tools
+
+    return (
+        "mcp-tools: waiting for an MCP client on stdio (this is a terminal). Connect one with "
+        f"`{mcp_tools('install', 'claude-desktop')}`, or try it in "
+        f"`npx {INSPECTOR} {mcp_tools('serve')}`. Ctrl-C quits."
+    )
 
 
 async def _serve_stdio(app: Any) -> None:
@@ -364,9 +460,10 @@ async def _serve_stdio(app: Any) -> None:
     from mcp_tools.mcp_server import build_server
 
     server = build_server(app, transport="stdio")
+    serving()
     stdin = None
     if sys.stdin.isatty():  # a person, not a client: say what this is, and let Ctrl-C end it at once
-        print(TERMINAL_NOTICE, file=sys.stderr, flush=True)
+        print(terminal_notice(), file=sys.stderr, flush=True)
         if os.name == "posix":  # waiting on a console handle is not possible on Windows
             stdin = TerminalLines(sys.stdin.fileno())
     async with app.running(), stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
@@ -404,11 +501,16 @@ def cmd_tools(args: argparse.Namespace) -> int:
     from mcp_tools.app import build_app
     from mcp_tools.mcp_server import tool_definition
 
+    if args.budget:  # what definitions cost needs their declarations only, not a configured namespace
+        app = build_app(_config(args), _servers(args.servers), _tools(args), diagnose=True)
+        app.store.close()
+        for _, problem in app.problems:
+            if problem.startswith("invalid config"):
+                raise ConfigError(problem)
+        return print_budget(app, app.visible_tools() + selected_but_not_running(app), args.json)
     app = build_app(_config(args), _servers(args.servers), _tools(args))
     app.store.close()
     served = app.visible_tools()
-    if args.budget:
-        return print_budget(app, served, args.json)
     rows = []
     for tool in served if not args.all else list(app.tools.values()):
         definition = tool_definition(tool)
@@ -440,8 +542,31 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(line if row["served"] else f"{line}\n{'':28} not served: {row['why']}")
     hidden = len(app.tools) - len(served)
     if hidden and not args.all:
-        print(f"{hidden} more tools of the running namespaces are not served; `mcp-tools tools --all` says why.")
+        from mcp_tools.commands import mcp_tools
+
+        print(
+            f"{hidden} more tools of the running namespaces are not served; `{mcp_tools('tools', '--all')}` says why."
+        )
     return 0
+
+
+def selected_but_not_running(app: Any) -> list[Any]:
+    """The selected tools of namespaces that could not start here (no vault, no account), bound to
+    no service: their definitions are the same whatever the configuration."""
+    from mcp_tools.app import wire_name
+    from mcp_tools.policy.gate import BoundTool
+    from mcp_tools.servers import CATALOG, load_namespace
+
+    if app.selection is None:
+        return []
+    separator = app.config.server.wire_separator
+    return [
+        BoundTool(spec, None, wire_name(spec.name, separator), app.rules.configured_risk(spec))
+        for name in CATALOG
+        if name not in app.namespaces
+        for spec in load_namespace(name).tools
+        if spec.name in app.selection.chosen and app.rules.hidden_reason(spec) is None
+    ]
 
 
 def print_budget(app: Any, served: list[Any], as_json: bool) -> int:
@@ -478,6 +603,8 @@ class TerminalConfirmation:
 
     Ctrl-C at the prompt is an answer too: a decline, recorded like any other.
     """
+
+    channel = "terminal"
 
     async def ask(self, request: Any) -> Any:
         import contextlib
@@ -563,10 +690,12 @@ def terminal_text(outcome: Any) -> str:
     if kind == "declined_by_user":
         return f"Not run ({kind}): {message.replace('the person', 'you')}"  # you are the person
     if kind == "approval_required":
-        approval = error.get("approval_id")
+        from mcp_tools.commands import mcp_tools
+
+        approval = str(error.get("approval_id"))
         return (
-            f"Not run yet ({kind}): {message}\nApprove it with `mcp-tools approvals approve {approval}` "
-            "(or deny it with `mcp-tools approvals deny`), then run the same command again."
+            f"Not run yet ({kind}): {message}\nApprove it with `{mcp_tools('approvals', 'approve', approval)}` "
+            f"(or deny it with `{mcp_tools('approvals', 'deny', approval)}`), then run the same command again."
         )
     return str(outcome.text)
 
@@ -579,6 +708,9 @@ def cmd_call_text(args: argparse.Namespace) -> int:
 
     limit = 4 * MAX_TEXT_CHARS + 4  # bytes enough for the characters the parser reads; it reports the cut
     if args.stream:
+        if args.output or args.json:
+            print("mcp-tools: --stream prints one JSON event a line; leave out --output and --json", file=sys.stderr)
+            return 2
         return _call_text_streamed(args, limit)
     try:
         if args.file == "-":
@@ -722,9 +854,38 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
     return 0
 
 
+def record_listening(config: Config, which: str, base: str) -> Path:
+    """Note where a page really listens (`--port` may differ from the config), for `approvals login`."""
+    path = config.state_dir() / f"listening-{which}.json"
+    write_atomically(path, json.dumps({"url": base, "pid": os.getpid()}) + "\n")
+    return path
+
+
+def forget_listening(path: Path) -> None:
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
+            path.unlink()
+    except (OSError, ValueError):
+        pass
+
+
+def listening_base(config: Config, which: str) -> str | None:
+    """The address a running page recorded, if its process is still alive."""
+    try:
+        record = json.loads((config.state_dir() / f"listening-{which}.json").read_text(encoding="utf-8"))
+        os.kill(int(record["pid"]), 0)
+        return str(record["url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def login_base(config: Config, for_http: bool) -> str:
     from mcp_tools.approvals import page_url
 
+    if not config.approvals.page.url:
+        running = listening_base(config, "http" if for_http else "page")
+        if running:
+            return running
     if for_http and not config.approvals.page.url:
         host = config.http.host
         return f"http://{f'[{host}]' if ':' in host else host}:{config.http.port}/approvals"
@@ -735,17 +896,16 @@ def cmd_approvals_login(args: argparse.Namespace) -> int:
     from mcp_tools.approvals.page import new_login_link
 
     store, config = _store(args)
-    link = new_login_link(store, login_base(config, args.http), config.approvals.page.login_ttl_seconds)
+    link = new_login_link(store, login_base(config, args.http), config.approvals.page.login_ttl_seconds, args.principal)
     print(link)
     print(f"Open it within {config.approvals.page.login_ttl_seconds // 60} minutes; it works once.", file=sys.stderr)
     return 0
 
 
 def cmd_approvals_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from mcp_tools.approvals.page import ApprovalsPage, new_login_link
     from mcp_tools.http import page_security
+    from mcp_tools.http_server import serve
     from mcp_tools.net import is_loopback
     from mcp_tools.policy.decisions import Decisions
 
@@ -768,7 +928,11 @@ def cmd_approvals_serve(args: argparse.Namespace) -> int:
     print(f"mcp-tools: approvals page on {base}/", file=sys.stderr)
     print(f"Sign in (once, within {settings.login_ttl_seconds // 60} minutes):", file=sys.stderr)
     print(new_login_link(store, base, settings.login_ttl_seconds), flush=True)
-    uvicorn.run(page_server(page), host=host, port=port, log_level="warning")
+    record = record_listening(config, "page", base)
+    try:
+        serve(page_server(page), host, port, config.http)  # the same connection limits as `serve --http`
+    finally:
+        forget_listening(record)
     return 0
 
 
@@ -794,6 +958,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if len(arguments) > 80:
             arguments = arguments[:79] + "…"
         approval = f" {item['approval_id']}" if item["approval_id"] else ""
+        approval += f" by {item['answered_by']}" if item["answered_by"] else ""
         print(
             f"{item['time']} {item['transport']:<5} {item['principal']:<8} {item['tool']:<22} "
             f"{item['risk'] or '-':<6} {item['decision']}{approval} -> {item['outcome']} "
@@ -809,8 +974,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     config = _config(args)
     print(f"config:    {config.source or 'none found; using embedded defaults'}")
     if config.source is None:
-        print(f"           (looked for {default_config_path()}; `mcp-tools config init` writes one)")
-    app = build_app(config, tools=_tools(args))
+        from mcp_tools.commands import mcp_tools
+
+        print(f"           (looked for {default_config_path()}; `{mcp_tools('config', 'init')}` writes one)")
+    app = build_app(config, tools=_tools(args), diagnose=True)
+    problems: dict[str, str] = {}
+    for where, what in app.problems:
+        problems[where] = "; ".join(filter(None, (problems.get(where), scrub_text(what))))
     print(f"state dir: {app.environment.state_dir}")
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
@@ -822,8 +992,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     )
     selection = app.selection.describe() if app.selection else "everything"
     print(f"tools:     {len(app.visible_tools())} served, selection {selection}, discovery={config.server.discovery}")
+    if "tools" in problems:
+        print(f"           problem: {problems['tools']}")
     channels = ", ".join(channel.name for channel in app.out_of_band.channels) or "none (approval_required at once)"
     print(f"approvals: channels {channels}; calls wait up to {config.approvals.wait_seconds:g} s")
+    if "approvals" in problems:
+        print(f"           problem: {problems['approvals']}")
     print("namespaces:")
     for status in app.statuses:
         count = len(app.visible_tools(status.name)) if status.enabled else 0
@@ -837,7 +1011,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             if reasons:
                 state += "; not served: " + "; ".join(f"{', '.join(v)} ({k})" for k, v in reasons.items())
         print(f"  {status.name:<9} {state}")
+        if status.name in problems and problems[status.name].startswith(f"namespace {status.name} cannot start"):
+            print(
+                "            problem: it is asked for by name ([server] servers, tools or --tools), so `serve` "
+                "stops until the above is fixed"
+            )
+        elif status.name in problems:
+            print(f"            problem: {problems[status.name]}")
         for line in app.status_lines(status.name):
+            if line.startswith("missing:"):
+                problems.setdefault(status.name, line)
             print(f"            {line}")
     if len(app.visible_tools()) < len(app.tools):
         print("           to serve more, add a namespace ('files'), a tier ('files.extended') or a tool")
@@ -848,6 +1031,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         for line in doctor_lines(config):
             print(line)
     app.store.close()
+    if problems:
+        print(f"\n{len(problems)} problem(s) to fix: {', '.join(problems)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -862,7 +1048,14 @@ def cmd_config_init(args: argparse.Namespace) -> int:
     if path.exists() and not args.force:
         print(f"mcp-tools: {path} exists; use --force to replace it", file=sys.stderr)
         return 1
-    write_atomically(path, CONFIG_TEMPLATE)
+    try:
+        write_atomically(path, CONFIG_TEMPLATE)
+    except OSError as exc:
+        print(
+            f"mcp-tools: cannot write {path}: {exc.strerror or exc}; pass --config with a file you can write",
+            file=sys.stderr,
+        )
+        return 1
     print(f"Wrote {path}")
     return 0
 
@@ -876,10 +1069,10 @@ def claude_desktop_config_path() -> Path:
 
 
 def claude_desktop_entry(config_path: Path | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcp_tools", "serve"]}
-    if config_path:
-        entry["args"] += ["--config", str(config_path.expanduser().resolve())]
-    return entry
+    """The command Claude Desktop spawns (no shell, its own environment): this Python, and the
+    config pinned by absolute path, given before the command as the parser reads it first."""
+    config = ["--config", str(config_path.expanduser().resolve())] if config_path else []
+    return {"command": sys.executable, "args": ["-m", "mcp_tools", *config, "serve"]}
 
 
 def cmd_install_claude(args: argparse.Namespace) -> int:
@@ -895,15 +1088,28 @@ def cmd_install_claude(args: argparse.Namespace) -> int:
         print(json.dumps({"mcpServers": {args.name: entry}}, indent=2))
         print(f"mcp-tools: this entry serves {used}; `--write` merges it into {path}", file=sys.stderr)
         return 0
-    current: dict[str, Any] = {}
+    current: Any = {}
     if path.exists():
         try:
-            current = json.loads(path.read_text(encoding="utf-8") or "{}")
+            current = json.loads(path.read_text(encoding="utf-8-sig") or "{}")  # a BOM, as Windows editors write
         except json.JSONDecodeError as exc:
             print(f"mcp-tools: {path} is not valid JSON ({exc}); not touching it", file=sys.stderr)
             return 1
-    current.setdefault("mcpServers", {})[args.name] = entry
-    write_atomically(path, json.dumps(current, indent=2) + "\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            print(f"mcp-tools: cannot read {path} ({exc}); not touching it", file=sys.stderr)
+            return 1
+    if not isinstance(current, dict) or not isinstance(current.setdefault("mcpServers", {}), dict):
+        print(
+            f"mcp-tools: {path} is not a Claude Desktop config (an object with mcpServers); not touching it",
+            file=sys.stderr,
+        )
+        return 1
+    current["mcpServers"][args.name] = entry
+    try:
+        write_atomically(path, json.dumps(current, indent=2) + "\n")
+    except OSError as exc:
+        print(f"mcp-tools: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     print(f"Added {args.name!r} to {path}, serving {used}. Restart Claude Desktop to load it.")
     return 0
 

@@ -8,6 +8,7 @@ module knows nothing about any service.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from mcp_tools.oauth.settings import OAuthSettings
 from mcp_tools.secrets import scrub_text
 from mcp_tools.servers import CATALOG, SHARED_SECTIONS
 
@@ -52,6 +54,9 @@ class ServerSettings(_Section):
     state_dir: Path | None = None
     data_dir: Path | None = None
     log_level: Literal["debug", "info", "warning", "error"] = "warning"
+    max_result_tokens: int = Field(
+        default=20_000, ge=1_000, le=1_000_000, description="Most one tool result may hold (characters / 4)."
+    )
 
     @field_validator("servers")
     @classmethod
@@ -86,12 +91,55 @@ class PolicySettings(_Section):
     audit_max_chars: int = Field(default=200, ge=16, le=100_000)
 
 
+class HttpToken(_Section):
+    """A bearer token with settings: `[http.tokens.NAME] token = "..."`."""
+
+    token: SecretStr
+    person_answers_forms: bool = Field(
+        default=False,
+        description="The client using this token shows confirmation forms to a person, who answers them; "
+        "only then does an answered form count as the person's yes. Otherwise high-risk calls are approved "
+        "out of band (the page, Telegram, the CLI).",
+    )
+
+
 class HttpSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
-    tokens: dict[str, SecretStr] = Field(default_factory=dict)
+    tokens: dict[str, HttpToken] = Field(
+        default_factory=dict, description='NAME = "token", or [http.tokens.NAME] with token and person_answers_forms.'
+    )
     allowed_hosts: list[str] = Field(default_factory=list)
     allowed_origins: list[str] = Field(default_factory=list)
+    max_connections: int = Field(
+        default=256,
+        ge=8,
+        le=100_000,
+        description="Open connections at most (lowered to fit the descriptor limit); beyond, the one idle longest "
+        "is closed, or the newcomer gets 503.",
+    )
+    max_requests: int = Field(
+        default=100, ge=1, le=100_000, description="Requests handled at once; more get 503 (not /healthz)."
+    )
+    header_timeout_seconds: float = Field(
+        default=10,
+        gt=0,
+        le=600,
+        description="Time to send a complete request head, on a new connection and between requests.",
+    )
+    keep_alive_seconds: float = Field(
+        default=5, gt=0, le=600, description="An idle connection between requests is closed after this."
+    )
+
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _plain_tokens(cls, value: Any) -> Any:
+        """`name = "token"` is a token with no settings: its client's forms are not a person's yes."""
+        if isinstance(value, Mapping):
+            return {name: {"token": entry} if isinstance(entry, str) else entry for name, entry in value.items()}
+        return value
+
+    oauth: OAuthSettings | None = None
 
 
 TELEGRAM_TOKEN_ENV = "MCP_TOOLS_TELEGRAM_BOT_TOKEN"
@@ -209,7 +257,7 @@ class Config:
 
     def http_tokens(self) -> dict[str, str]:
         """Named bearer tokens: `[http.tokens]`, `MCP_TOOLS_HTTP_TOKEN` and `MCP_TOOLS_HTTP_TOKEN_<NAME>`."""
-        tokens = {name: secret.get_secret_value() for name, secret in self.http.tokens.items()}
+        tokens = {name: entry.token.get_secret_value() for name, entry in self.http.tokens.items()}
         for key, value in self.environ.items():
             if key == TOKEN_ENV and value:
                 tokens["env"] = value
@@ -233,11 +281,48 @@ class Config:
             raise ConfigError("[state] secret (or MCP_TOOLS_STATE_SECRET) must be at least 32 bytes")
         return secret or None
 
+    def named_paths(self) -> tuple[Path, ...]:
+        """Every path a value of the config names: absolute or `~` paths anywhere, and relative ones
+        under keys that name a file (`token_file`, `client_secrets`, `tls_key`, ...)."""
+        found: list[Path] = []
+        core = {name: getattr(self, name).model_dump() for name in CORE_SECTIONS}
+        _collect_paths({**core, **self.sections}, "", found)
+        return tuple(dict.fromkeys(found))
+
+    def form_principals(self) -> frozenset[str]:
+        """Token names whose client shows confirmation forms to a person (`person_answers_forms`).
+
+        A token replaced from the environment is not one of them: the mark belongs to the token
+        the person configured it for.
+        """
+        tokens = self.http_tokens()
+        return frozenset(
+            name
+            for name, entry in self.http.tokens.items()
+            if entry.person_answers_forms and tokens.get(name) == entry.token.get_secret_value()
+        )
+
     def telegram_token(self) -> str | None:
         """`[approvals.telegram] bot_token`, or MCP_TOOLS_TELEGRAM_BOT_TOKEN."""
         telegram = self.approvals.telegram
         configured = telegram.bot_token.get_secret_value() if telegram and telegram.bot_token else ""
         return configured or self.environ.get(TELEGRAM_TOKEN_ENV) or None
+
+
+_PATH_KEY = re.compile(r"(file|path|secrets|cert|certificate|key_file|keyfile|tls_key|ssl_key)$", re.IGNORECASE)
+
+
+def _collect_paths(value: Any, key: str, found: list[Path]) -> None:
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            _collect_paths(item, str(name), found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect_paths(item, key, found)
+    elif isinstance(value, Path | str) and str(value).strip() and "\0" not in str(value):
+        text = str(value).strip()
+        if text.startswith(("/", "~")) or (_PATH_KEY.search(key) and "://" not in text and "\n" not in text):
+            found.append(Path(text).expanduser().absolute())
 
 
 def _pick_dir(configured: Path | None, from_env: str | None, kind: str) -> Path:
@@ -276,7 +361,9 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
         return Config(environ=environ)
     if not path.is_file():
         if required:
-            raise ConfigError(f"config file {path} does not exist (run `mcp-tools config init` to write one)")
+            from mcp_tools.commands import mcp_tools
+
+            raise ConfigError(f"config file {path} does not exist (run `{mcp_tools('config', 'init')}` to write one)")
         return Config(environ=environ)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))

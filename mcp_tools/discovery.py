@@ -81,6 +81,19 @@ class ClientToolsets:
         return added
 
 
+def meta_tools(app: App) -> dict[str, BoundTool]:
+    """The meta-tools the policy leaves visible, by wire name; each call binds them to its client's view."""
+    from mcp_tools.app import wire_name
+    from mcp_tools.policy.gate import BoundTool
+
+    tools: dict[str, BoundTool] = {}
+    for spec in META_TOOLS:
+        if app.rules.hidden_reason(spec) is None:
+            wire = wire_name(spec.name, app.config.server.wire_separator)
+            tools[wire] = BoundTool(spec, None, wire, app.rules.configured_risk(spec))
+    return tools
+
+
 class ListArgs(Arguments):
     pass
 

@@ -4,7 +4,8 @@
 native tool calling (docs/text-calls.md).
 
 Every path but `/healthz` and `/readyz` needs a bearer token (compared in constant time; its name becomes
-the audit principal) and passes Host/Origin validation against DNS rebinding.
+the audit principal) and passes Host/Origin validation against DNS rebinding. At most
+`[http] max_requests` requests run at once; connection limits live in `http_server`.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -30,8 +31,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_tools.app import App
 from mcp_tools.config import ConfigError
-from mcp_tools.mcp_server import PRINCIPAL_SCOPE_KEY, build_server
-from mcp_tools.net import is_loopback
+from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
+from mcp_tools.net import host_origin_refusal, is_loopback
 from mcp_tools.secrets import known_secrets
 
 logger = logging.getLogger("mcp_tools.http")
@@ -96,17 +97,27 @@ def page_security(host: str, allowed_hosts: list[str]) -> TransportSecuritySetti
 class GuardMiddleware:
     """Host/Origin validation, then bearer-token authentication, in front of everything."""
 
-    def __init__(self, app: ASGIApp, tokens: dict[str, str], settings: TransportSecuritySettings) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        tokens: dict[str, str],
+        settings: TransportSecuritySettings,
+        form_principals: frozenset[str] = frozenset(),
+        oauth: Any = None,
+    ) -> None:
         self.app = app
         self.tokens = [(name, token.encode()) for name, token in tokens.items()]
-        self.origin_check = TransportSecurityMiddleware(settings)
+        self.form_principals = form_principals
+        self.settings = settings
+        self.oauth = oauth  # mcp_tools.oauth.guard.OAuthGuard with [http.oauth]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+        public = scope["type"] == "http" and self.oauth is not None and self.oauth.is_public(scope["path"])
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS or public:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
-        refused = await self.origin_check.validate_request(request, is_post=False)
+        refused = header_refusal(request, self.settings)
         if refused is not None:
             await refused(scope, receive, send)
             return
@@ -114,6 +125,10 @@ class GuardMiddleware:
             await self.app(scope, receive, send)
             return
         principal = self.authenticate(request.headers.get("authorization", ""))
+        scope[FORMS_SCOPE_KEY] = principal is not None and principal in self.form_principals  # an OAuth caller: no
+        if self.oauth is not None:
+            await self.oauth.admit(scope, receive, send, self.app, request.headers.get("authorization", ""), principal)
+            return
         if principal is None:
             await unauthorized()(scope, receive, send)
             return
@@ -130,6 +145,21 @@ class GuardMiddleware:
             if hmac.compare_digest(candidate, token):
                 found = name
         return found
+
+
+def header_refusal(request: Request, settings: TransportSecuritySettings) -> Response | None:
+    """The answer to a request whose Host or Origin is not one of ours (421, 403); None if they are.
+
+    Stricter than the SDK's check, which takes any Host that starts with an allowed `name:` (so
+    `127.0.0.1:8765, evil.example`) and any Origin that does (so one with a path).
+    """
+    refused = host_origin_refusal(
+        request.headers.getlist("host"),
+        request.headers.getlist("origin"),
+        settings.allowed_hosts,
+        settings.allowed_origins,
+    )
+    return None if refused is None else Response(refused[1], status_code=refused[0])
 
 
 def unauthorized() -> Response:
@@ -164,8 +194,11 @@ def readyz_endpoint(app: App) -> Any:
     return readyz
 
 
-def approval_routes(app: App, host: str, port: int, settings: TransportSecuritySettings) -> list[Any]:
-    """The approvals page at `/approvals` and, when configured, the Telegram webhook."""
+def approval_routes(
+    app: App, host: str, port: int, settings: TransportSecuritySettings, consent: Any = None
+) -> list[Any]:
+    """The approvals page at `/approvals` (where `consent` asks are answered) and, when configured,
+    the Telegram webhook."""
     from starlette.routing import Mount
 
     from mcp_tools.approvals import serve_page_here
@@ -174,7 +207,10 @@ def approval_routes(app: App, host: str, port: int, settings: TransportSecurityS
     shown = f"[{host}]" if ":" in host else host
     page = serve_page_here(app, settings, f"http://{shown}:{port}/approvals")
     if page is not None:
+        page.consent = consent
         routes.append(Mount("/approvals", app=page))
+    elif consent is not None:
+        raise ConfigError("[http.oauth] embedded = true needs the approvals page: set [approvals.page] enabled = true")
     telegram = next((c for c in app.out_of_band.channels if c.name == "telegram"), None)
     if telegram is not None and app.config.approvals.telegram and app.config.approvals.telegram.updates == "webhook":
         from mcp_tools.approvals.telegram import WEBHOOK_PATH, webhook_endpoint
@@ -214,8 +250,12 @@ def text_calls_endpoint(app: App) -> Any:
                     yield chunk
 
             async def lines() -> AsyncIterator[bytes]:
-                async for event in stream_reply(app, body_pieces(), caller, format_):
-                    yield json.dumps(event, ensure_ascii=False).encode() + b"\n"
+                try:
+                    async for event in stream_reply(app, body_pieces(), caller, format_):
+                        yield _ndjson_line(event)
+                except (RecursionError, UnicodeError) as exc:  # the status line is sent: say it in the stream
+                    logger.warning("a streamed text-call reply could not be read: %s", type(exc).__name__)
+                    yield _ndjson_line({"event": "error", "error": "bad_request", "message": _unreadable(exc)})
 
             return _DuplexResponse(lines(), media_type="application/x-ndjson")
 
@@ -226,25 +266,67 @@ def text_calls_endpoint(app: App) -> Any:
                 return _bad_request(413, f"the body is larger than {MAX_TEXT_CALL_BODY} bytes")
         format_, output = request.query_params.get("format", "auto"), request.query_params.get("output", "report")
         reply: str | bytes = body
-        if request.headers.get("content-type", "").split(";")[0].strip() == "application/json":
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() == "application/json":
             try:
                 payload = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            except RecursionError:
+                return _bad_request(400, "the body is not valid JSON: it is nested too deeply")
+            except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
                 return _bad_request(400, f"the body is not valid JSON: {exc}")
             if not isinstance(payload, dict) or not isinstance(payload.get("reply"), str):
                 return _bad_request(400, 'send {"reply": "<the model\'s reply>"} or the reply as text/plain')
             reply = payload["reply"]
+            broken = _lone_surrogate(reply)
+            if broken is not None:
+                return _bad_request(
+                    400,
+                    f"reply is not Unicode text: it holds a lone surrogate (U+{ord(reply[broken]):04X}) "
+                    f"at character {broken}",
+                )
             format_, output = payload.get("format", format_), payload.get("output", output)
-        if format_ not in FORMATS:
+        if not isinstance(format_, str) or format_ not in FORMATS:
             return _bad_request(400, f"format must be one of {', '.join(FORMATS)}")
-        if output not in ("report", "results", "markdown"):
+        if not isinstance(output, str) or output not in ("report", "results", "markdown"):
             return _bad_request(400, "output must be report, results or markdown")
-        report = await run_reply(app, reply, caller, format_)
+        try:
+            report = await run_reply(app, reply, caller, format_)
+        except (RecursionError, UnicodeError) as exc:  # a reader's limit, at the boundary: the body's fault
+            logger.warning("a text-call reply could not be read: %s", type(exc).__name__)
+            return _bad_request(400, _unreadable(exc))
         if output == "markdown":
-            return Response(render_markdown(report.results), media_type="text/markdown; charset=utf-8")
-        return JSONResponse(report.as_results() if output == "results" else report.as_dict())
+            return _safe(
+                lambda text: Response(text, media_type="text/markdown; charset=utf-8"), render_markdown(report.results)
+            )
+        return _safe(JSONResponse, report.as_results() if output == "results" else report.as_dict())
 
     return endpoint
+
+
+class BusyLimit:
+    """At most `limit` requests at once; more get 503 with Retry-After. `/healthz` always answers.
+
+    Long-lived requests (an MCP client's event stream, a streamed text-call reply) hold their
+    place while they last.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.running = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if self.running >= self.limit:
+            body = {"error": "busy", "message": f"the server is handling {self.limit} requests; try again shortly"}
+            await JSONResponse(body, status_code=503, headers={"Retry-After": "1"})(scope, receive, send)
+            return
+        self.running += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.running -= 1
 
 
 class _DuplexResponse(StreamingResponse):
@@ -257,19 +339,127 @@ class _DuplexResponse(StreamingResponse):
         await self.stream_response(send)
 
 
+class ProtocolVersionCheck:
+    """A `MCP-Protocol-Version` header naming no version we speak is refused with 400, saying so.
+
+    Left to the SDK, an unknown value is read as a 2026-era request and refused for its missing
+    `params._meta`, which sends the client looking in the wrong place.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+        supported = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
+        sent = Request(scope).headers.get("mcp-protocol-version")
+        if sent is None or sent in supported:
+            await self.app(scope, receive, send)
+            return
+        shown = sent if len(sent) <= 40 and sent.isprintable() else f"{sent[:40]!r}..."
+        error = {
+            "code": UNSUPPORTED_PROTOCOL_VERSION,
+            "message": f"unsupported MCP-Protocol-Version header {shown!r}: send one of {', '.join(supported)}",
+            "data": {"supported": supported, "requested": sent[:100]},
+        }
+        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+        await Response(body, status_code=400, media_type="application/json")(scope, receive, send)
+
+
 def _bad_request(status: int, message: str) -> Response:
     return JSONResponse({"error": "bad_request", "message": message}, status_code=status)
 
 
+def _unreadable(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "the reply could not be read: it is nested too deeply"
+    return "the reply could not be read: it is not valid Unicode text"
+
+
+def _lone_surrogate(text: str) -> int | None:
+    """Where a string holds a lone surrogate (which no UTF-8 text can), or None."""
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as exc:
+        return exc.start
+
+
+def _safe(respond: Callable[[Any], Response], content: Any) -> Response:
+    """The response, its strings made valid UTF-8 first when they are not (a call echoing `\\ud800`)."""
+    try:
+        return respond(content)
+    except UnicodeEncodeError:
+        from mcp_tools.policy.gate import utf8_safe
+
+        return respond(utf8_safe(content))
+
+
+def _ndjson_line(event: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(event, ensure_ascii=False).encode() + b"\n"
+    except UnicodeEncodeError:
+        from mcp_tools.policy.gate import utf8_safe
+
+        return json.dumps(utf8_safe(event), ensure_ascii=False).encode() + b"\n"
+
+
+def oauth_guard(app: App) -> Any:
+    """With `[http.oauth]`, the guard that accepts the authorization server's access tokens."""
+    settings = app.config.http.oauth
+    if settings is None:
+        return None
+    import importlib.util
+
+    from mcp_tools.commands import pip_install
+    from mcp_tools.oauth.guard import OAuthGuard
+
+    if importlib.util.find_spec("joserfc") is None:
+        raise ConfigError(f"[http.oauth] needs joserfc to check access tokens: {pip_install('oauth')}")
+    known_secrets.add_from_model(settings)
+
+    def find_spec(name: str, namespace: str | None) -> Any:
+        tool = app.find_tool(name, namespace)
+        return tool.spec if tool is not None else None
+
+    def audit(principal: str, tool: str, decision: str, outcome: str) -> None:
+        import time
+
+        from mcp_tools.policy.store import AuditRow
+
+        row = AuditRow(time.time(), "http", principal[:300], tool, {}, None, decision, None, 0.0, outcome)
+        try:
+            app.gate.store.record(row)
+        except Exception:  # a refusal stands whether or not its row could be written
+            logger.exception("could not write the audit row for a refused request")
+
+    embedded = None
+    if settings.embedded:
+        from mcp_tools.oauth.embedded import EmbeddedAuthorizationServer
+        from mcp_tools.oauth.store import OAuthStore
+
+        store = OAuthStore(app.environment.state_dir / "oauth.sqlite3")
+        issuer = settings.issuer_url
+        scopes = list(dict.fromkeys([*settings.required_scopes, *settings.scopes]))
+        embedded = EmbeddedAuthorizationServer(
+            store, issuer, settings.resource, issuer + "/approvals/consent", scopes, audit
+        )
+    return OAuthGuard(settings, find_spec, audit, embedded=embedded)
+
+
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
     """The ASGI app; its lifespan runs the namespaces' background work and the MCP sessions."""
-    tokens = resolve_tokens(app, host)
+    oauth = oauth_guard(app)
+    tokens = app.config.http_tokens() if oauth is not None else resolve_tokens(app, host)
     settings = security_settings(app, host)
     managers: list[StreamableHTTPSessionManager] = []
     routes: list[Route] = [
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz_endpoint(app), methods=["GET"]),
         Route("/text-calls", text_calls_endpoint(app), methods=["POST"]),
+        *(oauth.routes() if oauth is not None else []),
     ]
 
     def mount(path: str, namespace: str | None) -> None:
@@ -277,9 +467,10 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
             app=build_server(app, transport="http", namespace=namespace), security_settings=settings
         )
         managers.append(manager)
-        routes.append(Route(path, endpoint=StreamableHTTPASGIApp(manager)))
+        routes.append(Route(path, endpoint=ProtocolVersionCheck(StreamableHTTPASGIApp(manager))))
 
-    routes.extend(approval_routes(app, host, app.config.http.port if port is None else port, settings))
+    consent = oauth.embedded if oauth is not None else None
+    routes.extend(approval_routes(app, host, app.config.http.port if port is None else port, settings, consent))
     mount("/mcp", None)
     for name, namespace in app.namespaces.items():
         mount(f"/{name}/mcp", name)
@@ -296,5 +487,12 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
             yield
 
     starlette = Starlette(routes=routes, lifespan=lifespan)
-    starlette.add_middleware(GuardMiddleware, tokens=tokens, settings=settings)
+    starlette.add_middleware(
+        GuardMiddleware,
+        tokens=tokens,
+        settings=settings,
+        form_principals=app.config.form_principals(),
+        oauth=oauth,
+    )
+    starlette.add_middleware(BusyLimit, limit=app.config.http.max_requests)  # outermost: before any work
     return starlette

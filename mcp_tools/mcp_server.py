@@ -8,11 +8,13 @@ outcome back into a `CallToolResult` or, on 2026-07-28 connections, an `InputReq
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
 import os
 import secrets
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,9 +22,12 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.apps import client_supports_apps
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.request_state import RequestStateBoundary
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
@@ -48,6 +53,9 @@ CONFIRM_SCHEMA: dict[str, Any] = {
     "required": ["confirm"],
 }
 PRINCIPAL_SCOPE_KEY = "mcp_tools.principal"
+# Set by the HTTP transport: the token's client shows confirmation forms to a person.
+FORMS_SCOPE_KEY = "mcp_tools.person_answers_forms"
+REACH_SCOPE_KEY = "mcp_tools.reach"  # what an OAuth caller's scopes reach (mcp_tools.oauth.guard.Reach)
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -112,23 +120,60 @@ def cached_definitions(tools: list[BoundTool], cache_dir: Path) -> list[types.To
 
 
 def definitions_key(tools: list[BoundTool]) -> str:
-    digest = hashlib.sha256(__version__.encode())
-    for source in sorted(PACKAGE_DIR.rglob("*.py")):
-        stat = source.stat()
-        digest.update(f"{source.relative_to(PACKAGE_DIR)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    """What shapes the definitions: our sources, the libraries that render them, and each tool's
+    declaration (names, risk, wording, hints), which a namespace could vary with its config."""
+    digest = hashlib.sha256(_sources_fingerprint().encode())
     for tool in tools:
-        withheld = ",".join(tool.withheld)
-        digest.update(f"{tool.spec.name}:{tool.wire_name}:{tool.configured_risk.label}:{withheld}\n".encode())
+        spec = tool.spec
+        shape = (
+            spec.name,
+            tool.wire_name,
+            tool.configured_risk.label,
+            spec.title,
+            spec.description,
+            f"{spec.input_model.__module__}.{spec.input_model.__qualname__}",
+            f"{spec.output_model.__module__}.{spec.output_model.__qualname__}",
+            spec.read_only,
+            spec.destructive,
+            spec.idempotent,
+            spec.open_world,
+            spec.dynamic_risk is not None,
+            ",".join(tool.withheld),
+        )
+        digest.update(repr(shape).encode() + b"\n")
     return digest.hexdigest()[:24]
 
 
+@functools.cache
+def _sources_fingerprint() -> str:
+    """Our version, every source file of the package (size and mtime), and the installed pydantic and
+    MCP types (their package files), once per process: the code a process runs does not change."""
+    import mcp_types
+    import pydantic
+
+    lines = [__version__]
+    for library in (pydantic, mcp_types):
+        info = os.stat(library.__file__ or "")
+        lines.append(f"{library.__name__}:{library.__file__}:{info.st_size}:{info.st_mtime_ns}")
+    sources = []
+    for folder, folders, files in os.walk(PACKAGE_DIR):
+        folders[:] = [name for name in folders if name != "__pycache__"]
+        relative = os.path.relpath(folder, PACKAGE_DIR)
+        for name in files:
+            if name.endswith(".py"):
+                info = os.stat(os.path.join(folder, name))
+                sources.append(f"{os.path.join(relative, name)}:{info.st_size}:{info.st_mtime_ns}")
+    return "\n".join(lines + sorted(sources))
+
+
 def risk_note(risk: Risk, escalates: bool) -> str:
-    """What the model must know about the policy before calling: whether the person is asked."""
+    """What the model must know about the policy before calling. What the levels mean (high asks
+    the person first) is said once, in the server instructions, not in every description."""
     if risk >= Risk.HIGH:
-        return " Risk: high; asks the person first."
+        return " Risk: high."
     note = " Risk: medium" if risk is Risk.MEDIUM else ""
     if escalates:
-        return (note + ", high" if note else " Risk: high") + " for some arguments (asks the person first)."
+        return (note + ", high" if note else " Risk: high") + " for some arguments."
     return note + "." if note else ""
 
 
@@ -136,16 +181,24 @@ def compact_schema(schema: Any) -> Any:
     """An input schema without what costs context and says nothing.
 
     Pydantic's generated titles repeat the property names; an optional field's
-    `anyOf: [X, null]` with `default: null` says no more than X outside `required`.
+    `anyOf: [X, null]` with `default: null` says no more than X outside `required`, and a
+    default of false, 0, "" or [] says no more than leaving the argument out.
     """
     if isinstance(schema, list):
         return [compact_schema(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
     schema = _without_null_option(schema, keep_null=False)
+    empty = EMPTY_DEFAULTS.get(schema["type"]) if isinstance(schema.get("type"), str) else None
     return {
-        key: compact_schema(value) for key, value in schema.items() if not (key == "title" and isinstance(value, str))
+        key: compact_schema(value)
+        for key, value in schema.items()
+        if not (key == "title" and isinstance(value, str))
+        and not (key == "default" and empty is not None and value == empty and type(value) is type(empty))
     }
+
+
+EMPTY_DEFAULTS: dict[str, Any] = {"boolean": False, "integer": 0, "string": "", "array": []}
 
 
 def compact_output_schema(schema: Any) -> Any:
@@ -227,7 +280,8 @@ def call_result(outcome: CallOutcome) -> types.CallToolResult:
         payload = outcome.structured or {"error": {"kind": "internal_error", "message": outcome.text}}
         text = json.dumps(payload, ensure_ascii=False)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-    content = [types.TextContent(type="text", text=outcome.text)]
+    content: list[Any] = [types.TextContent(type="text", text=outcome.text)]
+    content += [types.ImageContent(type="image", data=data, mime_type=mime) for data, mime in outcome.images]
     if outcome.notice:
         content.insert(0, types.TextContent(type="text", text=outcome.notice))
     return types.CallToolResult(content=content, structured_content=outcome.structured)
@@ -236,9 +290,10 @@ def call_result(outcome: CallOutcome) -> types.CallToolResult:
 class LegacyElicitation:
     """Asks with a live `elicitation/create` request (protocol 2025-11-25 and earlier)."""
 
-    def __init__(self, ctx: ServerRequestContext[Any, Any], timeout: float) -> None:
+    def __init__(self, ctx: ServerRequestContext[Any, Any], timeout: float, channel: str = "elicitation") -> None:
         self.ctx = ctx
         self.timeout = timeout
+        self.channel = channel
 
     async def ask(self, request: ConfirmationRequest) -> Answer | AskLater:
         result = None
@@ -265,12 +320,18 @@ class InputRequiredElicitation:
     """
 
     def __init__(
-        self, params: types.CallToolRequestParams, store: StateStore, ttl: float, principal: str = "local"
+        self,
+        params: types.CallToolRequestParams,
+        store: StateStore,
+        ttl: float,
+        principal: str = "local",
+        channel: str = "elicitation",
     ) -> None:
         self.params = params
         self.store = store
         self.ttl = ttl
         self.principal = principal
+        self.channel = channel
 
     async def ask(self, request: ConfirmationRequest) -> Answer | AskLater:
         answer = await self._answer_for(request)
@@ -335,11 +396,57 @@ def client_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return client_name(getattr(info, "name", None), getattr(info, "title", None))
 
 
+def forms_reach_person(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """Whether a form this client answers is the person's own yes.
+
+    Over stdio (and in-process) the desktop client that started the server shows the form to its
+    user. Over HTTP whoever holds the token could answer its own forms, so only a token the person
+    marked `person_answers_forms` counts; any other HTTP principal is approved out of band.
+    """
+    scope = getattr(ctx.request, "scope", None)
+    if isinstance(scope, dict) and scope.get("type") == "http":
+        return scope.get(FORMS_SCOPE_KEY) is True
+    return True
+
+
+def gets_approval_card(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """A client that renders MCP Apps and cannot be asked with a form approves in the approval card.
+
+    Only where a form would be the person's yes (stdio, or an HTTP token marked
+    `person_answers_forms`): the ticket travels in the result's `_meta`, so a remote agent holding
+    any other token could read it and approve its own call.
+    """
+    return client_supports_apps(ctx) and not can_elicit_form(ctx) and forms_reach_person(ctx)
+
+
+def with_card(definition: types.Tool) -> types.Tool:
+    """A high-risk tool's definition that links the approval card."""
+    from mcp_tools.approvals.card import CARD_URI
+
+    meta = dict(definition.meta or {})
+    meta["ui"] = {**meta.get("ui", {}), "resourceUri": CARD_URI}
+    return definition.model_copy(update={"meta": meta})
+
+
 def principal_of(ctx: ServerRequestContext[Any, Any], default: str) -> str:
     scope = getattr(ctx.request, "scope", None)
     if isinstance(scope, dict):
         return str(scope.get(PRINCIPAL_SCOPE_KEY, default))
     return default
+
+
+def reach_of(ctx: ServerRequestContext[Any, Any]) -> Callable[[Any], bool] | None:
+    """What the caller's OAuth scopes reach, as the gate asks it of each spec; None: everything."""
+    scope = getattr(ctx.request, "scope", None)
+    reach = scope.get(REACH_SCOPE_KEY) if isinstance(scope, dict) else None
+    return None if reach is None else reach.allows
+
+
+def reaches(ctx: ServerRequestContext[Any, Any], tool: Any) -> bool:
+    """Whether the caller's OAuth scopes reach the tool; callers without scopes reach all."""
+    scope = getattr(ctx.request, "scope", None)
+    reach = scope.get(REACH_SCOPE_KEY) if isinstance(scope, dict) else None
+    return reach is None or tool is None or bool(reach.allows(tool.spec))
 
 
 def progress_reporter(
@@ -364,23 +471,30 @@ class ClientStates:
     toolsets it enabled through one replica are served by every replica.
     """
 
-    def __init__(self, store: StateStore | None = None) -> None:
+    def __init__(self, app: App, namespace: str | None = None) -> None:
         self.by_session: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
-        self.by_principal: dict[str, set[str]] = {}
+        # by principal on the app, where calls written as text see the same set (`App.client_view`)
+        self.by_principal = app.enabled_toolsets
+        self.namespace = namespace
         self.listeners: dict[str, Any] = {}
         self.buses: dict[str, Any] = {}
         # On SQLite each process is its own server (stdio clients each start one): "local" in
         # one is not "local" in another, so the set stays in the process.
-        self.store = store if store is not None and store.engine != "sqlite" else None
+        self.store = app.store if app.store is not None and app.store.engine != "sqlite" else None
+
+    def stored_as(self, ctx: ServerRequestContext[Any, Any]) -> str:
+        """The key of a principal's set in the state store: one set per mounted namespace, as here."""
+        principal = principal_of(ctx, "local")
+        return principal if self.namespace is None else f"{principal}\n{self.namespace}"
 
     def enabled(self, ctx: ServerRequestContext[Any, Any]) -> set[str]:
         if is_modern(ctx):
-            principal = principal_of(ctx, "local")
+            key = (self.namespace, principal_of(ctx, "local"))
             if self.store is not None:
                 # While the store is away, the last set seen here is served.
                 with contextlib.suppress(StateStoreUnavailable):
-                    self.by_principal[principal] = self.store.enabled_tools(principal)
-            return self.by_principal.setdefault(principal, set())
+                    self.by_principal[key] = self.store.enabled_tools(self.stored_as(ctx))
+            return self.by_principal.setdefault(key, set())
         # The SDK builds a ServerSession per request around the connection's one `Connection`.
         connection = getattr(ctx.session, "_connection", ctx.session)
         return self.by_session.setdefault(connection, set())
@@ -389,7 +503,7 @@ class ClientStates:
         """Store a principal's grown set where every replica sees it."""
         if self.store is not None and is_modern(ctx):
             try:
-                self.store.enable_tools(principal_of(ctx, "local"), enabled)
+                self.store.enable_tools(self.stored_as(ctx), enabled)
             except StateStoreUnavailable:  # this replica serves the set; the others once it is stored
                 logging.getLogger("mcp_tools").warning("enabled toolsets not stored: the state store cannot be reached")
 
@@ -422,8 +536,85 @@ class ClientStates:
                 )
 
 
+def refuse_cursor(params: types.PaginatedRequestParams | None) -> None:
+    """Every list is one page, so no cursor was ever handed out: one sent is invalid (-32602)."""
+    if params is not None and params.cursor is not None:
+        raise MCPError(
+            INVALID_PARAMS,
+            "invalid cursor: this server returns every list in one page and never hands out a cursor; "
+            "list again without one",
+        )
+
+
 def is_modern(ctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(ctx.protocol_version) and is_version_at_least(ctx.protocol_version, INPUT_REQUIRED_VERSION)
+
+
+class ApprovalCard:
+    """The approval card (`mcp_tools.approvals.card`) in MCP terms, for the clients that get it."""
+
+    def __init__(self, app: App, namespace: str | None) -> None:
+        from mcp_tools.approvals.card import CARD_TOOLS, CARD_URI, CardService
+
+        self.app = app
+        self.uri = CARD_URI
+        service = CardService(app.store, app.out_of_band.decisions)
+        separator = app.config.server.wire_separator
+        self.tools = {
+            wire_name(spec.name, separator): BoundTool(spec, service, wire_name(spec.name, separator), Risk.LOW)
+            for spec in CARD_TOOLS
+        }
+        self.definitions = [
+            tool.model_copy(update={"meta": {"ui": {"resourceUri": CARD_URI, "visibility": ["app"]}}})
+            for tool in (tool_definition(bound) for bound in self.tools.values())
+        ]
+        candidates = app.available_tools(namespace) if app.config.server.discovery == "dynamic" else []
+        candidates += app.visible_tools(namespace)
+        self.high_risk = {
+            bound.wire_name
+            for bound in candidates
+            if bound.configured_risk >= Risk.HIGH or bound.spec.dynamic_risk is not None
+        }
+
+    def linked(self, tools: list[types.Tool]) -> list[types.Tool]:
+        """High-risk tools link the card; the card's own tools (shown to the app only) are added."""
+        return [with_card(tool) if tool.name in self.high_risk else tool for tool in tools] + self.definitions
+
+    def with_ticket(self, result: types.CallToolResult, outcome: CallOutcome) -> types.CallToolResult:
+        """An `approval_required` result gets the approval id and a fresh ticket, in `_meta` only."""
+        from mcp_tools.approvals.card import META_KEY, issue_ticket
+
+        error = outcome.error or {}
+        approval_id = error.get("approval_id")
+        if error.get("kind") != "approval_required" or not isinstance(approval_id, str):
+            return result
+        approval = self.app.store.get_approval(approval_id)
+        if approval is None or approval.effective_status(self.app.store.clock()) != "pending":
+            return result
+        show, decide = self.tools
+        opened = {"approvalId": approval.id, "ticket": issue_ticket(self.app.store, approval)}
+        opened.update(show=show, decide=decide)
+        return result.model_copy(update={"meta": {**(result.meta or {}), META_KEY: opened}})
+
+    def resource(self) -> types.Resource:
+        from mcp_tools.approvals.card import APP_MIME_TYPE, card_resource_meta
+
+        return types.Resource(
+            uri=self.uri,
+            name="approval-card",
+            title="Approve a high-risk action",
+            description="Shows a pending approval and records the person's answer.",
+            mime_type=APP_MIME_TYPE,
+            meta=card_resource_meta(),
+        )
+
+    def read(self) -> types.ReadResourceResult:
+        from mcp_tools.approvals.card import APP_MIME_TYPE, card_html, card_resource_meta
+
+        contents = types.TextResourceContents(
+            uri=self.uri, mime_type=APP_MIME_TYPE, text=card_html(), meta=card_resource_meta()
+        )
+        return types.ReadResourceResult(contents=[contents])
 
 
 class ToolsServer(Server[Any]):
@@ -456,16 +647,14 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     definitions = {definition.name: definition for definition in listed}
     settings = app.config.policy
     name = "mcp-tools" if namespace is None else f"mcp-tools-{namespace}"
-    clients = ClientStates(app.store)
-    meta: dict[str, BoundTool] = {}  # the meta-tools of dynamic discovery, by wire name; service bound per call
+    clients = ClientStates(app, namespace)
+    meta_definitions: list[types.Tool] = []
     if dynamic:
-        from mcp_tools.discovery import META_TOOLS
+        from mcp_tools.discovery import meta_tools
 
-        for spec in META_TOOLS:
-            if app.rules.hidden_reason(spec) is None:
-                wire = wire_name(spec.name, app.config.server.wire_separator)
-                meta[wire] = BoundTool(spec, None, wire, app.rules.configured_risk(spec))
-    meta_definitions = [tool_definition(tool) for tool in meta.values()]
+        meta_definitions = [tool_definition(tool) for tool in meta_tools(app).values()]
+    meta_names = {definition.name for definition in meta_definitions}  # listed to every caller, scopes or not
+    card = ApprovalCard(app, namespace)
 
     def view(ctx: ServerRequestContext[Any, Any]) -> Any:
         from mcp_tools.discovery import ClientToolsets
@@ -475,10 +664,19 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        refuse_cursor(params)
         if not dynamic:
-            return types.ListToolsResult(tools=listed)
-        served = [definitions[tool.wire_name] for tool in view(ctx).served() if tool.wire_name in definitions]
-        return types.ListToolsResult(tools=[*meta_definitions, *served])
+            tools = [tool for tool in listed if reaches(ctx, app.find_tool(tool.name))]
+        else:
+            served = [
+                definitions[tool.wire_name]
+                for tool in view(ctx).served()
+                if tool.wire_name in definitions and reaches(ctx, tool)
+            ]
+            tools = [*meta_definitions, *served]
+        if gets_approval_card(ctx):
+            tools = card.linked(tools)
+        return types.ListToolsResult(tools=tools)
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -489,14 +687,15 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             asker=_asker(ctx, params),
             progress=progress_reporter(ctx),
             client=client_of(ctx),
+            reaches=reach_of(ctx),
         )
         client = view(ctx) if dynamic else None
-        tool = app.find_tool(params.name, namespace)
-        if tool is not None and not (client.serves(tool) if client is not None else app.is_selected(tool.spec)):
-            tool = None  # not served to this client: as unknown as a tool that does not exist
-        found = meta.get(params.name) or next((m for m in meta.values() if m.spec.name == params.name), None)
-        if found is not None:
-            tool = BoundTool(found.spec, client, found.wire_name, found.configured_risk)
+        tool = app.served_tool(params.name, namespace, client)  # not served: as unknown as no tool at all
+        if tool is not None and tool.wire_name not in meta_names and not reaches(ctx, tool):
+            tool = None  # outside the caller's scopes (the HTTP guard answers 403 before this)
+        carded = gets_approval_card(ctx)
+        if carded and params.name in card.tools:
+            tool = card.tools[params.name]
         outcome = await app.gate.call(tool, params.name, params.arguments or {}, caller)
         if client is not None and client.changed:
             await anyio.to_thread.run_sync(clients.keep, ctx, client.enabled)
@@ -504,29 +703,78 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         if outcome.ask_later is not None:
             payload: types.InputRequiredResult = outcome.ask_later.payload
             return payload
-        return call_result(outcome)
+        result = call_result(outcome)
+        if carded:
+            result = card.with_ticket(result, outcome)
+        return result
 
     def _asker(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
-        if not can_elicit_form(ctx):
+        if not can_elicit_form(ctx) or not forms_reach_person(ctx):
             return None
+        channel = f"elicitation:{transport}"
         if is_modern(ctx):
             # A nonce must outlive the sealed state that carries it, or a replay after it is
             # forgotten would count again.
             ttl = max(settings.approval_ttl_seconds, settings.elicitation_timeout_seconds)
-            return InputRequiredElicitation(params, app.store, ttl, principal_of(ctx, "local"))
+            return InputRequiredElicitation(params, app.store, ttl, principal_of(ctx, "local"), channel)
         if ctx.session.can_send_request:
-            return LegacyElicitation(ctx, settings.elicitation_timeout_seconds)
+            return LegacyElicitation(ctx, settings.elicitation_timeout_seconds, channel)
         return None
 
-    server = ToolsServer(
-        name,
-        version=__version__,
-        instructions=app.instructions(namespace),
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_subscriptions_listen=clients.listen if dynamic else None,
-        tools_change=dynamic,
-    )
+    input_schemas = {definition.name: definition.input_schema for definition in [*listed, *meta_definitions]}
+
+    def input_schema(tool_name: str) -> dict[str, Any] | None:
+        """For the SDK's `Mcp-Param-*` header check on 2026-07-28 HTTP: without it the SDK runs the
+        whole tools/list handler, validation and serialization included, for every tools/call."""
+        return input_schemas.get(tool_name)
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        refuse_cursor(params)
+        return types.ListResourcesResult(resources=[card.resource()] if gets_approval_card(ctx) else [])
+
+    async def list_resource_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        refuse_cursor(params)
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if params.uri == card.uri:
+            return card.read()
+        raise MCPError(INVALID_PARAMS, f"there is no resource {params.uri}", {"uri": params.uri})
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        refuse_cursor(params)
+        return types.ListPromptsResult(prompts=[])
+
+    async def set_logging_level(
+        ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        return types.EmptyResult()  # accepted; this server sends no log notifications (its log is stderr)
+
+    with warnings.catch_warnings():  # logging/setLevel is deprecated from 2026-07-28; 2025 clients still send it
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        server = ToolsServer(
+            name,
+            version=__version__,
+            instructions=app.instructions(namespace),
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            get_tool_input_schema=input_schema,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_resource_templates,
+            on_read_resource=read_resource,
+            on_list_prompts=list_prompts,
+            on_set_logging_level=set_logging_level,
+            on_subscriptions_listen=clients.listen if dynamic else None,
+            tools_change=dynamic,
+        )
     security = request_state_security(app.config, ttl=float(settings.elicitation_timeout_seconds))
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
+import re
+from collections.abc import Sequence
 
 
 def is_loopback(host: str | None) -> bool:
@@ -15,3 +17,74 @@ def is_loopback(host: str | None) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+# One authority as the Host header and an Origin carry it: a DNS name or IPv4 address, or an IPv6
+# address in brackets, and an optional port. Nothing else: no list, no user, no path.
+_AUTHORITY = re.compile(r"(?P<name>[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::(?P<port>[0-9]{1,5}))?")
+_ORIGIN = re.compile(r"(?P<scheme>https?)://(?P<authority>[^/?#@\s,]+)")
+
+
+def parse_authority(value: str) -> tuple[str, str | None] | None:
+    """`(name, port)` of a single `host[:port]`, lower-cased; None for anything else."""
+    found = _AUTHORITY.fullmatch(value.strip().lower())
+    if found is None:
+        return None
+    return found["name"], found["port"]
+
+
+def origin_authority(origin: str) -> tuple[str, str, str | None] | None:
+    """`(scheme, name, port)` of an Origin that is exactly `scheme://host[:port]`; None otherwise.
+
+    An Origin never has a path, a query, user info or a second value; one that does is forged.
+    """
+    found = _ORIGIN.fullmatch(origin.strip().lower())
+    if found is None:
+        return None
+    authority = parse_authority(found["authority"])
+    return None if authority is None else (found["scheme"], *authority)
+
+
+def _matches(name: str, port: str | None, pattern: str) -> bool:
+    """`name` matches only without a port, `name:8765` that port, `name:*` any port."""
+    wanted = pattern.strip().lower()
+    if wanted.endswith(":*"):
+        base = parse_authority(wanted[:-2])
+        return base is not None and base[1] is None and base[0] == name and port is not None
+    allowed = parse_authority(wanted)
+    return allowed is not None and allowed == (name, port)
+
+
+def host_allowed(host: str, allowed_hosts: Sequence[str]) -> bool:
+    """A Host header naming exactly one allowed authority (`127.0.0.1:*`, `example.org`)."""
+    parsed = parse_authority(host)
+    return parsed is not None and any(_matches(*parsed, pattern) for pattern in allowed_hosts)
+
+
+def origin_allowed(origin: str, allowed_origins: Sequence[str]) -> bool:
+    """An Origin that is exactly one allowed `scheme://host[:port]` (`http://localhost:*`)."""
+    parsed = origin_authority(origin)
+    if parsed is None:
+        return False
+    scheme, name, port = parsed
+    for pattern in allowed_origins:
+        allowed_scheme, sep, rest = pattern.strip().lower().partition("://")
+        if sep and allowed_scheme == scheme and _matches(name, port, rest):
+            return True
+    return False
+
+
+def host_origin_refusal(
+    hosts: Sequence[str], origins: Sequence[str], allowed_hosts: Sequence[str], allowed_origins: Sequence[str]
+) -> tuple[int, str] | None:
+    """Why a request's Host/Origin headers are refused (status, reason), or None when they pass.
+
+    Against DNS rebinding and forged headers: exactly one Host naming one allowed authority, and
+    at most one Origin that is exactly an allowed origin. A request without Origin (not from a
+    browser) passes.
+    """
+    if len(hosts) != 1 or not host_allowed(hosts[0], allowed_hosts):
+        return 421, "Invalid Host header"
+    if len(origins) > 1 or (origins and not origin_allowed(origins[0], allowed_origins)):
+        return 403, "Invalid Origin header"
+    return None

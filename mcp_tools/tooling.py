@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 
 ErrorKind = Literal[
     "invalid_arguments",
@@ -95,8 +95,10 @@ def missing_modules(modules: tuple[str, ...]) -> list[str]:
 
 
 def install_hint(extra: str, missing: list[str] | str) -> str:
+    from mcp_tools.commands import pip_install
+
     names = missing if isinstance(missing, str) else ", ".join(missing)
-    return f"a library it needs is not installed ({names}); run: pip install 'mcp-tools[{extra}]'"
+    return f"a library it needs is not installed ({names}); run: {pip_install(extra)}"
 
 
 class Arguments(BaseModel):
@@ -129,10 +131,35 @@ def _holds_nul(value: Any) -> bool:
     return False
 
 
+# What one page of text may hold so that a result fits the default result budget (20,000 tokens,
+# text and structured content together): the page is in both, and JSON escapes add some.
+MAX_PAGE_CHARS = 30_000
+# An image up to this size comes back as MCP image content the model can see; larger ones are
+# saved into the files store or read as base64 pages.
+MAX_INLINE_IMAGE_BYTES = 48 * 1024
+INLINE_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
 class Output(BaseModel):
-    """Base for tool output models; built on first use, like `Arguments`."""
+    """Base for tool output models; built on first use, like `Arguments`.
+
+    `with_image` attaches an image the client shows the model as MCP image content, beside the
+    structured content (which carries only what describes it).
+    """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
+    _images: list[tuple[str, str]] = PrivateAttr(default_factory=list)
+
+    def with_image(self, data: bytes, mime_type: str) -> Any:
+        import base64
+
+        self._images.append((base64.b64encode(data).decode("ascii"), mime_type))
+        return self
+
+    @property
+    def images(self) -> list[tuple[str, str]]:
+        """(base64 data, MIME type) of each attached image."""
+        return list(self._images)
 
 
 class CallContext:
@@ -151,8 +178,12 @@ class CallContext:
         transport: str = "local",
         progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None,
         call_tool: Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None,
+        via: str | None = None,
     ) -> None:
         self.principal = principal
+        # the tool whose handler made this call (`call_tool`): its result goes to that handler, not
+        # into a model's context, so it need not page inside the result budget
+        self.via = via
         self.transport = transport
         self._progress = progress
         self._call_tool = call_tool
@@ -286,6 +317,10 @@ class Environment:
     # `[state] secret` shared by the replicas (None on one machine): stored credentials are
     # encrypted under keys derived from it.
     state_secret: str | None = None
+    # The loaded config file and every path its values name (key files, tokens, folders): what a
+    # sandbox must keep out of reach.
+    config_file: Path | None = None
+    config_paths: Sequence[Path] = ()
 
     def namespace_state_dir(self, namespace: str) -> Path:
         path = self.state_dir / namespace
@@ -322,7 +357,7 @@ class Namespace(Generic[ServiceT]):
 
     `requires` names the top-level modules the namespace cannot work without; they are looked
     up (never imported) before `create`, and when one is missing the namespace stays off with
-    the `pip install 'mcp-tools[<extra>]'` that brings it (`extra` defaults to the name).
+    the `pip install` command that brings it (`mcp_tools.commands.pip_install`) (`extra` defaults to the name).
     """
 
     name: str

@@ -98,11 +98,17 @@ def free_port() -> int:
 
 @contextmanager
 def http_server(
-    config: Path, *args: str, log: Path | None = None, port: int | None = None, **env: str
+    config: Path,
+    *args: str,
+    log: Path | None = None,
+    port: int | None = None,
+    open_files: int | None = None,
+    **env: str,
 ) -> Iterator[str]:
     """`mcp-tools serve --http` on a free loopback port (or `port`); yields the base URL once healthy.
 
-    With `log`, the server's stderr goes to that file (for tests of what it logs).
+    With `log`, the server's stderr goes to that file (for tests of what it logs); with
+    `open_files`, the server runs with that descriptor limit (RLIMIT_NOFILE).
     """
     port = port or free_port()
     log_file = open(log, "wb") if log is not None else None  # noqa: SIM115 - closed in finally
@@ -112,6 +118,7 @@ def http_server(
         cwd=str(ROOT),
         stdout=subprocess.DEVNULL,
         stderr=log_file or subprocess.PIPE,
+        preexec_fn=None if open_files is None else lambda: limit_open_files(open_files),
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -137,6 +144,12 @@ def http_server(
             process.kill()
         if log_file is not None:
             log_file.close()
+
+
+def limit_open_files(count: int) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
 
 
 def bearer(token: str, **headers: Any) -> dict[str, str]:

@@ -46,13 +46,13 @@ PING = ToolSpec(
 # Written out by hand: what a model is shown, and the whole definition, as compact JSON.
 PING_VISIBLE = (
     '{"name":"demo_ping","description":"Echo text. Risk: medium.","inputSchema":{"additionalProperties":false,'
-    '"properties":{"text":{"maxLength":10,"type":"string"},"loud":{"default":false,"type":"boolean"},'
-    '"tag":{"type":"string"}},"required":["text"],"type":"object"}}'
+    '"properties":{"text":{"maxLength":10,"type":"string"},"loud":{"type":"boolean"},'
+    '"tag":{"type":"string"}},"required":["text"],"type":"object"}}'  # a default of false says nothing
 )
 PING_FULL = (
     '{"name":"demo_ping","title":"Ping","description":"Echo text. Risk: medium.","inputSchema":'
     '{"additionalProperties":false,"properties":{"text":{"maxLength":10,"type":"string"},'
-    '"loud":{"default":false,"type":"boolean"},"tag":{"type":"string"}},"required":["text"],"type":"object"},'
+    '"loud":{"type":"boolean"},"tag":{"type":"string"}},"required":["text"],"type":"object"},'
     '"outputSchema":{"properties":{"echo":{"type":"string"},"at":{"type":["string","null"]}},"type":"object"},'
     '"annotations":{"readOnlyHint":true,"openWorldHint":false}}'  # only what differs from the spec's defaults
 )
@@ -60,9 +60,9 @@ PING_FULL = (
 
 def test_the_figures_match_a_hand_counted_tool() -> None:
     (cost,) = budget.costs_of([BoundTool(PING, None, "demo_ping", Risk.MEDIUM)])
-    assert (len(PING_VISIBLE), len(PING_FULL)) == (263, 441)  # counted by hand
-    assert (cost.visible, cost.full) == (263, 441)
-    assert (cost.visible_tokens, cost.full_tokens) == (66, 110)  # characters / 4, rounded
+    assert (len(PING_VISIBLE), len(PING_FULL)) == (247, 425)  # counted by hand
+    assert (cost.visible, cost.full) == (247, 425)
+    assert (cost.visible_tokens, cost.full_tokens) == (62, 106)  # characters / 4, rounded
     assert cost.namespace == "demo" and cost.tier == "core"
 
 
@@ -74,6 +74,14 @@ def test_every_namespace_on_stays_within_the_budget_per_tool() -> None:
     full = sum(cost.full for cost in costs) / len(costs) / budget.CHARS_PER_TOKEN
     assert visible <= budget.MAX_VISIBLE_TOKENS_PER_TOOL, f"{visible:.0f} tokens per tool, model-visible"
     assert full <= budget.MAX_FULL_TOKENS_PER_TOOL, f"{full:.0f} tokens per tool, full definition"
+
+
+def test_the_default_selection_stays_within_the_visible_budget_per_tool() -> None:
+    """What a person gets without choosing, every namespace configured: the tools a model sees first."""
+    costs = budget.costs_of(budget.default_selection(budget.every_tool()))
+    assert {cost.namespace for cost in costs} == set(CATALOG)
+    visible = sum(cost.visible for cost in costs) / len(costs) / budget.CHARS_PER_TOKEN
+    assert visible <= budget.MAX_VISIBLE_TOKENS_PER_TOOL, f"{visible:.1f} tokens per tool, model-visible"
 
 
 def test_summaries_add_up_per_namespace() -> None:

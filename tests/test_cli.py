@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.processes import ROOT, answer_on_terminal, child_env, demo_config, run_cli
 
 
@@ -42,7 +44,7 @@ def test_call_runs_through_the_policy(tmp_path: Path) -> None:
 
 def test_call_on_a_terminal_asks_y_or_n(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
-    for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", '"erased": "t"')):
+    for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", "erased: t")):
         prompt, out, _ = answer_on_terminal(config, "call", "demo.erase", "--args", '{"target": "t"}', answer=answer)
         assert b"Erase 't'" in prompt
         assert expected in out
@@ -60,8 +62,11 @@ def test_approvals_show_and_unknown_ids(tmp_path: Path) -> None:
 
 def test_doctor_reports_each_namespace(tmp_path: Path) -> None:
     config = demo_config(tmp_path, servers='["demo", "files", "calendar"]', extra='[calendar]\nusername = "me"\n')
-    result = run_cli(config, "doctor")
-    assert result.returncode == 2 and "calendar cannot start" in result.stderr
+    result = run_cli(config, "doctor")  # diagnoses instead of stopping, and says it found a problem
+    assert result.returncode == 1 and "problem(s) to fix: calendar" in result.stderr
+    calendar = result.stdout[result.stdout.index("  calendar") :].splitlines()
+    assert calendar[0].startswith("  calendar  off: set [calendar] url") and "problem: it is asked for" in calendar[1]
+    assert "demo      on  (4 tools)" in result.stdout
     config = demo_config(tmp_path)
     result = run_cli(config, "doctor")
     assert result.returncode == 0, result.stderr
@@ -87,11 +92,46 @@ def test_config_init_writes_a_valid_commented_config(tmp_path: Path) -> None:
     assert "files     on" in doctor.stdout
 
 
+@pytest.mark.parametrize("command", [["config", "init", "--force"], ["install", "claude-desktop", "--write"]])
+def test_writing_where_nothing_can_be_written_is_an_error_not_a_traceback(tmp_path: Path, command: list[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    target = blocker / "below" / "x.json"
+    if command[0] == "config":
+        result = subprocess.run(
+            [sys.executable, "-m", "mcp_tools", "--config", str(target), *command],
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            cwd=str(ROOT),
+        )
+    else:
+        result = run_cli(demo_config(tmp_path), *command, "--claude-config", str(target))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1 and f"cannot write {target}" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["serve", "--http"], ["approvals", "serve"]])
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_a_port_out_of_range_is_refused_by_the_parser(tmp_path: Path, command: list[str], port: str) -> None:
+    result = run_cli(demo_config(tmp_path), *command, "--port", port)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2 and "is not a port number" in result.stderr
+    assert "serving" not in result.stderr and "login?token=" not in result.stdout
+
+
+@pytest.mark.parametrize("command", [["serve"], ["serve", "--http"], ["tools"]])
+def test_an_unknown_namespace_in_servers_stops_with_the_closest_name(tmp_path: Path, command: list[str]) -> None:
+    result = run_cli(demo_config(tmp_path), *command, "--servers", "demo,filez")
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2 and "unknown namespace 'filez'; did you mean 'files'?" in result.stderr
+
+
 def test_install_claude_desktop_prints_and_merges(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
     printed = json.loads(run_cli(config, "install", "claude-desktop").stdout)
     entry = printed["mcpServers"]["mcp-tools"]
-    assert entry["args"][:3] == ["-m", "mcp_tools", "serve"] and str(config) in entry["args"]
+    assert entry["args"] == ["-m", "mcp_tools", "--config", str(config), "serve"]
     claude = tmp_path / "claude.json"
     claude.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"}))
     result = run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude))
@@ -101,6 +141,33 @@ def test_install_claude_desktop_prints_and_merges(tmp_path: Path) -> None:
     claude.write_text("{broken")
     assert run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude)).returncode == 1
     assert claude.read_text() == "{broken"
+
+
+@pytest.mark.parametrize("existing", ["[1, 2]", '{"mcpServers": []}', '{"mcpServers": "x"}', '"text"'])
+def test_install_leaves_a_claude_config_of_another_shape_alone_and_says_why(tmp_path: Path, existing: str) -> None:
+    config = demo_config(tmp_path)
+    claude = tmp_path / "claude.json"
+    claude.write_text(existing)
+    result = run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1 and "not touching it" in result.stderr
+    assert claude.read_text() == existing
+
+
+def test_install_reads_a_claude_config_saved_with_a_byte_order_mark(tmp_path: Path) -> None:
+    """Windows editors often save JSON with a BOM; Claude Desktop reads it, so do we."""
+    config = demo_config(tmp_path)
+    claude = tmp_path / "claude.json"
+    claude.write_bytes(b'\xef\xbb\xbf{"mcpServers": {"other": {"command": "x"}}}')
+    result = run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude))
+    assert result.returncode == 0, result.stderr
+    assert set(json.loads(claude.read_text(encoding="utf-8"))["mcpServers"]) == {"other", "mcp-tools"}
+
+
+def test_install_into_a_folder_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    result = run_cli(demo_config(tmp_path), "install", "claude-desktop", "--write", "--claude-config", str(tmp_path))
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1 and str(tmp_path) in result.stderr
 
 
 TARGET = ["--args", '{"target": "t"}']
@@ -147,5 +214,22 @@ def test_the_cli_speaks_to_the_person_not_the_model(tmp_path: Path) -> None:
     assert code == 1 and "you declined it" in out and "Do not retry" not in out and "ask the person" not in out
     waiting = run_cli(config, "call", "demo.erase", "--args", '{"target": "u"}')  # no terminal: nobody to ask
     approval = json.loads(run_cli(config, "approvals", "list", "--json").stdout)[0]["id"]
-    assert waiting.returncode == 1 and f"`mcp-tools approvals approve {approval}`" in waiting.stdout
+    assert waiting.returncode == 1 and f"approvals approve {approval}`" in waiting.stdout
     assert "then run the same command again" in waiting.stdout and "call demo_erase again" not in waiting.stdout
+
+
+def test_the_approve_command_call_prints_works_as_printed_off_path(tmp_path: Path) -> None:
+    """The venv is not on PATH and the config is not the default one: pasted, it still approves."""
+    config = demo_config(tmp_path, "[files]\n", servers='["files"]')
+    (tmp_path / "data" / "files").mkdir(parents=True)
+    (tmp_path / "data" / "files" / "old.txt").write_text("x", encoding="utf-8")
+    env = child_env(PATH="/usr/bin:/bin", HOME=str(tmp_path / "home"))
+    command = [sys.executable, "-m", "mcp_tools", "--config", str(config), "call", "files.delete"]
+    waiting = subprocess.run(
+        [*command, "--args", '{"path": "old.txt"}'], capture_output=True, text=True, env=env, cwd=str(tmp_path)
+    )
+    assert waiting.returncode == 1, waiting.stderr
+    printed = waiting.stdout.split("Approve it with `", 1)[1].split("`", 1)[0]
+    pasted = subprocess.run(printed, shell=True, capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    assert pasted.returncode == 0, (printed, pasted.stderr)
+    assert pasted.stdout.startswith("Approved apr-")

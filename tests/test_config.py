@@ -73,3 +73,19 @@ def test_tokens_from_config_and_environment() -> None:
 def test_state_and_data_dirs_from_environment(tmp_path: Path) -> None:
     config = parse_config({}, {"MCP_TOOLS_STATE_DIR": str(tmp_path / "s"), "MCP_TOOLS_DATA_DIR": str(tmp_path / "d")})
     assert config.state_dir() == tmp_path / "s" and config.data_dir() == tmp_path / "d"
+
+
+@pytest.mark.parametrize("key", ["state_dir", "data_dir"])
+@pytest.mark.parametrize("command", [["doctor"], ["serve"], ["tools"]])
+def test_a_state_or_data_dir_that_cannot_be_made_is_a_config_error_not_a_traceback(
+    tmp_path: Path, key: str, command: list[str]
+) -> None:
+    from tests.processes import run_cli, write_config
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    config = write_config(tmp_path / "config.toml", f'[server]\n{key} = "{blocker / "below"}"\n')
+    result = run_cli(config, *command)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2
+    assert f"server.{key}" in result.stderr and str(blocker / "below") in result.stderr

@@ -16,7 +16,11 @@ from tests.harness import elicitation_handler, failure, ok
 from tests.processes import bearer, demo_config, http_server, run_cli
 
 pytestmark = pytest.mark.anyio
-TOKENS = '[http.tokens]\nlaptop = "tok-laptop-0123456789"\nphone = "tok-phone-9876543210"\n'
+# `phone` is marked as a client that shows confirmation forms to the person; `laptop` is a plain token.
+TOKENS = (
+    '[http.tokens]\nlaptop = "tok-laptop-0123456789"\n'
+    '[http.tokens.phone]\ntoken = "tok-phone-9876543210"\nperson_answers_forms = true\n'
+)
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -85,10 +89,16 @@ async def test_combined_and_per_namespace_endpoints(server: tuple[str, Path], mo
     assert outside["kind"] == "unknown_tool"
 
 
+def audit_rows(config: Path) -> list[dict]:
+    return [json.loads(line) for line in run_cli(config, "audit", "--json", "--tail", "500").stdout.splitlines()]
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 @pytest.mark.parametrize(("answer", "runs"), [("accept", True), ("decline", False)])
-async def test_elicitation_over_http(server: tuple[str, Path], mode: str, answer: str, runs: bool) -> None:
-    base, _ = server
+async def test_elicitation_over_http_for_a_token_marked_person_answers_forms(
+    server: tuple[str, Path], mode: str, answer: str, runs: bool
+) -> None:
+    base, config = server
     target = f"http-{mode}-{answer}"
     async with http_client(
         base + "/mcp", "tok-phone-9876543210", mode=mode, elicitation_callback=elicitation_handler(answer)
@@ -98,6 +108,35 @@ async def test_elicitation_over_http(server: tuple[str, Path], mode: str, answer
         assert ok(result) == {"erased": target}
     else:
         assert failure(result)["kind"] == "declined_by_user"
+    [row] = [row for row in audit_rows(config) if row["arguments"] == {"target": target}]
+    assert row["decision"] == ("confirmed" if runs else "declined")
+    assert row["answered_by"] == "elicitation:http" and row["principal"] == "phone"
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_attack_a_plain_token_cannot_approve_its_own_call_by_answering_the_form(
+    server: tuple[str, Path], mode: str
+) -> None:
+    """The remote agent holding the token declares elicitation and accepts every form it is sent."""
+    base, config = server
+    target = f"self-approved-{mode}"
+    asked: list[object] = []
+    async with http_client(
+        base + "/mcp", "tok-laptop-0123456789", mode=mode, elicitation_callback=elicitation_handler("accept", asked)
+    ) as agent:
+        refused = failure(await agent.call_tool("demo_erase", {"target": target}))
+        assert refused["kind"] == "approval_required" and asked == []
+        [row] = [row for row in audit_rows(config) if row["arguments"] == {"target": target}]
+        assert (row["decision"], row["answered_by"]) == ("approval_required", None)
+        # The person approves out of band; the same call then runs, and the audit says who said yes.
+        assert run_cli(config, "approvals", "approve", refused["approval_id"]).returncode == 0
+        assert ok(await agent.call_tool("demo_erase", {"target": target})) == {"erased": target}
+    rows = [row for row in audit_rows(config) if row["arguments"] == {"target": target}]
+    assert [(row["decision"], row["answered_by"]) for row in rows] == [
+        ("approval_required", None),
+        ("approved_out_of_band", "cli"),
+    ]
+    assert asked == []
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
@@ -157,3 +196,63 @@ async def test_debug_logging_writes_no_response_bodies(tmp_path: Path) -> None:
     assert "INFO mcp.server" in written  # the libraries still log, at INFO
     assert "BODY-MARKER" not in written
     assert "tok-laptop" not in written
+
+
+def forged_headers(base: str) -> list[tuple[dict[str, str], int]]:
+    """Host and Origin values that start like ours and are not: a list, a path, a user, a query."""
+    authority = base.removeprefix("http://")
+    return [
+        ({"Host": f"{authority}, evil.example"}, 421),
+        ({"Host": f"{authority} evil.example"}, 421),
+        ({"Host": f"{authority}@evil.example"}, 421),
+        ({"Host": f"{authority}/evil.example"}, 421),
+        ({"Origin": f"{base}/evil"}, 403),
+        ({"Origin": f"{base}/"}, 403),
+        ({"Origin": f"{base}?from=evil.example"}, 403),
+        ({"Origin": f"{base}, https://evil.example"}, 403),
+        ({"Origin": f"http://user@{authority}"}, 403),
+    ]
+
+
+def test_attack_forged_host_and_origin_are_refused_on_mcp_with_a_valid_token(server: tuple[str, Path]) -> None:
+    base, _ = server
+    headers = {**MCP_HEADERS, **bearer("tok-laptop-0123456789")}
+    assert httpx2.post(base + "/mcp", json=INIT, headers={**headers, "Origin": base}).status_code == 200
+    for forged, status in forged_headers(base):
+        response = httpx2.post(base + "/mcp", json=INIT, headers={**headers, **forged})
+        assert response.status_code == status, forged
+
+
+def test_attack_forged_host_and_origin_are_refused_on_the_approvals_page_with_a_session(
+    server: tuple[str, Path],
+) -> None:
+    base, config = server
+    with httpx2.Client(base_url=base, headers=bearer("tok-laptop-0123456789")) as agent:
+        asked = failure_of(
+            agent.post("/text-calls", json={"reply": '{"name": "demo.erase", "arguments": {"target": "page-forged"}}'})
+        )
+    approval_id = asked.split("Approval id: ")[1].split()[0].rstrip(".")
+    token = run_cli(config, "approvals", "login", "--http").stdout.strip().split("token=", 1)[1]
+    with httpx2.Client(base_url=base) as browser:
+        assert browser.get(f"/approvals/login?token={token}").status_code == 200
+        page = browser.get("/approvals/")
+        assert page.status_code == 200
+        csrf = page.text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
+        for forged, status in forged_headers(base):
+            assert browser.get("/approvals/", headers=forged).status_code == status, forged
+            posted = browser.post(
+                f"/approvals/a/{approval_id}/approve", data={"csrf": csrf}, headers={"Origin": base, **forged}
+            )
+            assert posted.status_code == status, forged
+        assert approvals_status(config, approval_id) == "pending"
+        done = browser.post(f"/approvals/a/{approval_id}/approve", data={"csrf": csrf}, headers={"Origin": base})
+        assert done.status_code == 303 and approvals_status(config, approval_id) == "approved"
+
+
+def failure_of(response: httpx2.Response) -> str:
+    return response.json()["results"][0]["error"]
+
+
+def approvals_status(config: Path, approval_id: str) -> str:
+    shown = json.loads(run_cli(config, "approvals", "show", approval_id).stdout)
+    return str(shown["status"])

@@ -12,6 +12,8 @@ import fcntl
 import hashlib
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -274,3 +276,75 @@ def test_the_google_namespaces_pass_the_inspector_over_stdio(
     code, missing = call("docs_read", id="1NoSuchDocument")
     assert code == EXIT_TOOL_ERROR and error_payload_of(missing)["kind"] == "not_found"
     assert google.violations == []
+
+
+# -- the Inspector examples in the docs, as written ---------------------------------------------
+
+NPX = re.compile(r"^npx (?P<package>@modelcontextprotocol/inspector\S*)(?P<rest>.*)$")
+
+
+def inspector_examples() -> list[tuple[str, str]]:
+    """Every `npx @modelcontextprotocol/inspector ...` command in README.md and docs/ (continuations joined)."""
+    from tests.test_docs import BLOCKS
+
+    found = []
+    for block in BLOCKS:
+        if block.lang not in ("bash", "sh", "shell"):
+            continue
+        for line in block.text.replace("\\\n", " ").splitlines():
+            line = line.split("  #")[0].strip()
+            if NPX.match(line):
+                found.append((block.where, line))
+    return found
+
+
+def test_the_docs_pin_the_inspector_the_tests_run() -> None:
+    pinned = json.loads((PINNED / "package.json").read_text())["dependencies"]["@modelcontextprotocol/inspector"]
+    examples = inspector_examples()
+    assert len(examples) >= 3
+    for where, line in examples:
+        match = NPX.match(line)
+        assert match is not None and match["package"] == f"@modelcontextprotocol/inspector@{pinned}", where
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    engines = json.loads((PINNED / "package-lock.json").read_text())["packages"][
+        "node_modules/@modelcontextprotocol/inspector"
+    ]["engines"]["node"]
+    assert f"Node.js {engines.removeprefix('>=').rsplit('.', 1)[0]} or later" in readme  # the Node it needs
+
+
+def test_the_inspector_cli_examples_in_the_docs_run_as_written(inspector: Inspector, tmp_path: Path) -> None:
+    """Each `--cli` example, with `npx <pinned>` being the installed pinned Inspector, `.venv/bin/mcp-tools`
+    this environment's, and the HTTP server of the example on a free port instead of 8765."""
+    home = tmp_path / "home"
+    files = tmp_path / "data" / "files"
+    files.mkdir(parents=True)
+    (files / "notes.txt").write_text("from the docs\n", encoding="utf-8")
+    state = {"MCP_TOOLS_STATE_DIR": str(tmp_path / "state"), "MCP_TOOLS_DATA_DIR": str(tmp_path / "data")}
+    token = "tok-docs-example-0123456789"
+    mcp_tools = str(Path(sys.executable).parent / "mcp-tools")
+    examples = [(where, line) for where, line in inspector_examples() if " --cli " in line]
+    assert examples
+    config = write_config(tmp_path / "empty.toml", "")
+    with http_server(config, MCP_TOOLS_HTTP_TOKEN_LAPTOP=token, **state) as base:
+        for where, line in examples:
+            words = shlex.split(NPX.match(line)["rest"])  # type: ignore[index]
+            words = [mcp_tools if word == ".venv/bin/mcp-tools" else word for word in words]
+            words = [word.replace("http://127.0.0.1:8765", base) for word in words]
+            words = [word.replace("$MCP_TOOLS_HTTP_TOKEN_LAPTOP", token) for word in words]
+            assert words[0] == "--cli", where
+            env = child_env(HOME=str(home), MCP_INSPECTOR_SECRET_STORE="memory", **state)
+            env["MCP_CATALOG_PATH"] = str(home / "catalog.json")
+            done = subprocess.run(
+                [inspector.node, str(inspector.launcher), *words],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=str(tmp_path),
+                timeout=120,
+            )
+            assert done.returncode == 0, f"{where}: {line}\n{done.stderr}"
+            result = json.loads(done.stdout)
+            if "tools" in result:
+                assert "files_read" in {tool["name"] for tool in result["tools"]}, where
+            else:
+                assert result["structuredContent"]["content"] == "from the docs\n", where

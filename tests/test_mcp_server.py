@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -31,8 +32,32 @@ def test_a_change_of_risk_changes_the_key(tmp_path: Path, demo_namespace: str) -
     assert definitions_key(plain) != definitions_key(raised)
     cached_definitions(plain, tmp_path / "cache")
     definitions = {tool.name: tool for tool in cached_definitions(raised, tmp_path / "cache")}
-    assert "asks the person first" in (definitions["demo_echo"].description or "")
+    assert "Risk: high." in (definitions["demo_echo"].description or "")
     assert len(list((tmp_path / "cache").glob("tools-*.json"))) == 1  # the stale file is gone
+
+
+def test_a_change_of_wording_or_hints_changes_the_key(tmp_path: Path, demo_namespace: str) -> None:
+    """A namespace may vary a declaration with its config: the cache must not serve the old one."""
+    (tool, *rest) = demo_app(tmp_path).visible_tools()
+    key = definitions_key([tool, *rest])
+    for change in ({"description": "Other words."}, {"title": "Other"}, {"read_only": not tool.spec.read_only}):
+        changed = dataclasses.replace(tool, spec=dataclasses.replace(tool.spec, **change))
+        assert definitions_key([changed, *rest]) != key, change
+        definitions = cached_definitions([changed, *rest], tmp_path / "cache")
+        assert definitions[0] == tool_definition(changed)
+
+
+def test_the_http_header_check_finds_input_schemas_without_listing_tools(tmp_path: Path, demo_namespace: str) -> None:
+    """On 2026-07-28 HTTP the SDK checks `Mcp-Param-*` headers against the called tool's input schema."""
+    from mcp_tools.mcp_server import build_server
+
+    app = demo_app(tmp_path)
+    server = build_server(app, transport="http")
+    lookup = server.get_tool_input_schema
+    assert lookup is not None
+    for tool in app.visible_tools():
+        assert lookup(tool.wire_name) == tool_definition(tool).input_schema
+    assert lookup("no_such_tool") is None
 
 
 def test_a_corrupt_cache_is_regenerated(tmp_path: Path, demo_namespace: str) -> None:

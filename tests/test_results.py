@@ -342,7 +342,7 @@ async def test_every_high_risk_tool_without_a_form_returns_an_approval_that_vali
         for name, arguments in high.items():
             error = await run.fails(name, arguments, "approval_required")
             assert error["approval_id"] in error["hint"]
-        always = "Risk: high; asks the person first."  # tools that may escalate say "high for some arguments"
+        always = "Risk: high."  # tools that may escalate say "high for some arguments"
         asking = {name for name in run.tools if always in (run.tools[name].description or "")}
         assert asking <= set(high), f"add a call that needs approval for each to this test: {asking - set(high)}"
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
+from mcp_tools.commands import pip_install
 from tests.harness import failure
 from tests.processes import ROOT, child_env
 
@@ -84,7 +85,8 @@ def test_doctor_reports_a_namespace_without_its_library_as_off_with_the_install_
     assert result.returncode == 0, result.stderr
     notes_line = next(line for line in result.stdout.splitlines() if line.strip().startswith("notes"))
     assert "off" in notes_line and "yaml" in notes_line
-    assert "pip install 'mcp-tools[notes]'" in notes_line
+    assert pip_install("notes") in notes_line  # this checkout, never the index's unrelated `mcp-tools`
+    assert "'mcp-tools[" not in notes_line and f"install -e '{ROOT}[notes]'" in notes_line
     assert "files     on" in result.stdout and "inbox     on" in result.stdout
 
 
@@ -93,12 +95,12 @@ def test_every_command_a_person_tries_answers_without_a_traceback(tmp_path: Path
     env = blocked_env(tmp_path, "yaml")
     index = mcp_tools(config, "notes", "index", env=env)
     assert index.returncode == 2
-    assert "pip install 'mcp-tools[notes]'" in index.stderr
+    assert pip_install("notes") in index.stderr
     call = mcp_tools(config, "call", "notes.search", "--args", '{"query": "glacier"}', "--json", env=env)
     assert call.returncode == 1
     error = json.loads(call.stdout)["error"]
     assert error["kind"] == "not_configured" and error["namespace"] == "notes"
-    assert "pip install 'mcp-tools[notes]'" in error["message"]
+    assert pip_install("notes") in error["message"]
     files = mcp_tools(config, "call", "files.list", "--json", env=env)
     assert files.returncode == 0, files.stderr
     for result in (index, call, files):
@@ -120,7 +122,7 @@ async def test_serve_starts_the_other_namespaces_and_explains_the_missing_one(tm
     assert "files_list" in names and "inbox_search" in names
     assert not any(name.startswith("notes_") for name in names)
     assert error["kind"] == "not_configured"
-    assert "notes namespace, which is off" in error["message"] and "mcp-tools[notes]" in error["message"]
+    assert "notes namespace, which is off" in error["message"] and pip_install("notes") in error["message"]
     assert not listed.is_error
 
 
@@ -133,14 +135,14 @@ def test_an_s3_store_without_boto3_is_off_with_the_install_command(tmp_path: Pat
     )
     result = mcp_tools(config, "doctor", env=blocked_env(tmp_path, "boto3"))
     assert result.returncode == 0, result.stderr
-    assert "pip install 'mcp-tools[s3]'" in next(line for line in result.stdout.splitlines() if "files" in line)
+    assert pip_install("s3") in next(line for line in result.stdout.splitlines() if "files" in line)
 
 
 def test_the_smtp_receiver_without_aiosmtpd_says_what_to_install(tmp_path: Path) -> None:
     config = notes_config(tmp_path, extra='[inbox]\naddresses = ["me@example.org"]\n')
     result = mcp_tools(config, "inbox", "smtp", "--listen", "127.0.0.1:0", env=blocked_env(tmp_path, "aiosmtpd"))
     assert result.returncode == 78
-    assert "pip install 'mcp-tools[inbox]'" in result.stderr and "Traceback" not in result.stderr
+    assert pip_install("inbox") in result.stderr and "Traceback" not in result.stderr
 
 
 # -- serve on a terminal --------------------------------------------------------------------
@@ -181,7 +183,8 @@ def test_serve_on_a_terminal_says_what_it_waits_for_and_quits_on_ctrl_c(tmp_path
     try:
         assert process.stderr is not None
         line = read_line(process.stderr.fileno(), timeout=30)
-        assert "waiting for an MCP client on stdio" in line and "mcp-tools install claude-desktop" in line
+        assert "waiting for an MCP client on stdio" in line
+        assert f"mcp-tools --config {config} install claude-desktop" in line  # the same config as this server
         # Still an MCP server: a request typed on the terminal is answered there.
         request = {
             "jsonrpc": "2.0",
@@ -230,7 +233,7 @@ def test_install_claude_desktop_serves_the_config_in_use(tmp_path: Path) -> None
     )
     assert printed.returncode == 0, printed.stderr
     entry = json.loads(printed.stdout)["mcpServers"]["mcp-tools"]
-    assert entry["args"] == ["-m", "mcp_tools", "serve", "--config", str(config.resolve())]
+    assert entry["args"] == ["-m", "mcp_tools", "--config", str(config.resolve()), "serve"]
     assert str(claude) in printed.stderr and str(config) in printed.stderr
     assert not claude.exists()  # printing writes nothing
 
@@ -251,7 +254,7 @@ def test_install_claude_desktop_finds_the_default_config_file(tmp_path: Path) ->
     )
     assert printed.returncode == 0, printed.stderr
     entry = json.loads(printed.stdout)["mcpServers"]["mcp-tools"]
-    assert entry["args"][-2:] == ["--config", str(default.resolve())]
+    assert entry["args"][-3:] == ["--config", str(default.resolve()), "serve"]
     assert str(home / ".config" / "Claude" / "claude_desktop_config.json") in printed.stderr
 
 
@@ -273,7 +276,7 @@ def test_an_unknown_tool_on_the_command_line_points_to_mcp_tools_tools(tmp_path:
     result = mcp_tools(config, "call", "files_raed", "--json")
     error = json.loads(result.stdout)["error"]
     assert error["kind"] == "unknown_tool"
-    assert "mcp-tools tools" in error["hint"] and "tools/list" not in error["hint"]
+    assert f"mcp-tools --config {config} tools`" in error["hint"] and "tools/list" not in error["hint"]
     assert "files_read" in error["hint"]  # the near miss is named
 
 

@@ -187,3 +187,32 @@ async def test_hostile_arguments_over_stdio_never_stop_the_server(tmp_path: Path
                     arguments = hostile_arguments(rng, tool.input_schema)
                     assert_answered_cleanly(tool.name, arguments, await client.call_tool(tool.name, arguments))
             assert ok(await client.call_tool("demo_echo", {"text": "alive"})) == {"echo": "hello: alive"}
+
+
+def test_a_client_that_goes_away_ends_the_server_quietly(tmp_path: Path) -> None:
+    """The client quits after its first answer: no traceback lands in its log."""
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(demo_config(tmp_path)), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    process.stdin.write(
+        (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
+    )
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    process.stdout.close()  # the client is gone: nobody reads the next answer
+    process.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
+    process.stdin.close()
+    try:
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+    stderr = process.stderr.read().decode()
+    process.stderr.close()
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr

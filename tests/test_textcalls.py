@@ -202,13 +202,16 @@ def test_invalid_json_in_a_fence_names_the_block_line_and_column() -> None:
         ('<tool_call>{"name": "files.read", "args": 3}</tool_call>', "args must be a JSON object of arguments"),
         ('<tool_call>{"name": "files.read", "arguments": "{path: a}"}</tool_call>', "arguments is a string but not"),
         ('<tool_call>{"name": "files.read", "arguments": "[1]"}</tool_call>', "got an array inside the string"),
-        ('{"type": "function", "function": {"arguments": "{}"}}', "function.name is missing"),
+        ('<tool_call>{"type": "function", "function": {"arguments": "{}"}}</tool_call>', "function.name is missing"),
         (
             '{"type": "function", "function": {"name": "files.read", "arguments": "{}"}, "approved": true}',
             "block 1: unexpected approved; put every argument inside function.arguments",
         ),
         ('{"function": {"name": "files.read", "arguments": {}, "confirm": 1}}', "block 1: unexpected confirm"),
-        ('{"name": null, "arguments": {"path": "a"}}', "block 1: name must be the tool's name as a string, got null"),
+        (
+            f'{FENCE}json\n{{"name": null, "arguments": {{"path": "a"}}}}\n{FENCE}',
+            "block 1: name must be the tool's name as a string, got null",
+        ),
         ('<tool_call>["files.read"]</tool_call>', "block 1, item 1: expected a JSON object, got a string"),
         ("<tool_call>\n</tool_call>", "block 1: invalid JSON"),
         (f"{FENCE}tool\n{{}}\n{FENCE}", "block 1: no tool name"),
@@ -433,7 +436,7 @@ async def test_demo_calls_go_through_the_same_policy(tmp_path: Path, demo_namesp
         '{"name": "demo.echo", "arguments": {"text": "hi"}}\n'
         '<tool_call>{"name": "demo_note", "arguments": {"key": "k", "text": "v"}}</tool_call>\n'
         '{"name": "demo.erase", "arguments": {"target": "everything"}}\n'
-        '{"name": "demo.nothing", "arguments": {}}\n'
+        '<tool_call>{"name": "demo.nothing", "arguments": {}}</tool_call>\n'
         f'{FENCE}tool_call\n{{"name": "demo.echo", "arguments": [1]}}\n{FENCE}'
     )
     echo, note, erase, unknown, broken = await run(app, reply)
@@ -579,7 +582,7 @@ def test_call_text_runs_a_reply_from_a_file_and_from_stdin(tmp_path: Path) -> No
 
     text = run_cli(config, "call-text", "-", input_text='{"name": "demo_echo", "arguments": {"text": "x"}}')
     assert text.returncode == 0 and text.stdout.startswith("[block 1] demo.echo: ok\n")
-    assert '{"echo": "hello: x"}' in text.stdout
+    assert "echo: hello: x" in text.stdout
     audit = [json.loads(line) for line in run_cli(config, "audit", "--json").stdout.splitlines()]
     assert [row["transport"] for row in audit] == ["text"] * 3
 
@@ -606,7 +609,7 @@ def test_call_text_on_a_terminal_asks_y_or_n(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
     reply = tmp_path / "reply.md"
     reply.write_text('{"tool": "demo.erase", "target": "t"}', encoding="utf-8")
-    for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", '"erased": "t"')):
+    for answer, expected in ((b"n\n", "declined_by_user"), (b"y\n", "erased: t")):
         prompt, out, returncode = answer_on_terminal(config, "call-text", str(reply), answer=answer)
         assert b"Erase 't'" in prompt
         assert expected in out

@@ -8,8 +8,10 @@ page, Telegram or `mcp-tools approvals approve`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -20,6 +22,7 @@ from mcp_tools.policy.channels import ApprovalNotice
 from mcp_tools.policy.decisions import Decisions
 
 logger = logging.getLogger("mcp_tools.notify")
+MAX_STDERR_CHARS = 2000  # the end of a failing command's stderr, in the log
 
 
 class NotifyHook:
@@ -40,9 +43,31 @@ class NotifyHook:
                 await self._post(payload)
 
     async def _run_command(self, payload: bytes) -> None:
-        result = await anyio.run_process(self.settings.command, input=payload, check=False)
-        if result.returncode != 0:
-            logger.warning("notify command exited with %s", result.returncode)
+        import shlex
+
+        from mcp_tools.secrets import scrub_text
+
+        shown = scrub_text(shlex.join(self.settings.command))
+        try:
+            process = await anyio.open_process(self.settings.command, stdout=subprocess.DEVNULL)
+        except OSError as exc:  # not found, not executable: say which command, and why
+            logger.warning("notify command %s could not start: %s", shown, scrub_text(exc.strerror or str(exc)))
+            return
+        tail = b""
+        async with process:
+            assert process.stdin is not None and process.stderr is not None
+            # a command that does not read its input (or exited early) still gets its say below
+            with contextlib.suppress(anyio.BrokenResourceError, OSError):
+                await process.stdin.send(payload)
+                await process.stdin.aclose()
+            async for chunk in process.stderr:
+                tail = (tail + chunk)[-4 * MAX_STDERR_CHARS :]
+            code = await process.wait()
+        if code != 0:
+            said = scrub_text(tail.decode("utf-8", errors="replace").strip())
+            if len(said) > MAX_STDERR_CHARS:
+                said = "…" + said[-MAX_STDERR_CHARS:]
+            logger.warning("notify command %s exited with %s%s", shown, code, f": {said}" if said else " (no stderr)")
 
     async def _post(self, payload: bytes) -> None:
         import httpx

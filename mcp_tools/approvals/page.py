@@ -27,13 +27,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from mcp_tools.config import ApprovalPageSettings
+from mcp_tools.net import host_origin_refusal, origin_authority, parse_authority
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.display import asked_by
 from mcp_tools.policy.gate import ConfirmationRequest
@@ -68,17 +69,32 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def new_login_link(store: StateStore, base_url: str, ttl_seconds: float) -> str:
-    """A one-time sign-in link; only the token's hash is stored."""
+def login_hash(token: str, principal: str | None) -> str:
+    """What is stored for a sign-in link: a link for one principal hashes the principal with the
+    token, so changing the `for` of a link makes a link that was never issued."""
+    return token_hash(token if principal is None else f"{token}\n{principal}")
+
+
+def new_login_link(store: StateStore, base_url: str, ttl_seconds: float, principal: str | None = None) -> str:
+    """A one-time sign-in link; only the token's hash is stored.
+
+    With `principal`, the browser it signs in sees and answers only that principal's approvals
+    (one person of several, e.g. an OAuth subject); without, it is the owner's and sees all.
+    """
     token = secrets.token_urlsafe(32)
-    store.add_page_login(token_hash(token), ttl_seconds)
-    return f"{base_url.rstrip('/')}/login?token={token}"
+    store.add_page_login(login_hash(token, principal), ttl_seconds)
+    query = urlencode({"token": token, **({"for": principal} if principal is not None else {})})
+    return f"{base_url.rstrip('/')}/login?{query}"
 
 
 @dataclass
 class Session:
     csrf: str
     expires: float
+    principal: str | None = None  # None: the owner, who sees every approval
+
+    def sees(self, approval: Approval) -> bool:
+        return self.principal is None or approval.principal == self.principal
 
 
 class Sessions:
@@ -90,16 +106,19 @@ class Sessions:
         self.lifetime = lifetime_seconds
         self.store = store
 
-    def start(self) -> tuple[str, Session]:
+    def start(self, principal: str | None = None) -> tuple[str, Session]:
         cookie = secrets.token_urlsafe(32)
-        expires = self.store.add_page_session(token_hash(cookie), self.lifetime)
-        return cookie, Session(csrf=csrf_for(cookie), expires=expires)
+        expires = self.store.add_page_session(token_hash(cookie), self.lifetime, principal)
+        return cookie, Session(csrf=csrf_for(cookie), expires=expires, principal=principal)
 
     def find(self, cookie: str | None) -> Session | None:
         if not cookie or len(cookie) > 200:
             return None
-        expires = self.store.page_session(token_hash(cookie))
-        return None if expires is None else Session(csrf=csrf_for(cookie), expires=expires)
+        found = self.store.page_session(token_hash(cookie))
+        if found is None:
+            return None
+        expires, principal = found
+        return Session(csrf=csrf_for(cookie), expires=expires, principal=principal)
 
     def end(self, cookie: str | None) -> None:
         if cookie and len(cookie) <= 200:
@@ -133,9 +152,11 @@ class ApprovalsPage:
         self.decisions = decisions
         self.settings = settings
         self.sessions = Sessions(settings.session_hours * 3600, store)
-        self.origin_check = TransportSecurityMiddleware(security)
+        self.security = security
         # Behind a TLS-terminating proxy the request looks like plain HTTP; the public URL says otherwise.
         self.secure_cookie = bool(settings.url and settings.url.startswith("https://"))
+        # With `[http.oauth] embedded = true`: the authorization server whose consent asks are answered here.
+        self.consent: Any = None
         self._routes = self.app()
 
     def app(self) -> Starlette:
@@ -147,6 +168,9 @@ class ApprovalsPage:
             Route("/logout", self.logout, methods=["POST"]),
             Route("/a/{approval_id}/{action}", self.decide, methods=["POST"]),
             Route("/static/{name}", self.static, methods=["GET"]),
+            Route("/consent/{request_id}", self.consent_page, methods=["GET"]),
+            Route("/consent/{request_id}", self.consent_answer, methods=["POST"]),
+            Route("/clients/revoke", self.revoke_client, methods=["POST"]),
         ]
         return Starlette(routes=routes)
 
@@ -155,8 +179,16 @@ class ApprovalsPage:
         if scope["type"] != "http":
             return
         request = Request(scope)
-        refused = await self.origin_check.validate_request(request, is_post=False)
-        if refused is None and request.method == "POST" and not same_origin(request):
+        refused: Response | None = None
+        reason = host_origin_refusal(
+            request.headers.getlist("host"),
+            request.headers.getlist("origin"),
+            self.security.allowed_hosts,
+            self.security.allowed_origins,
+        )
+        if reason is not None:
+            refused = Response(reason[1], status_code=reason[0])
+        elif request.method == "POST" and not same_origin(request):
             refused = Response("cross-origin request refused", status_code=403)
         await (refused or self._routes)(scope, receive, self._with_headers(send))
 
@@ -177,14 +209,20 @@ class ApprovalsPage:
 
     async def login(self, request: Request) -> Response:
         token = request.query_params.get("token", "")
-        if not token or len(token) > 200 or not self.store.use_page_login(token_hash(token)):
+        principal = request.query_params.get("for")
+        if (
+            not token
+            or len(token) > 200
+            or len(principal or "") > 1000
+            or not self.store.use_page_login(login_hash(token, principal))
+        ):
             return page_shell(
                 "Sign-in link not valid",
                 "<p>This sign-in link is unknown, used or expired. Run <code>mcp-tools approvals login</code> "
                 "for a new one.</p>",
                 status=403,
             )
-        cookie, _ = self.sessions.start()
+        cookie, _ = self.sessions.start(principal)
         target = root_of(request) + "/"
         response = page_shell(
             "Signed in",
@@ -264,6 +302,9 @@ class ApprovalsPage:
         approval_id, action = request.path_params["approval_id"], request.path_params["action"]
         if action not in ("approve", "deny") or not valid_id(approval_id):
             return refusal(request, 404, "no such action")
+        owned = self.store.get_approval(approval_id)
+        if owned is not None and not session.sees(owned):
+            return refusal(request, 404, f"no approval with id {approval_id}")  # another person's: not even there
         try:
             decided = self.decisions.decide(approval_id, action == "approve", "page")
         except LookupError:
@@ -274,16 +315,110 @@ class ApprovalsPage:
             return JSONResponse({"id": decided.id, "status": decided.status})
         return RedirectResponse(f"{root_of(request)}/a/{decided.id}", status_code=303)
 
+    # -- OAuth consent (the embedded authorization server) ---------------------------------
+
+    def _consent_of(self, request: Request) -> tuple[str, dict[str, Any]] | None:
+        request_id = request.path_params["request_id"]
+        if self.consent is None or len(request_id) > 64:
+            return None
+        found = self.consent.consent_request(request_id)
+        return None if found is None else (request_id, found)
+
+    async def consent_page(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None or session.principal is not None:
+            return page_shell(
+                "Sign in to allow a client",
+                "<p>An application asks to use your tools. Sign in with a link from "
+                "<code>mcp-tools approvals login --http</code>, then open this address again.</p>",
+                status=401,
+            )
+        found = self._consent_of(request)
+        if found is None:
+            return page_shell("Not found", "<p>This request is unknown, answered or expired.</p>", status=404)
+        request_id, asked = found
+        root = root_of(request)
+        redirect = urlsplit(asked["redirect_uri"])
+        scopes = ", ".join(asked["scopes"]) or "every tool"
+        body = (
+            f"<main><h2>Allow {e(str(asked.get('client_name') or 'an unnamed client')[:100])}?</h2>"
+            f"<p>It asks to use your tools with <strong>{e(scopes[:500])}</strong> and will receive the answer "
+            f"at <strong>{e(redirect.scheme)}://{e(redirect.netloc[:200])}</strong>.</p>"
+            f"<p>Client id: <code>{e(str(asked['client_id'])[:200])}</code></p>"
+            f'<form method="post" action="{e(root)}/consent/{e(request_id)}">'
+            f'<input type="hidden" name="{CSRF_FIELD}" value="{e(session.csrf)}">'
+            '<button type="submit" name="answer" value="allow">Allow</button> '
+            '<button type="submit" name="answer" value="deny">Deny</button></form></main>'
+        )
+        return page_shell("Allow a client", body, root=root)
+
+    async def consent_answer(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None or session.principal is not None:
+            return refusal(request, 401, "sign in first")
+        if not await csrf_ok(request, session):
+            return refusal(request, 403, "CSRF token missing or wrong")
+        answer = (await request.form()).get("answer")
+        if self.consent is None or answer not in ("allow", "deny"):
+            return refusal(request, 404, "no such answer")
+        target = self.consent.answer(request.path_params["request_id"][:64], answer == "allow")
+        if target is None:
+            return refusal(request, 404, "this request is unknown, answered or expired")
+        # A navigation, not a redirect of the form post: `form-action 'self'` would stop that one.
+        return page_shell(
+            "Returning to the application",
+            f'<p><a href="{e(target)}">Continue to the application</a>.</p>',
+            refresh=target,
+        )
+
+    async def revoke_client(self, request: Request) -> Response:
+        session = self._session(request)
+        if session is None or session.principal is not None:
+            return refusal(request, 401, "sign in first")
+        if not await csrf_ok(request, session):
+            return refusal(request, 403, "CSRF token missing or wrong")
+        client_id = (await request.form()).get("client_id")
+        if self.consent is None or not isinstance(client_id, str) or len(client_id) > 2000:
+            return refusal(request, 404, "no such client")
+        self.consent.revoke_client(client_id)
+        return RedirectResponse(root_of(request) + "/", status_code=303)
+
+    def _clients_section(self, root: str, session: Session) -> str:
+        """The applications signed in through the embedded authorization server, each revocable."""
+        if self.consent is None or session.principal is not None:
+            return ""
+        clients = self.consent.clients()
+        parts = ['<section class="clients"><h2>Applications signed in</h2>']
+        if not clients:
+            parts.append('<p class="empty">No application is signed in.</p>')
+        for client_id, name in clients:
+            parts.append(
+                f'<form method="post" action="{e(root)}/clients/revoke" class="client">'
+                f"<strong>{e(name[:100])}</strong> <code>{e(client_id[:200])}</code> "
+                f'<input type="hidden" name="{CSRF_FIELD}" value="{e(session.csrf)}">'
+                f'<input type="hidden" name="client_id" value="{e(client_id)}">'
+                '<button type="submit">Revoke</button></form>'
+            )
+        parts.append("</section>")
+        return "".join(parts)
+
     # -- rendering --------------------------------------------------------------------------
 
     def render(self, root: str, session: Session, focus: str | None = None, page: int = 1) -> str:
         now = self.store.clock()
-        count = self.store.count_pending()
+        mine = session.principal
+        count = self.store.count_pending(principal=mine)
         pages = max(1, -(-count // PAGE_SIZE))
         page = min(max(1, page), pages)
-        pending = self.store.pending_approvals((page - 1) * PAGE_SIZE, PAGE_SIZE)
+        pending = self.store.pending_approvals((page - 1) * PAGE_SIZE, PAGE_SIZE, principal=mine)
         focused = self.store.get_approval(focus) if focus else None
-        rows = [row for row in self.store.tail(200) if row.risk == "high" or row.approval_id][-RECENT:]
+        if focused is not None and not session.sees(focused):
+            focused = None
+        rows = [
+            row
+            for row in self.store.tail(200)
+            if (row.risk == "high" or row.approval_id) and (mine is None or row.principal == mine)
+        ][-RECENT:]
         ids = (
             [a.id for a in pending] + ([focused.id] if focused else []) + [r.approval_id for r in rows if r.approval_id]
         )
@@ -316,7 +451,7 @@ class ApprovalsPage:
                 "<th>Outcome</th></tr></thead><tbody>"
             )
             for row in reversed(rows):
-                by = (meta.get(row.approval_id or "", {}) or {}).get("decided_by") or ""
+                by = row.answered_by or (meta.get(row.approval_id or "", {}) or {}).get("decided_by") or ""
                 parts.append(
                     f'<tr class="decision-{e(row.decision)}"><td>{time_html(row.ts)}</td>'
                     f"<td>{e(row.tool)}</td><td>{e(row.decision.replace('_', ' '))}</td>"
@@ -324,6 +459,7 @@ class ApprovalsPage:
                 )
             parts.append("</tbody></table>")
         parts.append("</section>")
+        parts.append(self._clients_section(root, session))
         return "".join(parts)
 
     def _pager(self, root: str, page: int, pages: int, count: int) -> str:
@@ -402,12 +538,10 @@ def root_of(request: Request) -> str:
 
 
 def same_origin(request: Request) -> bool:
-    """A state change must come from this page: its Origin names the host it was sent to."""
-    origin = request.headers.get("origin")
-    host = request.headers.get("host")
-    if not origin or not host or origin == "null":
-        return False
-    return urlsplit(origin).netloc.lower() == host.lower()
+    """A state change must come from this page: its Origin is exactly `scheme://` and the host it was sent to."""
+    origin = origin_authority(request.headers.get("origin") or "")
+    host = parse_authority(request.headers.get("host") or "")
+    return origin is not None and host is not None and origin[1:] == host
 
 
 async def csrf_ok(request: Request, session: Session) -> bool:

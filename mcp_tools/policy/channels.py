@@ -84,7 +84,7 @@ class ApprovalNotice:
             "created": iso_time(self.created),
             "expires": iso_time(self.expires),
             "link": self.link,
-            "approve_command": f"mcp-tools approvals approve {self.id}",
+            "approve_command": approve_command(self.id),
         }
 
 
@@ -182,3 +182,10 @@ class PageChannel:
     @asynccontextmanager
     async def running(self, decisions: Decisions) -> AsyncIterator[None]:
         yield
+
+
+def approve_command(approval_id: str) -> str:
+    """The shell command that approves it, as it works from where this server runs."""
+    from mcp_tools.commands import mcp_tools
+
+    return mcp_tools("approvals", "approve", approval_id)

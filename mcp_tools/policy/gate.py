@@ -14,7 +14,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -24,9 +24,17 @@ from mcp_tools import metrics
 from mcp_tools.config import PolicySettings
 from mcp_tools.policy.display import arguments_text, visible
 from mcp_tools.policy.redact import redact
+from mcp_tools.policy.result_budget import (
+    CHARS_PER_TOKEN,
+    CUT_MARK,
+    DEFAULT_MAX_RESULT_TOKENS,
+    fit_structured,
+    result_chars,
+)
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.store import Approval, AuditRow, StateStore, StateStoreUnavailable, iso_time
 from mcp_tools.secrets import known_secrets, scrub_text
+from mcp_tools.text import plain_text
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
@@ -72,7 +80,12 @@ class AskLater:
 
 
 class Asker(Protocol):
-    """A way to ask the person during the call; absent when the client cannot ask."""
+    """A way to ask the person during the call; absent when the client cannot ask.
+
+    `channel` names it in the audit log (`elicitation:stdio`, `terminal`).
+    """
+
+    channel: str
 
     async def ask(self, request: ConfirmationRequest) -> Answer | AskLater: ...
 
@@ -86,6 +99,8 @@ class Caller:
     asker: Asker | None = None
     client: str | None = None  # the client's own name (clientInfo), shown to the person who approves
     progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
+    # The tools an OAuth sign-in's scopes reach (None: all); calls made through another tool count too.
+    reaches: Callable[[Any], bool] | None = None
 
 
 @dataclass
@@ -110,6 +125,7 @@ class CallOutcome:
     notice: str | None = None  # for the model: what was done, and to tell the user
     action: str | None = None  # for a person: the same action in a line (`mcp-tools call` prints it)
     ask_later: AskLater | None = None
+    images: list[tuple[str, str]] = field(default_factory=list)  # (base64, MIME type): MCP image content
 
     @property
     def error(self) -> dict[str, Any] | None:
@@ -143,11 +159,111 @@ def describe_validation_error(tool: ToolSpec, exc: ValidationError) -> str:
         if kind == "missing":
             parts.append(f"{tool.name} needs {loc}")
         elif kind == "extra_forbidden":
-            parts.append(f"{tool.name} does not take {loc}")
+            parts.append(f"{tool.name} does not take {loc}{_accepted(tool.input_model, error['loc'], exc)}")
         else:
             message = error["msg"].removeprefix("Value error, ")
             parts.append(f"{loc}: {message}" if loc else message)
     return "; ".join(parts[:8]) + ("" if len(parts) <= 8 else f"; and {len(parts) - 8} more problems")
+
+
+# Names models often give an argument, and what our tools call it.
+ARGUMENT_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "command": ("argv", "shell"),
+    "cmd": ("argv", "shell"),
+    "args": ("argv", "arguments"),
+    "file": ("path",),
+    "filename": ("path", "name"),
+    "file_path": ("path",),
+    "filepath": ("path",),
+    "content": ("text", "body"),
+    "contents": ("content", "text"),
+    "text": ("content", "body"),
+    "body": ("text", "content"),
+    "q": ("query",),
+    "search": ("query",),
+    "url": ("uri", "link"),
+    "max_results": ("limit",),
+    "count": ("limit",),
+}
+
+
+def _accepted(model: type[BaseModel], loc: tuple[int | str, ...], exc: ValidationError) -> str:
+    """For an unknown argument: the closest accepted one (with what it holds) and the whole list."""
+    import difflib
+
+    where = _model_at(model, loc[:-1])
+    if where is None:
+        return ""
+    fields = {(info.alias or name): info for name, info in where.model_fields.items()}
+    given = str(loc[-1])
+    guesses = [name for name in ARGUMENT_SYNONYMS.get(given.lower(), ()) if name in fields]
+    guesses += difflib.get_close_matches(given, list(fields), n=1, cutoff=0.6)
+    if not guesses:  # the one required argument left missing at the same place is the likely meaning
+        missing = [e["loc"][-1] for e in exc.errors() if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
+        guesses = [str(name) for name in missing[:1]]
+    guess = ""
+    if guesses:
+        info = fields[guesses[0]]
+        what = _kind_of(info.annotation)
+        about = f": {info.description.rstrip('.')}" if info.description else ""
+        guess = f"; did you mean {guesses[0]} ({what}{about})?"
+    if not fields:
+        return ""
+    return f"{guess} It takes {', '.join(fields)}" if guess else f"; it takes {', '.join(fields)}"
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    """The types an annotation allows (Optional and unions spread out)."""
+    import types
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [part for arg in typing.get_args(annotation) for part in _unwrap(arg) if part is not type(None)]
+    return [annotation]
+
+
+def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model that validates the value at `loc` inside `model`'s input, if one does."""
+    import typing
+
+    current: list[Any] = [model]
+    for part in loc:
+        following: list[Any] = []
+        for candidate in current:
+            if isinstance(part, int):
+                origin = typing.get_origin(candidate)
+                if origin in (list, tuple, set, frozenset):
+                    following += [arg for item in typing.get_args(candidate) for arg in _unwrap(item)]
+            elif isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                for name, info in candidate.model_fields.items():
+                    if part in (name, info.alias):
+                        following += _unwrap(info.annotation)
+        current = following
+    return next((c for c in current if isinstance(c, type) and issubclass(c, BaseModel)), None)
+
+
+def _kind_of(annotation: Any) -> str:
+    import typing
+
+    kinds = []
+    for part in _unwrap(annotation):
+        origin = typing.get_origin(part) or part
+        if origin in (list, tuple, set, frozenset):
+            kinds.append("a list")
+        elif origin is dict or (isinstance(origin, type) and issubclass(origin, BaseModel)):
+            kinds.append("an object")
+        elif origin is bool:
+            kinds.append("true or false")
+        elif origin is int:
+            kinds.append("an integer")
+        elif origin is float:
+            kinds.append("a number")
+        elif origin is str:
+            kinds.append("a string")
+    return " or ".join(dict.fromkeys(kinds)) or "a value"
 
 
 def _format_loc(loc: tuple[int | str, ...]) -> str:
@@ -177,9 +293,15 @@ class PolicyGate:
     """
 
     def __init__(
-        self, settings: PolicySettings, rules: RulePolicy, store: StateStore, out_of_band: OutOfBand | None = None
+        self,
+        settings: PolicySettings,
+        rules: RulePolicy,
+        store: StateStore,
+        out_of_band: OutOfBand | None = None,
+        max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS,
     ) -> None:
         self.settings = settings
+        self.max_result_tokens = max_result_tokens
         self.rules = rules
         self.store = store
         # (name, transport) -> the failure for a name with no tool; the app knows which namespaces are off
@@ -229,8 +351,8 @@ class PolicyGate:
             outcome = failure_outcome(_internal_error(state.tool))
         if outcome.ask_later is None:
             if via is None:  # a nested result goes to the handler that asked, not out: the outer call's is scrubbed
-                outcome = outgoing(outcome, state.tool)
-            if not self._audit(caller, state, outcome, started):
+                outcome = self.within_budget(tool, outgoing(outcome, state.tool))
+            if not await self._append_audit(caller, state, outcome, started):
                 # Only a low call gets here with the store down (anything else checked it before it
                 # ran), and a low call changes nothing: a result without its audit row is not given out.
                 logger.warning("%s answered unavailable: its audit row could not be written", state.tool)
@@ -251,6 +373,9 @@ class PolicyGate:
         if hidden:
             state.decision = "denied"
             raise ToolFailure("denied_by_policy", hidden)
+        if caller.reaches is not None and not caller.reaches(spec):
+            state.decision = "denied"
+            raise ToolFailure("denied_by_policy", f"{spec.name} is outside the scopes this sign-in was granted")
         if not isinstance(raw_args, dict):
             state.decision = "denied"
             raise ToolFailure("invalid_arguments", f"{spec.name} takes a JSON object of arguments")
@@ -276,6 +401,7 @@ class PolicyGate:
             transport=caller.transport,
             progress=_guarded_progress(caller.progress),
             call_tool=self._caller_of(tool, caller, notices),
+            via=state.via.spec.name if state.via is not None else None,
         )
         if spec.prepare is not None:
             try:
@@ -314,6 +440,58 @@ class PolicyGate:
         if notices and not outcome.is_error:
             outcome.notice = "\n".join(notices)
         return outcome
+
+    def within_budget(self, tool: BoundTool | None, outcome: CallOutcome) -> CallOutcome:
+        """The result, or the part of it that fits `max_result_tokens`, saying what was left out.
+
+        Tools page by themselves; this is the net under them. A cut result stays valid against
+        the tool's output model (strings shortened, list tails dropped); one that cannot be cut
+        validly becomes a `too_large` error, never an over-budget result.
+        """
+        budget = self.max_result_tokens * CHARS_PER_TOKEN
+        images = sum(len(data) for data, _ in outcome.images)
+        if (
+            outcome.ask_later is not None
+            or result_chars(outcome.text, outcome.notice, outcome.structured) + images <= budget
+        ):
+            return outcome
+        if outcome.images:  # tools keep images under the budget; one that does not loses them, and says so
+            outcome.images = []
+            outcome.text += "\n[the image was left out: it does not fit the result budget; save it to the files store]"
+            return self.within_budget(tool, outcome)
+        name = tool.spec.name if tool is not None else "the tool"
+        if outcome.is_error or outcome.structured is None or tool is None:
+            keep = max(0, budget - len(outcome.notice or "") - 200)
+            outcome.text = outcome.text[: keep // 2] + CUT_MARK
+            if outcome.is_error:
+                outcome.structured = {"error": {"kind": "too_large", "message": outcome.text[: keep // 2]}}
+            return outcome
+        spec = tool.spec
+        room = budget - len(outcome.notice or "") - 800  # the note on what was cut
+        share = max(256, room - min(len(outcome.text), room // 2))
+        for _ in range(12):
+            fitted = fit_structured(outcome.structured, spec.output_model, share)
+            if fitted is None:
+                break
+            model, structured, cut = fitted
+            text = spec.render_text(model) if spec.render_text else plain_text(structured)
+            if len(text) > room - len(json.dumps(structured, ensure_ascii=False)):
+                text = text[: max(0, room - len(json.dumps(structured, ensure_ascii=False)) - len(CUT_MARK))] + CUT_MARK
+            if result_chars(text, None, structured) <= room:
+                note = (
+                    f"[{name}: this result was cut to fit the {self.max_result_tokens:,}-token result budget"
+                    f" ({cut.describe() or 'text shortened'}). Ask for less at a time (a smaller limit or"
+                    " max_chars, an offset or cursor) to read the rest.]"
+                )
+                return CallOutcome(text=text + "\n\n" + note, structured=structured, notice=outcome.notice)
+            share = int(share * 0.7)
+        return failure_outcome(
+            ToolFailure(
+                "too_large",
+                f"the result of {name} does not fit the {self.max_result_tokens:,}-token result budget.",
+                "Ask for less at a time: a smaller limit or max_chars, or page with offset/cursor.",
+            )
+        )
 
     def _check_reaches(self, spec: ToolSpec, args: BaseModel, state: _CallRecord) -> None:
         """An argument that acts through a tool the policy hides is refused before anything runs."""
@@ -372,6 +550,7 @@ class PolicyGate:
         consumed = self.store.consume_approval(spec.name, digest, caller.principal)
         if consumed is not None:
             state.decision, state.approval_id = "approved_out_of_band", consumed.id
+            state.answered_by = self.store.decided_by(consumed.id) or "out_of_band"
             return None
         summary = spec.describe(args)
         if state.via is not None:
@@ -381,6 +560,7 @@ class PolicyGate:
             answer = await caller.asker.ask(request)
             if isinstance(answer, AskLater):
                 return CallOutcome(text="", ask_later=answer)
+            state.answered_by = getattr(caller.asker, "channel", None) or f"elicitation:{caller.transport}"
             if answer is Answer.ACCEPT:
                 state.decision = "confirmed"
                 metrics.current().approval("elicitation", "approved")
@@ -400,6 +580,7 @@ class PolicyGate:
         denial = self.store.recent_denial(spec.name, digest)
         if denial is not None:
             state.decision, state.approval_id = "declined", denial.id
+            state.answered_by = self.store.decided_by(denial.id) or "out_of_band"
             raise ToolFailure(
                 "declined_by_user",
                 f"{spec.name} was not run: the person denied approval {denial.id} for these arguments.",
@@ -458,9 +639,11 @@ class PolicyGate:
             raise
         if verdict == "approved" and self.store.consume_approval_id(approval.id) is not None:
             state.decision = "approved_out_of_band"
+            state.answered_by = self.store.decided_by(approval.id) or "out_of_band"
             return
         if verdict == "denied":
             state.decision = "declined"
+            state.answered_by = self.store.decided_by(approval.id) or "out_of_band"
             raise ToolFailure(
                 "declined_by_user",
                 f"{approval.tool} was not run: the person denied approval {approval.id}.",
@@ -482,11 +665,10 @@ class PolicyGate:
         if not isinstance(output, spec.output_model):
             output = spec.output_model.model_validate(output)
         structured = output.model_dump(mode="json", by_alias=True)
-        text = spec.render_text(output) if spec.render_text else json.dumps(structured, ensure_ascii=False)
-        return CallOutcome(text=text, structured=structured)
+        text = spec.render_text(output) if spec.render_text else plain_text(structured)
+        return CallOutcome(text=text, structured=structured, images=getattr(output, "images", []))
 
-    def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> bool:
-        """Write the call's audit row; False when the state store cannot be reached."""
+    def _count(self, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
         error = outcome.error
         metrics.current().call(
             state.tool,
@@ -494,26 +676,46 @@ class PolicyGate:
             error["kind"] if error else "ok",
             time.perf_counter() - started,
         )
+
+    async def _append_audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> bool:
+        """Write the call's audit row (batched with the calls finishing beside it); False when the
+        state store cannot be reached."""
+        self._count(state, outcome, started)
         try:
-            self.store.record(
-                AuditRow(
-                    ts=time.time(),
-                    transport=caller.transport,
-                    principal=caller.principal,
-                    tool=state.tool,
-                    args=redact(state.args, self.settings.audit_max_chars),
-                    risk=state.risk.label if state.risk else None,
-                    decision=state.decision,
-                    approval_id=state.approval_id,
-                    duration_ms=(time.perf_counter() - started) * 1000,
-                    outcome=error["kind"] if error else "ok",
-                )
-            )
+            await self.store.append_audit(self._audit_row(caller, state, outcome, started))
         except StateStoreUnavailable:
             return False
         except Exception:  # the audit log must never turn a finished call into a crash
             logger.exception("could not write the audit row for %s", state.tool)
         return True
+
+    def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> bool:
+        """Write the call's audit row now (a cancelled call cannot wait); False when the state store
+        cannot be reached."""
+        self._count(state, outcome, started)
+        try:
+            self.store.record(self._audit_row(caller, state, outcome, started))
+        except StateStoreUnavailable:
+            return False
+        except Exception:  # the audit log must never turn a finished call into a crash
+            logger.exception("could not write the audit row for %s", state.tool)
+        return True
+
+    def _audit_row(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> AuditRow:
+        error = outcome.error
+        return AuditRow(
+            ts=time.time(),
+            transport=caller.transport,
+            principal=caller.principal,
+            tool=state.tool,
+            args=redact(state.args, self.settings.audit_max_chars),
+            risk=state.risk.label if state.risk else None,
+            decision=state.decision,
+            approval_id=state.approval_id,
+            duration_ms=(time.perf_counter() - started) * 1000,
+            outcome=error["kind"] if error else "ok",
+            answered_by=state.answered_by,
+        )
 
 
 def store_unavailable() -> ToolFailure:
@@ -579,6 +781,7 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
     The cheap check (one JSON dump, one encode, one search per secret) passes nearly every
     result untouched; only a result that fails it is rebuilt.
     """
+    kind = outcome.error.get("kind") if outcome.error else None
     parts = [outcome.text, outcome.notice or "", outcome.action or ""]
     if outcome.structured is not None:
         parts.append(json.dumps(outcome.structured, ensure_ascii=False))
@@ -590,6 +793,7 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
             logger.warning("%s returned text that is not valid UTF-8; undecodable bytes are escaped", tool)
             outcome.text = utf8_safe(outcome.text)
             outcome.notice = utf8_safe(outcome.notice)
+            outcome.action = utf8_safe(outcome.action)
             outcome.structured = utf8_safe(outcome.structured)
     if known_secrets.present(blob):
         outcome.text = known_secrets.scrub(outcome.text)
@@ -598,7 +802,10 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
         outcome.structured = known_secrets.scrub_value(outcome.structured)
     if outcome.is_error:
         outcome.text = scrub_text(outcome.text)
-        outcome.structured = {"error": {k: _scrub_any(v) for k, v in (outcome.error or {}).items()}}
+        error = {k: _scrub_any(v) for k, v in (outcome.error or {}).items()}
+        if kind is not None:  # one word of a fixed vocabulary, never a secret, even when a secret is a word
+            error["kind"] = kind
+        outcome.structured = {"error": error}
     return outcome
 
 
@@ -628,12 +835,14 @@ def _internal_error(tool: str) -> ToolFailure:
 
 
 def approval_required(approval: Approval, wire_name: str, places: str | None = None) -> ToolFailure:
+    from mcp_tools.commands import mcp_tools
+
     minutes = max(1, round((approval.expires - approval.created) / 60))
     ask = f"approve it {places} or run" if places else "run"
     return ToolFailure(
         "approval_required",
         f"{approval.tool} needs the person's approval before it runs ({approval.summary}). Approval id: {approval.id}.",
-        f"Ask the person to {ask} `mcp-tools approvals approve {approval.id}` (it expires in about {minutes} "
+        f"Ask the person to {ask} `{mcp_tools('approvals', 'approve', approval.id)}` (it expires in about {minutes} "
         f"minutes), then call {wire_name} again with exactly the same arguments.",
         details={"approval_id": approval.id, "expires": iso_time(approval.expires)},
     )
@@ -650,3 +859,4 @@ class _CallRecord:
     approval_id: str | None = None
     wire_name: str = ""  # the tool to call again after an approval: the outer one for a nested call
     via: BoundTool | None = None
+    answered_by: str | None = None

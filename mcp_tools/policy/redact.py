@@ -12,7 +12,7 @@ from typing import Any
 from mcp_tools.secrets import scrub_text
 
 SECRET_KEY = re.compile(
-    r"pass(word|wd|phrase)?|secret|token|api[_-]?key|authori[sz]ation|cookie|credential|private[_-]?key",
+    r"pass(word|wd|phrase)?|secret|token|api[_-]?key|authori[sz]ation|cookie|credential|private[_-]?key|ticket",
     re.IGNORECASE,
 )
 REDACTED = "[redacted]"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import hmac
 import json
 import secrets
 import sqlite3
@@ -53,7 +54,8 @@ CREATE TABLE IF NOT EXISTS audit (
     decision TEXT NOT NULL,
     approval_id TEXT,
     duration_ms REAL NOT NULL,
-    outcome TEXT NOT NULL
+    outcome TEXT NOT NULL,
+    answered_by TEXT
 );
 """
 # Who asked over what and who answered live beside `approvals`, and every change of an approval's
@@ -78,6 +80,21 @@ CREATE TRIGGER IF NOT EXISTS approval_status_changed AFTER UPDATE OF status ON a
 WHEN NEW.status != OLD.status BEGIN
     INSERT INTO approval_events (approval_id, status) VALUES (NEW.id, NEW.status);
 END;
+CREATE TABLE IF NOT EXISTS approval_tickets (
+    ticket_sha256 TEXT PRIMARY KEY,
+    approval_id TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    args_sha256 TEXT NOT NULL,
+    created REAL NOT NULL,
+    expires REAL NOT NULL,
+    used REAL
+);
+CREATE INDEX IF NOT EXISTS approval_tickets_of ON approval_tickets (approval_id);
+CREATE TABLE IF NOT EXISTS approval_ticket_failures (
+    approval_id TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS page_logins (
     token_sha256 TEXT PRIMARY KEY,
     expires REAL NOT NULL,
@@ -85,7 +102,8 @@ CREATE TABLE IF NOT EXISTS page_logins (
 );
 CREATE TABLE IF NOT EXISTS page_sessions (
     cookie_sha256 TEXT PRIMARY KEY,
-    expires REAL NOT NULL
+    expires REAL NOT NULL,
+    principal TEXT
 );
 CREATE TABLE IF NOT EXISTS enabled_tools (
     principal TEXT NOT NULL,
@@ -97,8 +115,13 @@ CREATE TABLE IF NOT EXISTS request_state_nonces (
     expires REAL NOT NULL
 );
 """
-AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome"
+AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
+MAX_LIVE_TICKETS = 20  # approval cards issued for one approval that still work
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+
+
+class TicketRefused(Exception):
+    """An approval card's ticket that opens nothing; the message says why, without the ticket."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +170,9 @@ class AuditRow:
     approval_id: str | None
     duration_ms: float
     outcome: str
+    # The channel whose answer decided a high-risk call: `elicitation:stdio`, `terminal`, `page`,
+    # `cli`, `telegram:@ada (42)`; None when nobody was asked.
+    answered_by: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -160,6 +186,7 @@ class AuditRow:
             "approval_id": self.approval_id,
             "duration_ms": round(self.duration_ms, 2),
             "outcome": self.outcome,
+            "answered_by": self.answered_by,
         }
 
 
@@ -200,6 +227,9 @@ class StateStore:
 
     clock: Any
     engine: str = "sqlite"
+    # rows handed to `append_audit` in this turn of the event loop, and the event their write sets
+    _audit_queue: list[AuditRow]
+    _audit_flushed: Any = None
 
     def close(self) -> None:
         raise NotImplementedError
@@ -381,6 +411,10 @@ class StateStore:
                 (approval_id, transport, client),
             )
 
+    def decided_by(self, approval_id: str) -> str | None:
+        """Who answered an approval (`page`, `cli`, `telegram:@ada (42)`), if that was recorded."""
+        return self.approval_meta([approval_id]).get(approval_id, {}).get("decided_by")
+
     def approval_meta(self, approval_ids: list[str]) -> dict[str, dict[str, str | None]]:
         """`{id: {"transport", "decided_by", "client"}}` for the approvals that have any."""
         if not approval_ids:
@@ -411,6 +445,94 @@ class StateStore:
 
     # -- page logins -----------------------------------------------------------------------
 
+    # -- approval card tickets -------------------------------------------------------------
+
+    def issue_ticket(self, approval: Approval, ticket_sha256: str, ttl_seconds: float) -> None:
+        """Bind a new ticket (by its hash) to one pending approval, its principal, tool and arguments.
+
+        Each card shown for the approval (the model may call again before the person answers)
+        has its own ticket; any of them answers it, once. The oldest beyond `MAX_LIVE_TICKETS` go.
+        """
+        now = self.clock()
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO approval_tickets VALUES (?,?,?,?,?,?,?,NULL)",
+                (
+                    ticket_sha256,
+                    approval.id,
+                    approval.principal,
+                    approval.tool,
+                    approval.args_sha256,
+                    now,
+                    min(approval.expires, now + ttl_seconds),
+                ),
+            )
+            db.execute(
+                "DELETE FROM approval_tickets WHERE approval_id=? AND ticket_sha256 NOT IN (SELECT ticket_sha256 "
+                "FROM approval_tickets WHERE approval_id=? ORDER BY created DESC LIMIT ?)",
+                (approval.id, approval.id, MAX_LIVE_TICKETS),
+            )
+            db.execute("DELETE FROM approval_tickets WHERE expires<?", (now - 86400,))
+
+    def check_ticket(
+        self, approval_id: str, ticket_sha256: str, principal: str, *, use: bool, max_failures: int
+    ) -> Approval:
+        """The pending approval a presented ticket opens; raises `TicketRefused` saying why not.
+
+        One transaction: the hash is compared in constant time with each of the approval's
+        tickets, a wrong one counts against the approval (after `max_failures` no ticket opens
+        it), and with `use` every ticket of the approval is spent.
+        """
+        now = self.clock()
+        with self._transaction() as db:
+            refused, approval = self._open_ticket(db, approval_id, ticket_sha256, principal, now, max_failures)
+            if refused is None and use:
+                db.execute(
+                    "UPDATE approval_tickets SET used=? WHERE approval_id=? AND used IS NULL", (now, approval_id)
+                )
+        if refused is not None or approval is None:  # raised after the commit, so a failure stays counted
+            raise TicketRefused(refused)
+        return approval
+
+    def _open_ticket(
+        self, db: Connection, approval_id: str, ticket_sha256: str, principal: str, now: float, limit: int
+    ) -> tuple[str | None, Approval | None]:
+        failed = db.execute("SELECT failures FROM approval_ticket_failures WHERE approval_id=?", (approval_id,))
+        failures = (failed.fetchone() or (0,))[0]
+        if failures >= limit:
+            return "too many wrong tickets for this approval; answer it on another channel", None
+        rows = db.execute(
+            "SELECT ticket_sha256, principal, tool, args_sha256, expires, used FROM approval_tickets "
+            "WHERE approval_id=?",
+            (approval_id,),
+        ).fetchall()
+        if not rows:
+            return "no approval card was issued for this approval", None
+        match = None
+        for row in rows:  # every ticket is compared, so timing says nothing about which one matched
+            if hmac.compare_digest(row[0].encode(), ticket_sha256.encode()):
+                match = row
+        if match is None or match[1] != principal:
+            db.execute(
+                "INSERT INTO approval_ticket_failures VALUES (?, 1) "
+                "ON CONFLICT (approval_id) DO UPDATE SET failures=approval_ticket_failures.failures+1",
+                (approval_id,),
+            )
+            return "the ticket does not match this approval", None
+        _, _, tool, args_sha256, expires, used = match
+        if used is not None:
+            return "the ticket was used already", None
+        if now >= expires:
+            return "the ticket has expired", None
+        found = db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
+        approval = _approval(found) if found is not None else None
+        if approval is None or approval.tool != tool or approval.args_sha256 != args_sha256:
+            return "the ticket does not match this approval", None
+        status = approval.effective_status(now)
+        if status != "pending":
+            return f"the approval is {status}, no longer pending", None
+        return None, approval
+
     def add_page_login(self, token_sha256: str, ttl_seconds: float) -> None:
         """A one-time login for the approvals page; only the token's hash is stored."""
         now = self.clock()
@@ -430,21 +552,26 @@ class StateStore:
                 == 1
             )
 
-    def add_page_session(self, cookie_sha256: str, ttl_seconds: float) -> float:
-        """A signed-in browser (only its cookie's hash is stored); when it expires."""
+    def add_page_session(self, cookie_sha256: str, ttl_seconds: float, principal: str | None = None) -> float:
+        """A signed-in browser (only its cookie's hash is stored), of one principal or (None) the
+        owner; when it expires."""
         now = self.clock()
         with self._appending() as db:
             db.execute("DELETE FROM page_sessions WHERE expires<=?", (now,))
-            db.execute("INSERT INTO page_sessions VALUES (?, ?)", (cookie_sha256, now + ttl_seconds))
+            db.execute(
+                "INSERT INTO page_sessions (cookie_sha256, expires, principal) VALUES (?, ?, ?)",
+                (cookie_sha256, now + ttl_seconds, principal),
+            )
         return now + ttl_seconds
 
-    def page_session(self, cookie_sha256: str) -> float | None:
-        """When the signed-in browser's session expires; None when it has or never was."""
+    def page_session(self, cookie_sha256: str) -> tuple[float, str | None] | None:
+        """`(expires, principal)` of the signed-in browser's session; None when it ended or never was."""
         with self._reading() as db:
             row = db.execute(
-                "SELECT expires FROM page_sessions WHERE cookie_sha256=? AND expires>?", (cookie_sha256, self.clock())
+                "SELECT expires, principal FROM page_sessions WHERE cookie_sha256=? AND expires>?",
+                (cookie_sha256, self.clock()),
             ).fetchone()
-        return None if row is None else float(row[0])
+        return None if row is None else (float(row[0]), row[1])
 
     def end_page_session(self, cookie_sha256: str) -> None:
         with self._appending() as db:
@@ -487,21 +614,22 @@ class StateStore:
             row = db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
         return None if row is None else _approval(row)
 
-    def count_pending(self) -> int:
-        """How many approvals wait for an answer (pending and unexpired)."""
+    def count_pending(self, principal: str | None = None) -> int:
+        """How many approvals wait for an answer (pending and unexpired), of one principal if given."""
         with self._reading() as db:
             row = db.execute(
-                "SELECT COUNT(*) FROM approvals WHERE status='pending' AND expires>?", (self.clock(),)
+                "SELECT COUNT(*) FROM approvals WHERE status='pending' AND expires>? AND (CAST(? AS TEXT) IS NULL OR principal=?)",
+                (self.clock(), principal, principal),
             ).fetchone()
         return int(row[0])
 
-    def pending_approvals(self, offset: int = 0, limit: int = 25) -> list[Approval]:
-        """One page of the approvals that wait for an answer, newest first."""
+    def pending_approvals(self, offset: int = 0, limit: int = 25, principal: str | None = None) -> list[Approval]:
+        """One page of the approvals that wait for an answer, newest first, of one principal if given."""
         with self._reading() as db:
             rows = db.execute(
-                "SELECT * FROM approvals WHERE status='pending' AND expires>? "
+                "SELECT * FROM approvals WHERE status='pending' AND expires>? AND (CAST(? AS TEXT) IS NULL OR principal=?) "
                 "ORDER BY created DESC, id LIMIT ? OFFSET ?",
-                (self.clock(), limit, offset),
+                (self.clock(), principal, principal, limit, offset),
             ).fetchall()
         return [_approval(row) for row in rows]
 
@@ -521,22 +649,57 @@ class StateStore:
     # -- audit -----------------------------------------------------------------------------
 
     def record(self, row: AuditRow) -> None:
-        with self._appending() as db:
-            db.execute(
-                f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (
-                    row.ts,
-                    row.transport,
-                    row.principal,
-                    row.tool,
-                    json.dumps(row.args, ensure_ascii=False),
-                    row.risk,
-                    row.decision,
-                    row.approval_id,
-                    row.duration_ms,
-                    row.outcome,
-                ),
+        self._insert_audit([row])
+
+    async def append_audit(self, row: AuditRow) -> None:
+        """Write one audit row, returning once it is written; the rows of calls that finish in the
+        same turn of the event loop share one transaction (one commit for a burst of calls).
+
+        The first call of a turn yields once, so that the others queue theirs, then writes them
+        all; the others wait for that write."""
+        import anyio
+
+        if self._audit_flushed is not None:
+            self._audit_queue.append(row)
+            await self._audit_flushed.wait()
+            return
+        self._audit_queue = [row]
+        self._audit_flushed = flushed = anyio.Event()
+        try:
+            await anyio.lowlevel.cancel_shielded_checkpoint()
+        finally:
+            batch, self._audit_queue = self._audit_queue, []
+            self._audit_flushed = None
+            try:
+                self._insert_audit(batch)
+            finally:
+                flushed.set()
+
+    def _insert_audit(self, rows: list[AuditRow]) -> None:
+        values = [
+            (
+                row.ts,
+                row.transport,
+                row.principal,
+                row.tool,
+                json.dumps(row.args, ensure_ascii=False),
+                row.risk,
+                row.decision,
+                row.approval_id,
+                row.duration_ms,
+                row.outcome,
+                row.answered_by,
             )
+            for row in rows
+        ]
+        insert = f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+        if len(values) == 1:  # one insert races with nothing: no lock beyond the row's own
+            with self._appending() as db:
+                db.execute(insert, values[0])
+            return
+        with self._transaction() as db:  # a burst: one commit
+            for value in values:
+                db.execute(insert, value)
 
     def tail(self, limit: int = 20) -> list[AuditRow]:
         with self._reading() as db:
@@ -545,7 +708,8 @@ class StateStore:
                 (limit,),
             ).fetchall()
         return [
-            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9]) for r in reversed(rows)
+            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9], r[10])
+            for r in reversed(rows)
         ]
 
 
@@ -600,9 +764,20 @@ class PolicyStore(SqliteFile, StateStore):
     def __init__(self, path: Path, clock: Any = time.time) -> None:
         super().__init__(path, SCHEMA + APPROVAL_EVENTS_SCHEMA)
         self.clock = clock
-        columns = {row[1] for row in self._db.execute("PRAGMA table_info(approval_meta)")}
-        if "client" not in columns:  # a state file from before clients were remembered
-            self._db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring a file written by an older version up to this schema; old rows keep their values."""
+        with self._transaction() as db:  # one process adds the column; the others then see it
+            columns = {row[1] for row in db.execute("PRAGMA table_info(audit)")}
+            if "answered_by" not in columns:
+                db.execute("ALTER TABLE audit ADD COLUMN answered_by TEXT")
+            columns = {row[1] for row in db.execute("PRAGMA table_info(page_sessions)")}
+            if "principal" not in columns:  # sessions signed in before a link could be for one principal
+                db.execute("ALTER TABLE page_sessions ADD COLUMN principal TEXT")
+            columns = {row[1] for row in db.execute("PRAGMA table_info(approval_meta)")}
+            if "client" not in columns:  # a state file from before clients were remembered
+                db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
 
 
 def _approval(row: tuple[Any, ...]) -> Approval:

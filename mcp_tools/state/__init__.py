@@ -17,7 +17,7 @@ from mcp_tools.secrets import known_secrets
 if TYPE_CHECKING:
     from mcp_tools.policy.store import StateStore
 
-POSTGRES_EXTRA_HINT = "PostgreSQL state needs psycopg: pip install 'mcp-tools[postgres]'"
+POSTGRES_EXTRA_HINT = "PostgreSQL state needs psycopg: pip install 'mcp-tools-suite[postgres]'"
 
 
 def request_state_security(config: Config, ttl: float) -> Any:

@@ -1,11 +1,11 @@
 """Tool calls written as plain text by models without native tool calling.
 
 Such a model writes its calls in the reply: JSON in prose, fenced code-writing tools, or the
-scissors-cat format (a call array, ✂️🐱, then markdown). `formats` finds them (pure, bounded),
-`streaming` reads a reply piece by piece exactly as it reads the whole, `names` maps the names
-other systems use onto our tools, `results` shapes what came back, and `runner` sends each call
-through the same `PolicyGate.call` as an MCP client would, so text can never run anything the
-gate would refuse.
+scissors-cat format (a call array, ✂️🐱, then markdown). One module per shape finds them (`prose`,
+`scissors`; pure, bounded), `shapes` decides which call a JSON value is, `streaming` reads a
+reply piece by piece exactly as it reads the whole, `names` maps the names other systems use
+onto our tools, `results` shapes what came back, and `runner` sends each call through the same
+`PolicyGate.call` as an MCP client would, so text can never run anything the gate would refuse.
 """
 
 from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, ParseProblem, Prose

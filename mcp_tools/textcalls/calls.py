@@ -69,11 +69,22 @@ def json_type(value: Any) -> str:
     return {str: "a string", list: "an array", dict: "an object", type(None): "null"}.get(type(value), "a value")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Prose:
     """Text of the reply that is for the person, not a call: streamed as soon as it is decided."""
 
     text: str
+
+
+_new_prose = object.__new__
+_set_text = Prose.__dict__["text"].__set__  # the slot itself, past the frozen __setattr__
+
+
+def prose_of(text: str) -> Prose:
+    """The same as Prose(text), made in a third of the time: a stream makes one for each piece of words."""
+    event = _new_prose(Prose)
+    _set_text(event, text)
+    return event
 
 
 Event = Prose | ParsedCall | ParseProblem

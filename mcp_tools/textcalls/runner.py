@@ -7,24 +7,26 @@ a failed call does not stop the ones after it.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.commands import mcp_tools
 from mcp_tools.policy.gate import Caller, CallOutcome, failure_outcome
 from mcp_tools.servers import CATALOG
 from mcp_tools.textcalls.calls import Event, ParsedCall, ParseProblem, Prose
-from mcp_tools.textcalls.names import CANONICAL, CANONICAL_NAMES, lookup, suggest
+from mcp_tools.textcalls.names import CANONICAL, CANONICAL_NAMES, is_known, lookup, suggest
 from mcp_tools.textcalls.results import TextCallReport, TextCallResult, now
 from mcp_tools.textcalls.streaming import ParsedReply, StreamParser, parse_reply
 from mcp_tools.tooling import ToolFailure
 
 if TYPE_CHECKING:
     from mcp_tools.app import App
+    from mcp_tools.discovery import ClientToolsets
 
 
 async def run_reply(app: App, text: str | bytes, caller: Caller, format: str = "auto") -> TextCallReport:
     """Parse a whole reply and run its calls; the report holds the results and the markdown."""
-    reply = parse_reply(text, format)
+    reply = parse_reply(text, format, known_names(app))
     return await run_parsed_reply(app, reply, caller, detected=now())
 
 
@@ -52,11 +54,16 @@ async def run_parsed_reply(app: App, reply: ParsedReply, caller: Caller, detecte
 async def run_parsed_call(
     app: App, call: ParsedCall, caller: Caller, call_id: str | None = None, detected: str | None = None
 ) -> TextCallResult:
-    """One call through `app.gate.call`, exactly as an MCP `tools/call` would go."""
+    """One call through `app.gate.call`, exactly as an MCP `tools/call` would go.
+
+    Only what MCP serves this principal answers (`App.served_tool`): the selection, or in dynamic
+    discovery what the principal enabled; any other tool is as unknown as to an MCP client.
+    """
     times = {"detected": detected or now()}
     result = TextCallResult(call, None, CallOutcome(""), call_id or call.call_id or "call_1", times=times)
     name, arguments = call.name, call.arguments
-    tool = app.find_tool(name)
+    client = app.client_view(caller.principal)
+    tool = app.served_tool(name, client=client)
     alias = lookup(name)
     if alias is not None and tool is not None and alias.tool != tool.spec.name:
         alias = None  # a tool of ours by that name wins
@@ -69,20 +76,31 @@ async def run_parsed_call(
             failure.message = f"{call.label}: {failure.message}"
             return _finished(result, alias.tool, failure_outcome(failure))
         name = alias.tool
-        tool = app.find_tool(name)
+        tool = app.served_tool(name, client=client)
     times["executing"] = now()
     outcome = await app.gate.call(tool, name, arguments, caller)
     if tool is None:
-        outcome = failure_outcome(unavailable(app, name, call.name))
+        outcome = failure_outcome(unavailable(app, name, call.name, client))
     elif outcome.ask_later is not None:  # a deferred question needs a transport round trip text cannot make
         outcome = failure_outcome(
             ToolFailure(
                 "denied_by_policy",
                 f"{name} needs the person's confirmation and it cannot be asked here.",
-                "Run it from a terminal, or approve it with `mcp-tools approvals approve`.",
+                f"Run it from a terminal, or approve it with `{mcp_tools('approvals', 'approve')}`.",
             ),
         )
     return _finished(result, tool.spec.name if tool else name, outcome)
+
+
+def known_names(app: App) -> Callable[[str], bool]:
+    """The names a bare call in prose may have: every tool of ours or of the catalogue, and the aliases."""
+    tools = list(app.tools.values())
+    if app.config.server.discovery == "dynamic":
+        from mcp_tools.discovery import meta_tools
+
+        tools += meta_tools(app).values()
+    own = {tool.spec.name for tool in tools} | {tool.wire_name for tool in tools}
+    return lambda name: name in own or is_known(name)
 
 
 def _finished(result: TextCallResult, name: str, outcome: CallOutcome) -> TextCallResult:
@@ -91,10 +109,13 @@ def _finished(result: TextCallResult, name: str, outcome: CallOutcome) -> TextCa
     return result
 
 
-def unavailable(app: App, name: str, written: str) -> ToolFailure:
-    """Why no tool answers to a name: its namespace is off, not built, or the name is unknown."""
+def unavailable(app: App, name: str, written: str, client: ClientToolsets | None = None) -> ToolFailure:
+    """Why no tool answers to a name: not served here, its namespace is off or not built, or it is unknown."""
     canonical = name if name in CANONICAL_NAMES else name.replace("_", ".", 1)
     namespace = canonical.partition(".")[0]
+    existing = app.find_tool(name) or app.find_tool(canonical)
+    if existing is not None:  # a tool this principal is not served: the same answer MCP gives
+        return app.unknown_tool(existing.wire_name, "text")
     if canonical in CANONICAL_NAMES and namespace not in app.namespaces:
         if namespace in CATALOG:
             status = next((status for status in app.statuses if status.name == namespace), None)
@@ -111,9 +132,8 @@ def unavailable(app: App, name: str, written: str) -> ToolFailure:
             f"(planned: {planned})",
             "Use another tool or tell the person it is not available.",
         )
-    available = sorted(
-        {tool.spec.name for tool in app.visible_tools()} | {tool.wire_name for tool in app.tools.values()}
-    )
+    served = client.served() if client is not None else app.visible_tools()
+    available = sorted({tool.spec.name for tool in served} | {tool.wire_name for tool in served})
     closest = suggest(written, available)
     message = f"there is no tool named {written!r}" + (f"; did you mean {closest!r}?" if closest else "")
     return ToolFailure("unknown_tool", message, "Use a name from the tool list.")
@@ -147,7 +167,7 @@ async def stream_reply(
     last `done` with the reply's format and markdown. A batch of calls that completes at once
     (the scissors-cat tool section) runs higher priority first.
     """
-    parser = StreamParser(format)
+    parser = StreamParser(format, known_names(app))
     numbering = _Numbering()
     async for chunk in chunks:
         async for event in _run_events(app, parser.feed(chunk), caller, numbering):

@@ -16,29 +16,24 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose
-from mcp_tools.textcalls.formats import ProseScanner, scissors_calls
+from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose, prose_of
+from mcp_tools.textcalls.prose import ProseScanner
+from mcp_tools.textcalls.scissors import DELIMITERS, LONGEST_DELIMITER, SCISSORS_KEYS, scissors_calls
 
 FORMATS = ("auto", "scissors", "prose")
 
 
-def _mac_roman(text: str) -> str:
-    return text.encode("utf-8").decode("mac_roman")
-
-
-_SCISSORS = ("\u2702\ufe0f\U0001f431", "\u2702\U0001f431")
-# The same bytes read as Mac Roman, with and without the Apple logo that 0xF0 becomes.
-DELIMITERS: tuple[str, ...] = (
-    *_SCISSORS,
-    *(_mac_roman(form) for form in _SCISSORS),
-    *(_mac_roman(form).replace("\uf8ff", "") for form in _SCISSORS),
-)
 _ARRAY_STOPS = re.compile(r'[\[\]{}"\\]')
 _STRING_STOPS = re.compile(r'["\\]')
-_UTF8 = codecs.getincrementaldecoder("utf-8")
-_LONGEST = max(len(delimiter) for delimiter in DELIMITERS)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_utf8_decode = codecs.utf_8_decode
+_LONGEST = LONGEST_DELIMITER
+_FIRST_KEY = re.compile(r'"(\w{0,20})"?')
+_FENCE_CLOSE = re.compile(r"`{3,}|~{3,}")
+_FENCE_START = re.compile(r"(`{3,}|~{3,})[ \t]*+(?:json[ \t]*+)?\r?\n", re.IGNORECASE)
 
 
 @dataclass
@@ -63,23 +58,27 @@ class StreamParser:
     """Feed it pieces of a reply with `feed`, then call `flush` once; `reply` holds the whole result."""
 
     format: str = "auto"
+    known: Callable[[str], bool] | None = None  # names a bare call in prose may have (default: `names.is_known`)
     shape: str | None = None  # decided: "scissors" or "prose"
-    _decoder: codecs.IncrementalDecoder = field(default_factory=lambda: _UTF8("replace"))
+    _pending: bytes = b""  # the start of a UTF-8 sequence that the next piece completes
     _head: str = ""  # text held while the shape is undecided
     _array_scan: tuple[int, int, bool] | None = None  # (position, depth, in_string)
     _searched: int = 0  # how far the delimiter was looked for
-    _scanner: ProseScanner = field(default_factory=ProseScanner)
+    _scanner: ProseScanner = field(init=False)
     _markdown_started: bool = False
     _read: int = 0  # characters taken in for reading (up to MAX_TEXT_CHARS)
     _cut: bool = False
     _items: list[ParsedCall | ParseProblem] = field(default_factory=list)
     _prose: list[str] = field(default_factory=list)
     _flushed: bool = False
+    _unicode_reported: bool = False
+    _surrogates: bool = False  # text came in as str, not all ASCII: it may hold lone surrogates
     _finished: bool = False
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}")
+        self._scanner = ProseScanner(self.known)
         if self.format == "prose":
             self.shape = "prose"
 
@@ -87,14 +86,40 @@ class StreamParser:
         """The events this piece decides; prose comes out as soon as nothing could still change it."""
         if self._flushed:
             raise RuntimeError("the parser was flushed; start a new one for the next reply")
-        text = self._decoder.decode(chunk) if isinstance(chunk, bytes | bytearray) else chunk
+        if isinstance(chunk, bytes | bytearray):
+            if self._pending:
+                chunk = self._pending + chunk
+            text, used = _utf8_decode(chunk, "replace", False)  # valid UTF-8 never holds a lone surrogate
+            self._pending = chunk[used:] if used < len(chunk) else b""
+        else:
+            text = chunk
+            self._surrogates = self._surrogates or not text.isascii()
+        if not text:
+            return []
+        # Most pieces of a long reply change no state worth a full step: words inside a line, the
+        # middle of a long JSON string, markdown after the delimiter. They cost a few string checks.
+        read = self._read + len(text)
+        if read <= MAX_TEXT_CHARS and self.shape is not None and not (self._surrogates and _lone_surrogate(text)):
+            if self.shape == "prose":
+                passed = self._scanner.quick(text)
+                if passed is not None:
+                    self._read = read
+                    if passed:
+                        self._prose.append(text)
+                        return [prose_of(text)]
+                    return []
+            elif self._markdown_started:
+                self._read = read
+                self._prose.append(text)
+                return [prose_of(text)]
         return self._record(self._take(text, final=False))
 
     def flush(self) -> list[Event]:
         """The end of the reply: decides whatever was held back."""
         if self._flushed:
             return []
-        text = self._decoder.decode(b"", final=True)
+        text = _utf8_decode(self._pending, "replace", True)[0] if self._pending else ""
+        self._pending = b""
         events = self._take(text, final=False) if text else []
         if not self._finished:
             events += self._finish()
@@ -123,6 +148,18 @@ class StreamParser:
             if isinstance(event, Prose):
                 if not event.text:
                     continue
+                # text no encoder can write: shown as U+FFFD, and said once
+                if self._surrogates and _lone_surrogate(event.text):
+                    event = Prose(_SURROGATE.sub("\ufffd", event.text))
+                    if not self._unicode_reported:
+                        self._unicode_reported = True
+                        problem = ParseProblem(
+                            "the reply holds text that is not valid Unicode (a lone surrogate); it is shown as \ufffd",
+                            None,
+                            hint="Send the reply as UTF-8 text.",
+                        )
+                        self._items.append(problem)
+                        merged.append(problem)
                 self._prose.append(event.text)
                 if merged and isinstance(merged[-1], Prose):
                     merged[-1] = Prose(merged[-1].text + event.text)
@@ -158,7 +195,11 @@ class StreamParser:
             return self._scanner.feed(text) if text else []
         if self.shape == "scissors":
             return self._markdown(text)
-        self._head += text
+        head, self._head = self._head, ""
+        head += text  # the only reference: grown in place, not copied each piece
+        self._head = head
+        if self._array_scan is not None and not final and self._array_end(0) is None:
+            return []  # inside the call array: everything before it was decided when the scan began
         decided = self._decide(final)
         if decided is None:
             return []
@@ -193,21 +234,41 @@ class StreamParser:
         start = len(head) - len(head.lstrip())
         if start == len(head):
             return "prose" if final else None
-        if head[start] != "[":
+        section = start
+        if head[start] in "`~":  # the array fenced as ```json, as models often write it
+            fence = _FENCE_START.match(head, start)
+            if fence is None:
+                undecided = "\n" not in head[start:] and len(head) - start < 16
+                return None if undecided and not final else "prose"
+            section = _skip(head, fence.end())
+            if section == len(head):
+                return "prose" if final else None
+        if head[section] not in "[{":
             return "prose"
-        after = _skip(head, start + 1)
+        after = _skip(head, section + 1)
         if after == len(head):
             return "prose" if final else None
-        if head[after] not in "{]":
-            return "prose"  # [a markdown link], not an array of calls
-        end = self._array_end(start)
+        if head[after] not in ("{]" if head[section] == "[" else '"}'):
+            return "prose"  # [a markdown link] or {a brace in words}, not calls
+        if head[section] == "{":  # one call without its array: only a scissors-cat key may open it
+            key = _FIRST_KEY.match(head, after)
+            if key is None or key.end() == len(head):
+                return "prose" if final or key is None else None
+            if key.group(1) not in SCISSORS_KEYS:
+                return "prose"  # {"name": ...}: a call in prose, read as it streams
+        end = self._array_end(section)
         if end is None:
             return "prose" if final else None
         rest_start = _skip(head, end)
+        if section != start:  # the fence closes before the delimiter
+            closing = _FENCE_CLOSE.match(head, rest_start)
+            if closing is None:
+                return None if not final and len(head) - rest_start < 3 else "prose"
+            rest_start = _skip(head, closing.end())
         rest = head[rest_start : rest_start + _LONGEST]
         for delimiter in DELIMITERS:
             if rest.startswith(delimiter):
-                return end, rest_start + len(delimiter)
+                return rest_start, rest_start + len(delimiter)
         if not final and len(rest) < _LONGEST and any(delimiter.startswith(rest) for delimiter in DELIMITERS):
             return None
         return "prose"
@@ -239,15 +300,25 @@ class StreamParser:
         return None
 
 
+def _lone_surrogate(text: str) -> bool:
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-16-le")  # far faster than a search; fails exactly on a lone surrogate
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _skip(text: str, position: int) -> int:
     while position < len(text) and text[position].isspace():
         position += 1
     return position
 
 
-def parse_reply(text: str | bytes, format: str = "auto") -> ParsedReply:
+def parse_reply(text: str | bytes, format: str = "auto", known: Callable[[str], bool] | None = None) -> ParsedReply:
     """The whole reply read at once: the same parser as for a stream, fed one piece."""
-    parser = StreamParser(format)
+    parser = StreamParser(format, known)
     parser.feed(text)
     parser.flush()
     return parser.reply

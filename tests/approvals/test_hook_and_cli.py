@@ -63,13 +63,13 @@ async def test_the_hook_posts_each_pending_approval_as_json_without_secrets(
         again = failure(await client.call_tool("demo_note", {"key": "k", "text": "v2", "api_token": "sk-live-123"}))
     assert replaced["kind"] == "approval_required" and again["approval_id"] == replaced["approval_id"]
     link = f"https://phone.example/approvals/a/{replaced['approval_id']}"
-    assert replaced["hint"].startswith(f"Ask the person to approve it on the approvals page ({link}) or run `mcp-tools")
+    assert replaced["hint"].startswith(f"Ask the person to approve it on the approvals page ({link}) or run `")
     [notice] = received  # announced once, though asked twice
     assert notice["event"] == "approval_requested" and notice["id"] == replaced["approval_id"]
     assert notice["tool"] == "demo.note" and notice["risk"] == "high" and notice["summary"] == "Store note 'k'"
     assert notice["arguments"]["api_token"] == "[redacted]"
     assert notice["link"] == f"https://phone.example/approvals/a/{notice['id']}"
-    assert notice["approve_command"] == f"mcp-tools approvals approve {notice['id']}"
+    assert notice["approve_command"].endswith(f"mcp-tools approvals approve {notice['id']}")
     assert set(notice) >= {"message", "principal", "transport", "created", "expires"}
     assert "sk-live-123" not in json.dumps(received)
 

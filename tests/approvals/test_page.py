@@ -35,9 +35,9 @@ def page_client(store: PolicyStore, **settings: object) -> TestClient:
     return TestClient(page_server(page), base_url=BASE)
 
 
-def signed_in(store: PolicyStore, **settings: object) -> tuple[TestClient, str]:
+def signed_in(store: PolicyStore, principal: str | None = None, **settings: object) -> tuple[TestClient, str]:
     client = page_client(store, **settings)
-    link = new_login_link(store, f"{BASE}/approvals", 600)
+    link = new_login_link(store, f"{BASE}/approvals", 600, principal)
     assert client.get(link.removeprefix(BASE)).status_code == 200
     csrf = client.get("/approvals/").text.split('name="csrf" value="', 1)[1].split('"', 1)[0]
     return client, csrf
@@ -219,3 +219,60 @@ def test_a_card_shows_its_summary_once_who_asked_in_words_and_times_for_the_scri
     assert approval is not None
     created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(approval.created))
     assert f'<time datetime="{created}" title="' in body and "Time (UTC)" not in body
+
+
+def test_recent_decisions_say_which_channel_gave_the_yes(store: PolicyStore) -> None:
+    from mcp_tools.policy.store import AuditRow
+
+    store.record(
+        AuditRow(1.0, "stdio", "local", "files.delete", {}, "high", "confirmed", None, 1, "ok", "elicitation:stdio")
+    )
+    store.record(
+        AuditRow(2.0, "http", "ci", "files.move", {}, "high", "approved_out_of_band", "apr-x", 1, "ok", "telegram:@ada")
+    )
+    client, _ = signed_in(store)
+    rows = client.get("/approvals/").text.split("<tbody>", 1)[1]
+    assert "<td>files.delete</td><td>confirmed</td><td>elicitation:stdio</td>" in rows
+    assert "<td>files.move</td><td>approved out of band</td><td>telegram:@ada</td>" in rows
+
+
+ALICE = "alice@https://login.example.org"
+BOB = "bob@https://login.example.org"
+
+
+def approval_of(store: PolicyStore, principal: str, path: str):
+    return store.request_approval(
+        tool="files.delete",
+        args_sha256=path.encode().hex().ljust(64, "0")[:64],
+        args_display={"path": path},
+        summary=f"Delete file {path}",
+        risk="high",
+        principal=principal,
+        ttl_seconds=600,
+    )
+
+
+def test_a_person_signed_in_for_a_principal_sees_and_answers_only_their_own(store: PolicyStore) -> None:
+    alices, bobs = approval_of(store, ALICE, "alice-notes.md"), approval_of(store, BOB, "bob-diary.md")
+    client, csrf = signed_in(store, ALICE)
+    body = client.get("/approvals/").text
+    assert "alice-notes.md" in body and "bob-diary.md" not in body and "Waiting for you (1)" in body
+    assert "bob-diary.md" not in client.get(f"/approvals/a/{bobs.id}").text
+    assert "bob-diary.md" not in client.get("/approvals/fragment", params={"focus": bobs.id}).text
+    refused = client.post(f"/approvals/a/{bobs.id}/approve", data={"csrf": csrf}, headers={"Origin": BASE})
+    assert refused.status_code == 404
+    assert store.get_approval(bobs.id).status == "pending"  # type: ignore[union-attr]
+    mine = client.post(f"/approvals/a/{alices.id}/approve", data={"csrf": csrf}, headers={"Origin": BASE})
+    assert mine.status_code in (200, 303) and store.get_approval(alices.id).status == "approved"  # type: ignore[union-attr]
+    owner, _ = signed_in(store)
+    assert "bob-diary.md" in owner.get("/approvals/").text  # the owner's link sees everyone's
+
+
+def test_a_sign_in_link_cannot_be_turned_into_another_principals(store: PolicyStore) -> None:
+    approval_of(store, BOB, "bob-diary.md")
+    link = new_login_link(store, f"{BASE}/approvals", 600, ALICE)
+    client = page_client(store)
+    for forged in (link.replace("alice", "bob"), link.split("&for=")[0]):  # another principal; the owner's
+        assert client.get(forged.removeprefix(BASE)).status_code == 403
+    assert client.get(link.removeprefix(BASE)).status_code == 200
+    assert "bob-diary.md" not in client.get("/approvals/").text

@@ -152,7 +152,8 @@ async def test_replayed_and_expired_presses_are_refused(
         monkeypatch.setattr("mcp_tools.approvals.telegram.time", later)
         expired = await in_thread(fake.answer_to, fake.press(late, "Approve"))
     assert first["kind"] == second["kind"] == "approval_required"
-    assert first["hint"].startswith("Ask the person to approve it in Telegram or run `mcp-tools approvals approve apr-")
+    assert first["hint"].startswith("Ask the person to approve it in Telegram or run `")
+    assert "mcp-tools approvals approve apr-" in first["hint"]
     assert replay == replay_deny == "Not accepted: this approval was already answered."
     assert expired == "Not accepted: this approval has expired."
     assert app.store.get_approval(second["approval_id"]).status == "pending"  # type: ignore[union-attr]

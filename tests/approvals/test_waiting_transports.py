@@ -258,4 +258,5 @@ async def test_under_serve_http_the_approval_required_hint_links_to_the_served_p
             pending = failure(await client.call_tool("demo_erase", {"target": "t"}))
     assert pending["kind"] == "approval_required"
     link = f"{base}/approvals/a/{pending['approval_id']}"
-    assert pending["hint"].startswith(f"Ask the person to approve it on the approvals page ({link}) or run `mcp-tools")
+    assert pending["hint"].startswith(f"Ask the person to approve it on the approvals page ({link}) or run `")
+    assert f"approve {pending['approval_id']}`" in pending["hint"]

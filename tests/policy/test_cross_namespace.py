@@ -170,3 +170,22 @@ async def test_attack_the_2026_round_trip_confirms_the_inner_overwrite(tmp_path:
         done = ok(await client.call_tool("fetcher_fetch", {"text": "new", "save_to": "r.txt"}))
     assert done["saved"] and stored(tmp_path, "r.txt").read_text() == "new"
     assert len(seen) == 2 and all("files.write" in params.message for params in seen)
+
+
+async def test_attack_a_tool_within_the_scopes_cannot_write_through_one_outside_them(tmp_path: Path, fetcher: str):
+    app = fetcher_app(tmp_path)
+    read_only_scopes = Caller(
+        transport="http", principal="alice@https://id.example", reaches=lambda spec: spec.read_only
+    )
+
+    refused = await call(app, "fetcher.fetch", {"text": "attacker text", "save_to": "planted.txt"}, read_only_scopes)
+
+    assert refused.is_error and refused.error["kind"] == "denied_by_policy"
+    assert "scopes" in refused.error["message"]
+    assert not stored(tmp_path, "planted.txt").exists()
+    assert ok_fetch(await call(app, "fetcher.fetch", {"text": "just read"}, read_only_scopes))
+    assert app.store.tail(3)[0].tool == "files.write" and app.store.tail(3)[0].decision == "denied"
+
+
+def ok_fetch(outcome) -> bool:
+    return not outcome.is_error and outcome.structured == {"text": "just read", "saved": False}

@@ -60,7 +60,7 @@ async def test_high_risk_runs_after_the_person_confirms(tmp_path: Path, demo_nam
     assert "Erase 'old-drafts'" in message and "demo.erase" in message and "high risk" in message
     schema = seen[0].requested_schema
     assert schema["properties"]["confirm"]["type"] == "boolean"
-    assert [row.decision for row in app.store.tail()] == ["confirmed"]
+    assert [(row.decision, row.answered_by) for row in app.store.tail()] == [("confirmed", "elicitation:test")]
 
 
 @BOTH_ERAS
@@ -250,7 +250,7 @@ async def test_tools_carry_consistent_annotations(tmp_path: Path, demo_namespace
     assert annotation(erase, "read_only_hint") is False and annotation(erase, "destructive_hint") is True
     assert annotation(note, "destructive_hint") is True  # it can overwrite
     assert echo.output_schema is not None and echo.input_schema["additionalProperties"] is False
-    assert "asks the person first" in erase.description
+    assert "Risk: high." in erase.description
 
 
 async def test_dotted_wire_names_when_configured(tmp_path: Path, demo_namespace: str) -> None:
@@ -259,3 +259,12 @@ async def test_dotted_wire_names_when_configured(tmp_path: Path, demo_namespace:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert ok(await client.call_tool("demo.echo", {"text": "x"}))
     assert "demo.echo" in names and "demo_echo" not in names
+
+
+async def test_an_unknown_argument_with_no_likely_meaning_is_named_and_the_list_follows(
+    tmp_path: Path, demo_namespace: str
+) -> None:
+    async with connect(tmp_path, DEMO, elicit=None) as client:
+        error = failure(await client.call_tool("demo_echo", {"text": "hi", "zzqx": 1}))
+    assert error["kind"] == "invalid_arguments"
+    assert error["message"] == "demo.echo does not take zzqx; it takes text"

@@ -95,7 +95,7 @@ async def test_preconditions_run_after_argument_validation(tmp_path: Path, demo_
     [
         ("stdio", "tools/list", "mcp-tools tools"),
         ("http", "tools/list", "mcp-tools tools"),
-        ("cli", "`mcp-tools tools`", "tools/list"),
+        ("cli", "mcp-tools tools`", "tools/list"),  # this installation's mcp-tools, by path when not on PATH
         ("text", "demo_echo, demo_note, demo_erase, demo_fail", "tools/list"),
     ],
 )

@@ -163,3 +163,110 @@ def test_events_are_numbered_in_commit_order_across_connections(open_store: Open
     for _, approval_id, status in events:
         by_approval.setdefault(approval_id, []).append(status)
     assert set(map(tuple, by_approval.values())) == {("pending", "approved", "consumed")}
+
+
+OLD_AUDIT_SCHEMA = """
+CREATE TABLE audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, transport TEXT NOT NULL, principal TEXT NOT NULL,
+    tool TEXT NOT NULL, args TEXT NOT NULL, risk TEXT, decision TEXT NOT NULL, approval_id TEXT,
+    duration_ms REAL NOT NULL, outcome TEXT NOT NULL
+);
+INSERT INTO audit (ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome)
+VALUES (1.0, 'stdio', 'local', 'x.erase', '{}', 'high', 'confirmed', NULL, 1.5, 'ok');
+"""
+
+
+def test_an_audit_log_written_before_answered_by_existed_is_migrated(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "p.db"
+    with sqlite3.connect(path) as old:
+        old.executescript(OLD_AUDIT_SCHEMA)
+    stores = [PolicyStore(path) for _ in range(3)]  # every process opening it migrates, or finds it done
+    stores[0].record(
+        AuditRow(2.0, "http", "laptop", "x.erase", {}, "high", "approved_out_of_band", "apr-1", 2.0, "ok", "page")
+    )
+    rows = stores[1].tail(10)
+    assert [(row.decision, row.answered_by) for row in rows] == [("confirmed", None), ("approved_out_of_band", "page")]
+    assert rows[0].as_dict()["answered_by"] is None and rows[1].as_dict()["answered_by"] == "page"
+
+
+def test_who_decided_an_approval_is_kept_with_it(open_store: OpenStore) -> None:
+    store = open_store()
+    approval = request(store)
+    assert store.decided_by(approval.id) is None
+    store.decide(approval.id, True, 600, decided_by="telegram:@ada (42)")
+    assert store.decided_by(approval.id) == "telegram:@ada (42)"
+
+
+@pytest.mark.anyio
+async def test_concurrent_audit_rows_are_each_written_before_their_call_returns(open_store: OpenStore) -> None:
+    """Rows of calls finishing together share a transaction; none is lost, none returns unwritten."""
+    import anyio
+
+    store = open_store()
+    written_on_return: list[bool] = []
+
+    async def one_call(index: int) -> None:
+        await store.append_audit(
+            AuditRow(float(index), "http", "laptop", "x.y", {"i": index}, "low", "ran", None, 1, "ok")
+        )
+        written_on_return.append(any(row.args["i"] == index for row in store.tail(100)))
+
+    async with anyio.create_task_group() as group:
+        for index in range(40):
+            group.start_soon(one_call, index)
+    assert written_on_return == [True] * 40
+    assert sorted(row.args["i"] for row in open_store().tail(100)) == list(range(40))
+
+
+def test_the_answering_channel_is_kept_in_the_audit_row(open_store: OpenStore) -> None:
+    store = open_store()
+    store.record(
+        AuditRow(2.0, "http", "laptop", "x.erase", {}, "high", "approved_out_of_band", "apr-1", 2.0, "ok", "page")
+    )
+    assert [row.answered_by for row in open_store().tail(10)] == ["page"]
+
+
+def test_pending_approvals_of_one_principal(open_store: OpenStore) -> None:
+    store = open_store()
+    request(store, digest="a", principal="ada")
+    request(store, digest="b", principal="bob")
+    assert store.count_pending() == 2 and store.count_pending("ada") == 1 and store.count_pending("eve") == 0
+    assert [approval.principal for approval in store.pending_approvals(principal="bob")] == ["bob"]
+
+
+def test_an_approval_card_ticket_opens_its_approval_once(open_store: OpenStore) -> None:
+    from mcp_tools.policy.store import TicketRefused
+
+    store = open_store()
+    approval = request(store)
+    store.issue_ticket(approval, "t" * 64, ttl_seconds=600)
+    other = open_store()  # another process checks it
+    assert other.check_ticket(approval.id, "t" * 64, "local", use=False, max_failures=5).id == approval.id
+    with pytest.raises(TicketRefused, match="does not match"):
+        other.check_ticket(approval.id, "t" * 64, "someone-else", use=True, max_failures=5)
+    assert other.check_ticket(approval.id, "t" * 64, "local", use=True, max_failures=5).id == approval.id
+    with pytest.raises(TicketRefused, match="used already"):
+        store.check_ticket(approval.id, "t" * 64, "local", use=True, max_failures=5)
+
+
+def test_wrong_tickets_lock_the_card_out_of_an_approval(open_store: OpenStore) -> None:
+    from mcp_tools.policy.store import TicketRefused
+
+    store = open_store()
+    approval = request(store)
+    store.issue_ticket(approval, "t" * 64, ttl_seconds=600)
+    for _ in range(3):
+        with pytest.raises(TicketRefused, match="does not match"):
+            store.check_ticket(approval.id, "w" * 64, "local", use=False, max_failures=3)
+    with pytest.raises(TicketRefused, match="too many wrong tickets"):
+        store.check_ticket(approval.id, "t" * 64, "local", use=True, max_failures=3)
+
+
+def test_a_page_session_keeps_its_principal(open_store: OpenStore) -> None:
+    store = open_store()
+    store.add_page_session("c" * 64, 600, principal="ada")
+    store.add_page_session("o" * 64, 600)
+    assert open_store().page_session("c" * 64)[1] == "ada"  # type: ignore[index]
+    assert open_store().page_session("o" * 64)[1] is None  # type: ignore[index]

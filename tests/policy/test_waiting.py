@@ -73,7 +73,7 @@ async def test_a_waiting_call_runs_once_the_person_approves(tmp_path: Path, demo
     assert updates and updates[0][1] == 20 and "Waiting for the person to approve" in str(updates[0][2])
     assert [p for p, _, _ in updates] == sorted(p for p, _, _ in updates)
     rows = app.store.tail()
-    assert [(row.decision, row.outcome) for row in rows] == [("approved_out_of_band", "ok")]
+    assert [(row.decision, row.outcome, row.answered_by) for row in rows] == [("approved_out_of_band", "ok", "cli")]
     assert app.store.get_approval(rows[0].approval_id).status == "consumed"  # type: ignore[arg-type,union-attr]
 
 
@@ -85,7 +85,7 @@ async def test_a_waiting_call_is_declined_when_the_person_denies(tmp_path: Path,
     error = failure(result)
     assert error["kind"] == "declined_by_user" and "denied approval" in error["message"]
     assert app.services["demo"].erased == []
-    assert [row.decision for row in app.store.tail()] == ["declined"]
+    assert [(row.decision, row.answered_by) for row in app.store.tail()] == [("declined", "cli")]
 
 
 async def test_when_the_wait_runs_out_the_retry_flow_still_works(tmp_path: Path, demo_namespace: str) -> None:

@@ -36,7 +36,8 @@ def _handler(recorder: Recorder) -> type[BaseHTTPRequestHandler]:
             if parts.path == "/redirect":
                 self._send(302, b"", {"Location": query["to"][0]})
             elif parts.path == "/binary":
-                self._send(200, bytes(range(256)) * int(query.get("times", ["1"])[0]), {"Content-Type": "image/png"})
+                kind = query.get("type", ["image/png"])[0]
+                self._send(200, bytes(range(256)) * int(query.get("times", ["1"])[0]), {"Content-Type": kind})
             elif parts.path == "/big":
                 self._send(200, ("0123456789" * 10_000).encode(), {"Content-Type": "text/plain"})
             elif parts.path == "/labelled":  # a body in Windows-1252 under the label in ?charset=
@@ -141,9 +142,7 @@ def self_signed(folder: Any, names: list[str]) -> Certificate:
     cert_file, key_file = folder / f"{names[0]}.pem", folder / f"{names[0]}.key"
     cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     )
 
     return Certificate(str(cert_file), str(key_file))

@@ -41,7 +41,7 @@ async def test_tools_are_listed_with_honest_annotations(tmp_path, world: World) 
     }
     assert annotation(tools["calendar_availability"], "read_only_hint") is True
     assert annotation(tools["calendar_delete_event"], "destructive_hint") is True
-    assert "asks the person first" in tools["calendar_create_event"].description
+    assert "Risk: high." in tools["calendar_create_event"].description
 
 
 async def test_uid_lookup_is_exact_not_substring(tmp_path, world: World) -> None:

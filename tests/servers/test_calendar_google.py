@@ -297,7 +297,7 @@ def test_each_backend_names_the_extra_it_is_missing(tmp_path: Path, monkeypatch:
     env = Environment(tmp_path / "data", tmp_path / "state", {})
     monkeypatch.setattr(calendar_ns, "missing_modules", lambda names: ["caldav"])
     monkeypatch.setattr(google_config, "require_libraries", no_google)
-    with pytest.raises(NotConfigured, match=r"caldav.*mcp-tools\[calendar\]"):
+    with pytest.raises(NotConfigured, match=r"caldav.*install -e .*\[calendar\]"):
         calendar_ns.create(CalendarConfig(url="https://dav.example.com/", calendar="C"), env)
-    with pytest.raises(NotConfigured, match=r"googleapiclient.*mcp-tools\[google\].*backend = \"google\""):
+    with pytest.raises(NotConfigured, match=r"googleapiclient.*install -e .*\[google\].*backend = \"google\""):
         calendar_ns.create(CalendarConfig(backend="google", calendar="C"), env)

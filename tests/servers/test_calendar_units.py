@@ -130,6 +130,18 @@ def test_naive_input_is_read_in_the_configured_zone() -> None:
     assert caught.value.kind == "invalid_arguments" and caught.value.hint
 
 
+def test_a_local_time_the_clocks_skip_is_refused_with_the_time_it_means() -> None:
+    """02:30 on the spring-forward night does not exist in Berlin; read silently, a one-hour
+    event from 02:30 to 03:30 became an event of no length."""
+    with pytest.raises(ToolFailure) as caught:
+        parse_moment("2026-03-29T02:30", BERLIN, "start")
+    assert caught.value.kind == "invalid_arguments"
+    assert "does not exist in Europe/Berlin" in caught.value.message and "03:30" in (caught.value.hint or "")
+    assert parse_moment("2026-03-29T02:30:00+01:00", BERLIN, "start").utcoffset() == dt.timedelta(hours=1)
+    repeated = parse_moment("2026-10-25T02:30", BERLIN, "start")  # the hour that happens twice: the first one
+    assert isinstance(repeated, dt.datetime) and repeated.utcoffset() == dt.timedelta(hours=2)
+
+
 def test_range_of_dates_covers_whole_local_days() -> None:
     start, end = parse_range("2026-03-29", "2026-03-29", BERLIN, 10)
     assert start.astimezone(BERLIN).isoformat() == "2026-03-29T00:00:00+01:00"

@@ -401,7 +401,8 @@ def test_doctor_says_how_far_docs_reach_and_what_is_missing(
     out = capsys.readouterr().out
     assert "docs      on  (4 tools)" in out
     assert 'access "read": reads every document (documents.readonly)' in out
-    assert "not granted yet: documents.readonly (run `mcp-tools auth google`)" in out
+    assert "not granted yet: documents.readonly (run `" in out
+    assert f"mcp-tools --config {config} auth google`)" in out  # as it runs: the same config
 
 
 def test_docs_is_off_with_the_next_step_until_signed_in(tmp_path: Path):

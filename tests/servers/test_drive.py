@@ -10,6 +10,7 @@ import mcp_types as types
 import pytest
 
 from mcp_tools.servers.google import scopes
+from tests.budgets import assert_fits
 from tests.harness import annotation, connect, failure, ok, text_of
 from tests.servers.drive_fixtures import drive_settings, markdown_doc
 from tests.servers.fake_google import FakeDrive, FakeGoogle
@@ -291,29 +292,32 @@ async def test_a_big_text_file_is_paged_to_the_end_downloading_once(
     pieces, offset = [], 0
     async with connect(tmp_path, drive_settings(tmp_path, google)) as client:
         while offset is not None:
-            data = ok(await client.call_tool("drive_read", {"id": item.id, "offset": offset, "max_chars": 100_000}))
+            data = ok(await client.call_tool("drive_read", {"id": item.id, "offset": offset, "max_chars": 30_000}))
             pieces.append(data["content"])
             offset = data["next_offset"]
         past = failure(await client.call_tool("drive_read", {"id": item.id, "offset": len(body) + 1}))
-    assert "".join(pieces) == body and len(pieces) == 23
+    assert "".join(pieces) == body and len(pieces) == 75
     assert past["kind"] == "invalid_arguments"
     media_calls = [call for call in google.calls if call == "drive.files.get"]
     assert len(media_calls) == len(pieces) + 1 + 1  # one metadata get a page (and one more), one download
 
 
-async def test_binary_files_as_base64_saved_or_refused_with_a_way_out(
+async def test_binary_files_as_an_image_saved_or_refused_with_a_way_out(
     tmp_path: Path, google: FakeGoogle, drive: FakeDrive
 ):
     small = drive.add("chart.png", PNG, "image/png")
     large = drive.add("video.mp4", b"\x00" * 5000, "video/mp4")
     settings = drive_settings(tmp_path, google, drive={"max_read_bytes": 4096})
     async with connect(tmp_path, settings) as client:
-        data = ok(await client.call_tool("drive_read", {"id": small.id}))
+        shown = await client.call_tool("drive_read", {"id": small.id})
+        data = ok(shown)
         refused = failure(await client.call_tool("drive_read", {"id": large.id}))
         saved = ok(await client.call_tool("drive_read", {"id": large.id, "save_to": "videos/video.mp4"}))
         escaped = failure(await client.call_tool("drive_read", {"id": large.id, "save_to": "../outside.mp4"}))
         back = ok(await client.call_tool("files_read", {"path": "videos/video.mp4"}))
-    assert data["encoding"] == "base64" and base64.b64decode(data["content"]) == PNG
+    images = [block for block in shown.content if isinstance(block, types.ImageContent)]
+    assert data["encoding"] == "image" and data["content"] == ""  # the bytes once, as image content
+    assert [(base64.b64decode(i.data), i.mime_type) for i in images] == [(PNG, "image/png")]
     assert refused["kind"] == "too_large" and "save_to" in refused["hint"]
     assert saved["encoding"] == "saved" and saved["content"] == ""
     assert back["size"] == 5000
@@ -333,6 +337,26 @@ async def test_save_to_follows_the_files_name_rule(tmp_path: Path, google: FakeG
     assert refused["kind"] == "invalid_arguments" and 'names = "unicode"' in refused["hint"]
     assert spoofed["kind"] == "invalid_arguments" and "U+202E" in spoofed["message"]
     assert base64.b64decode(back["content"]) == PNG
+
+
+async def test_a_binary_file_too_big_to_show_comes_as_base64_pages_with_size_and_type_first(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive
+):
+    pdf = b"%PDF-1.7\n" + bytes(range(256)) * 8_000  # 2 MB
+    item = drive.add("report.pdf", pdf, "application/pdf")
+    settings = drive_settings(tmp_path, google, drive={"max_read_bytes": 4 * 1024 * 1024})
+    pieces, offset, texts = [], 0, []
+    async with connect(tmp_path, settings) as client:
+        for _ in range(3):
+            result = await client.call_tool("drive_read", {"id": item.id, "offset": offset, "max_chars": 30_000})
+            assert_fits(result)
+            data = ok(result)
+            pieces.append(data["content"])
+            texts.append(text_of(result))
+            offset = data["next_offset"]
+    assert texts[0].startswith(f"Binary pdf, {len(pdf):,} bytes; base64 characters 0-30,000 of")
+    assert "more, call again with offset=30000, or pass save_to=PATH" in texts[0]
+    assert base64.b64decode("".join(pieces)) == pdf[: 3 * 30_000 * 3 // 4]
 
 
 async def test_the_10_mb_export_limit_is_reported_with_a_hint(tmp_path: Path, google: FakeGoogle, drive: FakeDrive):
@@ -671,7 +695,7 @@ async def test_tool_definitions_fit_the_context_budget_and_say_their_risk(
     assert annotation(by_name["drive_search"], "read_only_hint") and annotation(by_name["drive_read"], "read_only_hint")
     for name in ("drive_delete", "drive_share", "drive_update"):
         assert annotation(by_name[name], "destructive_hint"), name
-    assert "asks the person first" in (by_name["drive_delete"].description or "")
+    assert "Risk: high." in (by_name["drive_delete"].description or "")
     assert "high for some arguments" in (by_name["drive_update"].description or "")
 
 

@@ -6,6 +6,7 @@ import base64
 import hashlib
 from pathlib import Path
 
+import mcp_types as types
 import pytest
 
 from mcp_tools.app import build_app
@@ -81,10 +82,15 @@ async def test_binary_round_trips_as_base64(tmp_path: Path, backend: FilesBacken
     encoded = base64.b64encode(data).decode()
     async with connect(tmp_path, backend.settings) as client:
         ok(await client.call_tool("files_write", {"path": "img/a.png", "content": encoded, "encoding": "base64"}))
-        read = ok(await client.call_tool("files_read", {"path": "img/a.png"}))
+        ok(await client.call_tool("files_write", {"path": "img/a.bin", "content": encoded, "encoding": "base64"}))
+        read = ok(await client.call_tool("files_read", {"path": "img/a.bin"}))
+        shown = await client.call_tool("files_read", {"path": "img/a.png"})
         bad = failure(await client.call_tool("files_write", {"path": "b.bin", "content": "@@", "encoding": "base64"}))
-    assert read["encoding"] == "base64" and read["mime_type"] == "image/png"
+    assert read["encoding"] == "base64" and read["mime_type"] == "application/octet-stream"
     assert base64.b64decode(read["content"]) == data and read["sha256"] == sha(data)
+    image = [block for block in shown.content if isinstance(block, types.ImageContent)]
+    assert ok(shown)["encoding"] == "image" and ok(shown)["content"] == ""  # a small image is shown, once
+    assert [(base64.b64decode(block.data), block.mime_type) for block in image] == [(data, "image/png")]
     assert bad["kind"] == "invalid_arguments" and "base64" in bad["message"]
 
 
@@ -109,7 +115,7 @@ async def test_read_in_windows_never_splits_a_character(tmp_path: Path, backend:
 async def test_reads_are_capped_by_max_read_bytes(tmp_path: Path, backend: FilesBackend) -> None:
     backend.put("big.txt", b"x" * 5000)
     async with connect(tmp_path, backend.with_files(max_read_bytes=2048)) as client:
-        read = ok(await client.call_tool("files_read", {"path": "big.txt", "limit": 100000}))
+        read = ok(await client.call_tool("files_read", {"path": "big.txt", "limit": 30000}))
     assert len(read["content"]) == 2048 and read["truncated"] is True and read["next_offset"] == 2048
 
 

@@ -16,6 +16,7 @@ from tests.servers.files_fixtures import FilesBackend
 
 backend = files_fixtures.backend
 moto_endpoint = files_fixtures.moto_endpoint
+local = files_fixtures.local
 
 pytestmark = pytest.mark.anyio
 ALL_HIGH = [{"match": f"files.{name}", "risk": "high"} for name in ("write", "edit", "move", "delete")]
@@ -30,9 +31,7 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-async def test_deleting_a_missing_path_answers_not_found_without_asking(
-    tmp_path: Path, backend: FilesBackend
-) -> None:
+async def test_deleting_a_missing_path_answers_not_found_without_asking(tmp_path: Path, backend: FilesBackend) -> None:
     seen: list[types.ElicitRequestParams] = []
     app = build_app(make_config(tmp_path, backend.settings))
     async with connect(tmp_path, app=app, elicit="accept", seen=seen) as client:
@@ -127,3 +126,17 @@ async def test_edits_bound_to_fail_ask_nobody(tmp_path: Path, backend: FilesBack
     assert missing["kind"] == "not_found" and stale["kind"] == "conflict"
     assert edited["replacements"] == 1 and backend.get("notes.txt") == b"goodbye world\n"
     assert len(seen) == 1
+
+
+async def test_overwriting_a_link_that_leads_out_is_refused_without_asking(tmp_path: Path, local: FilesBackend) -> None:
+    """Attack: a link planted in the store points outside; the write can never run, so nobody is asked."""
+    outside = tmp_path / "outside.txt"
+    outside.write_bytes(b"keep")
+    (local.root / "out.txt").symlink_to(outside)
+    seen: list[types.ElicitRequestParams] = []
+    app = build_app(make_config(tmp_path, local.settings))
+    async with connect(tmp_path, app=app, elicit="accept", seen=seen) as client:
+        error = failure(await client.call_tool("files_write", {"path": "out.txt", "content": "pwn"}))
+    assert error["kind"] == "invalid_arguments" and "symbolic link" in error["message"]
+    assert seen == [] and app.store.list_approvals(include_done=True) == []
+    assert outside.read_bytes() == b"keep"

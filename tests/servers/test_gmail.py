@@ -185,7 +185,7 @@ async def test_two_megabyte_mail_is_paged_to_the_end(tmp_path: Path, google: Fak
         first = ok(await client.call_tool("gmail_read", {"id": stored.id}))
         assert len(first["text"]) == 8000 and first["next_offset"] == 8000
         while offset is not None:
-            page = ok(await client.call_tool("gmail_read", {"id": stored.id, "offset": offset, "max_chars": 50_000}))
+            page = ok(await client.call_tool("gmail_read", {"id": stored.id, "offset": offset, "max_chars": 30_000}))
             pieces.append(page["text"])
             offset = page["next_offset"]
         past = failure(await client.call_tool("gmail_read", {"id": stored.id, "offset": len(body) + 10}))
@@ -215,7 +215,8 @@ async def test_attachments_as_text_base64_and_saved(tmp_path: Path, google: Fake
         listed = ok(await client.call_tool("gmail_read", {"id": stored.id}))["messages"][0]["attachments"]
         index = {a["filename"]: a["index"] for a in listed}
         csv = ok(await client.call_tool("gmail_attachment", {"message_id": stored.id, "index": index["q3.csv"]}))
-        png = ok(await client.call_tool("gmail_attachment", {"message_id": stored.id, "index": index["chart.png"]}))
+        shown = await client.call_tool("gmail_attachment", {"message_id": stored.id, "index": index["chart.png"]})
+        png = ok(shown)
         saved = ok(
             await client.call_tool(
                 "gmail_attachment", {"message_id": stored.id, "index": index["chart.png"], "save": True}
@@ -224,7 +225,9 @@ async def test_attachments_as_text_base64_and_saved(tmp_path: Path, google: Fake
         listing = ok(await client.call_tool("files_list", {"path": saved["saved_path"].rsplit("/", 1)[0]}))
         missing = failure(await client.call_tool("gmail_attachment", {"message_id": stored.id, "index": 9}))
     assert csv["encoding"] == "text" and csv["content"].replace("\r\n", "\n") == "region,revenue\nMünchen,120"
-    assert png["encoding"] == "base64" and base64.b64decode(png["content"]) == PNG
+    images = [block for block in shown.content if isinstance(block, types.ImageContent)]
+    assert png["encoding"] == "image" and png["content"] == ""  # the bytes once, as image content
+    assert [(base64.b64decode(i.data), i.mime_type) for i in images] == [(PNG, "image/png")]
     assert saved["encoding"] == "saved" and saved["saved_path"] == f"gmail-attachments/{stored.id}/chart.png"
     assert (tmp_path / "data" / "files" / saved["saved_path"]).read_bytes() == PNG
     assert [entry["path"] for entry in listing["entries"]] == [saved["saved_path"]]

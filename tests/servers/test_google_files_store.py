@@ -172,7 +172,7 @@ async def test_attack_gmail_attachment_save_under_a_policy_that_hides_files_writ
     assert refused["kind"] == "denied_by_policy" and "save" in refused["message"]
     assert not (tmp_path / "data" / "files" / "gmail-attachments").exists()
     assert "save" not in listed["gmail_attachment"].input_schema["properties"]
-    assert plain["encoding"] == "base64"
+    assert plain["encoding"] == "image"  # a small image is still shown, without the files store
 
 
 # --- gmail attachments from the files store ----------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import socket
 from collections.abc import Iterator
@@ -9,10 +10,12 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 import pytest
 
 from mcp_tools.app import App, build_app
 from mcp_tools.outbound import system_resolver
+from tests.budgets import assert_fits
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.servers.http_fixtures import Recorder, fixed_resolver, local_server, self_signed
 
@@ -86,7 +89,9 @@ async def test_a_host_outside_the_allowlist_is_refused_before_anyone_is_asked(
     seen: list[Any] = []
     async with connect(tmp_path, app=app, seen=seen) as client:
         for method in ("GET", "POST"):
-            error = failure(await client.call_tool("http_request", {"method": method, "url": f"http://evil.test:{port}/"}))
+            error = failure(
+                await client.call_tool("http_request", {"method": method, "url": f"http://evil.test:{port}/"})
+            )
             assert error["kind"] == "denied_by_policy" and "evil.test" in error["message"]
         lookalike = failure(await client.call_tool("http_request", {"url": f"http://api.test.evil.test:{port}/"}))
     assert lookalike["kind"] == "denied_by_policy"
@@ -109,9 +114,7 @@ async def test_a_host_outside_the_allowlist_is_refused_before_anyone_is_asked(
         "http://0.0.0.0:{port}/",
     ],
 )
-async def test_non_public_addresses_are_refused_even_when_every_host_is_allowed(
-    tmp_path: Path, url: str
-) -> None:
+async def test_non_public_addresses_are_refused_even_when_every_host_is_allowed(tmp_path: Path, url: str) -> None:
     with local_server("127.0.0.1") as (httpd, recorder):
         app = make_app(tmp_path, {}, allow_hosts=["*"], allow_networks=[])
         async with connect(tmp_path, app=app) as client:
@@ -126,7 +129,9 @@ async def test_a_name_resolving_to_loopback_is_refused(tmp_path: Path) -> None:
     with local_server("127.0.0.1") as (httpd, recorder):
         app = make_app(tmp_path, {"loop.test": ["127.0.0.1"]})
         async with connect(tmp_path, app=app) as client:
-            error = failure(await client.call_tool("http_request", {"url": f"http://loop.test:{httpd.server_address[1]}/"}))
+            error = failure(
+                await client.call_tool("http_request", {"url": f"http://loop.test:{httpd.server_address[1]}/"})
+            )
     assert error["kind"] == "denied_by_policy"
     assert "loop.test resolves to 127.0.0.1, a loopback address" in error["message"]
     assert recorder.requests == []
@@ -159,7 +164,9 @@ async def test_a_redirect_to_a_private_address_is_refused(tmp_path: Path, server
         target = f"http://127.0.0.1:{inner.server_address[1]}/admin"
         app = make_app(tmp_path, {"api.test": [PUBLIC_SIDE]}, allow_hosts=["*"], max_redirects=3)
         async with connect(tmp_path, app=app) as client:
-            error = failure(await client.call_tool("http_request", {"url": f"http://api.test:{port}/redirect?to={target}"}))
+            error = failure(
+                await client.call_tool("http_request", {"url": f"http://api.test:{port}/redirect?to={target}"})
+            )
     assert error["kind"] == "denied_by_policy" and "127.0.0.1" in error["message"]
     assert len(recorder.requests) == 1 and inner_recorder.requests == []
 
@@ -170,7 +177,9 @@ async def test_an_allowed_redirect_is_followed_and_checked_again(tmp_path: Path,
     app = make_app(tmp_path, {"api.test": [PUBLIC_SIDE], "other.test": [PUBLIC_SIDE]}, max_redirects=2)
     async with connect(tmp_path, app=app) as client:
         data = ok(
-            await client.call_tool("http_request", {"url": f"http://api.test:{port}/redirect?to=http://other.test:{port}/x"})
+            await client.call_tool(
+                "http_request", {"url": f"http://api.test:{port}/redirect?to=http://other.test:{port}/x"}
+            )
         )
     assert data["status"] == 200 and data["redirects"] == [f"http://other.test:{port}/x"]
     assert [r["headers"]["host"] for r in recorder.requests] == [f"api.test:{port}", f"other.test:{port}"]
@@ -253,7 +262,9 @@ async def test_methods_that_change_things_ask_first(tmp_path: Path, server: tupl
     port, recorder = server
     app = make_app(tmp_path, {"api.test": [PUBLIC_SIDE]})
     async with connect(tmp_path, app=app, elicit="decline") as client:
-        declined = failure(await client.call_tool("http_request", {"method": "DELETE", "url": f"http://api.test:{port}/x"}))
+        declined = failure(
+            await client.call_tool("http_request", {"method": "DELETE", "url": f"http://api.test:{port}/x"})
+        )
     async with connect(tmp_path, app=app, elicit=None) as client:
         pending = failure(await client.call_tool("http_request", {"method": "PUT", "url": f"http://api.test:{port}/x"}))
     assert declined["kind"] == "declined_by_user" and pending["kind"] == "approval_required"
@@ -288,14 +299,44 @@ async def test_charset_labels_are_read_as_browsers_read_them(tmp_path: Path, ser
 
 
 @pytest.mark.anyio
-async def test_binary_bodies_come_as_base64_under_the_limit(tmp_path: Path, server: tuple[int, Recorder]) -> None:
+async def test_binary_bodies_come_as_an_image_or_base64_under_the_limit(
+    tmp_path: Path, server: tuple[int, Recorder]
+) -> None:
     port, _ = server
     app = make_app(tmp_path, {"api.test": [PUBLIC_SIDE]}, max_base64_bytes=1024)
     async with connect(tmp_path, app=app) as client:
-        small = ok(await client.call_tool("http_request", {"url": f"http://api.test:{port}/binary"}))
+        shown = await client.call_tool("http_request", {"url": f"http://api.test:{port}/binary"})
+        small = ok(await client.call_tool("http_request", {"url": f"http://api.test:{port}/binary?type=font/woff"}))
         large = ok(await client.call_tool("http_request", {"url": f"http://api.test:{port}/binary?times=10"}))
-    assert small["encoding"] == "base64" and small["total"] == 256
+    images = [block for block in shown.content if isinstance(block, types.ImageContent)]
+    assert ok(shown)["encoding"] == "image" and ok(shown)["body"] == "" and ok(shown)["total"] == 256
+    assert [(base64.b64decode(image.data), image.mime_type) for image in images] == [(bytes(range(256)), "image/png")]
+    assert small["encoding"] == "base64" and base64.b64decode(small["body"]) == bytes(range(256))
     assert large["encoding"] == "omitted" and large["body"] == "" and large["total"] == 2560
+
+
+@pytest.mark.anyio
+async def test_a_256_kib_binary_body_comes_in_base64_pages_inside_the_budget(
+    tmp_path: Path, server: tuple[int, Recorder]
+) -> None:
+    port, _ = server
+    app = make_app(tmp_path, {"api.test": [PUBLIC_SIDE]})
+    pieces: list[str] = []
+    async with connect(tmp_path, app=app) as client:
+        first = await client.call_tool("http_request", {"url": f"http://api.test:{port}/binary?times=1024&type=x/y"})
+        assert_fits(first)
+        said = text_of(first)
+        assert "262,144 bytes" in said and "more, call again with response_id and offset=20000" in said
+        page = ok(first)
+        while True:
+            pieces.append(page["body"])
+            if page["next_offset"] is None:
+                break
+            arguments = {"response_id": page["response_id"], "offset": page["next_offset"]}
+            result = await client.call_tool("http_request", arguments)
+            assert_fits(result)
+            page = ok(result)
+    assert base64.b64decode("".join(pieces)) == bytes(range(256)) * 1024
 
 
 @pytest.mark.anyio
@@ -348,7 +389,9 @@ async def test_a_certificate_for_another_name_is_refused(tmp_path: Path) -> None
         app = make_app(tmp_path, {"api.test": [PUBLIC_SIDE]})
         app.services["http"].tls_verify = certificate.client_context()
         async with connect(tmp_path, app=app) as client:
-            error = failure(await client.call_tool("http_request", {"url": f"https://api.test:{httpd.server_address[1]}/"}))
+            error = failure(
+                await client.call_tool("http_request", {"url": f"https://api.test:{httpd.server_address[1]}/"})
+            )
     assert error["kind"] == "upstream_error" and "ConnectError" in error["message"]
     assert recorder.requests == []
 
@@ -369,6 +412,8 @@ async def test_loopback_in_disguise_is_refused_by_the_real_resolver(tmp_path: Pa
         app = make_app(tmp_path, {}, allow_hosts=["*"], allow_networks=[])
         app.services["http"].resolver = system_resolver  # the system's own parsing of odd numeric forms
         async with connect(tmp_path, app=app) as client:
-            error = failure(await client.call_tool("http_request", {"url": f"http://{host}:{httpd.server_address[1]}/"}))
+            error = failure(
+                await client.call_tool("http_request", {"url": f"http://{host}:{httpd.server_address[1]}/"})
+            )
     assert error["kind"] == "denied_by_policy" and "a loopback address" in error["message"]
     assert recorder.requests == []

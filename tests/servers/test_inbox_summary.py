@@ -39,15 +39,16 @@ async def test_summary_comes_from_the_chat_endpoint(tmp_path: Path) -> None:
 
 
 async def test_a_key_the_endpoint_echoes_is_neither_stored_nor_returned(tmp_path: Path) -> None:
-    with mail.fake_chat_server() as chat:
-        chat.reply = f"Lease renewal. (debug: called with Bearer {KEY}; prefix {KEY[:10]})"
-        service = mail.make_service(tmp_path, summary_url=chat.url, summary_model="tiny-1", summary_api_key=KEY)
+    key = "sk-test-4fQ9zL2wKx7Mn3Pq"  # `sk-test-` is every test key's; what follows identifies this one
+    with mail.fake_chat_server(expected_key=key) as chat:
+        chat.reply = f"Lease renewal. (debug: called with Bearer {key}; prefix {key[:14]})"
+        service = mail.make_service(tmp_path, summary_url=chat.url, summary_model="tiny-1", summary_api_key=key)
         result = await service.ingest(mail.nested_forward(), via="test")
     stored = service.store.get(result.id)
     assert stored is not None and stored["summary_source"] == "model"
-    assert KEY[:8] not in stored["summary"] and stored["summary"].count("[redacted]") == 2
+    assert key[:12] not in stored["summary"] and stored["summary"].count("[redacted]") == 2
     database = b"".join(path.read_bytes() for path in tmp_path.rglob("*.sqlite3*"))
-    assert database and KEY[:8].encode() not in database
+    assert database and key[:12].encode() not in database
 
 
 async def test_api_key_can_come_from_the_environment(tmp_path: Path) -> None:

@@ -384,7 +384,12 @@ async def test_delete_moves_to_trash_and_reports_linkers(tmp_path: Path, vault: 
         gone = ok(await client.call_tool("notes_search", {"query": "migration"}))
         ok(await client.call_tool("notes_write", {"path": "Scratch.md", "content": "tmp\n"}))
         permanent = ok(await client.call_tool("notes_delete", {"path": "Scratch", "permanent": True}))
-    assert deleted == {"path": "Projects/Beta.md", "trashed_to": ".trash/Beta.md", "linked_from": ["Home.md"]}
+    assert deleted == {
+        "path": "Projects/Beta.md",
+        "trashed_to": ".trash/Beta.md",
+        "linked_from": ["Home.md"],
+        "linked_from_total": 1,
+    }
     assert (vault / ".trash/Beta.md").read_text() == VAULT["Projects/Beta.md"]
     assert again["trashed_to"] == ".trash/Beta 1.md"
     assert next(f for f in forward["links"] if f["target"] == "Beta")["resolved_path"] is None
@@ -441,6 +446,18 @@ async def test_containment_attacks_are_refused(tmp_path: Path, vault: Path, path
     assert delete["kind"] in ("invalid_arguments", "not_found")
     assert not (tmp_path / "outside.md").exists()
     assert (vault / "Home.md").exists()
+
+
+@pytest.mark.parametrize("path", ["../outside.md", "Projects/../../outside", "./Home.md"])
+async def test_a_dot_segment_is_named_as_the_problem_not_a_hidden_folder(
+    tmp_path: Path,
+    vault: Path,  # noqa: F811
+    path: str,
+) -> None:
+    async with connect(tmp_path, notes_settings(vault)) as client:
+        error = failure(await client.call_tool("notes_read", {"path": path}))
+    assert error["kind"] == "invalid_arguments"
+    assert "'..' segment" in error["message"] and "hidden" not in error["message"]
 
 
 async def test_symlinks_out_of_the_vault_are_refused_and_not_indexed(tmp_path: Path, vault: Path) -> None:  # noqa: F811

@@ -58,6 +58,28 @@ def test_links_of_every_kind_with_fragments_and_offsets() -> None:
     assert all(text[link.start : link.end] == link.raw for link in links)
 
 
+def test_embed_marks_tags_and_block_ids_at_their_edges() -> None:
+    """Where a "!", "#" or "^" counts: right before a link, after a space or at a line start only."""
+    text = (
+        "#start !![[Twice]] [a](b!)[c](d.md) ![e](f.md)x![[Img.png]]\n"
+        "word#no ]#no &#no /#no ##no #ok-1 #2024 `#code`\n"
+        "^first\nline ^mid-2\nword^no\n## Heading ##\n####### seven\n"
+    )
+    parsed = parse_note(text, "n")
+    links = [(link.kind, link.target, link.raw) for link in parsed.links]
+    assert links == [
+        ("embed", "Twice", "![[Twice]]"),
+        ("markdown", "b!", "[a](b!)"),
+        ("markdown", "d.md", "[c](d.md)"),
+        ("embed", "f.md", "![e](f.md)"),
+        ("embed", "Img.png", "![[Img.png]]"),
+    ]
+    assert all(text[link.start : link.end] == link.raw for link in parsed.links)
+    assert parsed.tags == ["start", "ok-1"]
+    assert parsed.block_ids == ["first", "mid-2"]
+    assert [(h.level, h.text) for h in parsed.headings] == [(2, "Heading")]
+
+
 def test_chunks_follow_headings_and_split_long_sections() -> None:
     long_paragraphs = "\n\n".join("word " * 60 for _ in range(12))
     text = f"intro\n# One\n\n{long_paragraphs}\n## Two\n\nsecond\n# Three\nthird\n"

@@ -83,3 +83,18 @@ async def test_writes_with_a_stale_hash_ask_nobody(tmp_path: Path) -> None:
     assert frontmatter["kind"] == "conflict" and no_note["kind"] == "not_found"
     assert written["created"] is False and (vault / "Plan.md").read_text() == "# Plan v2\n"
     assert len(seen) == 1
+
+
+async def test_writing_over_a_link_that_leads_out_is_refused_without_asking(tmp_path: Path) -> None:
+    """Attack: a note that is a link out of the vault; the write can never run, so nobody is asked."""
+    vault = write_vault(tmp_path / "vault", SMALL_VAULT)
+    outside = tmp_path / "outside.md"
+    outside.write_text("keep", encoding="utf-8")
+    (vault / "Out.md").symlink_to(outside)
+    seen: list[types.ElicitRequestParams] = []
+    app = build_app(make_config(tmp_path, notes_settings(vault)))
+    async with connect(tmp_path, app=app, elicit="accept", seen=seen) as client:
+        error = failure(await client.call_tool("notes_write", {"path": "Out.md", "content": "pwn"}))
+    assert error["kind"] == "invalid_arguments" and "symbolic link" in error["message"]
+    assert seen == [] and app.store.list_approvals(include_done=True) == []
+    assert outside.read_text(encoding="utf-8") == "keep"

@@ -138,8 +138,8 @@ async def test_long_cells_end_a_page_by_characters(tmp_path: Path, google: FakeG
     async with connect(tmp_path, sheets_settings(tmp_path, google)) as client:
         first = ok(await client.call_tool("sheets_read", {"id": book.id}))
         rest = ok(await client.call_tool("sheets_read", {"id": book.id, "offset": first["next_offset"]}))
-    assert len(first["values"]) == 11 and first["next_offset"] == 11  # about 60,000 characters
-    assert rest["values"][0][0].startswith("11:") and rest["next_offset"] == 22
+    assert len(first["values"]) == 4 and first["next_offset"] == 4  # about 25,000 characters
+    assert rest["values"][0][0].startswith("4:") and rest["next_offset"] == 8
 
 
 async def test_an_offset_past_the_end_is_an_error_naming_it(tmp_path: Path, google: FakeGoogle, sheets: FakeSheets):

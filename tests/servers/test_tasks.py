@@ -128,7 +128,7 @@ async def test_long_lists_are_paged_to_the_end(tmp_path: Path, google: FakeGoogl
             cursor = data["next_cursor"]
         result = await client.call_tool("tasks_list", {"list": "My Tasks", "limit": 3})
     assert seen == [f"Task {number}" for number in range(7)] and pages == 3
-    assert "More: cursor=" in text_of(result)
+    assert "call again with cursor=" in text_of(result)
 
 
 async def test_a_list_is_named_by_id_or_title_in_any_case(tmp_path: Path, google: FakeGoogle, tasks: FakeTasks):

@@ -386,3 +386,177 @@ async def test_over_stdio_a_command_reading_stdin_gets_nothing_and_the_server_ke
         second = ok(await client.call_tool("terminal_execute", {"argv": ["cat"], "timeout_seconds": 5}))
     assert first["stdout"] == "" and first["exit_code"] == 0 and not first["timed_out"]
     assert second["exit_code"] == 0  # the server still serves: nothing of its stream was eaten
+
+
+# --- attacks: the sandbox must not lead back to the server -----------------------------------------
+
+
+@pytest.mark.parametrize("held", ["home", "state", "data", "config folder", "client config"])
+def test_a_root_that_holds_our_state_or_a_secret_folder_is_refused_at_start(
+    tmp_path: Path, outside_tmp: Path, held: str
+) -> None:
+    """With the root at the home folder, a command read ~/.ssh and wrote the policy database."""
+    from mcp_tools.config import ConfigError, load_config
+
+    home = outside_tmp / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".config" / "Claude").mkdir(parents=True)
+    roots = {
+        "home": home,
+        "state": outside_tmp / "state" / "..",
+        "data": outside_tmp / "data",
+        "config folder": outside_tmp / "conf",
+        "client config": home / ".config",
+    }
+    (outside_tmp / "conf").mkdir()
+    config_file = outside_tmp / "conf" / "config.toml"
+    config_file.write_text(
+        f'[server]\nservers = ["terminal"]\nstate_dir = "{outside_tmp}/state"\ndata_dir = "{outside_tmp}/data"\n'
+        f'[terminal]\nenabled = true\nallow = ["ls"]\nisolation = "none"\nroot = "{roots[held]}"\n'
+    )
+    config = load_config(config_file, {**ENVIRON, "HOME": str(home)})
+    with pytest.raises(ConfigError, match="commands must never reach"):
+        build_app(config)
+
+
+def _run(argv: list[str], cwd: str = "") -> dict[str, Any]:
+    return {"argv": argv, "cwd": cwd}
+
+
+@pytest.mark.anyio
+async def test_bubblewrap_binds_never_show_a_hidden_path_again(tmp_path: Path, bwrap: str, outside_tmp: Path) -> None:
+    """Hidden paths inside the root were mounted before the root's bind, which showed them again."""
+    root = outside_tmp / "work"
+    (root / "private").mkdir(parents=True)
+    (root / "private" / "secret.txt").write_text("hidden-folder-content")
+    (root / "key.pem").write_text("hidden-file-content")
+    (root / "project").mkdir()
+    app = make_app(tmp_path, root=str(root), allow=["cat", "ls"], hide=[str(root / "private"), str(root / "key.pem")])
+    async with connect(tmp_path, app=app) as client:
+        listing = ok(await client.call_tool("terminal_execute", _run(["ls", "-A", "private"])))
+        folder = ok(await client.call_tool("terminal_execute", _run(["cat", "private/secret.txt"])))
+        file = ok(await client.call_tool("terminal_execute", _run(["cat", "../key.pem"], "project")))
+        inside = failure(await client.call_tool("terminal_execute", _run(["ls"], "private")))
+    assert listing["stdout"] == "" and folder["exit_code"] != 0
+    assert "hidden-folder-content" not in folder["stdout"] and file["stdout"] == ""
+    assert inside["kind"] == "denied_by_policy" and "hidden" in inside["message"]
+
+
+@pytest.mark.anyio
+async def test_bubblewrap_hides_the_config_the_files_it_names_and_the_client_config(
+    tmp_path: Path, bwrap: str, outside_tmp: Path
+) -> None:
+    """The config, Claude Desktop's config (with the bot token) and a service-account key were read
+    and sent back base64-encoded, past the scrubber."""
+    from mcp_tools.config import load_config
+
+    home = outside_tmp / "home"
+    claude = home / ".config" / "Claude" / "claude_desktop_config.json"
+    claude.parent.mkdir(parents=True)
+    claude.write_text('{"env": {"MCP_TOOLS_TELEGRAM_BOT_TOKEN": "desktop-config-content"}}')
+    keys = outside_tmp / "keys"
+    keys.mkdir()
+    (keys / "service-account.json").write_text("service-account-content")
+    (keys / "client.json").write_text("client-secrets-content")
+    root = outside_tmp / "work"
+    root.mkdir()
+    (root / "token.json").write_text("token-file-content")  # a file the config names, inside the root
+    conf = outside_tmp / "conf"
+    conf.mkdir()
+    (conf / "notes.txt").write_text("config-folder-content")
+    config_file = conf / "config.toml"
+    config_file.write_text(
+        f'# config-file-content\n[server]\nservers = ["terminal"]\ntools = ["*"]\n'
+        f'state_dir = "{outside_tmp}/state"\ndata_dir = "{outside_tmp}/data"\n'
+        f'[google]\nservice_account_file = "{keys}/service-account.json"\nclient_secrets = "{keys}/client.json"\n'
+        f'token_file = "{root}/token.json"\n'
+        f'[terminal]\nenabled = true\nallow = ["sh"]\nroot = "{root}"\nenv = ["PATH", "HOME"]\n'
+    )
+    app = build_app(load_config(config_file, {**ENVIRON, "HOME": str(home)}))
+    targets = [config_file, conf / "notes.txt", claude, keys / "service-account.json", keys / "client.json"]
+    script = "; ".join(f"base64 {path} 2>/dev/null; cat {path} 2>/dev/null" for path in targets)
+    script += "; base64 token.json; cat token.json"
+    async with connect(tmp_path, app=app) as client:
+        data = ok(await client.call_tool("terminal_execute", _run(["sh", "-c", script])))
+    import base64
+
+    assert data["isolation"].startswith("bubblewrap")
+    markers = ("config-file", "config-folder", "desktop-config", "service-account", "client-secrets", "token-file")
+    for marker in (f"{name}-content" for name in markers):
+        assert marker not in data["stdout"]
+        assert base64.b64encode(marker.encode()).decode()[:12] not in data["stdout"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("network", [False, True])
+async def test_bubblewrap_reaches_no_unix_socket_under_run_or_the_runtime_dir(
+    tmp_path: Path, bwrap: str, outside_tmp: Path, network: bool
+) -> None:
+    """ "No network" still reached a Unix socket under /run: on a desktop, D-Bus and the agents."""
+    if not os.access("/run", os.W_OK):
+        pytest.skip("needs a writable /run to put a listener there")
+    runtime = outside_tmp / "runtime"
+    runtime.mkdir()
+    paths = [Path(f"/run/mcp-tools-test-{os.getpid()}-{network}.sock"), runtime / "bus"]
+    listeners = []
+    for path in paths:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(path))
+        listener.listen(8)
+        listeners.append(listener)
+    code = (
+        "import socket, sys\n"
+        "for path in sys.argv[1:]:\n"
+        "    s = socket.socket(socket.AF_UNIX)\n"
+        "    try:\n"
+        "        s.connect(path); print('connected', path)\n"
+        "    except OSError as error:\n"
+        "        print('refused', path, type(error).__name__)\n"
+    )
+    config = settings(tmp_path, network=network)
+    app = build_app(make_config(tmp_path, config, environ={**ENVIRON, "XDG_RUNTIME_DIR": str(runtime)}))
+    (tmp_path / "data" / "files").mkdir(parents=True, exist_ok=True)
+    try:
+        async with connect(tmp_path, app=app) as client:
+            data = ok(await client.call_tool("terminal_execute", _run(["python3", "-c", code, *map(str, paths)])))
+    finally:
+        for listener in listeners:
+            listener.close()
+        paths[0].unlink(missing_ok=True)
+    assert data["exit_code"] == 0, data["stderr"]
+    assert "connected" not in data["stdout"] and data["stdout"].count("refused") == 2
+
+
+@pytest.mark.anyio
+async def test_bubblewrap_programs_the_config_names_by_path_still_run(tmp_path: Path, bwrap: str) -> None:
+    """Files the config names are hidden when they hold data; an allowed program is not data."""
+    ls = os.path.realpath(shutil.which("ls") or "/bin/ls")
+    app = make_app(tmp_path, allow=[ls], bwrap_path=bwrap)
+    (tmp_path / "data" / "files" / "seen.txt").write_text("x")
+    async with connect(tmp_path, app=app) as client:
+        data = ok(await client.call_tool("terminal_execute", _run([ls])))
+    assert data["isolation"].startswith("bubblewrap") and "seen.txt" in data["stdout"]
+
+
+@pytest.mark.anyio
+async def test_bubblewrap_a_config_kept_in_the_home_folder_hides_the_file_not_the_home(
+    tmp_path: Path, bwrap: str, outside_tmp: Path
+) -> None:
+    from mcp_tools.config import load_config
+
+    home = outside_tmp / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text("[user]\nname = visible\n")
+    root = outside_tmp / "work"
+    root.mkdir()
+    config_file = home / "mcp-tools.toml"
+    config_file.write_text(
+        f'# config-file-content\n[server]\nservers = ["terminal"]\ntools = ["*"]\n'
+        f'state_dir = "{outside_tmp}/state"\ndata_dir = "{outside_tmp}/data"\n'
+        f'[terminal]\nenabled = true\nallow = ["cat"]\nroot = "{root}"\n'
+    )
+    app = build_app(load_config(config_file, {**ENVIRON, "HOME": str(home)}))
+    async with connect(tmp_path, app=app) as client:
+        gitconfig = ok(await client.call_tool("terminal_execute", _run(["cat", str(home / ".gitconfig")])))
+        config = ok(await client.call_tool("terminal_execute", _run(["cat", str(config_file)])))
+    assert "name = visible" in gitconfig["stdout"] and config["stdout"] == ""

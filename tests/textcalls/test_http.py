@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from tests.harness import failure, ok
 from tests.processes import bearer, demo_config, http_server, run_cli
 
 TOKENS = '[http.tokens]\nlaptop = "tok-laptop-0123456789"\n'
@@ -149,3 +150,134 @@ def test_results_arrive_while_the_reply_is_still_being_sent(server: tuple[str, P
             assert data, received
             received += data
     assert b"Now  and the rest." in received
+
+
+# Text calls reach exactly what /mcp serves the same token ------------------------------------------
+
+NARROW = '[http.tokens]\nlaptop = "tok-laptop-0123456789"\nphone = "tok-phone-9876543210"\n'
+
+
+@pytest.fixture(scope="module", params=["static", "dynamic"])
+def narrow_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path]]:
+    """files.write excluded by `[server] tools`; in dynamic discovery files.mkdir is one enable away."""
+    tmp_path = tmp_path_factory.mktemp(f"text-calls-{request.param}")
+    discovery = 'discovery = "dynamic"\n' if request.param == "dynamic" else ""
+    config = demo_config(
+        tmp_path,
+        NARROW,
+        servers='["demo", "files"]\ntools = ["demo", "files.core", "-files.write"]\n' + discovery,
+    )
+    (tmp_path / "data" / "files").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "data" / "files" / "keep.txt").write_text("precious")
+    with http_server(config) as base:
+        yield base, tmp_path
+
+
+async def call_over_mcp(base: str, token: str, name: str, arguments: dict) -> dict:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with (
+        httpx2.AsyncClient(headers=bearer(token), timeout=30) as http,
+        Client(streamable_http_client(base + "/mcp", http_client=http), mode="2026-07-28") as client,  # type: ignore[arg-type]
+    ):
+        result = await client.call_tool(name, arguments)
+        return failure(result) if result.is_error else ok(result)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"name": "files.write", "arguments": {"path": "keep.txt", "content": "gone", "overwrite": true}}',
+        '```json\n{"tool": "write_file", "path": "keep.txt", "content": "gone", "overwrite": true}\n```',
+        '<tool_call>{"name": "files_write", "arguments": {"path": "new.txt", "content": "x"}}</tool_call>',
+        json.dumps(
+            [{"id": "1", "type": "files_write", "operation": "w", "parameters": {"path": "new.txt", "content": "x"}}]
+        )
+        + f"\n{SCISSORS}\nok",
+    ],
+)
+@pytest.mark.anyio
+async def test_a_tool_mcp_refuses_is_refused_as_text(narrow_server: tuple[str, Path], reply: str) -> None:
+    base, tmp_path = narrow_server
+    over_mcp = await call_over_mcp(base, "tok-laptop-0123456789", "files_write", {"path": "new.txt", "content": "x"})
+    assert over_mcp["kind"] == "unknown_tool"
+    body = post(base, json={"reply": reply}).json()
+    assert [call["status"] for call in body["calls"]] == ["failed"]
+    assert "is not served to this client" in body["results"][0]["error"]
+    assert (tmp_path / "data" / "files" / "keep.txt").read_text() == "precious"
+    assert not (tmp_path / "data" / "files" / "new.txt").exists()
+
+
+@pytest.mark.anyio
+async def test_text_calls_see_what_the_same_token_enabled(narrow_server: tuple[str, Path]) -> None:
+    base, tmp_path = narrow_server
+    mkdir = '{"name": "files.mkdir", "arguments": {"path": "made"}}'
+    before = post(base, json={"reply": mkdir}).json()
+    assert before["calls"][0]["status"] == "failed" and "not served" in before["results"][0]["error"]
+    if "dynamic" not in tmp_path.name:
+        return  # the selection is all a client is ever served
+    enabled = await call_over_mcp(base, "tok-laptop-0123456789", "toolsets_enable", {"toolsets": ["files.mkdir"]})
+    assert enabled["enabled"] == ["files_mkdir"]
+    other = post(base, "tok-phone-9876543210", json={"reply": mkdir}).json()
+    assert other["calls"][0]["status"] == "failed"  # another token's clients enabled nothing
+    after = post(base, json={"reply": mkdir}).json()
+    assert after["calls"][0]["status"] == "completed" and (tmp_path / "data" / "files" / "made").is_dir()
+    refused = post(base, json={"reply": '{"name": "toolsets_enable", "arguments": {"toolsets": ["files.write"]}}'})
+    assert refused.json()["calls"][0]["status"] == "failed"  # an excluded tool cannot be enabled, as text either
+
+
+DEEP = 100_000
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "named"),
+    [
+        (json.dumps({"reply": "look: \ud800"}).encode(), "application/json", "lone surrogate (U+D800)"),
+        (b'{"reply": "raw \xed\xa0\x80"}', "application/json", "lone surrogate (U+D800)"),
+        (b'{"reply": ' + b"[" * DEEP + b"]" * DEEP + b"}", "application/json", "nested too deeply"),
+        (b'{"reply": "x", "format": ' + b"{" * DEEP + b"}", "application/json", "not valid JSON"),
+    ],
+)
+def test_attack_malformed_bodies_get_a_4xx_that_names_the_problem(
+    server: tuple[str, Path], body: bytes, content_type: str, named: str
+) -> None:
+    base, _ = server
+    headers = bearer("tok-laptop-0123456789", **{"Content-Type": content_type})
+    response = httpx2.post(base + "/text-calls", content=body, headers=headers, timeout=30)
+    assert response.status_code == 400, response.text[:300]
+    assert response.json()["error"] == "bad_request" and named in response.json()["message"]
+    assert httpx2.get(base + "/healthz").status_code == 200
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b'Echo: {"name": "demo.echo", "arguments": {"text": "\\ud800"}}',
+        b'Echo: {"name": "demo.echo", "arguments": {"text": "\xed\xa0\x80"}}',
+        b'{"name": "demo.echo", "arguments": ' + b"[" * DEEP + b"]" * DEEP + b"}",
+        b"[" * DEEP + b"]" * DEEP + "\n\u2702\ufe0f\U0001f431\n".encode(),
+    ],
+    ids=["escaped-surrogate", "raw-surrogate", "deep-call", "deep-scissors"],
+)
+def test_attack_hostile_replies_are_answered_never_a_500(server: tuple[str, Path], reply: bytes, stream: bool) -> None:
+    base, _ = server
+    response = httpx2.post(
+        base + "/text-calls",
+        content=reply,
+        params={"stream": "1"} if stream else {},
+        headers=bearer("tok-laptop-0123456789", **{"Content-Type": "text/plain"}),
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text[:300]
+    text = response.content.decode("utf-8")  # valid UTF-8 all through, whatever the reply held
+    if stream:
+        assert json.loads(text.splitlines()[-1])["event"] == "done"
+    else:
+        report = response.json()
+        assert "\ud800" not in json.dumps(report, ensure_ascii=False)
+        for call in report["calls"]:
+            assert call["status"] == "failed" or call["name"] == "demo.echo"

@@ -117,7 +117,7 @@ def test_the_cli_prints_the_markdown_after_the_results(tmp_path: Path) -> None:
     result = run_cli(config, "call-text", "-", input_text=reply)
     assert result.returncode == 0, result.stderr
     assert result.stdout == (
-        '[block 1, item 1] demo.echo: ok\n{"echo": "hello: hi"}\n\n'
+        "[block 1, item 1] demo.echo: ok\necho: hello: hi\n\n"
         'Here you go.\n{"name": "demo.echo", "arguments": {"text": "never"}}\n'
     )
     only_markdown = run_cli(config, "call-text", "-", "--format", "scissors", input_text="No calls, just words.")
@@ -127,7 +127,10 @@ def test_the_cli_prints_the_markdown_after_the_results(tmp_path: Path) -> None:
 @pytest.mark.parametrize("output", ["results", "report", "markdown"])
 def test_the_cli_output_formats(tmp_path: Path, output: str) -> None:
     config = demo_config(tmp_path, servers='["demo"]')
-    reply = '{"id": "c1", "name": "demo.echo", "arguments": {"text": "hi"}} and {"name": "demo.nope", "arguments": {}}'
+    reply = (
+        '{"id": "c1", "name": "demo.echo", "arguments": {"text": "hi"}} and '
+        '<tool_call>{"name": "demo.nope", "arguments": {}}</tool_call>'
+    )
     result = run_cli(config, "call-text", "-", "--output", output, input_text=reply)
     assert result.returncode == 1, result.stderr
     if output == "markdown":
@@ -178,5 +181,32 @@ def test_the_cli_streams_events_as_the_reply_arrives(tmp_path: Path) -> None:
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert [event["event"] for event in events] == ["result", "prose", "done"]
     assert events[0]["content"] == {"echo": "hello: hi"} and events[-1]["markdown"] == "All done."
-    failing = run_cli(config, "call-text", "-", "--stream", input_text='{"name": "demo.nope", "arguments": {}}')
+    failing = run_cli(
+        config, "call-text", "-", "--stream", input_text='<tool_call>{"name": "demo.nope", "arguments": {}}</tool_call>'
+    )
     assert failing.returncode == 1 and json.loads(failing.stdout.splitlines()[-1])["failed"] is True
+
+
+@pytest.mark.parametrize("option", [["--output", "markdown"], ["--json"]])
+def test_stream_with_an_output_it_cannot_honour_is_refused_not_ignored(tmp_path: Path, option: list[str]) -> None:
+    config = demo_config(tmp_path, servers='["demo"]')
+    reply = '<tool_call>{"name": "demo.echo", "arguments": {"text": "hi"}}</tool_call>'
+    result = run_cli(config, "call-text", "-", "--stream", *option, input_text=reply)
+    assert result.returncode == 2 and "--stream" in result.stderr and result.stdout == ""
+
+
+def test_text_from_the_command_line_reaches_only_what_mcp_serves(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, servers='["demo"]\ntools = ["demo", "-demo.erase"]')
+    refused = run_cli(
+        config,
+        "call-text",
+        "-",
+        "--output",
+        "results",
+        input_text='{"name": "demo.erase", "arguments": {"target": "x"}}',
+    )
+    assert refused.returncode == 1
+    [result] = json.loads(refused.stdout)
+    assert "is not served to this client" in result["error"]
+    served = run_cli(config, "call-text", "-", input_text='{"name": "demo.echo", "arguments": {"text": "hi"}}')
+    assert served.returncode == 0 and "hello: hi" in served.stdout

@@ -101,7 +101,10 @@ def test_a_numeric_id_and_a_type_split_into_type_and_operation() -> None:
     [
         ('[{"id": "1", "type": "files_read",}]', "block 1, item 1: invalid JSON"),
         ('[{"id": "1"} {"id": "2"}]', "block 1: expected , or ] after item 1"),
-        ('{"id": "1", "type": "files_read", "operation": "r", "parameters": {}}', "must be a JSON array"),
+        (
+            'Reading it.\n[{"id": "1", "type": "files_read", "operation": "r", "parameters": {}}]',
+            "must start with the JSON array of calls; it starts with text (it starts at line 2)",
+        ),
     ],
 )
 def test_a_broken_tool_section_is_reported_in_scissors_mode(section: str, expected: str) -> None:

@@ -240,3 +240,60 @@ def test_a_long_block_left_open_at_the_end_is_reported(opening: str, chunk: int 
         "invalid JSON" in problem.message or "never closed" in problem.message
     )
     assert result == parse_reply(text)
+
+
+LINES_REPLY = (
+    'Plain words on a line with `code` and “curly” and "straight" quotes.\n'
+    "A span opened here `` stays open\nacross a line with ` inside ``, then closed.\n\n"
+    '> a quoted line {"name": "files.read", "arguments": {"path": "quoted"}}\n'
+    "still the quote\n\n"
+    '    indented {"name": "files.read", "arguments": {"path": "indented"}}\n\n'
+    "~~~python\nx = 1\n~~~\n"
+    + "".join(f"Line {index} of words, ünï, `tick` and more words.\n" for index in range(40))
+    + '\nNow {"name": "files.read", "arguments": {"path": "after-lines"}} runs.\n'
+    'A line ending in a tick `\nand "an odd quote\n{"name": "files.read", "arguments": {"path": "in-quote"}}\n\n'
+    f'{FENCE}json\n{{"tool": "write_file", "path": "w", "content": "a \\"b\\" \\\\ c\n'
+    + 'long line of the file \\\\ with \\"escapes\\"\n' * 40
+    + f'end"}}\n{FENCE}\nThe end.'
+)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64, 200])
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_lines_words_and_long_strings_in_small_pieces_read_as_the_whole(chunk: int, as_bytes: bool) -> None:
+    whole = parse_reply(LINES_REPLY)
+    assert [call.arguments.get("path") for call in whole.calls] == ["indented", "after-lines", "w"]
+    assert whole.calls[1].line == LINES_REPLY[: LINES_REPLY.index("after-lines")].count("\n") + 1
+    data: str | bytes = LINES_REPLY.encode() if as_bytes else LINES_REPLY
+    result, events = streamed([data[start : start + chunk] for start in range(0, len(data), chunk)])
+    assert result == whole
+    assert [event for event in events if not isinstance(event, Prose)] == whole.items
+    assert "".join(event.text for event in events if isinstance(event, Prose)) == whole.markdown
+
+
+def test_words_and_lines_stream_at_once_and_a_line_start_that_may_open_a_fence_waits() -> None:
+    parser = StreamParser()
+    assert parser.feed("Words\nand lines\n\nwith `code`\n") == [Prose("Words\nand lines\n\nwith `code`\n")]
+    assert parser.feed("plain again ") == [Prose("plain again ")]
+    assert parser.feed("\n``") == [Prose("\n")]  # a line opening with backticks may be a fence
+    assert parser.feed("`json\n") == []
+    [call] = parser.feed('{"name": "files.read", "arguments": {"path": "a"}}\n```\n')
+    assert isinstance(call, ParsedCall) and call.line == 6  # the fence's line, counted across the passed lines
+
+
+def test_a_long_scissors_section_in_small_pieces_reads_as_the_whole() -> None:
+    calls = [
+        {"id": str(index), "type": "files_write", "operation": "w", "parameters": {"path": "a", "content": "x" * 5000}}
+        for index in range(10)
+    ]
+    text = json.dumps(calls) + f"\n{SCISSORS}\nDone."
+    whole = parse_reply(text)
+    assert whole.format == "scissors" and len(whole.calls) == 10
+    data = text.encode()
+    parser = StreamParser()
+    pieces = [data[start : start + 64] for start in range(0, len(data), 64)]
+    cut = data.index(SCISSORS.encode())
+    before = [event for piece in pieces[: cut // 64] for event in parser.feed(piece)]
+    assert before == []  # the section may still turn out to be markdown until the delimiter comes
+    rest = [event for piece in pieces[cut // 64 :] for event in parser.feed(piece)] + parser.flush()
+    assert rest[:10] == whole.calls and parser.reply == whole

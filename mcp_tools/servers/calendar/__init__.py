@@ -65,6 +65,23 @@ async def _check(service: CalendarBackend, options: argparse.Namespace) -> int:
     return 0
 
 
+def status(service: CalendarBackend) -> list[str]:
+    """For `mcp-tools doctor`: which server, and a CalDAV login that lacks its password."""
+    settings = getattr(service, "settings", None)
+    if settings is None or not hasattr(settings, "password"):
+        return []  # the Google backend: `[google]` lines say how the account stands
+    from mcp_tools.servers.calendar.config import PASSWORD_ENV
+
+    lines = [f"CalDAV server {settings.server_label}, calendar {settings.calendar!r}"]
+    if settings.password is None:
+        user = "" if settings.username else "[calendar] username and "
+        lines.append(
+            f"missing: the CalDAV password, so the server will refuse every call: set {user}{PASSWORD_ENV} "
+            "(for iCloud an app-specific password), or [calendar] password"
+        )
+    return lines
+
+
 NAMESPACE: Namespace[CalendarBackend] = Namespace(
     name="calendar",
     description="One dedicated calendar (CalDAV or Google): busy times, events, and changes the person confirms.",
@@ -72,6 +89,7 @@ NAMESPACE: Namespace[CalendarBackend] = Namespace(
     create=create,
     tools=TOOLS,
     needs_account=True,
+    status=status,
     commands=(
         CliCommand(
             name="check",

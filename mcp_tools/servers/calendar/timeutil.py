@@ -43,7 +43,15 @@ def parse_moment(text: str, zone: ZoneInfo, field: str) -> Moment:
             "invalid_arguments", f"{field} must lie between the years {FIRST_YEAR} and {LAST_YEAR}: {value[:40]!r}"
         )
     if isinstance(moment, dt.datetime) and moment.tzinfo is None:
-        return moment.replace(tzinfo=zone)
+        local = moment.replace(tzinfo=zone)
+        actual = local.astimezone(dt.UTC).astimezone(zone)
+        if actual.replace(tzinfo=None) != moment:  # a local time the clocks skip (spring forward)
+            raise ToolFailure(
+                "invalid_arguments",
+                f"{field} {value[:40]!r} does not exist in {zone.key}: the clocks skip that time",
+                hint=f"use {actual.replace(tzinfo=None).isoformat()} or give the offset you mean",
+            )
+        return local
     return moment
 
 

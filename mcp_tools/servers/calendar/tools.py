@@ -71,7 +71,7 @@ class EventsArgs(Arguments):
     start: str | None = Field(None, max_length=40, description=MOMENT_HELP)
     end: str | None = Field(None, max_length=40, description="exclusive; a date means through that day")
     uid: str | None = Field(None, pattern=UID_PATTERN, description="one event instead of a range")
-    limit: int = Field(50, ge=1, le=200)
+    limit: int = Field(50, ge=1, le=100)
     cursor: str | None = Field(None, max_length=100)
     _answer: EventsAnswer | None = PrivateAttr(default=None)
 
@@ -413,7 +413,7 @@ TOOLS: list[ToolSpec] = [
         name="calendar.availability",
         tier="core",
         title="Busy and free times",
-        description="Merged busy slots (no titles) between start and end, and free slots on request.",
+        description="Busy slots (no titles) between start and end; free slots on request.",
         input_model=AvailabilityArgs,
         output_model=AvailabilityResult,
         handler=availability,
@@ -427,7 +427,7 @@ TOOLS: list[ToolSpec] = [
         name="calendar.events",
         tier="core",
         title="Calendar events",
-        description="Events between start and end, repeating ones expanded into occurrences; or one by uid.",
+        description="Events between start and end (repeating ones as occurrences), or one by uid.",
         input_model=EventsArgs,
         output_model=EventsResult,
         handler=events,
@@ -442,7 +442,7 @@ TOOLS: list[ToolSpec] = [
         name="calendar.create_event",
         tier="core",
         title="Create an event",
-        description="Create an event; returns it with its uid.",
+        description="Create an event; returns its uid.",
         input_model=CreateArgs,
         output_model=EventResult,
         handler=create_event,

@@ -39,7 +39,9 @@ def status(service: DocsService) -> str:
     except Exception:  # doctor reports the account's own problems in its google section
         ungranted = []
     if ungranted:
-        line += f"; not granted yet: {', '.join(ungranted)} (run `mcp-tools auth google`)"
+        from mcp_tools.servers.google.config import auth_command
+
+        line += f"; not granted yet: {', '.join(ungranted)} (run `{auth_command()}`)"
     return line
 
 

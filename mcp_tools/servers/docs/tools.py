@@ -14,7 +14,7 @@ from pydantic import AfterValidator, Field, PrivateAttr, model_validator
 
 from mcp_tools.servers.google.text import page
 from mcp_tools.text import fence
-from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.docs.service import DocsService
@@ -49,7 +49,7 @@ def _url(document_id: str) -> str:
 class ReadArgs(Arguments):
     id: DocId = Id
     offset: int = Field(default=0, ge=0)
-    max_chars: int = Field(default=20_000, ge=200, le=100_000)
+    max_chars: int = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS)
 
 
 class ReadResult(Output):
@@ -84,7 +84,7 @@ def render_read(result: ReadResult) -> str:
     head = f"Google Doc {result.title!r} (id {result.id}, revision {result.revision})"
     head += f", characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:
-        head += f"; more with offset={result.next_offset}"
+        head += f"; {result.total_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     return head + "\n" + fence("document", result.text)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import AfterValidator, Field, PrivateAttr, model_validator
 
 from mcp_tools.text import fence
-from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.drive.service import DriveService
@@ -128,7 +128,7 @@ def render_search(result: SearchResult) -> str:
     else:
         text = fence("Drive listing", "\n".join(_line(item) for item in result.files))
     if result.next_page_token:
-        text += f"\nMore: page_token={result.next_page_token}"
+        text += f"\nMore: call again with page_token={result.next_page_token}"
     return text
 
 
@@ -139,13 +139,14 @@ class ReadArgs(Arguments):
     id: DriveId = Id
     sheet: Short = Field(default=None, description="Default: the first.")
     offset: int = Field(default=0, ge=0)
-    max_chars: int = Field(default=20_000, ge=200, le=100_000)
+    max_chars: int = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS)
     save_to: Annotated[str | None, _at_most(500)] = Field(default=None, description="A files-store path.")
 
 
 class ReadResult(Output):
     file: FileInfo
-    encoding: Literal["text", "base64", "saved"]  # Docs as Markdown, Sheets as CSV, Slides as plain text
+    # Docs as Markdown, Sheets as CSV, Slides as plain text; a small image as image content
+    encoding: Literal["text", "base64", "image", "saved"]
     content: str
     offset: int
     total_chars: int
@@ -207,10 +208,15 @@ def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | No
             f"{info.name!r} is {info.size} bytes; binary files are returned up to {service.config.max_read_bytes}",
             "pass save_to=PATH to store it in the files store",
         )
-    content = base64.b64encode(service.download(file_id)).decode("ascii")
-    return ReadResult(
-        **common, encoding="base64", content=content, offset=0, total_chars=len(content), next_offset=None
-    ), None
+    from mcp_tools.text import binary_page
+
+    data = service.download(file_id)
+    offset = args.offset - args.offset % 4
+    encoding, chunk, total, next_offset = binary_page(data, mime, offset, args.max_chars)
+    result = ReadResult(
+        **common, encoding=encoding, content=chunk, offset=offset, total_chars=total, next_offset=next_offset
+    )
+    return (result.with_image(data, mime) if encoding == "image" else result), None
 
 
 async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadResult:
@@ -233,12 +239,26 @@ def render_read(result: ReadResult) -> str:
         head += f"\nSheets: {', '.join(result.sheets)}"
     if result.encoding == "saved":
         return f"File {result.file.id} saved to the files store.\n" + fence("Drive file", head)
+    if result.encoding == "image":
+        return f"Image {result.file.id} ({result.file.type}), shown as image content.\n" + fence("Drive file", head)
     if result.encoding == "base64":
-        return fence("Drive file", head) + "\nbase64:\n" + result.content
+        from mcp_tools.text import binary_head
+
+        size = result.file.size or 0
+        where = binary_head(
+            size,
+            result.file.type,
+            result.offset,
+            result.content,
+            result.total_chars,
+            result.next_offset,
+            "save_to=PATH",
+        )
+        return where + "\n" + fence("Drive file", head) + "\nbase64:\n" + result.content
     end = result.offset + len(result.content)
     position = f"File {result.file.id}, characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:
-        position += f"; more with offset={result.next_offset}"
+        position += f"; {result.total_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     position += "".join(f"\nWarning: {warning}" for warning in result.warnings)
     return position + "\n" + fence("Drive file", head + "\n\n" + result.content)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from mcp_tools.tooling import ToolFailure
 
-MAX_DIFF_CHARS = 64 * 1024
+MAX_DIFF_CHARS = 30_000  # a diff is in the text and the structured content: both fit the result budget
 MAX_LOCATIONS_SHOWN = 10
 
 
@@ -197,5 +197,9 @@ def unified_diff(before: str, after: str, path: str) -> str:
     pieces = difflib.unified_diff(old_window, new_window, f"a/{path}", f"b/{path}", n=DIFF_CONTEXT)
     diff = "".join(_shift_header(line, offset) if line.startswith("@@") else line for line in pieces)
     if len(diff) > MAX_DIFF_CHARS:
-        diff = diff[:MAX_DIFF_CHARS] + f"\n... diff truncated at {MAX_DIFF_CHARS} characters\n"
+        rest = len(diff) - MAX_DIFF_CHARS
+        diff = (
+            diff[:MAX_DIFF_CHARS]
+            + f"\n... diff cut at {MAX_DIFF_CHARS:,} characters ({rest:,} more); files_read shows the file\n"
+        )
     return diff

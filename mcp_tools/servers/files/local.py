@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat as stat_module
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,6 +44,49 @@ def _is_temp(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
 
 
+# A digest is kept only for a file whose timestamps are this much older than the hashing: a write
+# in the same timestamp tick (coarse clocks, 1-2 s on FAT, HFS+ or network shares) could otherwise
+# leave size and times unchanged, and a stale digest would let a write past expected_sha256.
+RACY_MARGIN_NS = 2_000_000_000
+MAX_DIGESTS = 1024
+now_ns = time.time_ns
+
+
+class FileDigests:
+    """sha256 of whole files, kept per (device, inode) while size, mtime_ns and ctime_ns stay the same.
+
+    Any write changes the modification and change times (ctime cannot be set back), an atomic
+    replace changes the inode, so a kept digest is the file's current one; reading a window of a
+    large file then costs the window, not a pass over the whole file.
+    """
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple[int, int], tuple[tuple[int, int, int], str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _state(info: os.stat_result) -> tuple[int, int, int]:
+        return info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+    def get(self, info: os.stat_result) -> str | None:
+        with self._lock:
+            kept = self._kept.get((info.st_dev, info.st_ino))
+            if kept is None or kept[0] != self._state(info):
+                return None
+            self._kept.move_to_end((info.st_dev, info.st_ino))
+            return kept[1]
+
+    def keep(self, info: os.stat_result, digest: str, hashed_at_ns: int) -> None:
+        """Remember `digest` of the file as `info` describes it, if its times are safely in the past."""
+        if max(info.st_mtime_ns, info.st_ctime_ns) > hashed_at_ns - RACY_MARGIN_NS:
+            return
+        with self._lock:
+            self._kept[(info.st_dev, info.st_ino)] = (self._state(info), digest)
+            self._kept.move_to_end((info.st_dev, info.st_ino))
+            while len(self._kept) > MAX_DIGESTS:
+                self._kept.popitem(last=False)
+
+
 class LocalStore:
     """Files under one root folder; symlinks that lead out are refused, inside ones are listed as links."""
 
@@ -51,6 +95,7 @@ class LocalStore:
     def __init__(self, root: Path, *, names: KeyPolicy = "strict") -> None:
         self.sandbox = Sandbox(root, policy=names, create=True)
         self._lock = threading.Lock()
+        self._digests = FileDigests()
 
     def sweep_temp_files(self) -> int:
         """Temp files of writes a crash left behind (older than a few minutes)."""
@@ -61,16 +106,27 @@ class LocalStore:
         return None if info is None else _entry(key, info)
 
     def read_window(self, key: str, offset: int, limit: int) -> Window:
+        """The window and the whole file's sha256: kept from an earlier pass while the file is unchanged."""
         with self.sandbox.open_file(key) as file:
-            return read_window_from(iter(lambda: file.read(READ_CHUNK), b""), offset, limit)
+            hashed_at = now_ns()
+            before = os.fstat(file.fileno())
+            digest = self._digests.get(before)
+            if digest is not None:
+                data = os.pread(file.fileno(), limit, offset) if limit and offset < before.st_size else b""
+                if FileDigests._state(os.fstat(file.fileno())) == FileDigests._state(before):
+                    return Window(before.st_size, digest, data)
+            window = read_window_from(iter(lambda: file.read(READ_CHUNK), b""), offset, limit)
+            after = os.fstat(file.fileno())
+            if FileDigests._state(after) == FileDigests._state(before) and after.st_size == window.size:
+                self._digests.keep(after, window.sha256, hashed_at)
+            return window
 
     def read_all(self, key: str, max_bytes: int) -> bytes:
         return self.sandbox.read_bytes(key, max_bytes=max_bytes)
 
     def _current_sha256(self, key: str) -> str | None:
         try:
-            with self.sandbox.open_file(key) as file:
-                return hashlib.file_digest(file, "sha256").hexdigest()
+            return self.read_window(key, 0, 0).sha256
         except ToolFailure as failure:
             if failure.kind == "not_found":
                 return None

@@ -7,16 +7,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
-from mcp_tools.tooling import Arguments, Output
+from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 
 KIB = 1024
 MIB = 1024 * KIB
 
-PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'; names as files.list shows them")
+PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'")
 Sha256Arg = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
-    description="sha256 of your last read; if the file changed since, nothing is written.",
+    description="sha256 from your last read; stale: not written.",
 )
 
 
@@ -73,7 +73,7 @@ class ListArgs(Arguments):
         max_length=256,
         description="Glob below the folder ('*.md', 'src/**/*.py'); without '/', on names.",
     )
-    limit: int = Field(default=200, ge=1, le=1000)
+    limit: int = Field(default=200, ge=1, le=200)
     cursor: str | None = Field(default=None, max_length=1400, description="next_cursor of the last page.")
 
 
@@ -87,7 +87,8 @@ class ListResult(Output):
 class ReadArgs(Arguments):
     path: str = PathArg
     offset: int = Field(default=0, ge=0, description="In bytes.")
-    limit: int | None = Field(default=None, ge=1, description="Bytes; at most the read limit.")
+    max_chars: int = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS, description="Of text, or of base64.")
+    limit: int | None = Field(default=None, ge=1, le=MAX_PAGE_CHARS, description="Bytes, if fewer.")
 
 
 class ReadResult(Output):
@@ -95,7 +96,7 @@ class ReadResult(Output):
     size: int
     sha256: str = Field(description="Of the whole file.")
     mime_type: str
-    encoding: Literal["text", "base64"]
+    encoding: Literal["text", "base64", "image"]  # a small image as image content
     content: str
     offset: int
     truncated: bool
@@ -125,7 +126,7 @@ class WriteResult(Output):
 class Edit(Arguments):
     nul_allowed = frozenset({"old_string", "new_string"})
 
-    old_string: str = Field(description="Exact text, whitespace included.")
+    old_string: str = Field(description="Exact text, whitespace too.")
     new_string: str = Field(description="Taken literally.")
     replace_all: bool = False
 

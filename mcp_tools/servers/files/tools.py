@@ -45,7 +45,14 @@ from mcp_tools.servers.files.store import (
     human_size,
     matches,
 )
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import (
+    INLINE_IMAGE_TYPES,
+    MAX_INLINE_IMAGE_BYTES,
+    CallContext,
+    Risk,
+    ToolFailure,
+    ToolSpec,
+)
 
 ResultT = TypeVar("ResultT")
 TEXT_SNIFF_BYTES = 8192
@@ -236,40 +243,66 @@ def _mime_type(key: str, is_text: bool) -> str:
 
 
 async def read_file(service: FilesService, args: ReadArgs, ctx: CallContext) -> ReadResult:
+    """A window of at most `max_chars` characters (text) or base64 characters (binary) from `offset`.
+
+    A small image comes back whole as image content. A read made for another tool
+    (`ctx.call_tool`: a mail attaching the file) goes to that tool, not to a model, so it takes
+    windows of the whole read limit.
+    """
     key = _key(service, args.path)
-    limit = min(args.limit or service.max_read_bytes, service.max_read_bytes)
+    if ctx.via is not None:
+        limit = service.max_read_bytes
+    else:
+        limit = min(args.limit or args.max_chars * 4, service.max_read_bytes)
     window = await service.run(service.store.read_window, key, args.offset, limit)
     if args.offset > window.size:
         raise ToolFailure("invalid_arguments", f"offset {args.offset} is past the end of {key} ({window.size} bytes)")
     truncated = args.offset + len(window.data) < window.size
     text = _decode_text(window.data, truncated)
+    mime_type = _mime_type(key, text is not None)
+    image = None
     if text is not None:
+        if ctx.via is None and len(text) > args.max_chars:
+            text = text[: args.max_chars]
         consumed = len(text.encode("utf-8"))
         content, encoding = text, "text"
+    elif ctx.via is None and args.offset == 0 and not truncated and _inline_image(mime_type, window.size):
+        consumed, content, encoding, image = len(window.data), "", "image", window.data
     else:
-        consumed = len(window.data)
-        content, encoding = base64.b64encode(window.data).decode("ascii"), "base64"
+        data = window.data if ctx.via is not None else window.data[: args.max_chars // 4 * 3]
+        consumed = len(data)
+        content, encoding = base64.b64encode(data).decode("ascii"), "base64"
     end = args.offset + consumed
     more = end < window.size
-    return ReadResult(
+    result = ReadResult(
         path=key,
         size=window.size,
         sha256=window.sha256,
-        mime_type=_mime_type(key, text is not None),
+        mime_type=mime_type,
         encoding=encoding,
         content=content,
         offset=args.offset,
         truncated=more,
         next_offset=end if more else None,
     )
+    return result.with_image(image, mime_type) if image is not None else result
+
+
+def _inline_image(mime_type: str, size: int) -> bool:
+    return mime_type in INLINE_IMAGE_TYPES and size <= MAX_INLINE_IMAGE_BYTES
 
 
 def _render_read(result: ReadResult) -> str:
-    header = f"{result.path} ({result.size} bytes, sha256 {result.sha256}, {result.mime_type}"
+    header = f"{result.path} ({result.size:,} bytes, {result.mime_type}, sha256 {result.sha256}"
+    if result.encoding == "image":
+        return header + "), shown as image content"
     if result.encoding == "base64":
-        header += ", base64"
-    if result.truncated:
-        header += f", bytes {result.offset}-{result.next_offset} shown; continue at offset {result.next_offset}"
+        header += ", binary as base64"
+    if result.truncated and result.next_offset is not None:
+        header += (
+            f"; bytes {result.offset:,}-{result.next_offset:,} shown, {result.size - result.next_offset:,} more,"
+            f" call again with offset={result.next_offset}"
+        )
     return f"{header})\n{result.content}"
 
 
@@ -310,6 +343,9 @@ async def write_precheck(service: FilesService, args: WriteArgs) -> None:
     size = len(_content_bytes(args))
     if size > service.max_write_bytes:
         raise ToolFailure("too_large", f"content is {size} bytes; the write limit is {service.max_write_bytes} bytes")
+    sandbox = getattr(service.store, "sandbox", None)
+    if sandbox is not None:  # a link leading out of the store is refused by the write: say so first
+        await service.run(sandbox.resolve, key)
     if args.expected_sha256 is not None:
         await _check_unchanged(service, key, args.expected_sha256, await service.run(service.store.stat, key))
 
@@ -625,7 +661,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         name="files.list",
         tier="core",
         title="List files",
-        description="List a folder's entries (type, size, modified), optionally recursive or by glob.",
+        description="List a folder (type, size, modified), recursive or by glob.",
         input_model=ListArgs,
         output_model=ListResult,
         handler=list_files,
@@ -639,8 +675,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         name="files.read",
         tier="core",
         title="Read a file",
-        description="Read a file: UTF-8 as text, else base64. Returns its sha256; big files come in windows "
-        "(next_offset).",
+        description="Read a file (UTF-8 as text, else base64) with its sha256, in windows (next_offset).",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read_file,
@@ -667,8 +702,8 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         name="files.edit",
         tier="core",
         title="Edit a file",
-        description="Replace exact text: each old_string must match once (or replace_all); edits apply in "
-        "order; line endings kept. Returns a diff and the new sha256.",
+        description="Replace exact text; each old_string must match once unless replace_all. Returns a diff "
+        "and the new sha256.",
         input_model=EditArgs,
         output_model=EditResult,
         handler=edit_file,

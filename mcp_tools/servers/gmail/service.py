@@ -186,6 +186,7 @@ class GmailService(GoogleService):
             "thread_id": thread_id,
             "messages": infos,
             "text": "\n\n".join(texts),
+            "starts": [sum(len(text) + 2 for text in texts[:i]) for i in range(len(texts))],
             "warnings": warnings,
         }
 

@@ -6,14 +6,13 @@ Scopes are checked before each call, so a missing grant names the scope and the 
 
 from __future__ import annotations
 
-import base64
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, PrivateAttr, model_validator
 
 from mcp_tools.servers.google.text import page
 from mcp_tools.text import fence
-from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.gmail.service import GmailService
@@ -102,7 +101,7 @@ def render_search(result: SearchResult) -> str:
         lines.append(f"  labels: {', '.join(hit.labels)} | {hit.snippet}")
     text = fence("email listing", "\n".join(lines)) if lines else "No message could be fetched."
     if result.next_cursor:
-        text += f"\nMore: cursor={result.next_cursor}"
+        text += f"\nMore: call again with cursor={result.next_cursor}"
     return text + _failed_text(result.failed)
 
 
@@ -113,7 +112,7 @@ class ReadArgs(Arguments):
     id: GmailId = Id
     thread: bool = Field(default=False, description="id is a thread id: read every message in it.")
     offset: int = Field(default=0, ge=0)
-    max_chars: int = Field(default=8000, ge=200, le=50_000)
+    max_chars: int = Field(default=8000, ge=200, le=MAX_PAGE_CHARS)
 
 
 class AttachmentInfo(Output):
@@ -137,7 +136,8 @@ class MessageInfo(Output):
 class ReadResult(Output):
     id: str
     thread_id: str
-    messages: list[MessageInfo]
+    messages: list[MessageInfo]  # those whose text is on this page
+    messages_total: int = 0  # in the thread
     text: str
     offset: int
     total_chars: int
@@ -148,10 +148,18 @@ class ReadResult(Output):
 async def read(service: GmailService, args: ReadArgs, ctx: CallContext) -> ReadResult:
     found = await service.run("gmail.read", service.read, args.id, args.thread)
     text, next_offset = page(found["text"], args.offset, args.max_chars, "total")
+    end = args.offset + len(text)
+    ends = [*found["starts"][1:], len(found["text"]) + 2]  # each message's text ends 2 before the next starts
+    on_page = [  # a message's headers come with the page its text is on, not with every page
+        message
+        for message, start, after in zip(found["messages"], found["starts"], ends, strict=True)
+        if (start < end and after - 2 > args.offset) or start == args.offset
+    ]
     return ReadResult(
         id=found["id"],
         thread_id=found["thread_id"],
-        messages=found["messages"],
+        messages=on_page,
+        messages_total=len(found["messages"]),
         text=text,
         offset=args.offset,
         total_chars=len(found["text"]),
@@ -171,9 +179,11 @@ def render_read(result: ReadResult) -> str:
             f"Attachment {a.index}: {a.filename} ({a.content_type}, {a.size} bytes)" for a in message.attachments
         ]
     end = result.offset + len(result.text)
-    position = f"Thread {result.thread_id}, characters {result.offset}-{end} of {result.total_chars}"
+    position = f"Thread {result.thread_id}, characters {result.offset:,}-{end:,} of {result.total_chars:,}"
+    if result.messages_total > 1:
+        position += f" ({len(result.messages)} of its {result.messages_total} messages)"
     if result.next_offset is not None:
-        position += f"; more with offset={result.next_offset}"
+        position += f"; {result.total_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     return position + "\n" + fence("email", "\n".join(header) + "\n\n" + result.text)
 
 
@@ -185,7 +195,7 @@ class AttachmentArgs(Arguments):
     index: int = Field(ge=0, le=499, description="From gmail_read.")
     save: bool = Field(default=False, description="Save to the files store instead.")
     offset: int = Field(default=0, ge=0)
-    max_chars: int = Field(default=20_000, ge=200, le=100_000)
+    max_chars: int = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS)
 
 
 class AttachmentResult(Output):
@@ -194,7 +204,7 @@ class AttachmentResult(Output):
     filename: str
     content_type: str
     size: int
-    encoding: Literal["text", "base64", "saved"]
+    encoding: Literal["text", "base64", "image", "saved"]  # a small image as image content
     content: str
     saved_path: str | None
     offset: int
@@ -241,16 +251,20 @@ async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallConte
             f"{service.config.max_attachment_bytes} bytes",
             "pass save=true to store it in the files store",
         )
-    content = base64.b64encode(data).decode("ascii")
-    return AttachmentResult(
+    from mcp_tools.text import binary_page
+
+    offset = args.offset - args.offset % 4
+    encoding, chunk, total, next_offset = binary_page(data, item.content_type, offset, args.max_chars)
+    result = AttachmentResult(
         **common,
-        encoding="base64",
-        content=content,
+        encoding=encoding,
+        content=chunk,
         saved_path=None,
-        offset=0,
-        total_chars=len(content),
-        next_offset=None,
+        offset=offset,
+        total_chars=total,
+        next_offset=next_offset,
     )
+    return result.with_image(data, item.content_type) if encoding == "image" else result
 
 
 def render_attachment(result: AttachmentResult) -> str:
@@ -258,12 +272,25 @@ def render_attachment(result: AttachmentResult) -> str:
     head += f" ({result.content_type}, {result.size} bytes)"
     if result.encoding == "saved":
         return head + f", saved to the files store as {result.saved_path}"
+    if result.encoding == "image":
+        return head + ", shown as image content"
     if result.encoding == "base64":
-        return head + ", base64:\n" + result.content
+        from mcp_tools.text import binary_head
+
+        where = binary_head(
+            result.size,
+            result.content_type,
+            result.offset,
+            result.content,
+            result.total_chars,
+            result.next_offset,
+            "save=true",
+        )
+        return head + "\n" + where + "\nbase64:\n" + result.content
     end = result.offset + len(result.content)
     head += f", characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:
-        head += f"; more with offset={result.next_offset}"
+        head += f"; {result.total_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     return head + "\n" + fence("attachment", result.content)
 
 
@@ -276,8 +303,8 @@ class ComposeArgs(Arguments):
     bcc: list[str] = Address
     subject: str = Field(default="", max_length=998)
     body: str = Field(default="", max_length=200_000, description="Plain text.")
-    html: str = Field(default="", max_length=500_000, description="Optional HTML alternative.")
-    reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer in-thread.")
+    html: str = Field(default="", max_length=500_000, description="HTML alternative.")
+    reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer.")
     attachments: list[str] = Field(default_factory=list, max_length=10, description="Paths in the files store.")
     _files: list[tuple[str, bytes]] | None = PrivateAttr(default=None)  # read through files.read by the handler
 
@@ -593,7 +620,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="gmail.read",
         title="Read Gmail message",
-        description="Read a message or thread as text with headers and attachment list; page with next_offset.",
+        description="A message or thread as text, with headers and attachments; page with next_offset.",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read,

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp_tools.net import is_loopback
 from mcp_tools.secrets import known_secrets
-from mcp_tools.servers.google.config import AUTH_COMMAND, GoogleConfig
+from mcp_tools.servers.google.config import GoogleConfig, auth_command
 from mcp_tools.tooling import ToolFailure
 
 REFRESH_MARGIN = dt.timedelta(minutes=5)
@@ -32,7 +32,10 @@ TESTING_NOTE = (
     "If the OAuth consent screen of your Google Cloud project is in 'Testing' status, Google drops "
     "its refresh tokens after 7 days: publish the app (In production) to keep them."
 )
-REAUTH_HINT = f"Run `{AUTH_COMMAND}` again. {TESTING_NOTE}"
+
+
+def reauth_hint() -> str:
+    return f"Run `{auth_command()}` again. {TESTING_NOTE}"
 
 
 class SignInError(Exception):
@@ -218,10 +221,10 @@ class GoogleAccount:
 
         data = self.stored()
         if not data.get("refresh_token"):
-            raise ToolFailure("not_configured", "not signed in to Google", f"Run `{AUTH_COMMAND}`.")
+            raise ToolFailure("not_configured", "not signed in to Google", f"Run `{auth_command()}`.")
         if self.config.client_secrets is None:
             raise ToolFailure(
-                "not_configured", "[google] client_secrets is not set", f"set it, then run `{AUTH_COMMAND}`"
+                "not_configured", "[google] client_secrets is not set", f"set it, then run `{auth_command()}`"
             )
         try:
             client = read_client_secrets(self.config.client_secrets)
@@ -278,12 +281,14 @@ def refresh_failure(error: Exception, service_account: bool = False) -> ToolFail
             "for the scopes of the enabled tools, and check [google] subject.",
         )
     if "invalid_grant" in text:
-        return ToolFailure("not_configured", "Google no longer accepts the stored sign-in (invalid_grant)", REAUTH_HINT)
+        return ToolFailure(
+            "not_configured", "Google no longer accepts the stored sign-in (invalid_grant)", reauth_hint()
+        )
     if "invalid_client" in text or "unauthorized_client" in text:
         return ToolFailure(
             "not_configured",
             "Google refused the OAuth client in [google] client_secrets",
-            f"download the client file again from the Google Cloud console, then run `{AUTH_COMMAND}`",
+            f"download the client file again from the Google Cloud console, then run `{auth_command()}`",
         )
     return ToolFailure("upstream_error", "refreshing the Google token failed", "retry in a minute")
 

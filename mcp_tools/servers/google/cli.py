@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_tools.config import Config, validate_section
-from mcp_tools.servers.google.config import AUTH_COMMAND, GoogleConfig
+from mcp_tools.servers.google.config import GoogleConfig, auth_command
 from mcp_tools.servers.google.scopes import NAMESPACES, access_levels, missing_scopes, requested_scopes, short
 
 
@@ -132,7 +132,7 @@ def doctor_lines(config: Config) -> list[str]:
     try:
         data = read_token(token_file, credentials_key(config.state_secret()))
     except (OSError, ValueError):
-        return [*lines, f"google:    not signed in: run `{AUTH_COMMAND}`"]
+        return [*lines, f"google:    not signed in: run `{auth_command()}`"]
     granted = data.get("scopes") or []
     expiry = data.get("expiry")
     if expiry:
@@ -152,5 +152,6 @@ def doctor_lines(config: Config) -> list[str]:
     )
     lacking = {tool: missing for tool in tools if (missing := _missing(tool, granted, access))}
     for tool, missing in lacking.items():
-        lines.append(f"           missing for {tool}: {', '.join(short(s) for s in missing)} (run `{AUTH_COMMAND}`)")
+        shown = ", ".join(short(s) for s in missing)
+        lines.append(f"           missing for {tool}: {shown} (run `{auth_command()}`)")
     return lines

@@ -10,7 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mcp_tools.tooling import Environment, NotConfigured
 
-AUTH_COMMAND = "mcp-tools auth google"
+
+def auth_command() -> str:
+    """`mcp-tools auth google`, spelled to work from here (`mcp_tools.commands`)."""
+    from mcp_tools.commands import mcp_tools
+
+    return mcp_tools("auth", "google")
+
+
 LIBRARIES = ("googleapiclient", "google.oauth2", "google_auth_httplib2", "google_auth_oauthlib")
 
 
@@ -70,7 +77,9 @@ def require_libraries(extra: str) -> None:
     for name in LIBRARIES:
         root = name.split(".")[0]
         if importlib.util.find_spec(root) is None:
-            error = ImportError(f"{root} is missing; install mcp-tools[{extra}]")
+            from mcp_tools.commands import pip_install
+
+            error = ImportError(f"{root} is missing; run: {pip_install(extra)}")
             error.name = root
             raise error
 
@@ -103,7 +112,7 @@ def check_configured(config: GoogleConfig, env: Environment) -> None:
     if config.client_secrets is None:
         raise NotConfigured(
             'set [google] client_secrets = "path/to/client_secret.json" (see docs/google.md), '
-            f"then run `{AUTH_COMMAND}`"
+            f"then run `{auth_command()}`"
         )
     if not token_path(config, env).is_file():
-        raise NotConfigured(f"not signed in to Google yet: run `{AUTH_COMMAND}`")
+        raise NotConfigured(f"not signed in to Google yet: run `{auth_command()}`")

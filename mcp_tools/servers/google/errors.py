@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_tools.servers.google.account import REAUTH_HINT
-from mcp_tools.servers.google.config import AUTH_COMMAND
+from mcp_tools.servers.google.account import reauth_hint
+from mcp_tools.servers.google.config import auth_command
 from mcp_tools.servers.google.scopes import short
 from mcp_tools.tooling import ToolFailure
 
@@ -38,7 +38,7 @@ def missing_scope_failure(tool: str, scopes: list[str]) -> ToolFailure:
     return ToolFailure(
         "not_configured",
         f"{tool} needs the Google scope {names}, which this sign-in did not grant",
-        f"Run `{AUTH_COMMAND}`: it asks for the scopes of every enabled tool.",
+        f"Run `{auth_command()}`: it asks for the scopes of every enabled tool.",
         {"missing_scopes": [short(scope) for scope in scopes]},
     )
 
@@ -57,7 +57,7 @@ def map_http_error(
         message = redact(message)
     said = f": {message}" if message else ""
     if status == 401:
-        return ToolFailure("not_configured", "Google did not accept the stored sign-in", REAUTH_HINT)
+        return ToolFailure("not_configured", "Google did not accept the stored sign-in", reauth_hint())
     if status == 403 and reasons & SCOPE_REASONS:
         return missing_scope_failure(tool, missing or [])
     if status == 403 and reasons & DISABLED_REASONS:

@@ -6,14 +6,13 @@ content fences it between markers with a fresh random tag the mail cannot forge.
 
 from __future__ import annotations
 
-import base64
 from datetime import date
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from mcp_tools.text import fence
-from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.inbox.service import InboxService
@@ -67,7 +66,7 @@ class SearchResult(Output):
 class ReadArgs(Arguments):
     id: str = Field(max_length=64)
     offset: int = Field(default=0, ge=0, description="In characters")
-    max_chars: int = Field(default=8000, ge=100, le=50_000)
+    max_chars: int = Field(default=8000, ge=100, le=MAX_PAGE_CHARS)
 
 
 class AttachmentInfo(Output):
@@ -96,8 +95,8 @@ class ReadResult(Output):
 class AttachmentArgs(Arguments):
     id: str = Field(max_length=64)
     index: int = Field(ge=0, description="From inbox_read")
-    offset: int = Field(default=0, ge=0, description="In characters, for text")
-    max_chars: int = Field(default=20_000, ge=100, le=100_000)
+    offset: int = Field(default=0, ge=0, description="In characters (base64 ones for binary)")
+    max_chars: int = Field(default=20_000, ge=100, le=MAX_PAGE_CHARS)
 
 
 class AttachmentResult(Output):
@@ -106,7 +105,7 @@ class AttachmentResult(Output):
     filename: str
     content_type: str
     size: int
-    encoding: Literal["text", "base64"]
+    encoding: Literal["text", "base64", "image"]  # a small image as image content
     content: str
     offset: int
     total_chars: int
@@ -229,10 +228,14 @@ async def attachment(service: InboxService, args: AttachmentArgs, ctx: CallConte
         "size": item["size"],
     }
     if not textual:
-        content = base64.b64encode(data).decode("ascii")
-        return AttachmentResult(
-            **common, encoding="base64", content=content, offset=0, total_chars=len(content), next_offset=None
+        from mcp_tools.text import binary_page
+
+        offset = args.offset - args.offset % 4
+        encoding, chunk, total, next_offset = binary_page(data, item["content_type"], offset, args.max_chars)
+        result = AttachmentResult(
+            **common, encoding=encoding, content=chunk, offset=offset, total_chars=total, next_offset=next_offset
         )
+        return result.with_image(data, item["content_type"]) if encoding == "image" else result
     text = decode_bytes(data, item["charset"], [], "attachment")
     if args.offset > len(text):
         raise ToolFailure(
@@ -262,7 +265,7 @@ def render_search(result: SearchResult) -> str:
         lines.append(f"  summary: {item.summary}")
     text = fence("email listing", "\n".join(lines))
     if result.next_cursor:
-        text += f"\nMore results: pass cursor={result.next_cursor}"
+        text += f"\nMore results: call again with cursor={result.next_cursor}"
     return text
 
 
@@ -282,18 +285,31 @@ def render_read(result: ReadResult) -> str:
     end = result.offset + len(result.body)
     position = f"Email {result.id}, body characters {result.offset}-{end} of {result.body_chars}"
     if result.next_offset is not None:
-        position += f"; more with offset={result.next_offset}"
+        position += f"; {result.body_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     return position + "\n" + fence("email", "\n".join(header) + "\n\n" + result.body)
 
 
 def render_attachment(result: AttachmentResult) -> str:
     position = f"Attachment {result.index} of email {result.id}: {result.filename} ({result.content_type})"
+    if result.encoding == "image":
+        return position + f", {result.size:,} bytes, shown as image content"
     if result.encoding == "base64":
-        return position + f", {result.size} bytes, base64:\n{result.content}"
+        from mcp_tools.text import binary_head
+
+        where = binary_head(
+            result.size,
+            result.content_type,
+            result.offset,
+            result.content,
+            result.total_chars,
+            result.next_offset,
+            None,
+        )
+        return position + "\n" + where + "\nbase64:\n" + result.content
     end = result.offset + len(result.content)
     position += f", characters {result.offset}-{end} of {result.total_chars}"
     if result.next_offset is not None:
-        position += f"; more with offset={result.next_offset}"
+        position += f"; {result.total_chars - result.next_offset:,} more, call again with offset={result.next_offset}"
     return position + "\n" + fence("attachment", result.content)
 
 
@@ -302,7 +318,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         name="inbox.search",
         tier="core",
         title="Search forwarded email",
-        description=("Search forwarded emails, newest first; returns ids, senders, subjects, dates, summaries."),
+        description="Search forwarded emails, newest first, with summaries.",
         input_model=SearchArgs,
         output_model=SearchResult,
         handler=search,
@@ -316,7 +332,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         name="inbox.read",
         tier="core",
         title="Read a forwarded email",
-        description=("Read an email's text body, paged (next_offset), with its attachment list."),
+        description=("An email's text, paged (next_offset), with its attachments."),
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read,

@@ -125,7 +125,9 @@ class FastEmbedder:
                 try:
                     from fastembed import TextEmbedding
                 except ImportError:
-                    raise EmbeddingError("fastembed is not installed (pip install 'mcp-tools[embeddings]')") from None
+                    from mcp_tools.commands import pip_install
+
+                    raise EmbeddingError(f"fastembed is not installed (run: {pip_install('embeddings')})") from None
                 options: dict[str, Any] = {"model_name": self.model, "cache_dir": str(self.cache_dir)}
                 if self.model_path:
                     check_model_folder(Path(self.model_path).expanduser())

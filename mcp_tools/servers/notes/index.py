@@ -160,6 +160,9 @@ class NoteIndex:
         self._journal: list[VectorChange] = []
         self._journal_base = 0
         self._ops: list[VectorOp] = []
+        # names and paths whose links a bulk transaction re-resolves once, when it commits
+        self._stale_keys: set[str] = set()
+        self._stale_paths: set[str] = set()
 
     # -- setup ------------------------------------------------------------------------------
 
@@ -204,11 +207,16 @@ class NoteIndex:
             try:
                 yield self.db
             except BaseException:
+                self._stale_keys, self._stale_paths = set(), set()
                 self.db.execute("ROLLBACK")
                 self.generation += 1
                 self._journal, self._journal_base = [], self.generation  # caches reload
                 raise
             else:
+                if self._stale_keys or self._stale_paths:
+                    keys, paths = self._stale_keys, self._stale_paths
+                    self._stale_keys, self._stale_paths = set(), set()
+                    self._reresolve(self.db, keys, paths)
                 self.db.execute("COMMIT")
                 self.generation += 1
                 self._record_vector_change()
@@ -301,7 +309,8 @@ class NoteIndex:
                     )
                 }
                 self._delete_children(db, doc_id)
-            db.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(doc_id, tag) for tag in parsed.tags])
+            if parsed.tags:
+                db.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(doc_id, tag) for tag in parsed.tags])
             names = note_names(path, parsed.title, parsed.aliases)
             db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?, ?)", [(name_key(n), doc_id, k) for n, k in names])
             db.execute("INSERT INTO names_fts (rowid, names) VALUES (?, ?)", (doc_id, "\n".join(n for n, _ in names)))
@@ -319,7 +328,8 @@ class NoteIndex:
                     self._ops.append((chunk_id, doc_id, old_vectors[digest]))
             db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)", chunk_rows)
             db.executemany("INSERT INTO chunks_fts (rowid, title, heading, body) VALUES (?, ?, ?, ?)", fts_rows)
-            db.executemany("INSERT INTO vectors VALUES (?, ?)", reused)
+            if reused:
+                db.executemany("INSERT INTO vectors VALUES (?, ?)", reused)
             if is_new or sorted(old_aliases) != sorted(parsed.aliases):
                 self.resolver.remove(path)
                 self.resolver.add(path, parsed.aliases)
@@ -345,7 +355,7 @@ class NoteIndex:
             )
             if is_new or sorted(old_aliases) != sorted(parsed.aliases):
                 keys = {name_key(stem_of(path)), *(name_key(a) for a in [*parsed.aliases, *old_aliases])}
-                self._reresolve(db, keys, path)
+                self._reresolve_links(db, keys, path)
 
     def remove(self, path: str) -> bool:
         with self.transaction() as db:
@@ -356,7 +366,7 @@ class NoteIndex:
             db.execute("DELETE FROM documents WHERE id = ?", (row[0],))
             self.resolver.remove(path)
             keys = {name_key(stem_of(path)), *(name_key(a) for a in json.loads(row[1]))}
-            self._reresolve(db, keys, path)
+            self._reresolve_links(db, keys, path)
             return True
 
     def _delete_children(self, db: sqlite3.Connection, doc_id: int) -> None:
@@ -369,17 +379,32 @@ class NoteIndex:
         db.execute("DELETE FROM names WHERE doc_id = ?", (doc_id,))
         db.execute("DELETE FROM names_fts WHERE rowid = ?", (doc_id,))
 
-    def _reresolve(self, db: sqlite3.Connection, keys: Iterable[str], path: str) -> None:
-        """Links that may now resolve differently: named like the note, or pointing at it."""
-        keys = list(keys)
-        marks = ",".join("?" * len(keys))
-        rows = db.execute(
-            f"SELECT id, source_path, style, target, resolved_path FROM links "
-            f"WHERE target_key IN ({marks}) OR resolved_path = ?",
-            (*keys, path),
-        ).fetchall()
+    def _reresolve_links(self, db: sqlite3.Connection, keys: Iterable[str], path: str) -> None:
+        """Links that may now resolve differently: named like the note, or pointing at it.
+
+        Inside a bulk transaction (a reconcile batch) this waits for the commit and runs once for
+        every note the batch touched: a link resolves by the notes its name can mean, so resolving
+        it against the batch's final state gives what resolving it after each note would."""
+        if self._depth > 1:
+            self._stale_keys.update(keys)
+            self._stale_paths.add(path)
+            return
+        self._reresolve(db, set(keys), {path})
+
+    def _reresolve(self, db: sqlite3.Connection, keys: set[str], paths: set[str]) -> None:
+        rows: dict[int, tuple[str, str, str, str | None]] = {}
+        for column, values in (("target_key", sorted(keys)), ("resolved_path", sorted(paths))):
+            for start in range(0, len(values), 500):
+                part = values[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for link_id, *rest in db.execute(
+                    f"SELECT id, source_path, style, target, resolved_path FROM links WHERE {column} IN ({marks})",
+                    part,
+                ):
+                    rows[link_id] = tuple(rest)  # type: ignore[assignment]
         updates = []
-        for link_id, source, style, target, current in rows:
+        for link_id in sorted(rows):
+            source, style, target, current = rows[link_id]
             resolved = self.resolver.resolve_target(source, style, target).path
             if resolved != current:
                 updates.append((resolved, link_id))

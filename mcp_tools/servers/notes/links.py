@@ -153,15 +153,22 @@ class Resolver:
             same_stem = self.by_stem.get(name_key(posixpath.basename(bare)), ())
             matches = [path for path in same_stem if name_key(path).endswith(suffix)]
             if matches:
-                return Resolution(min(matches, key=lambda p: closeness(source, p)), "suffix")
+                return Resolution(closest(source, matches), "suffix")
             return Resolution(None, "none")
         stems = self.by_stem.get(name_key(bare))
         if stems:
-            return Resolution(min(stems, key=lambda p: closeness(source, p)), "basename")
+            return Resolution(closest(source, stems), "basename")
         aliased = self.by_alias.get(name_key(target))
         if aliased:
-            return Resolution(min(aliased, key=lambda p: closeness(source, p)), "alias")
+            return Resolution(closest(source, aliased), "alias")
         return Resolution(None, "none")
+
+
+def closest(source: str, paths: list[str]) -> str:
+    """The path nearest to `source` (the first of equals); most names have a single note."""
+    if len(paths) == 1:
+        return paths[0]
+    return min(paths, key=lambda path: closeness(source, path))
 
 
 def wiki_target_span(link: Link) -> tuple[int, int]:

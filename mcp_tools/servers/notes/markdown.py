@@ -15,12 +15,17 @@ from urllib.parse import unquote
 
 FRONTMATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:^|\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.M)
 FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-WIKILINK_RE = re.compile(r"(!?)\[\[([^\[\]\n|]*?)(?:\|([^\[\]\n]*))?\]\]")
-MDLINK_RE = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\((<[^>\n]+>|[^)\s]+)(?:[ \t]+\"[^\"\n]*\")?\)")
-INLINE_TAG_RE = re.compile(r"(?<![\w/#&\]])#([\w\-/]*[^\W\d_][\w\-/]*)")
+# Each pattern starts with a literal character, so the scanner jumps from candidate to candidate
+# (a leading optional group or lookbehind makes it try every position: 3-20x slower on a vault).
+# An embed's "!" is looked at before the match: it is never inside the previous match, which
+# ends in "]]" or ")".
+WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|]*?)(?:\|([^\[\]\n]*))?\]\]")
+MDLINK_RE = re.compile(r"\[([^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*)\]\((<[^>\n]+>|[^)\s]+)(?:[ \t]+\"[^\"\n]*\")?\)")
+INLINE_TAG_RE = re.compile(r"#(?<![\w/#&\]]#)([\w\-/]*[^\W\d_][\w\-/]*)")  # "#" not after a word, /, #, & or ]
 INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
-BLOCK_ID_RE = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)[ \t]*\r?$", re.M)
-HEADING_LINE_RE = re.compile(r"^(#{1,6})[ \t]+([^\r\n]+?)[ \t]*#*[ \t]*\r?$", re.M)
+BLOCK_ID_RE = re.compile(r"\^(?<!\S\^)([A-Za-z0-9-]+)[ \t]*\r?$", re.M)  # "^id" after a space or at a line start
+# "#" at a line start (as "^" under re.M), written so the scanner can jump to each "#"
+HEADING_LINE_RE = re.compile(r"(#(?<![^\n]#)#{0,5})[ \t]+([^\r\n]+?)[ \t]*#*[ \t]*\r?$", re.M)
 URL_SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 CHUNK_CHARS = 1500
@@ -28,6 +33,8 @@ CHUNK_CHARS = 1500
 
 def name_key(name: str) -> str:
     """How Obsidian compares note names: case-insensitive, Unicode-normalised."""
+    if name.isascii():  # NFC leaves ASCII as it is
+        return name.casefold()
     return unicodedata.normalize("NFC", name).casefold()
 
 
@@ -165,15 +172,21 @@ def split_fragment(target: str) -> tuple[str, str]:
     return target[:index], target[index:]
 
 
+def _embed_mark(masked: str, start: int) -> int:
+    """1 when the link at `start` is an embed ("!" right before it), else 0."""
+    return 1 if start and masked[start - 1] == "!" else 0
+
+
 def parse_links(text: str, body_start: int, masked: str) -> list[Link]:
     """Links found in `masked` (the body with code blanked out), with offsets into `text`."""
     links: list[Link] = []
     for match in WIKILINK_RE.finditer(masked):
-        bang, inner, alias = match.group(1), match.group(2), match.group(3)
+        inner, alias = match.group(1), match.group(2)
         target, fragment = split_fragment(inner.strip())
         if not target and not fragment:
             continue
-        start, end = body_start + match.start(), body_start + match.end()
+        bang = _embed_mark(masked, match.start())
+        start, end = body_start + match.start() - bang, body_start + match.end()
         links.append(
             Link(
                 kind="embed" if bang else "wikilink",
@@ -186,21 +199,22 @@ def parse_links(text: str, body_start: int, masked: str) -> list[Link]:
                 raw=text[start:end],
             )
         )
-    for match in MDLINK_RE.finditer(masked):
-        destination = match.group(3)
+    for match in MDLINK_RE.finditer(masked) if "](" in masked else ():
+        destination = match.group(2)
         if destination.startswith("<"):
             destination = destination[1:-1]
         if URL_SCHEME_RE.match(destination) or destination.startswith("//"):
             continue
         target, fragment = split_fragment(destination)
-        start, end = body_start + match.start(), body_start + match.end()
+        bang = _embed_mark(masked, match.start())
+        start, end = body_start + match.start() - bang, body_start + match.end()
         links.append(
             Link(
-                kind="embed" if match.group(1) else "markdown",
+                kind="embed" if bang else "markdown",
                 style="markdown",
                 target=unquote(target),
                 fragment=unquote(fragment),
-                text=match.group(2),
+                text=match.group(1),
                 start=start,
                 end=end,
                 raw=text[start:end],
@@ -242,9 +256,9 @@ def build_chunks(text: str, body_start: int, headings: list[Heading]) -> list[Ch
     for index, heading in enumerate(boundaries):
         while path and path[-1][0] >= heading.level:
             path.pop()
-        path.append((heading.level, heading.text))
+        path.append((heading.level, plain_title(heading.text)))
         end = boundaries[index + 1].start if index + 1 < len(boundaries) else len(text)
-        sections.append((" > ".join(plain_title(p[1]) for p in path), heading.start, end))
+        sections.append((" > ".join(p[1] for p in path), heading.start, end))
     chunks: list[Chunk] = []
     for heading_path, start, end in sections:
         for piece_start, piece_end in _split_long(text, start, end):
@@ -273,6 +287,7 @@ def _split_long(text: str, start: int, end: int) -> list[tuple[int, int]]:
 TITLE_WIKILINK_RE = re.compile(r"!?\[\[([^\]|]*?)(?:\|([^\]]*))?\]\]")
 TITLE_MDLINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 TITLE_MARKUP_RE = re.compile(r"\*\*|__|==|~~|`")
+TITLE_MARKS = ("[", "*", "_", "=", "~", "`")  # what each of the three patterns needs to match
 
 
 def plain_title(text: str) -> str:
@@ -284,6 +299,8 @@ def plain_title(text: str) -> str:
         target = re.split(r"[#^]", match.group(1), maxsplit=1)[0]
         return target.rsplit("/", 1)[-1].removesuffix(".md") or match.group(1).lstrip("#^")
 
+    if not any(mark in text for mark in TITLE_MARKS):
+        return " ".join(text.split())  # nothing for the patterns below to change
     text = TITLE_WIKILINK_RE.sub(link_text, text)
     text = TITLE_MDLINK_RE.sub(r"\1", text)
     return " ".join(TITLE_MARKUP_RE.sub("", text).split())

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, model_validator
 
-from mcp_tools.tooling import Arguments, Output
+from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 
 SHA256 = Field(
     default=None,
@@ -15,8 +15,15 @@ SHA256 = Field(
 )
 MAX_TAG_CHARS = 200
 Tag = Annotated[str, Field(max_length=MAX_TAG_CHARS)]
-LIMIT = Field(default=50, ge=1, le=500)
+LIMIT = Field(default=50, ge=1, le=100)
 CURSOR = Field(default=None, max_length=200, description="next_cursor of the last page")
+OFFSET = Field(default=0, ge=0, description="In characters; next_offset of the last page")
+MAX_CHARS = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS)
+# notes.rename shows this many files (with their diffs, each cut at DIFF_MAX_CHARS) a page;
+# notes.delete names this many of the notes that linked to the deleted one
+RENAME_PAGE = 10
+DIFF_MAX_CHARS = 2_000
+LINKED_FROM_SHOWN = 100
 
 
 class NotesConfig(BaseModel):
@@ -49,6 +56,8 @@ NotePath = Field(max_length=1024, description="e.g. 'Projects/Plan' ('.md' optio
 class ReadArgs(Arguments):
     path: str = NotePath
     heading: str | None = Field(default=None, max_length=500, description="only this section")
+    offset: int = OFFSET
+    max_chars: int = MAX_CHARS
 
 
 class SearchArgs(Arguments):
@@ -81,6 +90,8 @@ class LinksArgs(Arguments):
 class DailyArgs(Arguments):
     date: str | None = Field(default=None, max_length=40, description="YYYY-MM-DD; default today")
     create: bool = True
+    offset: int = OFFSET
+    max_chars: int = MAX_CHARS
 
 
 class TagArgs(Arguments):
@@ -98,6 +109,13 @@ class RenameArgs(Arguments):
     new_path: str = Field(max_length=1024)
     dry_run: bool = False
     _rewrites: tuple[int, int] | None = PrivateAttr(default=None)  # (files, links), found by the precheck
+    cursor: str | None = Field(default=None, max_length=20, description="dry_run: next_cursor of the last page")
+
+    @model_validator(mode="after")
+    def _cursor_pages_a_dry_run(self) -> RenameArgs:
+        if self.cursor is not None and not self.dry_run:
+            raise ValueError("cursor: pages a dry_run only; a rename reports its first files and counts")
+        return self
 
 
 class DeleteArgs(Arguments):
@@ -130,6 +148,9 @@ class ReadOutput(Output):
     sha256: str
     heading: str | None = None
     broken_links: list[str] = Field(default_factory=list)  # links to missing notes, headings or blocks
+    offset: int = 0
+    total_chars: int = 0  # of the note (or section)
+    next_offset: int | None = None  # pass as offset for more; null at the end
 
 
 class Passage(BaseModel):
@@ -205,6 +226,9 @@ class DailyOutput(Output):
     created: bool
     content: str
     sha256: str
+    offset: int = 0
+    total_chars: int = 0
+    next_offset: int | None = None
 
 
 class TaggedNote(BaseModel):
@@ -246,14 +270,18 @@ class RenameOutput(Output):
     path: str
     new_path: str
     dry_run: bool
-    changed: list[FileChange]
+    changed: list[FileChange]  # a page of the files that change (dry_run: with diffs)
     warnings: list[str] = Field(default_factory=list)  # links to headings or blocks that do not exist
+    files: int = 0  # files that change, in all
+    links: int = 0  # links rewritten, in all
+    next_cursor: str | None = None  # dry_run: pass as cursor for the next files
 
 
 class DeleteOutput(Output):
     path: str
     trashed_to: str | None
-    linked_from: list[str]
+    linked_from: list[str]  # the first of them
+    linked_from_total: int = 0
 
 
 class RandomOutput(Output):

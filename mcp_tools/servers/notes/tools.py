@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -63,6 +64,59 @@ def plural(count: int, word: str) -> str:
     return word if count == 1 else word + "s"
 
 
+def _position(what: str, offset: int, shown: int, total: int, next_offset: int | None) -> str:
+    line = f"{what}: characters {offset:,}-{offset + shown:,} of {total:,}"
+    if next_offset is not None:
+        line += f"; {total - next_offset:,} more, call again with offset={next_offset}"
+    return line
+
+
+def render_read(out: m.ReadOutput) -> str:
+    """The note for people and text-only clients: what identifies it, then its text, once."""
+    head = [f"{out.path} (sha256 {out.sha256})" + (f", section {out.heading!r}" if out.heading else "")]
+    if out.tags:
+        head.append("tags: " + ", ".join(out.tags))
+    if out.frontmatter:
+        head.append("frontmatter: " + json.dumps(out.frontmatter, ensure_ascii=False, default=str))
+    head += [f"broken link: {link}" for link in out.broken_links]
+    head.append(_position("content", out.offset, len(out.content), out.total_chars, out.next_offset))
+    return "\n".join(head) + "\n\n" + out.content
+
+
+def render_daily(out: m.DailyOutput) -> str:
+    head = f"{out.path} ({out.date}, {'created' if out.created else 'existing'}, sha256 {out.sha256})"
+    return (
+        head
+        + "\n"
+        + _position("content", out.offset, len(out.content), out.total_chars, out.next_offset)
+        + ("\n\n" + out.content)
+    )
+
+
+def render_rename(out: m.RenameOutput) -> str:
+    verb = "would change" if out.dry_run else "changed"
+    lines = [f"{out.path} -> {out.new_path}: {verb} {out.links:,} links in {out.files:,} files."]
+    lines += [f"warning: {warning}" for warning in out.warnings]
+    for change in out.changed:
+        lines.append(f"- {change.path} ({change.links} links)")
+        if change.diff:
+            lines.append(change.diff.rstrip("\n"))
+    if out.next_cursor is not None:
+        lines.append(f"{out.files - int(out.next_cursor):,} more files, call again with cursor={out.next_cursor!r}")
+    elif not out.dry_run and out.files > len(out.changed):
+        lines.append(f"and {out.files - len(out.changed):,} more files (notes.backlinks of {out.new_path} lists them)")
+    return "\n".join(lines)
+
+
+def render_delete(out: m.DeleteOutput) -> str:
+    done = f"moved to {out.trashed_to}" if out.trashed_to else "deleted permanently"
+    lines = [f"{out.path} {done}; {out.linked_from_total:,} notes linked to it."]
+    lines += [f"- {path}" for path in out.linked_from]
+    if out.linked_from_total > len(out.linked_from):
+        lines.append(f"and {out.linked_from_total - len(out.linked_from):,} more")
+    return "\n".join(lines)
+
+
 async def write_risk(service: NotesService, args: m.WriteArgs) -> Risk:
     """Replacing a note without proving which version was read is an overwrite."""
     if args.expected_sha256 is None and await anyio.to_thread.run_sync(service.exists, args.path):
@@ -84,9 +138,10 @@ async def daily_risk(service: NotesService, args: m.DailyArgs) -> Risk:
 TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ToolSpec(
         name="notes.read",
+        render_text=render_read,
         tier="core",
         title="Read a note",
-        description="Read a note (or one section) with its frontmatter, tags and sha256.",
+        description="A note (or one section) with its frontmatter, tags and sha256.",
         input_model=m.ReadArgs,
         output_model=m.ReadOutput,
         handler=threaded("read"),
@@ -99,7 +154,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         name="notes.search",
         tier="core",
         title="Search notes",
-        description=("Find notes by words or meaning; filter by tags, dates, folder."),
+        description=("Find notes by words or meaning; filter by tag, date, folder."),
         input_model=m.SearchArgs,
         output_model=m.SearchOutput,
         handler=threaded("search"),
@@ -165,9 +220,10 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.daily",
+        render_text=render_daily,
         tier="core",
         title="Daily note",
-        description="Today's (or a date's) daily note, created from the template if missing.",
+        description="Today's (or a date's) daily note, made from the template if missing.",
         input_model=m.DailyArgs,
         output_model=m.DailyOutput,
         handler=threaded("daily"),
@@ -205,6 +261,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.rename",
+        render_text=render_rename,
         tier="extended",
         title="Rename a note",
         description="Move or rename a note and rewrite every link to it; dry_run shows the diffs.",
@@ -218,6 +275,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.delete",
+        render_text=render_delete,
         tier="extended",
         title="Delete a note",
         description=("Move a note to the vault's trash (or delete it: permanent); lists notes that linked to it."),

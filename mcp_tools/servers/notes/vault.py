@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name
+from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.dates import format_day, render_template
 from mcp_tools.servers.notes.embeddings import (
@@ -68,6 +68,10 @@ class IndexProgress:
 def note_key(path: str) -> str:
     """A note path as given, with `.md` added when missing; folders starting with '.' are not notes."""
     key = path
+    if any(part in (".", "..") for part in path.split("/")):
+        raise ToolFailure(
+            "invalid_arguments", f"path {path!r} has a '.' or '..' segment; give the path from the vault's root"
+        )
     if not key.lower().endswith(NOTE_SUFFIX):
         key += NOTE_SUFFIX
     if any(part.startswith(".") for part in key.split("/")[:-1]) or key.split("/")[-1].startswith("."):
@@ -155,6 +159,32 @@ def heading_key(text: str) -> str:
     return name_key(" ".join(re.sub(r"[#|^:%\[\]]", " ", plain_title(text)).split()))
 
 
+class FolderReader:
+    """Reads notes `scan` found, opening each folder once (walked without following links) instead
+    of walking and resolving every note's path: a cold index reads thousands of notes in a few
+    hundred folders. The note itself is opened with O_NOFOLLOW; a name the sandbox refuses is
+    refused here too."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self.stack = contextlib.ExitStack()
+        self.folders: dict[str, int] = {}
+
+    def __enter__(self) -> FolderReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stack.close()
+
+    def read(self, key: str, max_bytes: int) -> bytes:
+        *_, name = self.sandbox.check(key)
+        folder = key.rpartition("/")[0]
+        fd = self.folders.get(folder)
+        if fd is None:
+            fd = self.folders[folder] = self.stack.enter_context(self.sandbox.open_dir(folder))
+        return read_nofollow(fd, name, max_bytes, key=key)
+
+
 class NotesService:
     def __init__(self, config: m.NotesConfig, env: Environment) -> None:
         if not config.vault:
@@ -218,11 +248,18 @@ class NotesService:
                         continue
 
     def index_path(
-        self, key: str, known: FileState | None = None, *, info: os.stat_result | None = None, new: bool = False
+        self,
+        key: str,
+        known: FileState | None = None,
+        *,
+        info: os.stat_result | None = None,
+        new: bool = False,
+        folders: FolderReader | None = None,
     ) -> str:
         """Bring one note's index entry up to date: 'indexed', 'unchanged', 'removed' or 'skipped'.
 
-        `known` is the indexed state when the caller has it; `new` says the note is not indexed."""
+        `known` is the indexed state when the caller has it; `new` says the note is not indexed;
+        `folders` reads notes found by `scan` through one open descriptor per folder."""
         index = self.index
         if info is None:
             info = self.sandbox.stat(key)
@@ -236,7 +273,10 @@ class NotesService:
             index.remove(key)
             return "skipped"
         try:
-            data = self.sandbox.read_bytes(key, max_bytes=self.config.max_note_bytes)
+            if folders is None:
+                data = self.sandbox.read_bytes(key, max_bytes=self.config.max_note_bytes)
+            else:
+                data = folders.read(key, self.config.max_note_bytes)
             text = data.decode("utf-8")
         except (ToolFailure, UnicodeDecodeError):
             index.remove(key)
@@ -268,11 +308,14 @@ class NotesService:
             for start in range(0, len(files), RECONCILE_BATCH):
                 if self.stopping.is_set():
                     return state
-                with self.index.transaction():  # one commit per batch; tools wait at most one batch
+                # one commit per batch; tools wait at most one batch
+                with self.index.transaction(), FolderReader(self.sandbox) as folders:
                     for key, info in files[start : start + RECONCILE_BATCH]:
                         present.add(key)
                         try:
-                            outcome = self.index_path(key, known.get(key), info=info, new=key not in known)
+                            outcome = self.index_path(
+                                key, known.get(key), info=info, new=key not in known, folders=folders
+                            )
                         except ToolFailure:  # a name the sandbox refuses (control characters)
                             outcome = "skipped"
                         if outcome == "skipped":
@@ -433,7 +476,7 @@ class NotesService:
     def precheck_write(self, args: m.WriteArgs) -> None:
         """A valid note path, no folder in the way, and the note still as it was read."""
         key = note_key(args.path)
-        self.sandbox.check(key)
+        self.sandbox.resolve(key)  # also refuses a link leading out of the vault, which the write would
         current = self._current_hash(key) if args.expected_sha256 is not None else None
         self._check_expected(key, args.expected_sha256, current)
 
@@ -480,14 +523,18 @@ class NotesService:
                 broken.append(f"{row.target}{row.fragment}: no such note")
             elif (problem := targets.problem(row.resolved_path, row.fragment)) is not None:
                 broken.append(f"{row.target}{row.fragment}: {problem}")
+        chunk, next_offset = text_page(content, args.offset, args.max_chars)
         return m.ReadOutput(
             path=key,
-            content=content,
+            content=chunk,
             frontmatter=parsed.frontmatter,
             tags=parsed.tags,
             sha256=digest,
             heading=args.heading,
             broken_links=broken[:50],
+            offset=args.offset,
+            total_chars=len(content),
+            next_offset=next_offset,
         )
 
     def search(self, args: m.SearchArgs) -> m.SearchOutput:
@@ -676,7 +723,17 @@ class NotesService:
             if self.sandbox.stat(key) is not None:
                 text, digest = self.read_text(key)
                 self.index_path(key)
-                return m.DailyOutput(path=key, date=day.isoformat(), created=False, content=text, sha256=digest)
+                chunk, next_offset = text_page(text, args.offset, args.max_chars)
+                return m.DailyOutput(
+                    path=key,
+                    date=day.isoformat(),
+                    created=False,
+                    content=chunk,
+                    sha256=digest,
+                    offset=args.offset,
+                    total_chars=len(text),
+                    next_offset=next_offset,
+                )
             if not args.create:
                 raise ToolFailure("not_found", f"no daily note for {day.isoformat()} ({key})", "pass create: true")
             _, fmt, template = self.daily_settings()
@@ -688,7 +745,16 @@ class NotesService:
                 except ToolFailure:
                     text = ""
             digest = self._write(key, text)
-        return m.DailyOutput(path=key, date=day.isoformat(), created=True, content=text, sha256=digest)
+        chunk, next_offset = text_page(text, 0, args.max_chars)
+        return m.DailyOutput(
+            path=key,
+            date=day.isoformat(),
+            created=True,
+            content=chunk,
+            sha256=digest,
+            total_chars=len(text),
+            next_offset=next_offset,
+        )
 
     def search_by_tag(self, args: m.TagArgs) -> m.TagOutput:
         tag = args.tag.strip().lstrip("#").casefold().strip("/")
@@ -757,7 +823,12 @@ class NotesService:
                 self.sandbox.mkdir(posixpath.dirname(trashed_to), parents=True)
                 self.sandbox.rename(key, trashed_to)
             self.index.remove(key)
-        return m.DeleteOutput(path=key, trashed_to=trashed_to, linked_from=linked_from)
+        return m.DeleteOutput(
+            path=key,
+            trashed_to=trashed_to,
+            linked_from=linked_from[: m.LINKED_FROM_SHOWN],
+            linked_from_total=len(linked_from),
+        )
 
     def _trash_key(self, key: str) -> str:
         folder = self.config.trash_folder.strip("/") or ".trash"
@@ -788,14 +859,18 @@ class NotesService:
             old, new = self._rename_keys(args)
             self.refresh()  # links from notes edited a moment ago count too
             plans = self._rename_plans(old, new)
+            start = rename_cursor(args.cursor, len(plans)) if args.dry_run else 0
+            shown = sorted(plans.items())[start : start + (m.RENAME_PAGE if args.dry_run else m.LINKED_FROM_SHOWN)]
             changed = [
                 m.FileChange(
                     path=new if source == old else source,
                     links=count,
-                    diff=unified_diff(source, before, after) if args.dry_run else None,
+                    diff=cut_diff(unified_diff(source, before, after)) if args.dry_run else None,
                 )
-                for source, (before, after, _, count) in sorted(plans.items())
+                for source, (before, after, _, count) in shown
             ]
+            totals = {"files": len(plans), "links": sum(plan[3] for plan in plans.values())}
+            end = start + len(shown)
             if args.dry_run:
                 targets = FragmentChecker(self)
                 warnings = [
@@ -803,7 +878,15 @@ class NotesService:
                     for r in self.index.links_to(old)
                     if (problem := targets.problem(old, r.fragment)) is not None
                 ]
-                return m.RenameOutput(path=old, new_path=new, dry_run=True, changed=changed, warnings=warnings[:50])
+                return m.RenameOutput(
+                    path=old,
+                    new_path=new,
+                    dry_run=True,
+                    changed=changed,
+                    warnings=warnings[:50],
+                    **totals,
+                    next_cursor=str(end) if end < len(plans) else None,
+                )
             for source, (_, _, digest, _) in plans.items():  # nothing was edited in between
                 self._check_expected(source, digest, self._current_hash(source))
             if old in plans:
@@ -818,7 +901,7 @@ class NotesService:
                 if source != old:
                     self._write(source, after)
             self.embed_pending(doc_path=new)
-        return m.RenameOutput(path=old, new_path=new, dry_run=False, changed=changed)
+        return m.RenameOutput(path=old, new_path=new, dry_run=False, changed=changed, **totals)
 
     def _rename_plans(self, old: str, new: str) -> dict[str, tuple[str, str, str, int]]:
         """Every file the rename of `old` to `new` rewrites; call under the write lock."""
@@ -884,3 +967,30 @@ def unified_diff(path: str, before: str, after: str) -> str:
         )
     )
     return diff if len(diff) <= MAX_DIFF_CHARS else diff[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"
+
+
+def text_page(text: str, offset: int, max_chars: int) -> tuple[str, int | None]:
+    """The characters of `text` from `offset`, at most `max_chars`, and the offset of the rest (None: no more)."""
+    if offset > len(text):
+        raise ToolFailure(
+            "invalid_arguments", f"offset {offset} is past the end ({len(text)} characters)", "start from offset 0"
+        )
+    end = min(len(text), offset + max_chars)
+    return text[offset:end], (end if end < len(text) else None)
+
+
+def rename_cursor(cursor: str | None, total: int) -> int:
+    """Where a dry run's page starts: the next_cursor of the last page (a file count)."""
+    if cursor is None:
+        return 0
+    if not cursor.isdigit() or int(cursor) > total:
+        raise ToolFailure("invalid_arguments", f"cursor {cursor!r} is not one this rename gave", "start without cursor")
+    return int(cursor)
+
+
+def cut_diff(diff: str) -> str:
+    """A diff of at most `DIFF_MAX_CHARS` characters, saying how much more there is."""
+    if len(diff) <= m.DIFF_MAX_CHARS:
+        return diff
+    rest = diff[m.DIFF_MAX_CHARS :]
+    return diff[: m.DIFF_MAX_CHARS] + f"\n… {rest.count(chr(10)) + 1} more diff lines ({len(rest):,} characters)\n"

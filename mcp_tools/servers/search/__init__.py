@@ -166,8 +166,7 @@ TOOLS: list[ToolSpec[SearchService, Any, Any]] = [
         name="search.all",
         title="Search everything",
         description=(
-            "Search notes, files, forwarded mail and other document namespaces at once. Results merged by "
-            "relevance, each with the tool and arguments that open it."
+            "Search notes, files, mail and documents at once; each hit names the call that opens it."
         ),
         input_model=AllArgs,
         output_model=AllResult,

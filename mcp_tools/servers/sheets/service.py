@@ -21,7 +21,7 @@ from mcp_tools.tooling import Environment, ToolFailure
 
 META_FIELDS = "spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title,gridProperties)"
 META_SECONDS = 20.0  # how long a spreadsheet's sheet list and grid sizes are reused between reads
-PAGE_CHARS = 60_000  # characters of cell text in one read answer, whatever the cell count
+PAGE_CHARS = 25_000  # characters of cell text in one read answer: with its rendering, inside the result budget
 REQUESTS_PER_PAGE = 4
 PROBE_CELLS = 20  # x the page cap: how far one request looks past a window that came back short
 GAP_ROWS = 10  # more empty rows than this between data end the page; the next one starts at the data
@@ -129,7 +129,7 @@ class SheetsService(GoogleService):
 
     def _not_visible_hint(self, tool: str) -> str:
         """Why a spreadsheet may be invisible: the access level, or a wider one not granted yet."""
-        from mcp_tools.servers.google.config import AUTH_COMMAND
+        from mcp_tools.servers.google.config import auth_command
         from mcp_tools.servers.google.scopes import asked_scopes, short
 
         granted = set(self.client.account.granted_scopes())
@@ -137,7 +137,7 @@ class SheetsService(GoogleService):
         if lacking and not self.client.account.is_service_account:
             return (
                 f'[sheets] access = "{self.access}" needs {", ".join(lacking)}, which the sign-in has not granted '
-                f"yet: ask the person to run `{AUTH_COMMAND}`. " + NOT_VISIBLE.split(". ")[0] + "."
+                f"yet: ask the person to run `{auth_command()}`. " + NOT_VISIBLE.split(". ")[0] + "."
             )
         return NOT_VISIBLE
 

@@ -155,7 +155,7 @@ def render_read(result: ReadResult) -> str:
     else:
         head += f"{result.range}, {len(result.values)} row(s)"
     if result.next_offset is not None:
-        head += f"; more with offset={result.next_offset}"
+        head += f"; more rows, call again with offset={result.next_offset}"
     body = "\n".join(map(_ROW_ENCODER.encode, result.values))  # one encoder: json.dumps builds one per row
     return head + ("\n" + fence("spreadsheet cells", body) if body else "")
 
@@ -303,7 +303,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="sheets.read",
         title="Read spreadsheet",
-        description="Rows of a Google Sheets range, with the sheet names; page with next_offset.",
+        description="Rows of a Sheets range, with the sheet names; page with next_offset.",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read,

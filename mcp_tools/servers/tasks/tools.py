@@ -54,6 +54,12 @@ class Task(Output):
 
 class ListedTask(Task):
     depth: int  # 0 top level, 1 subtask, ...
+    notes_chars: int = 0  # of the whole notes; a listing carries their first NOTES_PREVIEW characters
+
+
+# A listing shows this much of each task's notes (100 tasks with 8 KB notes would not fit a
+# result); tasks_get returns them whole.
+NOTES_PREVIEW = 200
 
 
 class OneTask(Output):
@@ -68,7 +74,9 @@ def _task_line(task: Task, depth: int = 0, notes: bool = True) -> str:
     line = f"{'  ' * depth}- {box} {task.title}{due} id {task.id}"
     if notes and task.notes.strip():
         first = task.notes.strip().splitlines()[0][:120]
-        line += f"\n{'  ' * depth}    notes: {first}" + (" ..." if len(task.notes.strip()) > len(first) else "")
+        whole = getattr(task, "notes_chars", 0) or len(task.notes)
+        more = f" ... ({whole:,} characters; tasks_get id={task.id} reads them)" if whole > len(first) + 1 else ""
+        line += f"\n{'  ' * depth}    notes: {first}{more}"
     return line
 
 
@@ -88,7 +96,7 @@ def render_one(result: OneTask) -> str:
 
 
 class ListArgs(Arguments):
-    list: str = Field(default="", max_length=300, description="Id, title or @default; empty: the task lists.")
+    list: str = Field(default="", max_length=300, description="Id, title or @default.")
     status: Literal["open", "completed", "all"] = "open"
     due_from: Day | None = Field(default=None, description="Inclusive (YYYY-MM-DD).")
     due_to: Day | None = Field(default=None, description="Inclusive (YYYY-MM-DD).")
@@ -131,6 +139,11 @@ async def list_tasks(service: TasksService, args: ListArgs, ctx: CallContext) ->
         return found, items, cursor
 
     found, items, cursor = await service.run(tool, run)
+    for item in items:
+        notes = item.get("notes") or ""
+        item["notes_chars"] = len(notes)
+        if len(notes) > NOTES_PREVIEW:
+            item["notes"] = notes[:NOTES_PREVIEW]
     return ListResult(lists=[], list_id=found["id"], list_title=found["title"], tasks=items, next_cursor=cursor)
 
 
@@ -143,7 +156,7 @@ def render_list(result: ListResult) -> str:
         lines = [_task_line(task, task.depth) for task in result.tasks]
         text = head + ("\n" + fence("task list", "\n".join(lines)) if lines else "")
     if result.next_cursor:
-        text += f"\nMore: cursor={result.next_cursor}"
+        text += f"\nMore tasks: call again with cursor={result.next_cursor}"
     return text
 
 
@@ -333,7 +346,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="tasks.list",
         title="List Google Tasks",
-        description="No list: the task lists. A list: its tasks, subtasks under their parent.",
+        description="No list: the task lists; a list: its tasks, subtasks under parents.",
         input_model=ListArgs,
         output_model=ListResult,
         handler=list_tasks,

@@ -1,20 +1,29 @@
 """Bubblewrap: the system read-only, only the working directory writable, no network unless allowed.
 
-Our own state (approvals, tokens, config), the other namespaces' data and the usual credential
-folders in the home directory are hidden behind empty folders, so an allowed program cannot read
-them either. Without bwrap the namespace does not start unless the config accepts `isolation = "none"`.
+What a command must not reach is hidden: our own state (approvals, audit, tokens), the other
+namespaces' data, the config file and every file it names (client secrets, service-account keys,
+token files, TLS keys), the MCP client's config folder and the usual credential folders of the
+home directory are replaced by empty folders or an empty file, *after* the working folders are
+bound, so a bind never shows them again. `/run`, `/var/run` and `$XDG_RUNTIME_DIR` are empty, so
+no Unix socket there (D-Bus, the ssh and gpg agents, the container runtime) can be reached. A root
+or working folder that holds any of the protected folders is refused. Without bwrap the namespace
+does not start unless the config accepts `isolation = "none"`.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_tools.tooling import NotConfigured
 
-# Credentials commonly kept in a home directory; hidden inside the sandbox.
+# Credentials commonly kept in a home directory, and the config folders of the MCP clients
+# (Claude Desktop's holds the server entry, its environment and so any token put there) and of
+# this project; hidden inside the sandbox, and never inside a root or working folder.
 HOME_SECRETS = (
     ".ssh",
     ".gnupg",
@@ -28,8 +37,41 @@ HOME_SECRETS = (
     ".config/gcloud",
     ".config/gh",
     ".config/mcp-tools",
+    ".config/Claude",
+    "Library/Application Support/Claude",
+    "Library/Application Support/mcp-tools",
+    ".claude",
+    ".claude.json",
 )
+# Where the sockets of a desktop session live: D-Bus, ssh-agent, gpg-agent, systemd, containers.
+RUNTIME_DIRS = ("/run", "/var/run")
 PROBE_TIMEOUT_SECONDS = 10
+
+
+def contains(folder: Path, path: Path) -> bool:
+    """Whether `path` is `folder` or lies below it, as written or once symlinks are resolved."""
+    pairs = ((Path(os.path.abspath(folder)), Path(os.path.abspath(path))), (folder.resolve(), path.resolve()))
+    return any(inner == outer or outer in inner.parents for outer, inner in pairs)
+
+
+def protected_paths(
+    state_dir: Path, data_dir: Path, config_file: Path | None, home: Path | None, environ: dict[str, str]
+) -> list[Path]:
+    """What a root or working folder must not hold: our state and data, the config's folder, the
+    home directory's credential folders and the MCP clients' config folders."""
+    found = [state_dir, data_dir]
+    if config_file is not None:
+        found.append(config_file.parent)
+    found += home_secrets(home, environ)
+    return found
+
+
+def home_secrets(home: Path | None, environ: dict[str, str]) -> list[Path]:
+    found = [home / name for name in HOME_SECRETS] if home else []
+    xdg_config = environ.get("XDG_CONFIG_HOME")
+    if xdg_config:
+        found += [Path(xdg_config) / "mcp-tools", Path(xdg_config) / "Claude"]
+    return found
 
 
 @dataclass(frozen=True)
@@ -37,7 +79,9 @@ class Isolation:
     kind: str  # "bwrap" or "none"
     bwrap: str | None = None
     network: bool = False
-    hidden: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()  # folders (or files) replaced by empty ones
+    named_files: tuple[Path, ...] = ()  # files the config names: hidden when they are data, not programs
+    runtime: tuple[Path, ...] = ()  # replaced by empty, private tmpfs
 
     def describe(self) -> str:
         if self.kind == "none":
@@ -45,21 +89,56 @@ class Isolation:
         network = "network on" if self.network else "no network"
         return f"bubblewrap: system read-only, only the working folder writable, {network}"
 
+    def hiding(self, cwd: Path, root: Path) -> Path | None:
+        """The hidden folder a working folder lies in (the root's own parents excepted): a command
+        there would see its files again, so the call is refused."""
+        for path in self.hidden:
+            if contains(path, cwd) and not contains(path, root):
+                return path
+        return None
+
     def command(self, argv: list[str], cwd: Path, root: Path) -> list[str]:
         """The full command line: argv itself, or argv inside a bwrap sandbox."""
         if self.kind == "none" or self.bwrap is None:
             return argv
         args = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for path in self.hidden:
-            real = path.resolve()  # a symlinked folder is hidden where it really is
-            if real.is_dir():
+        emptied = [Path("/tmp")]
+        for folder in self.runtime:
+            real = folder.resolve()  # /var/run is usually a link to /run
+            if real.is_dir() and not any(contains(done, real) for done in emptied):
                 args += ["--tmpfs", str(real)]
-            elif real.exists():
-                args += ["--ro-bind", "/dev/null", str(real)]
+                emptied.append(real)
+        resolv = Path("/etc/resolv.conf").resolve()
+        if self.network and resolv.is_file() and any(contains(done, resolv) for done in emptied[1:]):
+            args += ["--ro-bind", str(resolv), str(resolv)]  # systemd-resolved keeps it under /run
+        masks = self._masks()
+        # Parents of the root are hidden first and the root bound back on top; everything else is
+        # hidden after the binds, so no bind can show it again.
+        args += _mask_args(path for path in masks if contains(path, root))
         args += ["--ro-bind", str(root), str(root), "--bind", str(cwd), str(cwd), "--chdir", str(cwd)]
+        args += _mask_args(path for path in masks if not contains(path, root))
         args += ["--unshare-all", *(["--share-net"] if self.network else [])]
         args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--setenv", "TMPDIR", "/tmp", "--"]
         return args + argv
+
+    def _masks(self) -> list[Path]:
+        """Real paths to hide now: every hidden path that exists, and the named files that are data."""
+        found = [path.resolve() for path in self.hidden]  # a symlinked folder is hidden where it really is
+        for path in self.named_files:
+            real = path.resolve()
+            if real.is_file() and not os.access(real, os.X_OK):  # `allow = ["/usr/bin/git"]` stays a program
+                found.append(real)
+        return [path for path in dict.fromkeys(found) if path.exists() and path != Path("/")]
+
+
+def _mask_args(paths: Iterable[Path]) -> list[str]:
+    args: list[str] = []
+    for path in paths:
+        if path.is_dir():
+            args += ["--tmpfs", str(path)]
+        else:
+            args += ["--ro-bind", "/dev/null", str(path)]
+    return args
 
 
 def probe(bwrap: str) -> str | None:
@@ -80,7 +159,13 @@ def probe(bwrap: str) -> str | None:
 
 
 def choose(
-    kind: str, bwrap_path: Path | None, network: bool, hidden: list[Path], home: Path | None
+    kind: str,
+    bwrap_path: Path | None,
+    network: bool,
+    hidden: Sequence[Path],
+    home: Path | None,
+    named_files: Sequence[Path] = (),
+    environ: dict[str, str] | None = None,
 ) -> Isolation:
     if kind == "none":
         return Isolation("none")
@@ -96,5 +181,11 @@ def choose(
             f"bubblewrap cannot create a sandbox on this machine ({failure}); user namespaces may be disabled "
             f"(sysctl kernel.unprivileged_userns_clone, AppArmor's restrict_unprivileged_userns) {accept}"
         )
-    secrets = [home / name for name in HOME_SECRETS] if home else []
-    return Isolation("bwrap", bwrap, network, tuple(dict.fromkeys([*hidden, *secrets])))
+    environ = environ or {}
+    secrets = home_secrets(home, environ)
+    runtime = [Path(folder) for folder in RUNTIME_DIRS]
+    if environ.get("XDG_RUNTIME_DIR", "").startswith("/"):
+        runtime.append(Path(environ["XDG_RUNTIME_DIR"]))
+    return Isolation(
+        "bwrap", bwrap, network, tuple(dict.fromkeys([*hidden, *secrets])), tuple(named_files), tuple(runtime)
+    )

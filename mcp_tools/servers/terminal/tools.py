@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from mcp_tools.sandbox import Sandbox
-from mcp_tools.servers.terminal.isolation import Isolation, choose
+from mcp_tools.servers.terminal.isolation import Isolation, choose, contains, protected_paths
 from mcp_tools.tooling import (
     Arguments,
     CallContext,
@@ -60,7 +60,7 @@ class TerminalConfig(BaseModel):
     timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
     max_timeout_seconds: float = Field(default=600.0, gt=0, le=24 * 3600)
     max_output_bytes: int = Field(default=1 * MIB, ge=1 * KIB, le=64 * MIB, description="Kept per stream.")
-    output_chars: int = Field(default=8_000, ge=500, le=200_000, description="Returned per stream.")
+    output_chars: int = Field(default=8_000, ge=500, le=15_000, description="Returned per stream.")
 
     @field_validator("env")
     @classmethod
@@ -143,9 +143,22 @@ def create(config: TerminalConfig, env: Environment) -> TerminalService:
     if config.timeout_seconds > config.max_timeout_seconds:
         raise NotConfigured("[terminal] timeout_seconds is above max_timeout_seconds")
     root = (config.root or env.data_dir / "files").expanduser()
-    home = env.env.get("HOME")
+    home = Path(env.env["HOME"]) if env.env.get("HOME", "").startswith("/") else None
+    environ = dict(env.env)
+    for protected in protected_paths(env.state_dir, env.data_dir, env.config_file, home, environ):
+        if contains(root, protected):
+            raise NotConfigured(
+                f"[terminal] root {root} holds {protected}, which commands must never reach (our state and data, "
+                "the config, credentials): choose a folder that holds none of them, e.g. a projects folder"
+            )
     hidden = [env.state_dir, env.data_dir, *(path.expanduser() for path in config.hide)]
-    isolation = choose(config.isolation, config.bwrap_path, config.network, hidden, Path(home) if home else None)
+    named = list(env.config_paths)
+    if env.config_file is not None:
+        named.append(env.config_file)
+        folder = env.config_file.parent  # hidden too, unless it holds the root or the home folder
+        if not contains(folder, root) and not (home and contains(folder, home)):
+            hidden.append(folder)
+    isolation = choose(config.isolation, config.bwrap_path, config.network, hidden, home, named, environ)
     return TerminalService(config, root, isolation, env.env)
 
 
@@ -221,6 +234,9 @@ async def execute_precheck(service: TerminalService, args: ExecuteArgs) -> None:
     directory = service.sandbox.resolve(args.cwd, field="cwd", allow_empty=True)
     if not directory.is_dir():
         raise ToolFailure("not_found", f"cwd {args.cwd!r} is not a folder under the files root")
+    hidden = service.isolation.hiding(directory, service.sandbox.root)
+    if hidden is not None:
+        raise ToolFailure("denied_by_policy", f"cwd {args.cwd!r} is inside a folder hidden from commands")
     if args.timeout_seconds > service.config.max_timeout_seconds:
         raise ToolFailure("invalid_arguments", f"timeout_seconds is above {service.config.max_timeout_seconds:g}")
     args._directory = directory
@@ -376,8 +392,7 @@ TOOLS: list[ToolSpec[TerminalService, Any, Any]] = [
         name="terminal.execute",
         title="Run a command",
         description=(
-            "Run an allowed program in a file-store folder, with a timeout. Returns the exit code and output "
-            "(long output is cut; all of it is kept for files.read)."
+            "Run an allowed program in a file-store folder; long output is kept for files.read."
         ),
         input_model=ExecuteArgs,
         output_model=ExecuteResult,

@@ -1,14 +1,14 @@
-"""Finding calls in a reply, in its two shapes.
+"""The prose shape: JSON calls in ```json / ```tool_call fences, `<tool_call>` tags, or bare in the text.
 
-The prose shape holds JSON calls in ```json / ```tool_call fences, `<tool_call>` tags, or bare in
-the prose (the JSON-in-prose and code-block formats). `ProseScanner` reads it a piece at a time:
-each construct is decided as soon as the text decides it, and the scanner says when it needs
-more, so a reply split anywhere reads exactly as the whole. Calls inside inline code spans and
-fences of other languages are prose; a block that fails consumes its whole extent.
-
-The scissors-cat shape is a JSON array of calls, the delimiter ✂️🐱, then markdown:
-`scissors_calls` validates its tool section. Both are pure and bounded; broken calls come back
-as ParseProblems the model can act on, never as exceptions.
+This covers the JSON-in-prose and the code-block formats. `ProseScanner` reads a reply a piece
+at a time: each construct is decided as soon as the text decides it, and the scanner says when it
+needs more, so a reply split anywhere reads exactly as the whole. Calls inside inline code spans
+and fences of other languages are prose, and so is quoted text (a blockquote, an HTML comment, a
+quoted string: what a model quotes from an email or a page never runs); a bare object is a call
+only when it names a known tool; a block that fails consumes its whole extent. Paragraphs before
+the next place a call could start are passed in one step, and a JSON string is read in one, so
+a megabyte costs a few string searches. Pure and bounded; broken calls come back as
+ParseProblems the model can act on, never as exceptions.
 """
 
 from __future__ import annotations
@@ -28,28 +28,42 @@ from mcp_tools.textcalls.calls import (
     ParsedCall,
     ParseProblem,
     Prose,
-    json_type,
     label_of,
+    prose_of,
 )
-from mcp_tools.textcalls.names import ALIASES, is_known
+from mcp_tools.textcalls.names import is_known
+from mcp_tools.textcalls.scissors import (
+    DELIMITER_STARTS,
+    DELIMITERS,
+    LONGEST_DELIMITER,
+    SCISSORS_HINT,
+    scissors_shaped,
+)
+from mcp_tools.textcalls.shapes import (
+    DECODER,
+    NAME_KEYS,
+    UNICODE_PROBLEM,
+    Problem,
+    Shape,
+    classify_element,
+    decode_all,
+    is_wrapper,
+    lone_surrogate,
+    meant_as_call,
+    shapes_of,
+    strip_fence,
+)
 
-NAME_KEYS = ("tool", "tool_name", "name", "function")  # first present wins: in flat calls "name" may be an argument
-ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")
-ENVELOPE_KEYS = frozenset({"id", "call_id", "type"})  # wrapper fields some formats add; carry no arguments
-WRAPPER_KEYS = frozenset({"tool_calls", "role", "content", "id", "type"})  # the legacy {"tool_calls": [...]}
 CALL_LABELS = frozenset({"tool_call", "tool", "function_call"})  # fences that can only mean a call
 DATA_LABELS = frozenset({"json", ""})  # fences that may hold a call or just example data
 TAGS = ("<tool_call>", "<function_call>")
-SCISSORS_KEYS = ("id", "type", "operation", "parameters", "priority")
-SCISSORS_HINT = (
-    'Start the reply with [{"id": "1", "type": "files_read", "operation": "read a file", '
-    f'"parameters": {{"path": "a.md"}}}}], then {DELIMITER}, then the message.'
-)
-
 _FENCE_LINE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^\n]*)")
 _FENCE_PREFIX = re.compile(r"[ \t]*(?:`+|~+)?")
-_INLINE = re.compile(r"[`{<\n]")
-_IN_SPAN = re.compile(r"[`\n]")
+_STOPS = re.compile(f"[{{<\\n{DELIMITER_STARTS}]")  # what can change how the text around it reads
+_SCISSORS_START, _MAC_ROMAN_START = sorted(DELIMITER_STARTS, reverse=True)  # ✂ and ‚: both beyond ASCII
+_LINE_OPENERS = frozenset(" \t`~>")  # what may open a fence or a blockquote at a line's start
+# Where a call, a tag, a comment, a fence or a delimiter could start; found with str.find, which is fast.
+_CANDIDATES = ("{", "<", "```", "~~~", *DELIMITER_STARTS)
 _BACKTICKS = re.compile(r"`+")
 _BARE_START = re.compile(r"\{\s*\"")
 _ONLY_SPACE = re.compile(r"[ \t\r]*")
@@ -57,16 +71,19 @@ _PARAGRAPH_END = re.compile(r"\n[ \t\r]*\n")
 _CALL_KEY = re.compile(r"[\"'](?:tool|tool_name|name|function)[\"']\s*:")
 _LEADING_CALL_KEY = re.compile(r"\{\s*\"(?:tool|tool_name|name|function)\"\s*:")
 _KEY_PREFIX = re.compile(r"\{\s*\"(?P<key>\w*)(?P<quote>\")?(?P<space>\s*)(?P<colon>:)?")
-_NAMESPACED = re.compile(r"[A-Za-z][A-Za-z0-9]*[._][A-Za-z0-9_.-]+")
 _IN_STRING = re.compile(r"[\"\\\n]")
+_STRING_REST = re.compile(r'(?:[^"\\]++|\\.)*+', re.DOTALL)  # to a string's closing quote, escapes skipped
+_NAME_VALUE = re.compile(r'\{\s*"(?:tool|tool_name|name|function)"\s*:\s*"([^"\\\n]{1,200})"')
+_NAME_SO_FAR = re.compile(r'\{\s*"(?:tool|tool_name|name|function)"\s*:\s*(?:"[^"\\\n]{0,200})?')
+_CURLY = re.compile("[\u201c\u201d]")
+_QUOTE_BEFORE = frozenset("'\u2018")
 _BARE_STOPS = re.compile(r"[{}\"\\\n]")
 _STRING_STOPS = re.compile(r"[\"\\\n]")
 _TAG_STOPS = re.compile(r"[\"<]")
 _NEWLINE = re.compile(r"\n")
 _OPEN_BRACE = re.compile(r"\{\s*")
-_PLAIN_WORDS = frozenset({"search"})  # aliases that are also ordinary words: only a call under "tool"
+_SKIP_AT_LEAST = 1024  # characters ahead for the paragraph skip to pay for its searches
 _HOLD_AFTER = 65_536  # characters of a held fence or tag kept in the working text
-_DECODER = json.JSONDecoder(strict=False)  # fenced calls often carry raw line breaks inside file content
 
 
 class NeedMore(Exception):
@@ -93,12 +110,15 @@ class _Scan:
     at_line_start: bool = True
     problem: ParseProblem | None = None
     line: int = 1
+    quoted: bool = False  # a bare object inside quoted text: read past, never a call
+    decoded: bool = False  # a JSON fence body was tried with the decoder from its start
 
 
 class ProseScanner:
     """Calls and prose from the prose shape, fed in pieces; `finish` decides what is left."""
 
-    def __init__(self) -> None:
+    def __init__(self, known: Callable[[str], bool] | None = None) -> None:
+        self.known = known or is_known  # a bare object in prose is a call only when it names one of these
         self.text = ""  # the undecided text
         self.base = 0  # absolute offset of text[0]
         self.position = 0  # where reading continues in text
@@ -116,12 +136,125 @@ class ProseScanner:
         self._prose_range: tuple[int, int] | None = None
         self._held: list[str] = []  # the front of a long fence or tag, already scanned
         self._counted, self._line = 0, 1
+        # Quoted text is never a call: a blockquote paragraph, an HTML comment, a quoted string.
+        self.quoted = False  # this paragraph is a blockquote (a line of it starts with >)
+        self.quotes = 0  # straight double quotes so far in this paragraph, outside code spans
+        self.curly = 0  # open curly double quotes in this paragraph
+        self.comment = False  # inside <!-- -->
+        self.tail = ""  # the character before text[0]
+        self.scissors_line: int | None = None  # where a scissors-cat call was seen in prose
+        self.markdown = False  # past a scissors-cat delimiter: the rest is for the person
+        self._ahead = {needle: (-1, 0) for needle in _CANDIDATES}  # (next absolute offset or -1, searched up to)
+        self._no_break_before = 0  # absolute offset before which no blank line was found
+        self._break_ahead = (-1, 0)  # (absolute offset of the next blank line's newline or -1, searched up to)
 
     # -- driving -------------------------------------------------------------------------------
 
     def feed(self, text: str) -> list[Event]:
+        passed = self.quick(text) if text else None
+        if passed is not None:
+            return [prose_of(text)] if passed else []
         self.text += text
         return self._run(final=False)
+
+    def quick(self, text: str) -> bool | None:
+        """A piece that changes nothing but counters, taken without a step: True when it is prose to pass
+        at once, False when it goes on a long JSON string (nothing decided), None when it needs a step.
+
+        Most pieces of a streamed reply are words inside a line or the middle of a written file; this
+        keeps their cost near a string search. Non-empty text only.
+        """
+        scan = self.scan
+        if scan is None:
+            return True if not self.text and self._plain_words(text) else None
+        if (
+            scan.in_string
+            and scan.kind != "bare"
+            and self.position == 0
+            and scan.position == len(self.text)
+            and _STRING_REST.match(text).end() == len(text)  # type: ignore[union-attr]
+        ):
+            self._string_piece(text)
+            return False
+        return None
+
+    def _string_piece(self, text: str) -> None:
+        """The middle of a JSON string in a fence or tag: set aside with the held text, never copied again."""
+        held = len(self.text)
+        if held:
+            self.line_at(held)
+            self._held.append(self.text)
+            self.text = ""
+            self.base += held
+            self._counted -= held
+            self._shift(held)
+        self._held.append(text)  # read to its end: the scan goes on at the start of the next piece
+        self._line += text.count("\n")
+        self.base += len(text)
+        scan = self.scan
+        assert scan is not None
+        scan.start -= len(text)
+        scan.body_start -= len(text)
+
+    def _plain_words(self, text: str) -> bool:
+        """Lines and words holding nothing a call, tag, fence or quote could start with: passed at once.
+
+        Most pieces of a streamed reply are such words; this keeps their cost near a string search.
+        Only what the full step would note is noted: code spans, quotes, blank lines, line numbers.
+        """
+        if (
+            self.comment
+            or self.fence is not None
+            or self.stopped_line is not None
+            or text[-1] == "`"  # a run of backticks may go on in the next piece
+            or "{" in text  # what _STOPS finds, but a line break: a few searches are faster than the pattern
+            or "<" in text
+            or (not text.isascii() and (_SCISSORS_START in text or _MAC_ROMAN_START in text))
+        ):
+            return False
+        if "\n" not in text:
+            if self.at_line_start:
+                if text[0] in _LINE_OPENERS:
+                    return False
+                self.at_line_start = False
+            self._words(text)
+        else:
+            lines = text.split("\n")
+            if (self.at_line_start and lines[0] and lines[0][0] in _LINE_OPENERS) or any(
+                line and line[0] in _LINE_OPENERS for line in lines[1:]
+            ):
+                return False  # a line that may open a fence or a blockquote: read in full
+            for index, line in enumerate(lines):
+                if index:  # the line break: a blank line ends every code span and every quote
+                    if self.blank:
+                        self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
+                    self.at_line_start, self.blank = True, True
+                    self._line += 1
+                if line:
+                    self.at_line_start = False
+                    self._words(line)
+        self.base += len(text)
+        self.tail = text[-1]
+        return True
+
+    def _words(self, text: str) -> None:
+        """Notes the code spans, quotes and content of words inside one line."""
+        if "`" not in text and "\u201c" not in text and "\u201d" not in text:
+            if self.span is None and '"' in text:
+                self.quotes += text.count('"')
+            if self.blank and not text.isspace():
+                self.blank = False
+        elif "``" not in text and self.span not in (None, 1):
+            self.blank = False  # single backticks inside a code span opened by a longer run: all of it is code
+        elif "``" not in text and '"' not in text and "\u201c" not in text and "\u201d" not in text:
+            if text.count("`") % 2:  # single backticks open and close spans of one
+                self.span = 1 if self.span is None else None
+            self.blank = False
+        else:
+            self.text, self.position = text, 0
+            self._inline(len(text), True)  # a run of backticks at the end ends at the line break or the piece's end
+            self.text, self.position = "", 0
+            self._prose_range = None
 
     def finish(self) -> list[Event]:
         events = self._run(final=True)
@@ -183,6 +316,7 @@ class ProseScanner:
             return  # nothing read, or inside a held block
         self.line_at(self.position)
         cut = self.position
+        self.tail = self.text[cut - 1]
         self.text = self.text[cut:]
         self.base += cut
         self.position = 0
@@ -245,6 +379,9 @@ class ProseScanner:
         if self.scan is not None:
             self._resume(final)
             return
+        if self.comment:
+            self._comment(final)
+            return
         if self.at_line_start:
             if self.fence is not None:
                 self._prose_fence_line(final)
@@ -252,6 +389,11 @@ class ProseScanner:
             if self._fence_opening(final):
                 return
             self.at_line_start = False
+            indent = self.position
+            while indent < len(self.text) and self.text[indent] in " \t":
+                indent += 1
+            if indent < len(self.text) and self.text[indent] == ">":
+                self.quoted = True  # a blockquote: the rest of its paragraph quotes someone
         if self.fence is not None:
             end = self.text.find("\n", self.position)
             end = len(self.text) if end < 0 else end + 1
@@ -259,29 +401,161 @@ class ProseScanner:
             self.at_line_start = end <= len(self.text) and self.text[end - 1] == "\n"
             self.position = end
             return
-        text = self.text
-        match = (_IN_SPAN if self.span is not None else _INLINE).search(text, self.position)
-        if match is None:
-            self._note_content(self.position, len(text))
-            self._prose(self.position, len(text))
-            self.position = len(text)
+        if self.span is None and self._skip_paragraphs():
             return
-        self._note_content(self.position, match.start())
-        self._prose(self.position, match.start())
-        self.position = match.start()
-        char = text[self.position]
+        text = self.text
+        match = _STOPS.search(text, self.position)
+        stop = len(text) if match is None else match.start()
+        if stop > self.position:
+            self._inline(stop, final)
+            return
+        char = text[stop]
         if char == "\n":
-            if self.blank:
-                self.span = None  # a paragraph ends every code span
-            self._prose(self.position, self.position + 1)
-            self.position += 1
+            if self.blank:  # a paragraph ends every code span and every quote
+                self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
+            self._prose(stop, stop + 1)
+            self.position = stop + 1
             self.at_line_start, self.blank = True, True
-        elif char == "`":
-            self._backticks(final)
+        elif self.span is not None:  # inside inline code: text
+            self.blank = False
+            self._prose(stop, stop + 1)
+            self.position = stop + 1
         elif char == "<":
             self._tag(final)
-        else:
+        elif char == "{":
             self._bare(final)
+        else:
+            self._delimiter(final)
+
+    def _skip_paragraphs(self) -> bool:
+        """Whole paragraphs before the next place a call could start are prose: passed in one step."""
+        text, start = self.text, self.position
+        if len(text) - start < _SKIP_AT_LEAST or self.base + start < self._no_break_before:
+            return False  # a short piece, or no blank line before the candidate ahead: nothing to gain
+        found, searched = self._break_ahead
+        if found < self.base + start and not (found < 0 and searched >= self.base + len(text)):
+            resume = start if found >= 0 else max(start, text.rfind("\n", start, max(start, searched - self.base)))
+            match = _PARAGRAPH_END.search(text, resume)
+            found = -1 if match is None else self.base + match.start()
+            self._break_ahead = found, self.base + len(text)
+        if found < self.base + start:
+            return False  # no blank line in the text so far
+        end = self._next_candidate(start)
+        line_end = text.rfind("\n", start, end)
+        while line_end > start:
+            previous = text.rfind("\n", start, line_end)
+            if previous < 0:
+                break
+            if text[previous + 1 : line_end].strip(" \t\r"):
+                line_end = previous
+                continue
+            after = line_end + 1  # a blank line: everything before it is decided
+            self._prose(start, after)
+            self.position = after
+            self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
+            self.at_line_start, self.blank = True, True
+            return True
+        self._no_break_before = self.base + end
+        return False
+
+    def _next_candidate(self, start: int) -> int:
+        """Where the next call could start; each needle's next place is remembered, so the text is searched once."""
+        text, base = self.text, self.base
+        end = base + len(text)
+        nearest = len(text)
+        for needle, (found, searched) in self._ahead.items():
+            if found >= base + start:
+                nearest = min(nearest, found - base)
+                continue
+            if found < 0 and searched >= end:
+                continue
+            resume = start if found >= 0 else max(start, searched - base - len(needle) + 1)
+            limit = min(len(text), nearest + len(needle))  # only the nearest matters: search no further
+            index = text.find(needle, resume, limit)
+            self._ahead[needle] = (-1, base + limit) if index < 0 else (base + index, base + limit)
+            if index >= 0:
+                nearest = index
+        return nearest
+
+    def _inline(self, stop: int, final: bool) -> None:
+        """Text up to the next stop: only its backticks (code spans) and quotes change anything."""
+        text, start = self.text, self.position
+        piece = start
+        for run in _BACKTICKS.finditer(text, start, stop):
+            if run.end() == len(text) and not final:  # the run may go on in the next piece
+                if run.start() == start:
+                    raise NeedMore
+                stop = run.start()
+                break
+            if self.span is None:
+                self._count_quotes(piece, run.start())
+            length = run.end() - run.start()
+            if self.span is None:
+                self.span = length
+            elif self.span == length:
+                self.span = None
+            piece = run.end()
+        if self.span is None:
+            self._count_quotes(piece, stop)
+        self._note_content(start, stop)
+        self._prose(start, stop)
+        self.position = stop
+
+    def _count_quotes(self, start: int, end: int) -> None:
+        text = self.text
+        if text.find('"', start, end) >= 0:
+            self.quotes += text.count('"', start, end)
+        if text.find("\u201c", start, end) >= 0 or text.find("\u201d", start, end) >= 0:
+            for mark in _CURLY.findall(text, start, end):  # in order: a closing mark before any opening is text
+                self.curly = self.curly + 1 if mark == "\u201c" else max(0, self.curly - 1)
+
+    def _quoted(self, index: int) -> bool:
+        """Whether text at index is quoted: in a blockquote, inside quotation marks, or right after a quote."""
+        before = self.text[index - 1] if index > 0 else self.tail
+        return self.markdown or self.quoted or self.quotes % 2 == 1 or self.curly > 0 or before in _QUOTE_BEFORE
+
+    def _comment(self, final: bool) -> None:
+        """Inside <!-- -->: text that is never shown, and never a call."""
+        end = self.text.find("-->", self.position)
+        if end >= 0:
+            self._prose(self.position, end + 3)
+            self.position = end + 3
+            self.comment = False
+            return
+        keep = len(self.text) if final else max(self.position, len(self.text) - 2)  # "--" may start the end
+        if keep == self.position:
+            raise NeedMore
+        self._prose(self.position, keep)
+        self.position = keep
+
+    def _delimiter(self, final: bool) -> None:
+        """✂️🐱 in prose: after scissors-cat calls that did not start the reply, say why nothing ran."""
+        start = self.position
+        rest = self.text[start : start + LONGEST_DELIMITER]
+        found = next((delimiter for delimiter in DELIMITERS if rest.startswith(delimiter)), None)
+        if found is None:
+            if not final and len(rest) < LONGEST_DELIMITER and any(d.startswith(rest) for d in DELIMITERS):
+                raise NeedMore
+            self.blank = False
+            self._prose(start, start + 1)
+            self.position = start + 1
+            return
+        if self.scissors_line is not None and not self.markdown:
+            self.markdown = True  # what follows is the message for the person, as in the scissors-cat format
+            self.blocks += 1
+            self._emit(
+                ParseProblem(
+                    f"block {self.blocks}: the tool calls before {DELIMITER} (line {self.scissors_line}) were not run: "
+                    "a scissors-cat reply must start with its JSON array of calls, and this one starts with text "
+                    "or a fence",
+                    self.blocks,
+                    line=self.scissors_line,
+                    hint=SCISSORS_HINT,
+                )
+            )
+        self.blank = False
+        self._prose(start, start + len(found))
+        self.position = start + len(found)
 
     def _note_content(self, start: int, end: int) -> None:
         if self.blank and self.text[start:end].strip():
@@ -328,9 +602,9 @@ class ProseScanner:
         line_end, after = self._whole_line(start, final, lambda: True) or (len(self.text), len(self.text))
         marker = match.group("marker")
         info = self.text[match.start("info") : line_end].strip()
-        self.span = None
+        self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
         label = info.split()[0].lower() if info else ""
-        if label not in CALL_LABELS and label not in DATA_LABELS:
+        if self.markdown or (label not in CALL_LABELS and label not in DATA_LABELS):
             self._prose(start, after)
             self.fence = (marker[0], len(marker))
             self.position = after
@@ -391,9 +665,18 @@ class ProseScanner:
                         if not scan.json_body and not scan.strict:
                             self._fence_is_prose()
                             return
+                        if scan.json_body and not self._held and self._fence_decoded(final):
+                            return
                     elif line_end < 0 and not final:
                         raise NeedMore
             scan.at_line_start = False
+            if scan.in_string:  # the rest of the string in one step, escapes and line breaks included
+                if self._string_end(final):
+                    continue
+                if final:
+                    self._fence_done(len(text), len(text))
+                    return
+                raise NeedMore
             stops = _STRING_STOPS if scan.json_body else _NEWLINE
             match = stops.search(text, scan.position)
             if match is None:
@@ -415,6 +698,57 @@ class ProseScanner:
                     raise NeedMore
                 scan.position = match.end() + (1 if scan.in_string else 0)
 
+    def _fence_decoded(self, final: bool) -> bool:
+        """A whole JSON body followed by the closing line, read by the decoder in one pass; False to scan instead.
+
+        Valid JSON holds no closing line outside its strings, so this ends the fence where the scan would.
+        """
+        scan = self.scan
+        assert scan is not None
+        text = self.text
+        if scan.decoded or text.find(scan.marker, scan.position) < 0:
+            scan.decoded = True
+            return False
+        scan.decoded = True
+        values: list[Any] = []
+        position = scan.position
+        try:
+            while True:
+                while position < len(text) and text[position] in " \t\r\n":
+                    position += 1
+                if position >= len(text) or text[position] not in "{[":
+                    break
+                value, position = DECODER.raw_decode(text, position)
+                values.append(value)
+        except (json.JSONDecodeError, RecursionError):
+            return False
+        line_start = text.rfind("\n", scan.position, position) + 1
+        if not values or line_start <= scan.position or text[line_start:position].strip(" \t\r"):
+            return False
+        try:
+            closing = self._closing(line_start, scan.marker, final)
+        except NeedMore:
+            scan.decoded = False  # the closing line is still coming: try again with it
+            raise
+        if closing is None:
+            return False
+        self._fence_done(closing[0], closing[1], values)
+        return True
+
+    def _string_end(self, final: bool) -> bool:
+        """Moves the scan past the closing quote of the string it is in; False when the text ends first."""
+        scan = self.scan
+        assert scan is not None
+        text = self.text
+        match = _STRING_REST.match(text, scan.position)
+        assert match is not None
+        end = match.end()
+        if end < len(text) and text[end] == '"':
+            scan.position, scan.in_string = end + 1, False
+            return True
+        scan.position = len(text) if final else end  # a last backslash waits for what it escapes
+        return False
+
     def _fence_is_prose(self) -> None:
         """A ```json fence of shell output or prose: streamed as prose from here to its close."""
         scan = self.scan
@@ -425,40 +759,31 @@ class ProseScanner:
         self.at_line_start = True
         self.scan = None
 
-    def _fence_done(self, body_end: int, after: int) -> None:
+    def _fence_done(self, body_end: int, after: int, decoded: list[Any] | None = None) -> None:
         scan = self.scan
         assert scan is not None
         self.scan = None
         body = self._slice(scan.body_start, body_end)
         line = scan.line
-        if not self._values(body, strict=scan.strict, line=line, source="fence"):
+        if not self._values(body, strict=scan.strict, line=line, source="fence", decoded=decoded):
             self._prose(scan.start, after)
         self.position = after
         self.at_line_start, self.blank = True, True
-
-    # -- inline code spans ---------------------------------------------------------------------
-
-    def _backticks(self, final: bool) -> None:
-        run = _BACKTICKS.match(self.text, self.position)
-        assert run is not None
-        if run.end() == len(self.text) and not final:
-            raise NeedMore
-        length = len(run.group())
-        if self.span is None:
-            self.span = length
-        elif self.span == length:
-            self.span = None
-        self.blank = False
-        self._prose(run.start(), run.end())
-        self.position = run.end()
 
     # -- tags ----------------------------------------------------------------------------------
 
     def _tag(self, final: bool) -> None:
         rest = self.text[self.position : self.position + 16]
+        if rest.startswith("<!--"):
+            self.comment, self.blank = True, False
+            self._prose(self.position, self.position + 4)
+            self.position += 4
+            return
         tag = next((tag for tag in TAGS if rest.startswith(tag)), None)
+        if tag is not None and self._quoted(self.position):
+            tag = None  # a quoted tag is text
         if tag is None:
-            if not final and any(tag.startswith(rest) for tag in TAGS) and len(rest) < 16:
+            if not final and any(tag.startswith(rest) for tag in (*TAGS, "<!--")) and len(rest) < 16:
                 raise NeedMore
             self.blank = False
             self._prose(self.position, self.position + 1)
@@ -477,9 +802,10 @@ class ProseScanner:
         end_tag = f"</{scan.marker}>"
         while True:
             if scan.in_string:
-                match = _STRING_STOPS.search(text, scan.position)
-            else:
-                match = _TAG_STOPS.search(text, scan.position)
+                if self._string_end(final):
+                    continue
+                break
+            match = _TAG_STOPS.search(text, scan.position)
             if match is None:
                 scan.position = len(text)
                 break
@@ -497,7 +823,7 @@ class ProseScanner:
             elif text.startswith(end_tag, match.start()):
                 self.scan = None
                 line = scan.line
-                body = _strip_fence(self._slice(scan.start + len(scan.marker) + 2, match.start()))
+                body = strip_fence(self._slice(scan.start + len(scan.marker) + 2, match.start()))
                 self._values(body, strict=True, line=line, source="tag")
                 self.position = match.start() + len(end_tag)
                 return
@@ -533,8 +859,9 @@ class ProseScanner:
             self._prose(start, start + 1)
             self.position = start + 1
             return
-        call_key = self._leading_call_key(start, final)
-        self.scan = _Scan("bare", start, start, strict=call_key)
+        quoted = self._quoted(start)
+        call_key = not quoted and self._leading_call_key(start, final)
+        self.scan = _Scan("bare", start, start, strict=call_key, quoted=quoted)
         self._bare_scan(final)
 
     def _leading_call_key(self, start: int, final: bool) -> bool:
@@ -597,7 +924,7 @@ class ProseScanner:
                 if scan.depth == 0:
                     self.spent += index - scan.start
                     self.scan = None
-                    self._bare_done(scan.start, index + 1)
+                    self._bare_done(scan.start, index + 1, scan.quoted)
                     return
             elif char == "\n":
                 following = _ONLY_SPACE.match(text, index + 1)
@@ -617,10 +944,11 @@ class ProseScanner:
         """A call-looking object that failed consumes its paragraph; anything else was prose."""
         scan = self.scan
         assert scan is not None
+        known = reason is not None and scan.strict and self._names_known(scan.start, final)
         self.spent += index - scan.start
         self.scan = None
         start = scan.start
-        if reason is None or not scan.strict:
+        if not known:
             self._prose(start, start + 1)
             self.position = start + 1
             return
@@ -646,20 +974,39 @@ class ProseScanner:
         self.position = end.start() + 1 if end else len(self.text)
         self.at_line_start, self.blank = True, True
 
-    def _bare_done(self, start: int, end: int) -> None:
+    def _names_known(self, start: int, final: bool) -> bool:
+        """Whether a broken bare object opens with the name of a known tool (`{"tool": "write_file", ...`)."""
+        match = _NAME_VALUE.match(self.text, start)
+        if match is None and not final and _NAME_SO_FAR.fullmatch(self.text, start):
+            raise NeedMore  # the name is still coming
+        return match is not None and self.known(match.group(1).strip())
+
+    def _bare_done(self, start: int, end: int, quoted: bool = False) -> None:
+        if quoted:
+            self._prose(start, end)  # quoted: read past as a whole, never a call
+            self.position = end
+            return
         candidate = self.text[start:end]
         line = self.line_at(start)
         try:
-            value = _DECODER.decode(candidate)
+            value = DECODER.decode(candidate)
         except (json.JSONDecodeError, RecursionError):
-            if _LEADING_CALL_KEY.match(candidate) and self._values(candidate, strict=False, line=line, source="text"):
+            if (
+                _LEADING_CALL_KEY.match(candidate)
+                and self._names_known(start, True)
+                and self._values(candidate, strict=False, line=line, source="text")
+            ):
                 self.position = end
                 return
             self._prose(start, start + 1)
             self.position = start + 1
             return
-        shapes = _shapes_of(value, strict=False)
+        shapes = shapes_of(value, strict=False)
+        if not is_wrapper(value):  # a call in prose names a tool we know; anything else is data
+            shapes = [(item, shape) for item, shape in shapes if shape.name is not None and self.known(shape.name)]
         if not shapes:
+            if scissors_shaped(value) and self.scissors_line is None:
+                self.scissors_line = line
             self._prose(start, end)  # objects inside a non-call object are not top level
         else:
             self._emit_shapes(shapes, line, "text")
@@ -667,13 +1014,13 @@ class ProseScanner:
 
     # -- reading blocks ------------------------------------------------------------------------
 
-    def _values(self, body: str, *, strict: bool, line: int, source: str) -> bool:
+    def _values(self, body: str, *, strict: bool, line: int, source: str, decoded: list[Any] | None = None) -> bool:
         """Reads one JSON value, an array, or several values in a row; True when it held a call."""
         stripped = body.strip()
         if not strict and not stripped.startswith(("{", "[")):
             return False  # an unlabeled fence of shell output or prose
         try:
-            values = _decode_all(stripped)
+            values = decoded if decoded is not None else decode_all(stripped)
         except json.JSONDecodeError as exc:
             if not strict and not _CALL_KEY.search(stripped):
                 return False
@@ -696,17 +1043,19 @@ class ProseScanner:
         elements: list[Any] = []
         for value in values:
             elements.extend(value if isinstance(value, list) else [value])
-        strict = strict or any(_meant_as_call(element) for element in elements)
-        if len(elements) == 1 and isinstance(elements[0], dict) and _is_wrapper(elements[0]):
-            shapes = _shapes_of(elements[0], strict=strict)
+        strict = strict or any(meant_as_call(element) for element in elements)
+        if len(elements) == 1 and isinstance(elements[0], dict) and is_wrapper(elements[0]):
+            shapes = shapes_of(elements[0], strict=strict)
         else:
             several = len(elements) != 1 or isinstance(values[0], list)
             shapes = []
             for index, element in enumerate(elements, start=1):
-                shape = _classify_element(element, strict=strict)
+                shape = classify_element(element, strict=strict)
                 if shape is not None:
                     shapes.append((index if several else None, shape))
         if not shapes:
+            if self.scissors_line is None and any(scissors_shaped(element) for element in elements):
+                self.scissors_line = line
             if not strict:
                 return False
             self.blocks += 1
@@ -715,283 +1064,17 @@ class ProseScanner:
         self._emit_shapes(shapes, line, source)
         return True
 
-    def _emit_shapes(self, shapes: list[tuple[int | None, _Shape]], line: int, source: str) -> None:
+    def _emit_shapes(self, shapes: list[tuple[int | None, Shape]], line: int, source: str) -> None:
         self.blocks += 1
         block = self.blocks
         for item, shape in shapes:
-            if isinstance(shape, _Problem):
+            if isinstance(shape, Problem):
                 self._emit(
                     ParseProblem(f"{label_of(block, item)}: {shape.message}", block, item, line, shape.name, CALL_HINT)
                 )
+            elif lone_surrogate(shape.name) or lone_surrogate(shape.arguments):
+                self._emit(
+                    ParseProblem(f"{label_of(block, item)}: {UNICODE_PROBLEM}", block, item, line, None, CALL_HINT)
+                )
             else:
                 self._emit(ParsedCall(shape.name, shape.arguments, block, item, line, source, shape.call_id))
-
-
-# -- classifying one JSON value ----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Call:
-    name: str
-    arguments: dict[str, Any]
-    call_id: str | None = None
-
-
-@dataclass(frozen=True)
-class _Problem:
-    message: str
-    name: str | None = None
-
-
-_Shape = _Call | _Problem
-
-
-def _decode_all(text: str) -> list[Any]:
-    """Every JSON value in the text, in order (models sometimes write one call per line)."""
-    values: list[Any] = []
-    position = 0
-    while True:
-        while position < len(text) and text[position] in " \t\r\n":
-            position += 1
-        if position >= len(text):
-            break
-        value, position = _DECODER.raw_decode(text, position)
-        values.append(value)
-    if not values:
-        raise json.JSONDecodeError("Expecting value", text, 0)
-    return values
-
-
-def _strip_fence(body: str) -> str:
-    """`<tool_call>` content is sometimes fenced as well."""
-    stripped = body.strip()
-    if stripped.startswith(("```", "~~~")):
-        first_newline = stripped.find("\n")
-        stripped = stripped[first_newline + 1 :] if first_newline >= 0 else ""
-        stripped = stripped.rstrip()
-        stripped = stripped.rstrip("`~").rstrip() if stripped.endswith(("```", "~~~")) else stripped
-    return stripped
-
-
-def _model_id(obj: dict[str, Any]) -> str | None:
-    for key in ("id", "call_id"):
-        value = obj.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()[:100]
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-    return None
-
-
-def _is_wrapper(obj: dict[str, Any]) -> bool:
-    return isinstance(obj.get("tool_calls"), list) and set(obj) <= WRAPPER_KEYS
-
-
-def _shapes_of(value: Any, *, strict: bool) -> list[tuple[int | None, _Shape]]:
-    """The calls a top-level value holds: one object, or the legacy {"tool_calls": [...]} wrapper."""
-    if isinstance(value, dict) and _is_wrapper(value):
-        calls = value["tool_calls"]
-        several = len(calls) != 1
-        return [
-            (index if several else None, _classify_element(element, strict=True) or _Problem("not a tool call"))
-            for index, element in enumerate(calls, start=1)
-        ]
-    if isinstance(value, dict):
-        shape = _classify(value, strict=strict)
-        return [] if shape is None else [(None, shape)]
-    return []
-
-
-def _meant_as_call(element: Any) -> bool:
-    """Whether a block's object shows it was written as a call, so each other object there must be one."""
-    if not isinstance(element, dict):
-        return False
-    if _classify(element, strict=False) is not None or _is_wrapper(element):
-        return True
-    return bool({"tool", "tool_name", "function"} & set(element)) or (
-        "name" in element and bool(set(ARGUMENT_KEYS) & set(element))
-    )
-
-
-def _classify_element(element: Any, *, strict: bool) -> _Shape | None:
-    if isinstance(element, dict):
-        return _classify(element, strict=strict)
-    return _Problem(f"expected a JSON object, got {json_type(element)}") if strict else None
-
-
-def _arguments(value: Any, key: str) -> dict[str, Any] | _Problem:
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
-        if not value.strip():
-            return {}
-        try:
-            parsed = _DECODER.decode(value.strip())
-        except json.JSONDecodeError as exc:
-            return _Problem(f"{key} is a string but not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})")
-        if isinstance(parsed, dict):
-            return parsed
-        return _Problem(f"{key} must be a JSON object, got {json_type(parsed)} inside the string")
-    return _Problem(f"{key} must be a JSON object of arguments, got {json_type(value)}")
-
-
-def _tool_name_like(name: str) -> bool:
-    """A name that can only be meant as a tool: ours, a wire name, or another system's."""
-    return is_known(name) and name not in _PLAIN_WORDS
-
-
-def _classify(obj: dict[str, Any], *, strict: bool) -> _Shape | None:
-    """Which call an object is, a problem if it is a broken call, None if it is not a call at all."""
-    call_id = _model_id(obj)
-    function = obj.get("function")
-    if isinstance(function, dict) and obj.get("type", "function") == "function":
-        name = function.get("name")
-        if not isinstance(name, str) or not name.strip():
-            return _Problem("function.name is missing: expected the tool's name as a string")
-        extra = sorted(set(obj) - {"function", *ENVELOPE_KEYS}) + sorted(set(function) - {"name", "arguments"})
-        if extra:
-            return _Problem(f"unexpected {', '.join(extra)}; put every argument inside function.arguments", name)
-        arguments = _arguments(function.get("arguments", {}), "function.arguments")
-        if isinstance(arguments, _Problem):
-            return _Problem(arguments.message, name)
-        return _Call(name.strip(), arguments, call_id)
-
-    name_key = next((key for key in NAME_KEYS if key in obj), None)
-    argument_keys = [key for key in ARGUMENT_KEYS if key in obj]
-    name = obj.get(name_key) if name_key else None
-    if not isinstance(name, str) or not name.strip():
-        looks_like_call = strict or ("arguments" in obj and set(obj) <= {*argument_keys, *ENVELOPE_KEYS, *NAME_KEYS})
-        if not looks_like_call:
-            return None
-        if name_key is None:
-            return _Problem('no tool name: expected a "name" key holding the tool\'s name')
-        return _Problem(f"{name_key} must be the tool's name as a string, got {json_type(name)}")
-    name = name.strip()
-
-    tool_like = name in ALIASES or _NAMESPACED.fullmatch(name) is not None
-    if argument_keys:
-        extra = sorted(set(obj) - {name_key, *argument_keys, *ENVELOPE_KEYS})
-        value = obj[argument_keys[0]]
-        object_like = isinstance(value, dict) or (isinstance(value, str) and value.lstrip().startswith("{"))
-        if not strict and not tool_like and (extra or not object_like):
-            return None  # {"name": "Ada", "input": "hello"} in prose is data, not a call
-        if len(argument_keys) > 1:
-            return _Problem(f"both {argument_keys[0]} and {argument_keys[1]} given; send the arguments once", name)
-        if extra:
-            shown = ", ".join(extra)
-            return _Problem(
-                f"unexpected {shown} beside {name_key} and {argument_keys[0]}; put every argument inside "
-                f"{argument_keys[0]}",
-                name,
-            )
-        arguments = _arguments(value, argument_keys[0])
-        if isinstance(arguments, _Problem):
-            return _Problem(arguments.message, name)
-        return _Call(name, arguments, call_id)
-
-    # Flat: {"tool": "write_file", "path": ..., "content": ...}; the other keys are the arguments.
-    # {"name": "files.read"} alone is a call without arguments: the tool's validation says what is missing.
-    flat = strict or name in ALIASES or (name_key in ("tool", "tool_name") and tool_like) or _tool_name_like(name)
-    if not flat:
-        return None
-    return _Call(name, {key: value for key, value in obj.items() if key != name_key}, call_id)
-
-
-# -- the scissors-cat format -------------------------------------------------------------------
-
-
-def scissors_calls(section: str, line: int = 1) -> list[ParsedCall | ParseProblem]:
-    """The calls of the tool section before ✂️🐱, each validated alone; never raises."""
-    text = section.strip()
-    if not text:
-        return []
-    if not text.startswith("["):
-        return [_section_problem("the tool section before the delimiter must be a JSON array of calls", line)]
-    leading = len(section) - len(section.lstrip())
-    line += section.count("\n", 0, leading)
-    items: list[ParsedCall | ParseProblem] = []
-    position, index = 1, 0
-    while True:
-        position = _skip_space(text, position)
-        if position < len(text) and text[position] == "]":
-            if text[position + 1 :].strip():
-                items.append(_section_problem("text after the array of calls, before the delimiter", line))
-            return items
-        if index:
-            if position >= len(text) or text[position] != ",":
-                items.append(_section_problem(f"expected , or ] after item {index}", line))
-                return items
-            position = _skip_space(text, position + 1)
-        index += 1
-        element_line = line + text.count("\n", 0, position)
-        if index > MAX_CALLS:
-            items.append(
-                ParseProblem(
-                    f"only the first {MAX_CALLS} tool calls were read; the rest, from line {element_line}, "
-                    "were not run",
-                    None,
-                    line=element_line,
-                    hint="Send fewer calls at a time.",
-                )
-            )
-            return items
-        try:
-            element, position = _DECODER.raw_decode(text, position)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            items.append(
-                ParseProblem(
-                    f"block 1, item {index}: invalid JSON ({why}); this call and any after it were not read",
-                    1,
-                    index,
-                    element_line,
-                    hint=JSON_HINT,
-                )
-            )
-            return items
-        items.append(_scissors_call(element, index, element_line))
-
-
-def _skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position] in " \t\r\n":
-        position += 1
-    return position
-
-
-def _section_problem(message: str, line: int) -> ParseProblem:
-    return ParseProblem(f"block 1: {message}", 1, line=line, hint=SCISSORS_HINT)
-
-
-def _scissors_call(element: Any, index: int, line: int) -> ParsedCall | ParseProblem:
-    """One {"id", "type", "operation", "parameters", "priority"?} call, or what to fix in it."""
-
-    def problem(message: str, name: str | None = None) -> ParseProblem:
-        return ParseProblem(f"block 1, item {index}: {message}", 1, index, line, name, SCISSORS_HINT)
-
-    if not isinstance(element, dict):
-        return problem(f"expected a JSON object, got {json_type(element)}")
-    kind = element.get("type")
-    name = kind.strip() if isinstance(kind, str) else None
-    extra = sorted(set(element) - set(SCISSORS_KEYS))
-    if extra:
-        return problem(f"unexpected {', '.join(extra)}; put every argument inside parameters", name)
-    call_id = element.get("id")
-    if isinstance(call_id, int) and not isinstance(call_id, bool):
-        call_id = str(call_id)
-    if not isinstance(call_id, str) or not call_id.strip():
-        return problem("id must be the call's id as a non-empty string", name)
-    if not name:
-        return problem(f"type must be the tool's name as a string, got {json_type(kind)}")
-    operation = element.get("operation")
-    if not isinstance(operation, str):
-        return problem(f"operation must be a string saying what the call does, got {json_type(operation)}", name)
-    parameters = element.get("parameters")
-    if not isinstance(parameters, dict):
-        return problem(f"parameters must be a JSON object of arguments, got {json_type(parameters)}", name)
-    priority = element.get("priority", 0)
-    if isinstance(priority, bool) or not isinstance(priority, int | float):
-        return problem(f"priority must be a number, got {json_type(priority)}", name)
-    combined = f"{name}_{operation.strip()}"
-    if not is_known(name) and is_known(combined):
-        name = combined  # {"type": "gmail", "operation": "send"}
-    return ParsedCall(name, parameters, 1, index, line, "scissors", call_id.strip()[:100], priority, operation)

@@ -1,0 +1,149 @@
+"""Serving the HTTP app with uvicorn, so that no one can starve it of connections.
+
+Anyone who can reach the port can open connections before any token is checked. Left alone,
+a few hundred idle or slowly-typed connections use up the process's file descriptors and
+nothing, not even `/healthz`, is accepted any more. So each connection must send a complete
+request head within `header_timeout_seconds` (on a new connection and between requests), an
+idle keep-alive connection is closed after `keep_alive_seconds`, and at most `max_connections`
+stay open (never more than the descriptor limit leaves room for): beyond it the connection
+that has waited longest without a request is closed to make room, and when every one is busy
+the newcomer gets 503. How many requests run at once is capped in the app (`http.BusyLimit`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from mcp_tools.config import HttpSettings
+
+logger = logging.getLogger("mcp_tools.http")
+# Descriptors kept for everything but client connections: the policy database, logs, outbound
+# requests, the namespaces' own files and sockets.
+RESERVED_DESCRIPTORS = 64
+# The listen backlog, which is also how many connections asyncio accepts in one go before any
+# of them can be looked at: a burst of that many arrives on top of the open ones (and as many
+# may still be closing), so the cap leaves room for two bursts.
+ACCEPT_BURST = 64
+MIN_CONNECTIONS = 8
+BUSY_BODY = json.dumps({"error": "busy", "message": "too many open connections; try again shortly"}).encode()
+BUSY_RESPONSE = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
+    b"connection: close\r\ncontent-length: " + str(len(BUSY_BODY)).encode() + b"\r\n\r\n" + BUSY_BODY
+)
+
+
+def connection_cap(configured: int) -> int:
+    """`max_connections`, lowered to what the process's descriptor limit leaves room for."""
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return configured
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return configured
+    return max(MIN_CONNECTIONS, min(configured, soft - RESERVED_DESCRIPTORS - 2 * ACCEPT_BURST))
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a request-head deadline and a cap on open connections."""
+
+    header_timeout: float = 10.0
+    max_connections: int = 256
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_deadline: asyncio.TimerHandle | None = None
+        self._waiting_since: float | None = None
+        self._wait_for_head()
+        if len(self.connections) > self.max_connections:
+            self._make_room()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:  # the request head is in
+            self._stop_waiting()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.IDLE:  # ready for the next request: its head has a deadline too
+            self._wait_for_head()
+        else:
+            self._stop_waiting()
+
+    def _wait_for_head(self) -> None:
+        self._stop_waiting()
+        self._waiting_since = self.loop.time()
+        self._head_deadline = self.loop.call_later(self.header_timeout, self._head_overdue)
+
+    def _stop_waiting(self) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+            self._head_deadline = None
+        self._waiting_since = None
+
+    def _head_overdue(self) -> None:
+        self._head_deadline = None
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self._waiting_since = None
+            self.transport.close()
+
+    def _make_room(self) -> None:
+        """Close the connection that has waited longest without sending a request; else refuse this one."""
+        waiting = [
+            other
+            for other in self.connections
+            if other is not self
+            and isinstance(other, GuardedH11Protocol)
+            and other._waiting_since is not None
+            and not other.transport.is_closing()
+        ]
+        if waiting:
+            oldest = min(waiting, key=lambda other: other._waiting_since or 0.0)
+            oldest._stop_waiting()
+            oldest.transport.close()
+            return
+        logger.warning("refusing a connection: all %d are busy with requests", self.max_connections)
+        self._stop_waiting()
+        self.transport.write(BUSY_RESPONSE)
+        self.transport.close()
+
+
+def protocol_for(settings: HttpSettings) -> type[GuardedH11Protocol]:
+    return type(
+        "ConfiguredH11Protocol",
+        (GuardedH11Protocol,),
+        {
+            "header_timeout": settings.header_timeout_seconds,
+            "max_connections": connection_cap(settings.max_connections),
+        },
+    )
+
+
+def serve(app: Any, host: str, port: int, settings: HttpSettings) -> None:
+    """Run the app until interrupted, with the connection limits of `[http]`."""
+    import uvicorn
+
+    # log_config=None: uvicorn's lines go through our handler (scrubbed) instead of its own
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        log_config=None,
+        lifespan="on",
+        http=protocol_for(settings),
+        timeout_keep_alive=settings.keep_alive_seconds,
+        backlog=ACCEPT_BURST,
+    )

@@ -1,0 +1,96 @@
+"""What a client that sends something wrong at the protocol level is told: raw HTTP against `serve --http`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.processes import bearer, demo_config, http_server
+
+TOKEN = "tok-probe-0123456789abcdef"
+VERSION = "2025-11-25"
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    config = demo_config(tmp_path_factory.mktemp("probe"), f'[http.tokens]\nprobe = "{TOKEN}"\n')
+    with http_server(config) as url:
+        yield url
+
+
+def answer_of(response: httpx2.Response) -> dict[str, Any]:
+    """The JSON-RPC message of a reply sent as JSON or as one SSE event."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        return dict(json.loads(next(item for item in data if item)))
+    return dict(response.json())
+
+
+def session(base: str) -> dict[str, str]:
+    """Headers of an initialized 2025-11-25 session."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}},
+    }
+    response = httpx2.post(f"{base}/mcp", json=init, headers=bearer(TOKEN, **MCP_HEADERS), timeout=30)
+    assert response.status_code == 200, response.text
+    headers = bearer(TOKEN, **MCP_HEADERS, **{"MCP-Protocol-Version": VERSION})
+    headers["Mcp-Session-Id"] = response.headers["mcp-session-id"]
+    done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert httpx2.post(f"{base}/mcp", json=done, headers=headers, timeout=30).status_code == 202
+    return headers
+
+
+@pytest.mark.parametrize("method", ["tools/list", "resources/list", "resources/templates/list", "prompts/list"])
+def test_a_cursor_the_server_never_handed_out_is_invalid_params(base: str, method: str) -> None:
+    headers = session(base)
+    plain = {"jsonrpc": "2.0", "id": 2, "method": method}
+    listed = answer_of(httpx2.post(f"{base}/mcp", json=plain, headers=headers, timeout=30))
+    assert "result" in listed and "nextCursor" not in listed["result"]
+
+    bogus = {"jsonrpc": "2.0", "id": 3, "method": method, "params": {"cursor": "not-a-cursor"}}
+    answer = answer_of(httpx2.post(f"{base}/mcp", json=bogus, headers=headers, timeout=30))
+    assert "result" not in answer
+    assert answer["error"]["code"] == -32602
+    assert "cursor" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize("sent", ["1999-01-01", "2025-13-45", "latest"])
+def test_an_unknown_protocol_version_header_is_named_in_the_400(base: str, sent: str) -> None:
+    headers = bearer(TOKEN, **MCP_HEADERS, **{"MCP-Protocol-Version": sent})
+    probe = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    response = httpx2.post(f"{base}/mcp", json=probe, headers=headers, timeout=30)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert "MCP-Protocol-Version" in error["message"] and sent in error["message"]
+    assert "_meta" not in error["message"]
+    assert VERSION in error["data"]["supported"] and error["data"]["requested"] == sent
+
+
+def test_a_known_protocol_version_header_still_reaches_the_server(base: str) -> None:
+    headers = session(base)
+    listed = answer_of(
+        httpx2.post(f"{base}/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=headers)
+    )
+    assert any(tool["name"].startswith("demo_") for tool in listed["result"]["tools"])
+
+
+def test_logging_set_level_is_accepted(base: str) -> None:
+    headers = session(base)
+    request = {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "warning"}}
+    answer = answer_of(httpx2.post(f"{base}/mcp", json=request, headers=headers, timeout=30))
+    assert answer.get("result") == {}
+
+
+def test_reading_a_resource_that_does_not_exist_says_which(base: str) -> None:
+    headers = session(base)
+    request = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "file:///etc/passwd"}}
+    answer = answer_of(httpx2.post(f"{base}/mcp", json=request, headers=headers, timeout=30))
+    assert answer["error"]["code"] == -32602 and "file:///etc/passwd" in answer["error"]["message"]
