@@ -227,9 +227,10 @@ class StateStore:
 
     clock: Any
     engine: str = "sqlite"
-    # rows handed to `append_audit` in this turn of the event loop, and the event their write sets
+    # rows handed to `append_audit` in this turn of the event loop, and (the event their write
+    # sets, what it raised)
     _audit_queue: list[AuditRow]
-    _audit_flushed: Any = None
+    _audit_flushed: tuple[Any, list[Exception]] | None = None
 
     def close(self) -> None:
         raise NotImplementedError
@@ -618,7 +619,8 @@ class StateStore:
         """How many approvals wait for an answer (pending and unexpired), of one principal if given."""
         with self._reading() as db:
             row = db.execute(
-                "SELECT COUNT(*) FROM approvals WHERE status='pending' AND expires>? AND (CAST(? AS TEXT) IS NULL OR principal=?)",
+                "SELECT COUNT(*) FROM approvals WHERE status='pending' AND expires>? "
+                "AND (CAST(? AS TEXT) IS NULL OR principal=?)",
                 (self.clock(), principal, principal),
             ).fetchone()
         return int(row[0])
@@ -627,7 +629,8 @@ class StateStore:
         """One page of the approvals that wait for an answer, newest first, of one principal if given."""
         with self._reading() as db:
             rows = db.execute(
-                "SELECT * FROM approvals WHERE status='pending' AND expires>? AND (CAST(? AS TEXT) IS NULL OR principal=?) "
+                "SELECT * FROM approvals WHERE status='pending' AND expires>? "
+                "AND (CAST(? AS TEXT) IS NULL OR principal=?) "
                 "ORDER BY created DESC, id LIMIT ? OFFSET ?",
                 (self.clock(), principal, principal, limit, offset),
             ).fetchall()
@@ -656,15 +659,19 @@ class StateStore:
         same turn of the event loop share one transaction (one commit for a burst of calls).
 
         The first call of a turn yields once, so that the others queue theirs, then writes them
-        all; the others wait for that write."""
+        all; the others wait for that write, and each raises what the write raised (a row that
+        was not written is never reported as written)."""
         import anyio
 
         if self._audit_flushed is not None:
             self._audit_queue.append(row)
-            await self._audit_flushed.wait()
+            flushed, failure = self._audit_flushed
+            await flushed.wait()
+            if failure:
+                raise failure[0]
             return
         self._audit_queue = [row]
-        self._audit_flushed = flushed = anyio.Event()
+        flushed, failure = self._audit_flushed = (anyio.Event(), [])
         try:
             await anyio.lowlevel.cancel_shielded_checkpoint()
         finally:
@@ -672,6 +679,9 @@ class StateStore:
             self._audit_flushed = None
             try:
                 self._insert_audit(batch)
+            except Exception as exc:
+                failure.append(exc)
+                raise
             finally:
                 flushed.set()
 

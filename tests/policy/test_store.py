@@ -270,3 +270,33 @@ def test_a_page_session_keeps_its_principal(open_store: OpenStore) -> None:
     store.add_page_session("o" * 64, 600)
     assert open_store().page_session("c" * 64)[1] == "ada"  # type: ignore[index]
     assert open_store().page_session("o" * 64)[1] is None  # type: ignore[index]
+
+
+@pytest.mark.anyio
+async def test_every_call_of_a_failed_audit_batch_learns_its_row_was_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch that cannot be written fails for every call in it, not only for the one that wrote it:
+    a result whose audit row is missing must not be given out."""
+    import anyio
+
+    from mcp_tools.policy.store import StateStoreUnavailable
+
+    store = PolicyStore(tmp_path / "p.db")
+
+    def store_down(rows: list[AuditRow]) -> None:
+        raise StateStoreUnavailable("the database is down")
+
+    monkeypatch.setattr(store, "_insert_audit", store_down)
+    failed: list[int] = []
+
+    async def one_call(index: int) -> None:
+        try:
+            await store.append_audit(AuditRow(float(index), "http", "laptop", "x.y", {}, "low", "ran", None, 1, "ok"))
+        except StateStoreUnavailable:
+            failed.append(index)
+
+    async with anyio.create_task_group() as group:
+        for index in range(10):
+            group.start_soon(one_call, index)
+    assert sorted(failed) == list(range(10))
