@@ -982,6 +982,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for where, what in app.problems:
         problems[where] = "; ".join(filter(None, (problems.get(where), scrub_text(what))))
     print(f"state dir: {app.environment.state_dir}")
+    if "state" in problems:  # approvals and the audit log cannot be shared until this is fixed
+        print("state:     the configured state store cannot be used")
+        print(f"           problem: {problems['state']}")
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
     print(f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}")
