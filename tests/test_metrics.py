@@ -26,7 +26,8 @@ def sample(text: str, name: str, **labels: str) -> float | None:
 
 @pytest.mark.anyio
 async def test_metrics_count_calls_approvals_and_refusals_with_bounded_labels(tmp_path: Path) -> None:
-    config = demo_config(tmp_path, f'[http.tokens]\nlaptop = "{TOKEN}"\n')
+    # the person answers this token's forms, so its form's yes counts as the elicitation channel
+    config = demo_config(tmp_path, f'[http.tokens.laptop]\ntoken = "{TOKEN}"\nperson_answers_forms = true\n')
     metrics_port = free_port()
     with http_server(config, "--metrics-port", str(metrics_port)) as base:
         async with (

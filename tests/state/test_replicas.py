@@ -31,7 +31,8 @@ SECRET = "replicas-share-this-secret-of-32-bytes"
 def replica_config(tmp_path: Path, name: str, url: str, wait_seconds: int) -> Path:
     (tmp_path / name).mkdir(parents=True, exist_ok=True)
     extra = (
-        f'[http.tokens]\nlaptop = "{TOKEN}"\n'
+        # the person answers this token's forms: a form's yes counts (docs/policy.md)
+        f'[http.tokens.laptop]\ntoken = "{TOKEN}"\nperson_answers_forms = true\n'
         f'[state]\nurl = "{url}"\nsecret = "{SECRET}"\n'
         f"[approvals]\nwait_seconds = {wait_seconds}\n"
         '[approvals.notify]\ncommand = ["true"]\n'  # someone is told, so a call may wait for the answer
