@@ -16,9 +16,10 @@ from mcp_tools.policy.channels import OutOfBand
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
-from mcp_tools.policy.store import PolicyStore
+from mcp_tools.policy.store import PolicyStore, StateStore, StateStoreError
 from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG, asked_for, load_namespace, not_asked_for
+from mcp_tools.state import open_state_store
 from mcp_tools.tooling import (
     Environment,
     Namespace,
@@ -64,7 +65,7 @@ class App:
     config: Config
     environment: Environment
     gate: PolicyGate
-    store: PolicyStore
+    store: StateStore
     rules: RulePolicy
     out_of_band: OutOfBand
     namespaces: dict[str, Namespace] = field(default_factory=dict)
@@ -250,7 +251,13 @@ def build_app(
     known_secrets.add_all(config.http_tokens().values())
     known_secrets.add_from_model(config.approvals)
     requested = servers if servers is not None else config.server.servers
-    store = PolicyStore(state_dir / "policy.sqlite3")
+    try:
+        store = open_state_store(config)
+    except (ConfigError, StateStoreError) as exc:
+        if not diagnose:
+            raise
+        problems.append(("state", str(exc)))
+        store = PolicyStore(state_dir / "policy.sqlite3")  # so the rest can still be diagnosed
     try:
         out_of_band = build_out_of_band(config, Decisions(store, config.policy.approval_ttl_seconds))
     except ConfigError as exc:
@@ -269,6 +276,7 @@ def build_app(
         announcers=out_of_band.announcers(),
         sections=config.sections,
         servers=requested,
+        state_secret=config.state_secret(),
         config_file=config.source,
         config_paths=config.named_paths(),
     )

@@ -69,6 +69,12 @@ wait_seconds = 45          # a call waits this long for your answer (Claude Desk
 # [approvals.notify]
 # command = ["notify-send", "mcp-tools: an approval is waiting"]
 
+# Several replicas share approvals, the audit log and sign-ins in PostgreSQL (docs/deploy.md);
+# unset, they stay in SQLite files in state_dir. pip install 'mcp-tools-suite[postgres]'
+# [state]
+# url = "postgresql://mcp_tools:PASSWORD@db.internal:5432/mcp_tools"   # or MCP_TOOLS_STATE_URL
+# secret = "32+ random bytes, the same on every replica"               # or MCP_TOOLS_STATE_SECRET
+
 [files]
 # root = "~/mcp-files"     # default: <data_dir>/files
 # names = "unicode"        # allow spaces, accents and any script in file names (default: "strict")
@@ -148,6 +154,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except ConfigError as exc:
         print(f"mcp-tools: {scrub_text(str(exc))}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:
+        from mcp_tools.policy.store import StateStoreError
+
+        if not isinstance(exc, StateStoreError):
+            raise
+        print(f"mcp-tools: {scrub_text(str(exc))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -191,6 +204,12 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     serve.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     serve.add_argument("--host", help="HTTP address (default from [http] host: 127.0.0.1)")
     serve.add_argument("--port", type=tcp_port, help="HTTP port (default from [http] port: 8765)")
+    serve.add_argument(
+        "--metrics-port",
+        type=tcp_port,
+        metavar="N",
+        help="serve Prometheus metrics on 127.0.0.1:N (pip install 'mcp-tools-suite[metrics]')",
+    )
     serve.add_argument("--servers", help="comma-separated namespaces to run, e.g. files,notes")
     serve.add_argument("--tools", help="what to serve this run, e.g. files,notes.core; --tools=-files.move excludes")
     serve.set_defaults(handler=cmd_serve)
@@ -373,6 +392,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     configure_logging(config.server.log_level)
     app = build_app(config, _servers(args.servers), _tools(args))
+    if args.metrics_port is not None:
+        _serve_metrics(app, args.metrics_port)
     if not args.http:
         try:
             anyio.run(_serve_stdio, app)
@@ -406,6 +427,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if record is not None:
             forget_listening(record)
     return 0
+
+
+def _serve_metrics(app: Any, port: int) -> None:
+    try:
+        from mcp_tools.metrics import serve_metrics
+
+        serve_metrics(port, {tool.spec.name for tool in app.tools.values()})
+    except ImportError:
+        raise ConfigError("--metrics-port needs prometheus-client: pip install 'mcp-tools-suite[metrics]'") from None
+    except OSError as exc:
+        raise ConfigError(f"--metrics-port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    print(f"mcp-tools: Prometheus metrics on http://127.0.0.1:{port}/metrics", file=sys.stderr)
 
 
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"  # the version tests/inspector pins; it needs Node 22.19+
@@ -767,10 +800,10 @@ def _call_text_streamed(args: argparse.Namespace, limit: int) -> int:
 
 
 def _store(args: argparse.Namespace) -> Any:
-    from mcp_tools.policy.store import PolicyStore
+    from mcp_tools.state import open_state_store
 
     config = _config(args)
-    return PolicyStore(config.state_dir() / "policy.sqlite3"), config
+    return open_state_store(config), config
 
 
 def cmd_approvals_list(args: argparse.Namespace) -> int:
@@ -949,6 +982,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for where, what in app.problems:
         problems[where] = "; ".join(filter(None, (problems.get(where), scrub_text(what))))
     print(f"state dir: {app.environment.state_dir}")
+    if "state" in problems:  # approvals and the audit log cannot be shared until this is fixed
+        print("state:     the configured state store cannot be used")
+        print(f"           problem: {problems['state']}")
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
     print(f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}")

@@ -1,6 +1,6 @@
 """Configuration: one TOML file, validated with pydantic, secrets also from the environment.
 
-Core sections are `[server]`, `[policy]` and `[http]`; every other top-level table must
+Core sections are `[server]`, `[policy]`, `[http]`, `[approvals]` and `[state]`; every other top-level table must
 name a namespace from the catalog and is validated by that namespace's own model, so this
 module knows nothing about any service.
 """
@@ -26,7 +26,10 @@ CONFIG_ENV = "MCP_TOOLS_CONFIG"
 TOKEN_ENV = "MCP_TOOLS_HTTP_TOKEN"
 TOKEN_ENV_PREFIX = "MCP_TOOLS_HTTP_TOKEN_"
 ModelT = TypeVar("ModelT", bound=BaseModel)
-CORE_SECTIONS = ("server", "policy", "http", "approvals")
+CORE_SECTIONS = ("server", "policy", "http", "approvals", "state")
+STATE_URL_ENV = "MCP_TOOLS_STATE_URL"
+STATE_SECRET_ENV = "MCP_TOOLS_STATE_SECRET"
+STATE_URL_SCHEMES = ("postgresql://", "postgres://")
 
 
 class ConfigError(Exception):
@@ -135,6 +138,7 @@ class HttpSettings(_Section):
         if isinstance(value, Mapping):
             return {name: {"token": entry} if isinstance(entry, str) else entry for name, entry in value.items()}
         return value
+
     oauth: OAuthSettings | None = None
 
 
@@ -202,6 +206,31 @@ class ApprovalsSettings(_Section):
     notify: NotifySettings | None = None
 
 
+class StateSettings(_Section):
+    """Where approvals, decisions and the audit log live: SQLite in the state dir, or a PostgreSQL server."""
+
+    url: SecretStr | None = Field(
+        default=None,
+        description="postgresql://user:password@host:port/database; unset keeps the SQLite file in the state dir.",
+    )
+    secret: SecretStr | None = Field(
+        default=None, description="At least 32 bytes shared by every replica that uses the same state."
+    )
+    pool_size: int = Field(default=8, ge=1, le=200)
+    connect_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if (
+            value is not None
+            and value.get_secret_value()
+            and not value.get_secret_value().startswith(STATE_URL_SCHEMES)
+        ):
+            raise ValueError("url must start with postgresql:// (leave it unset for the SQLite file)")
+        return value if value is not None and value.get_secret_value() else None
+
+
 @dataclass
 class Config:
     """The whole configuration, core sections validated, namespace sections still raw."""
@@ -210,6 +239,7 @@ class Config:
     policy: PolicySettings = field(default_factory=PolicySettings)
     http: HttpSettings = field(default_factory=HttpSettings)
     approvals: ApprovalsSettings = field(default_factory=ApprovalsSettings)
+    state: StateSettings = field(default_factory=StateSettings)
     sections: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: Path | None = None
     environ: Mapping[str, str] = field(default_factory=dict)
@@ -234,6 +264,22 @@ class Config:
             elif key.startswith(TOKEN_ENV_PREFIX) and value:
                 tokens[key[len(TOKEN_ENV_PREFIX) :].lower()] = value
         return tokens
+
+    def state_url(self) -> str | None:
+        """`[state] url`, or MCP_TOOLS_STATE_URL; None keeps the SQLite state of one machine."""
+        configured = self.state.url.get_secret_value() if self.state.url else ""
+        url = configured or self.environ.get(STATE_URL_ENV, "").strip()
+        if url and not url.startswith(STATE_URL_SCHEMES):
+            raise ConfigError(f"{STATE_URL_ENV} must start with postgresql:// (unset it for the SQLite file)")
+        return url or None
+
+    def state_secret(self) -> str | None:
+        """`[state] secret`, or MCP_TOOLS_STATE_SECRET: shared by the replicas of one deployment."""
+        configured = self.state.secret.get_secret_value() if self.state.secret else ""
+        secret = configured or self.environ.get(STATE_SECRET_ENV, "")
+        if secret and len(secret.encode()) < 32:
+            raise ConfigError("[state] secret (or MCP_TOOLS_STATE_SECRET) must be at least 32 bytes")
+        return secret or None
 
     def named_paths(self) -> tuple[Path, ...]:
         """Every path a value of the config names: absolute or `~` paths anywhere, and relative ones
@@ -355,6 +401,7 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
         policy=validate_section("policy", PolicySettings, raw.get("policy", {})),
         http=validate_section("http", HttpSettings, http_table if http_table is not None else {}),
         approvals=validate_section("approvals", ApprovalsSettings, raw.get("approvals", {})),
+        state=validate_section("state", StateSettings, raw.get("state", {})),
         sections=sections,
         environ=environ,
     )

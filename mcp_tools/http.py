@@ -3,7 +3,7 @@
 `POST /text-calls` runs the tool calls a model wrote as text, for hosts whose model has no
 native tool calling (docs/text-calls.md).
 
-Every path but `/healthz` needs a bearer token (compared in constant time; its name becomes
+Every path but `/healthz` and `/readyz` needs a bearer token (compared in constant time; its name becomes
 the audit principal) and passes Host/Origin validation against DNS rebinding. At most
 `[http] max_requests` requests run at once; connection limits live in `http_server`.
 """
@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -36,7 +37,8 @@ from mcp_tools.net import host_origin_refusal, is_loopback
 from mcp_tools.secrets import known_secrets
 
 logger = logging.getLogger("mcp_tools.http")
-PUBLIC_PATHS = ("/healthz",)
+PUBLIC_PATHS = ("/healthz", "/readyz")
+READY_TIMEOUT_SECONDS = 3.0
 # Paths with their own authentication: the approvals page (its sign-in and session cookie) and
 # the Telegram webhook (Telegram's secret token header). Host/Origin checks still apply.
 OWN_AUTH_PREFIXES = ("/approvals", "/telegram/webhook")
@@ -173,6 +175,24 @@ def unauthorized() -> Response:
 
 async def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
+
+
+def readyz_endpoint(app: App) -> Any:
+    """Ready when the state store answers: a load balancer sends calls elsewhere while it does not.
+
+    `/healthz` stays a liveness check: the process is up, restarting it would not help."""
+
+    async def readyz(request: Request) -> Response:
+        from mcp_tools.policy.store import StateStoreUnavailable
+
+        try:
+            with anyio.fail_after(READY_TIMEOUT_SECONDS):
+                await anyio.to_thread.run_sync(app.store.ping, abandon_on_cancel=True)
+        except (StateStoreUnavailable, TimeoutError):
+            return JSONResponse({"status": "unavailable", "reason": "state store unreachable"}, status_code=503)
+        return JSONResponse({"status": "ready"})
+
+    return readyz
 
 
 def approval_routes(
@@ -439,6 +459,7 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
     managers: list[StreamableHTTPSessionManager] = []
     routes: list[Route] = [
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz_endpoint(app), methods=["GET"]),
         Route("/text-calls", text_calls_endpoint(app), methods=["POST"]),
         *(oauth.routes() if oauth is not None else []),
     ]

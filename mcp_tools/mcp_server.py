@@ -11,9 +11,9 @@ import contextlib
 import functools
 import hashlib
 import json
+import logging
 import os
 import secrets
-import time
 import warnings
 import weakref
 from collections.abc import Awaitable, Callable
@@ -25,7 +25,7 @@ import mcp_types as types
 from mcp.server.apps import client_supports_apps
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
-from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.request_state import RequestStateBoundary
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import is_version_at_least
@@ -34,6 +34,8 @@ from mcp_tools import __version__
 from mcp_tools.app import App, wire_name
 from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
+from mcp_tools.policy.store import StateStore, StateStoreUnavailable
+from mcp_tools.state import request_state_security
 from mcp_tools.tooling import Risk
 
 INPUT_REQUIRED_VERSION = "2026-07-28"
@@ -313,26 +315,26 @@ class InputRequiredElicitation:
     """Asks through an `InputRequiredResult` round trip (protocol 2026-07-28).
 
     The state we hand out names the exact call, the principal and a nonce; the SDK seals it,
-    and a nonce counts once, so an answer can neither be moved to another call or another
-    token's session nor replayed.
+    and a nonce counts once in the state store (on every replica that shares it), so an answer
+    can neither be moved to another call or another token's session nor replayed.
     """
 
     def __init__(
         self,
         params: types.CallToolRequestParams,
-        used_nonces: dict[str, float],
+        store: StateStore,
         ttl: float,
         principal: str = "local",
         channel: str = "elicitation",
     ) -> None:
         self.params = params
-        self.used_nonces = used_nonces
+        self.store = store
         self.ttl = ttl
         self.principal = principal
         self.channel = channel
 
     async def ask(self, request: ConfirmationRequest) -> Answer | AskLater:
-        answer = self._answer_for(request)
+        answer = await self._answer_for(request)
         if answer is not None:
             return answer
         state = {
@@ -348,7 +350,7 @@ class InputRequiredElicitation:
             types.InputRequiredResult(input_requests={CONFIRM_KEY: elicit}, request_state=json.dumps(state))
         )
 
-    def _answer_for(self, request: ConfirmationRequest) -> Answer | None:
+    async def _answer_for(self, request: ConfirmationRequest) -> Answer | None:
         responses = self.params.input_responses or {}
         if not self.params.request_state or CONFIRM_KEY not in responses:
             return None
@@ -363,14 +365,9 @@ class InputRequiredElicitation:
             or state.get("principal") != self.principal
         ):
             return None
-        now = time.monotonic()
-        for nonce, seen in list(self.used_nonces.items()):
-            if now - seen > self.ttl:
-                del self.used_nonces[nonce]
         nonce = str(state.get("nonce"))
-        if nonce in self.used_nonces:
+        if not await anyio.to_thread.run_sync(self.store.use_nonce, nonce, self.ttl):
             return None
-        self.used_nonces[nonce] = now
         response = responses[CONFIRM_KEY]
         if not isinstance(response, types.ElicitResult):
             return Answer.CANCEL
@@ -470,6 +467,8 @@ class ClientStates:
     has no session, so its set is keyed by its principal (the HTTP token's name; `local` on
     stdio, where the process serves one client), and `notifications/tools/list_changed` goes
     to that principal's `subscriptions/listen` streams only. Give each HTTP client its own token.
+    Where replicas share the state store (PostgreSQL), a principal's set lives there, so the
+    toolsets it enabled through one replica are served by every replica.
     """
 
     def __init__(self, app: App, namespace: str | None = None) -> None:
@@ -479,13 +478,34 @@ class ClientStates:
         self.namespace = namespace
         self.listeners: dict[str, Any] = {}
         self.buses: dict[str, Any] = {}
+        # On SQLite each process is its own server (stdio clients each start one): "local" in
+        # one is not "local" in another, so the set stays in the process.
+        self.store = app.store if app.store is not None and app.store.engine != "sqlite" else None
+
+    def stored_as(self, ctx: ServerRequestContext[Any, Any]) -> str:
+        """The key of a principal's set in the state store: one set per mounted namespace, as here."""
+        principal = principal_of(ctx, "local")
+        return principal if self.namespace is None else f"{principal}\n{self.namespace}"
 
     def enabled(self, ctx: ServerRequestContext[Any, Any]) -> set[str]:
         if is_modern(ctx):
-            return self.by_principal.setdefault((self.namespace, principal_of(ctx, "local")), set())
+            key = (self.namespace, principal_of(ctx, "local"))
+            if self.store is not None:
+                # While the store is away, the last set seen here is served.
+                with contextlib.suppress(StateStoreUnavailable):
+                    self.by_principal[key] = self.store.enabled_tools(self.stored_as(ctx))
+            return self.by_principal.setdefault(key, set())
         # The SDK builds a ServerSession per request around the connection's one `Connection`.
         connection = getattr(ctx.session, "_connection", ctx.session)
         return self.by_session.setdefault(connection, set())
+
+    def keep(self, ctx: ServerRequestContext[Any, Any], enabled: set[str]) -> None:
+        """Store a principal's grown set where every replica sees it."""
+        if self.store is not None and is_modern(ctx):
+            try:
+                self.store.enable_tools(self.stored_as(ctx), enabled)
+            except StateStoreUnavailable:  # this replica serves the set; the others once it is stored
+                logging.getLogger("mcp_tools").warning("enabled toolsets not stored: the state store cannot be reached")
 
     def bus(self, principal: str) -> Any:
         from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -625,7 +645,6 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     cache_dir = app.environment.state_dir / "cache"
     listed = cached_definitions(app.available_tools(namespace) if dynamic else app.visible_tools(namespace), cache_dir)
     definitions = {definition.name: definition for definition in listed}
-    used_nonces: dict[str, float] = {}
     settings = app.config.policy
     name = "mcp-tools" if namespace is None else f"mcp-tools-{namespace}"
     clients = ClientStates(app, namespace)
@@ -679,6 +698,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             tool = card.tools[params.name]
         outcome = await app.gate.call(tool, params.name, params.arguments or {}, caller)
         if client is not None and client.changed:
+            await anyio.to_thread.run_sync(clients.keep, ctx, client.enabled)
             await clients.notify_changed(ctx)
         if outcome.ask_later is not None:
             payload: types.InputRequiredResult = outcome.ask_later.payload
@@ -693,9 +713,10 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             return None
         channel = f"elicitation:{transport}"
         if is_modern(ctx):
-            return InputRequiredElicitation(
-                params, used_nonces, settings.approval_ttl_seconds, principal_of(ctx, "local"), channel
-            )
+            # A nonce must outlive the sealed state that carries it, or a replay after it is
+            # forgotten would count again.
+            ttl = max(settings.approval_ttl_seconds, settings.elicitation_timeout_seconds)
+            return InputRequiredElicitation(params, app.store, ttl, principal_of(ctx, "local"), channel)
         if ctx.session.can_send_request:
             return LegacyElicitation(ctx, settings.elicitation_timeout_seconds, channel)
         return None
@@ -754,6 +775,6 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             on_subscriptions_listen=clients.listen if dynamic else None,
             tools_change=dynamic,
         )
-    security = RequestStateSecurity.ephemeral(ttl=float(settings.elicitation_timeout_seconds))
+    security = request_state_security(app.config, ttl=float(settings.elicitation_timeout_seconds))
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
     return server

@@ -30,6 +30,7 @@ ErrorKind = Literal[
     "upstream_error",
     "timeout",
     "unknown_tool",
+    "unavailable",
     "internal_error",
 ]
 
@@ -313,6 +314,9 @@ class Environment:
     # the person selected (None: every configured one).
     sections: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     servers: Sequence[str] | None = None
+    # `[state] secret` shared by the replicas (None on one machine): stored credentials are
+    # encrypted under keys derived from it.
+    state_secret: str | None = None
     # The loaded config file and every path its values name (key files, tokens, folders): what a
     # sandbox must keep out of reach.
     config_file: Path | None = None

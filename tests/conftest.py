@@ -1,16 +1,21 @@
-"""Shared fixtures: the anyio backend, the test-only `demo` namespace, result checking, the fake Google."""
+"""Shared fixtures: the anyio backend, the test-only `demo` namespace, result checking, the fake Google,
+the state stores (SQLite and a real PostgreSQL server)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
 from mcp import Client
 
+from mcp_tools.policy.store import PolicyStore, StateStore
 from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG
+from tests.postgres import PostgresServer
 from tests.results import check_call_result
 from tests.servers.fake_google import FakeCalendar, FakeDocs, FakeDrive, FakeGmail, FakeGoogle, FakeSheets, FakeTasks
 
@@ -99,3 +104,47 @@ def tasks(google: FakeGoogle) -> FakeTasks:
 @pytest.fixture
 def gcal(google: FakeGoogle) -> FakeCalendar:
     return FakeCalendar(google)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """Debian's PostgreSQL on 127.0.0.1 for the whole session, in a temporary data directory."""
+    server = PostgresServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> str:
+    """A fresh database on the session's PostgreSQL server."""
+    return postgres_server.create_database()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., StateStore]]:
+    """Opens state stores over one database, each with its own connections (as separate
+    processes would have): the SQLite file of one machine, then a PostgreSQL database."""
+    opened: list[StateStore] = []
+    if request.param == "sqlite":
+
+        def new(clock: Any = time.time) -> StateStore:
+            opened.append(PolicyStore(tmp_path / "policy.sqlite3", clock=clock))
+            return opened[-1]
+
+    else:
+        from mcp_tools.state.postgres import PostgresStateStore
+
+        url = request.getfixturevalue("postgres_url")
+
+        def new(clock: Any = time.time) -> StateStore:
+            opened.append(PostgresStateStore(url, pool_size=4, clock=clock))
+            return opened[-1]
+
+    try:
+        yield new
+    finally:
+        for store in opened:
+            store.close()

@@ -76,17 +76,19 @@ def test_an_unwritable_cache_dir_only_costs_the_cache(tmp_path: Path, demo_names
 
 
 @pytest.mark.anyio
-async def test_an_in_band_answer_counts_only_for_the_principal_it_was_asked_of() -> None:
+async def test_an_in_band_answer_counts_only_for_the_principal_it_was_asked_of(tmp_path: Path) -> None:
     """An input-required round trip replayed from another token's session asks again instead of running."""
     import mcp_types as types
 
     from mcp_tools.mcp_server import CONFIRM_KEY, InputRequiredElicitation
     from mcp_tools.policy.gate import Answer, AskLater, ConfirmationRequest
+    from mcp_tools.policy.store import PolicyStore
     from mcp_tools.tooling import Risk
 
+    store = PolicyStore(tmp_path / "policy.sqlite3")
     request = ConfirmationRequest("demo.erase", Risk.HIGH, "Erase t", {"target": "t"}, "digest")
     asked = await InputRequiredElicitation(
-        types.CallToolRequestParams(name="demo_erase", arguments={"target": "t"}), {}, 600, "laptop"
+        types.CallToolRequestParams(name="demo_erase", arguments={"target": "t"}), store, 600, "laptop"
     ).ask(request)
     assert isinstance(asked, AskLater)
 
@@ -97,7 +99,7 @@ async def test_an_in_band_answer_counts_only_for_the_principal_it_was_asked_of()
             input_responses={CONFIRM_KEY: types.ElicitResult(action="accept", content={"confirm": True})},
             request_state=asked.payload.request_state,
         )
-        return InputRequiredElicitation(params, {}, 600, principal)
+        return InputRequiredElicitation(params, store, 600, principal)
 
     assert isinstance(await answered("phone").ask(request), AskLater)
     assert await answered("laptop").ask(request) is Answer.ACCEPT

@@ -43,7 +43,7 @@ def build_out_of_band(config: Config, decisions: Decisions) -> OutOfBand:
             from mcp_tools.config import TELEGRAM_TOKEN_ENV, ConfigError
 
             raise ConfigError(f"[approvals.telegram] needs bot_token (or {TELEGRAM_TOKEN_ENV})")
-        channels.append(TelegramChannel(settings.telegram, token, config.state_dir()))
+        channels.append(TelegramChannel(settings.telegram, token, config.state_dir(), decisions.store))
     if settings.notify is not None and (settings.notify.command or settings.notify.url):
         from mcp_tools.approvals.hook import NotifyHook
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.gate import ConfirmationRequest
-from mcp_tools.policy.store import Approval, PolicyStore, TicketRefused, iso_time
+from mcp_tools.policy.store import Approval, StateStore, TicketRefused, iso_time
 from mcp_tools.tooling import CallContext, Output, Risk, ToolFailure, ToolSpec
 
 CARD_URI = "ui://mcp-tools/approval.html"
@@ -59,7 +59,7 @@ class Decided(Output):
 
 @dataclass
 class CardService:
-    store: PolicyStore
+    store: StateStore
     decisions: Decisions
 
 
@@ -67,7 +67,7 @@ def ticket_hash(ticket: str) -> str:
     return hashlib.sha256(ticket.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def issue_ticket(store: PolicyStore, approval: Approval) -> str:
+def issue_ticket(store: StateStore, approval: Approval) -> str:
     """A fresh ticket for one pending approval; only its hash is stored."""
     ticket = secrets.token_urlsafe(TICKET_BYTES)
     store.issue_ticket(approval, ticket_hash(ticket), ttl_seconds=approval.expires - store.clock())

@@ -39,7 +39,7 @@ from mcp_tools.net import host_origin_refusal, origin_authority, parse_authority
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.display import asked_by
 from mcp_tools.policy.gate import ConfirmationRequest
-from mcp_tools.policy.store import Approval, PolicyStore, iso_time
+from mcp_tools.policy.store import Approval, StateStore, iso_time
 from mcp_tools.tooling import Risk
 
 logger = logging.getLogger("mcp_tools.page")
@@ -76,7 +76,7 @@ def login_hash(token: str, principal: str | None) -> str:
     return token_hash(token if principal is None else f"{token}\n{principal}")
 
 
-def new_login_link(store: PolicyStore, base_url: str, ttl_seconds: float, principal: str | None = None) -> str:
+def new_login_link(store: StateStore, base_url: str, ttl_seconds: float, principal: str | None = None) -> str:
     """A one-time sign-in link; only the token's hash is stored.
 
     With `principal`, the browser it signs in sees and answers only that principal's approvals
@@ -99,33 +99,35 @@ class Session:
 
 
 class Sessions:
-    """Signed-in browsers of this process, by the hash of their cookie."""
+    """Signed-in browsers, by the hash of their cookie, in the state store: a browser signed in
+    through one replica is signed in on every replica. The CSRF token is derived from the cookie,
+    so nothing stored lets anyone act as the browser."""
 
-    def __init__(self, lifetime_seconds: float) -> None:
+    def __init__(self, lifetime_seconds: float, store: StateStore) -> None:
         self.lifetime = lifetime_seconds
-        self._sessions: dict[str, Session] = {}
+        self.store = store
 
     def start(self, principal: str | None = None) -> tuple[str, Session]:
-        now = time.time()
-        for key, session in list(self._sessions.items()):
-            if session.expires <= now:
-                del self._sessions[key]
         cookie = secrets.token_urlsafe(32)
-        session = Session(csrf=secrets.token_urlsafe(32), expires=now + self.lifetime, principal=principal)
-        self._sessions[token_hash(cookie)] = session
-        return cookie, session
+        expires = self.store.add_page_session(token_hash(cookie), self.lifetime, principal)
+        return cookie, Session(csrf=csrf_for(cookie), expires=expires, principal=principal)
 
     def find(self, cookie: str | None) -> Session | None:
-        if not cookie:
+        if not cookie or len(cookie) > 200:
             return None
-        session = self._sessions.get(token_hash(cookie))
-        if session is None or session.expires <= time.time():
+        found = self.store.page_session(token_hash(cookie))
+        if found is None:
             return None
-        return session
+        expires, principal = found
+        return Session(csrf=csrf_for(cookie), expires=expires, principal=principal)
 
     def end(self, cookie: str | None) -> None:
-        if cookie:
-            self._sessions.pop(token_hash(cookie), None)
+        if cookie and len(cookie) <= 200:
+            self.store.end_page_session(token_hash(cookie))
+
+
+def csrf_for(cookie: str) -> str:
+    return hmac.new(cookie.encode(), b"mcp-tools approvals page csrf", hashlib.sha256).hexdigest()
 
 
 def confirmation_request(approval: Approval) -> ConfirmationRequest:
@@ -142,7 +144,7 @@ class ApprovalsPage:
 
     def __init__(
         self,
-        store: PolicyStore,
+        store: StateStore,
         decisions: Decisions,
         settings: ApprovalPageSettings,
         security: TransportSecuritySettings,
@@ -150,7 +152,7 @@ class ApprovalsPage:
         self.store = store
         self.decisions = decisions
         self.settings = settings
-        self.sessions = Sessions(settings.session_hours * 3600)
+        self.sessions = Sessions(settings.session_hours * 3600, store)
         # the command that prints a sign-in link for this page, as this installation spells it
         self.login_command = mcp_tools("approvals", "login")
         self.security = security

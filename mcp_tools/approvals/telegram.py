@@ -19,7 +19,6 @@ import hmac
 import logging
 import secrets
 import sqlite3
-import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,7 +31,7 @@ import anyio
 from mcp_tools.config import TelegramSettings
 from mcp_tools.policy.channels import ApprovalNotice
 from mcp_tools.policy.decisions import Decisions, describe_decider
-from mcp_tools.policy.store import iso_time
+from mcp_tools.policy.store import SqliteFile, StateStore, iso_time
 
 logger = logging.getLogger("mcp_tools.telegram")
 MAX_TEXT = 4096
@@ -71,28 +70,34 @@ class Ledger:
     """The bot's messages, its update offset and who polls, shared by every server process.
 
     A press may reach any process that runs the bot (the one polling, or the HTTP server behind
-    the webhook), so what was sent lives in SQLite, not in the memory of the process that sent
-    it. Settling a message is one UPDATE, so exactly one process edits it. One process at a time
-    holds the polling lease, because Telegram answers parallel `getUpdates` with a conflict.
-    Nonces are stored as hashes.
+    the webhook), so what was sent lives in the state (a SQLite file of its own, or the shared
+    PostgreSQL database), not in the memory of the process that sent it. Settling a message is
+    one UPDATE, so exactly one process edits it. One process at a time holds the polling lease,
+    because Telegram answers parallel `getUpdates` with a conflict; a process that dies loses it
+    when it expires. Nonces are stored as hashes.
     """
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.executescript(LEDGER_SCHEMA)
-        with contextlib.suppress(OSError):
-            path.chmod(0o600)
+    def __init__(self, state: Any) -> None:
+        self._state = state  # a SqliteFile, or the StateStore over the shared database
 
-    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> sqlite3.Cursor:
-        with self._lock:
-            return self._db.execute(sql, params)
+    @classmethod
+    def for_state(cls, store: StateStore, state_dir: Path) -> Ledger:
+        """In the shared database when the state is one; else `telegram.sqlite3` in the state dir."""
+        if store.engine != "sqlite":
+            return cls(store)
+        path = state_dir / "telegram.sqlite3"
+        if path.exists():
+            _rename_old_tables(path)
+        return cls(SqliteFile(path, LEDGER_SCHEMA))
+
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        with self._state.reading() as db:
+            cursor = db.execute(sql, params)
+            return _Result(cursor.rowcount, cursor.fetchall() if cursor.description else [])
 
     def record(self, nonce: str, message: SentMessage) -> None:
         self._run(
-            "INSERT INTO messages VALUES (?,?,?,?,?,?,0)",
+            "INSERT INTO telegram_messages VALUES (?,?,?,?,?,?,0)",
             (
                 nonce_hash(nonce),
                 message.approval_id,
@@ -104,55 +109,69 @@ class Ledger:
         )
 
     def by_nonce(self, nonce: str) -> SentMessage | None:
-        row = self._run(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE nonce_sha256=?", (nonce_hash(nonce),)).fetchone()
-        return None if row is None else SentMessage(*row[:5], settled=bool(row[5]))
+        rows = self._run(
+            f"SELECT {MESSAGE_COLUMNS} FROM telegram_messages WHERE nonce_sha256=?", (nonce_hash(nonce),)
+        ).rows
+        return SentMessage(*rows[0][:5], settled=bool(rows[0][5])) if rows else None
 
     def knows(self, approval_id: str) -> bool:
-        return self._run("SELECT 1 FROM messages WHERE approval_id=?", (approval_id,)).fetchone() is not None
+        return bool(self._run("SELECT 1 FROM telegram_messages WHERE approval_id=?", (approval_id,)).rows)
 
     def claim(self, approval_id: str) -> SentMessage | None:
         """Mark the approval's message settled; returns it only to the one caller that did."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                row = self._db.execute(
-                    f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE approval_id=? AND settled=0", (approval_id,)
-                ).fetchone()
-                if row is not None:
-                    self._db.execute("UPDATE messages SET settled=1 WHERE approval_id=?", (approval_id,))
-            finally:
-                self._db.execute("COMMIT")
+        with self._state.transaction() as db:
+            row = db.execute(
+                f"SELECT {MESSAGE_COLUMNS} FROM telegram_messages WHERE approval_id=? AND settled=0", (approval_id,)
+            ).fetchone()
+            if row is not None:
+                db.execute("UPDATE telegram_messages SET settled=1 WHERE approval_id=?", (approval_id,))
         return None if row is None else SentMessage(*row[:5], settled=True)
 
     def open_approvals(self) -> list[tuple[str, float]]:
         """(approval id, expires) of every message still waiting for an answer."""
-        return [(row[0], row[1]) for row in self._run("SELECT approval_id, expires FROM messages WHERE settled=0")]
+        rows = self._run("SELECT approval_id, expires FROM telegram_messages WHERE settled=0").rows
+        return [(row[0], row[1]) for row in rows]
 
     def take_lease(self, owner: str, seconds: float) -> bool:
         now = time.time()
-        with self._lock:
-            updated = self._db.execute(
-                "INSERT INTO poller VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET owner=excluded.owner, "
-                "until=excluded.until WHERE poller.owner=excluded.owner OR poller.until<?",
-                (owner, now + seconds, now),
-            ).rowcount
+        updated = self._run(
+            "INSERT INTO telegram_poller VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET owner=excluded.owner, "
+            "until=excluded.until WHERE telegram_poller.owner=excluded.owner OR telegram_poller.until<?",
+            (owner, now + seconds, now),
+        ).rowcount
         return updated == 1
 
     def release_lease(self, owner: str) -> None:
-        self._run("DELETE FROM poller WHERE owner=?", (owner,))
+        self._run("DELETE FROM telegram_poller WHERE owner=?", (owner,))
 
     def offset(self) -> int | None:
-        row = self._run("SELECT value FROM state WHERE key='offset'").fetchone()
-        return None if row is None else int(row[0])
+        rows = self._run("SELECT value FROM telegram_state WHERE key='offset'").rows
+        return int(rows[0][0]) if rows else None
 
     def set_offset(self, offset: int) -> None:
         self._run(
-            "INSERT INTO state VALUES ('offset', ?) ON CONFLICT (key) DO UPDATE SET value=excluded.value", (offset,)
+            "INSERT INTO telegram_state VALUES ('offset', ?) ON CONFLICT (key) DO UPDATE SET value=excluded.value",
+            (str(offset),),
         )
 
 
+@dataclass(frozen=True)
+class _Result:
+    rowcount: int
+    rows: list[Any]
+
+
+def _rename_old_tables(path: Path) -> None:
+    """A ledger file from before its tables were named for Telegram keeps its messages and offset."""
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None, timeout=10)) as db:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        for old in ("messages", "poller", "state"):
+            if old in tables and f"telegram_{old}" not in tables:
+                db.execute(f"ALTER TABLE {old} RENAME TO telegram_{old}")
+
+
 LEDGER_SCHEMA = """
-CREATE TABLE IF NOT EXISTS messages (
+CREATE TABLE IF NOT EXISTS telegram_messages (
     nonce_sha256 TEXT PRIMARY KEY,
     approval_id TEXT NOT NULL,
     chat_id INTEGER NOT NULL,
@@ -161,9 +180,11 @@ CREATE TABLE IF NOT EXISTS messages (
     expires REAL NOT NULL,
     settled INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS messages_by_approval ON messages (approval_id, settled);
-CREATE TABLE IF NOT EXISTS poller (id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL, until REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS telegram_messages_by_approval ON telegram_messages (approval_id, settled);
+CREATE TABLE IF NOT EXISTS telegram_poller (
+    id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL, until REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS telegram_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 MESSAGE_COLUMNS = "approval_id, chat_id, message_id, text, expires, settled"
 
@@ -175,10 +196,16 @@ def nonce_hash(nonce: str) -> str:
 class TelegramChannel:
     name = "telegram"
 
-    def __init__(self, settings: TelegramSettings, token: str, state_dir: Path) -> None:
+    def __init__(
+        self, settings: TelegramSettings, token: str, state_dir: Path, store: StateStore | None = None
+    ) -> None:
         self.settings = settings
         self._token = token
-        self.ledger = Ledger(state_dir / "telegram.sqlite3")
+        self.ledger = (
+            Ledger.for_state(store, state_dir)
+            if store is not None
+            else Ledger(SqliteFile(state_dir / "telegram.sqlite3", LEDGER_SCHEMA))
+        )
         self.receives_webhook = False  # set by the HTTP server that serves the webhook route
         self._owner = secrets.token_hex(8)
         self._waiting = anyio.Event()

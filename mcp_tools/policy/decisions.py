@@ -1,14 +1,16 @@
 """The one place an approval is decided, and the events everyone who waits on one follows.
 
 Whoever answers (the CLI, the approvals page, Telegram) goes through `Decisions.decide`, which
-is one SQLite transaction: exactly one answer wins, however many race. Every change of an
-approval's status is an event in the store (written by triggers), so a waiting call, the page
-and the Telegram bot see decisions made in this process at once (they are woken) and those made
-by other processes, such as `mcp-tools approvals approve`, within one poll interval.
+is one transaction in the state store: exactly one answer wins, however many race. Every change
+of an approval's status is an event in the store (written by triggers), so a waiting call, the
+page and the Telegram bot see decisions made in this process at once (they are woken), those
+other replicas make at once too where the store can tell (PostgreSQL's LISTEN/NOTIFY), and any
+other, such as `mcp-tools approvals approve` on SQLite, within one poll interval.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -18,7 +20,8 @@ from typing import Any, Literal
 
 import anyio
 
-from mcp_tools.policy.store import Approval, PolicyStore
+from mcp_tools import metrics
+from mcp_tools.policy.store import Approval, StateStore
 
 logger = logging.getLogger("mcp_tools.policy")
 
@@ -37,16 +40,18 @@ class ApprovalEvent:
 class Decisions:
     """Decides approvals, and tells everyone in this process who follows them."""
 
-    def __init__(self, store: PolicyStore, ttl_seconds: float, poll_interval: float = 0.5) -> None:
+    def __init__(self, store: StateStore, ttl_seconds: float, poll_interval: float = 0.5) -> None:
         self.store = store
         self.ttl_seconds = ttl_seconds
         self.poll_interval = poll_interval
-        self._waiters: set[anyio.Event] = set()
+        self._waiters: dict[anyio.Event, Callable[[], None] | None] = {}
+        self._listening = False  # started by the first wait: a command that never waits pays nothing
 
     def decide(self, approval_id: str, approve: bool, by: str) -> Approval:
         """The person's answer through any channel; raises LookupError or ValueError if it cannot count."""
         decided = self.store.decide(approval_id, approve, self.ttl_seconds, decided_by=by[:120])
         logger.info("approval %s %s by %s", approval_id, decided.status, by)
+        metrics.current().approval(by.partition(":")[0], decided.status)
         self.changed()
         return decided
 
@@ -58,20 +63,32 @@ class Decisions:
 
     def changed(self) -> None:
         """Wake every follower in this process now instead of at its next poll."""
-        waiters, self._waiters = self._waiters, set()
+        waiters, self._waiters = self._waiters, {}
         for event in waiters:
             with contextlib.suppress(RuntimeError):  # from another loop or thread: its next poll sees it
                 event.set()
 
+    def changed_elsewhere(self) -> None:
+        """Another process changed an approval (the store's notification thread calls this)."""
+        waiters, self._waiters = self._waiters, {}
+        for wake in waiters.values():
+            if wake is not None:
+                with contextlib.suppress(RuntimeError):  # its loop has closed: nobody waits any more
+                    wake()
+
     async def wait_for_change(self, timeout: float) -> None:
-        """Return when this process changes an approval, or after `timeout` (then poll the store)."""
+        """Return when an approval changes here or (where the store tells) elsewhere, or after
+        `timeout` (then the caller polls the store: the fallback when notifications are lost)."""
+        if not self._listening:
+            self._listening = True
+            self.store.listen(self.changed_elsewhere)
         event = anyio.Event()
-        self._waiters.add(event)
+        self._waiters[event] = _threadsafe_setter(event)
         try:
             with anyio.move_on_after(timeout):
                 await event.wait()
         finally:
-            self._waiters.discard(event)
+            self._waiters.pop(event, None)
 
     async def follow(self, since: int | None = None) -> AsyncIterator[ApprovalEvent]:
         """Every event after `since` (default: from now on), for as long as the caller iterates."""
@@ -117,6 +134,15 @@ class Decisions:
                 except Exception:  # a client that cannot take progress still gets its answer
                     logger.debug("progress notification failed", exc_info=True)
             await self.wait_for_change(min(self.poll_interval, deadline - now, max(0.01, next_tick - elapsed)))
+
+
+def _threadsafe_setter(event: anyio.Event) -> Callable[[], None] | None:
+    """How another thread sets `event` in this event loop; None where only polling can tell."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return lambda: loop.call_soon_threadsafe(event.set)
 
 
 def describe_decider(channel: str, who: Any | None = None) -> str:

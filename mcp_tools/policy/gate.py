@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from mcp_tools import metrics
 from mcp_tools.config import PolicySettings
 from mcp_tools.policy.display import arguments_text, visible
 from mcp_tools.policy.redact import redact
@@ -31,7 +32,7 @@ from mcp_tools.policy.result_budget import (
     result_chars,
 )
 from mcp_tools.policy.rules import RulePolicy, effective_risk
-from mcp_tools.policy.store import Approval, AuditRow, PolicyStore, iso_time
+from mcp_tools.policy.store import Approval, AuditRow, StateStore, StateStoreUnavailable, iso_time
 from mcp_tools.secrets import known_secrets, scrub_text
 from mcp_tools.text import plain_text
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
@@ -295,7 +296,7 @@ class PolicyGate:
         self,
         settings: PolicySettings,
         rules: RulePolicy,
-        store: PolicyStore,
+        store: StateStore,
         out_of_band: OutOfBand | None = None,
         max_result_tokens: int = DEFAULT_MAX_RESULT_TOKENS,
     ) -> None:
@@ -335,6 +336,9 @@ class PolicyGate:
             outcome = await self._call(tool, name, raw_args, caller, state)
         except ToolFailure as failure:
             outcome = failure_outcome(failure)
+        except StateStoreUnavailable:
+            logger.warning("%s refused: the state store cannot be reached", state.tool)
+            outcome = failure_outcome(store_unavailable())
         except DeferredQuestion as deferred:
             outcome = CallOutcome(text="", ask_later=deferred.ask_later)
         except anyio.get_cancelled_exc_class():
@@ -348,10 +352,11 @@ class PolicyGate:
         if outcome.ask_later is None:
             if via is None:  # a nested result goes to the handler that asked, not out: the outer call's is scrubbed
                 outcome = self.within_budget(tool, outgoing(outcome, state.tool))
-            try:
-                await self.store.append_audit(self._audit_row(caller, state, outcome, started))
-            except Exception:  # the audit log must never turn a finished call into a crash
-                logger.exception("could not write the audit row for %s", state.tool)
+            if not await self._append_audit(caller, state, outcome, started):
+                # Only a low call gets here with the store down (anything else checked it before it
+                # ran), and a low call changes nothing: a result without its audit row is not given out.
+                logger.warning("%s answered unavailable: its audit row could not be written", state.tool)
+                outcome = failure_outcome(store_unavailable())
         return outcome
 
     async def _call(
@@ -423,6 +428,9 @@ class PolicyGate:
             verdict = await self._confirm(tool, args, arguments, risk, caller, state)
             if verdict is not None:
                 return verdict
+        if risk > Risk.LOW and self.store.engine != "sqlite":
+            # What changes something must not run while its audit row cannot be written.
+            await anyio.to_thread.run_sync(self.store.ping)
         outcome = await self._run(tool, args, context)
         if risk is Risk.MEDIUM and not outcome.is_error:
             outcome.action = f"{visible(spec.describe(args))} ({spec.name}, medium risk)"
@@ -555,8 +563,10 @@ class PolicyGate:
             state.answered_by = getattr(caller.asker, "channel", None) or f"elicitation:{caller.transport}"
             if answer is Answer.ACCEPT:
                 state.decision = "confirmed"
+                metrics.current().approval("elicitation", "approved")
                 return None
             state.decision = "declined"
+            metrics.current().approval("elicitation", "denied")
             reason = {
                 Answer.DECLINE: "the person declined it",
                 Answer.CANCEL: "the person dismissed the confirmation",
@@ -658,11 +668,38 @@ class PolicyGate:
         text = spec.render_text(output) if spec.render_text else plain_text(structured)
         return CallOutcome(text=text, structured=structured, images=getattr(output, "images", []))
 
-    def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
+    def _count(self, state: _CallRecord, outcome: CallOutcome, started: float) -> None:
+        error = outcome.error
+        metrics.current().call(
+            state.tool,
+            state.risk.label if state.risk else None,
+            error["kind"] if error else "ok",
+            time.perf_counter() - started,
+        )
+
+    async def _append_audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> bool:
+        """Write the call's audit row (batched with the calls finishing beside it); False when the
+        state store cannot be reached."""
+        self._count(state, outcome, started)
         try:
-            self.store.record(self._audit_row(caller, state, outcome, started))
+            await self.store.append_audit(self._audit_row(caller, state, outcome, started))
+        except StateStoreUnavailable:
+            return False
         except Exception:  # the audit log must never turn a finished call into a crash
             logger.exception("could not write the audit row for %s", state.tool)
+        return True
+
+    def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> bool:
+        """Write the call's audit row now (a cancelled call cannot wait); False when the state store
+        cannot be reached."""
+        self._count(state, outcome, started)
+        try:
+            self.store.record(self._audit_row(caller, state, outcome, started))
+        except StateStoreUnavailable:
+            return False
+        except Exception:  # the audit log must never turn a finished call into a crash
+            logger.exception("could not write the audit row for %s", state.tool)
+        return True
 
     def _audit_row(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> AuditRow:
         error = outcome.error
@@ -679,6 +716,14 @@ class PolicyGate:
             outcome=error["kind"] if error else "ok",
             answered_by=state.answered_by,
         )
+
+
+def store_unavailable() -> ToolFailure:
+    return ToolFailure(
+        "unavailable",
+        "the server cannot reach its state store (approvals and the audit log) right now; nothing was done",
+        "try the same call again in a minute",
+    )
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

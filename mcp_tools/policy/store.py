@@ -1,12 +1,16 @@
-"""The policy's SQLite state: pending approvals and the audit log, one file in the state dir.
+"""The policy's state: pending approvals, decisions and their events, the audit log.
 
-Several processes share it (a server, and `mcp-tools approvals approve` run by the person),
-so every change is one short transaction and WAL keeps readers off the writers' backs.
+`StateStore` is the interface and holds every query; `PolicyStore` keeps it in one SQLite file in
+the state dir (the default), `mcp_tools.state.postgres.PostgresStateStore` in a PostgreSQL
+database that several replicas share. Several processes share either (a server, and
+`mcp-tools approvals approve` run by the person), so every change is one short transaction.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
 import hmac
 import json
 import secrets
@@ -17,7 +21,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
+
+from mcp_tools import metrics
 
 ApprovalStatus = Literal["pending", "approved", "denied", "consumed", "expired", "withdrawn"]
 
@@ -93,6 +99,20 @@ CREATE TABLE IF NOT EXISTS page_logins (
     token_sha256 TEXT PRIMARY KEY,
     expires REAL NOT NULL,
     used REAL
+);
+CREATE TABLE IF NOT EXISTS page_sessions (
+    cookie_sha256 TEXT PRIMARY KEY,
+    expires REAL NOT NULL,
+    principal TEXT
+);
+CREATE TABLE IF NOT EXISTS enabled_tools (
+    principal TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    PRIMARY KEY (principal, tool)
+);
+CREATE TABLE IF NOT EXISTS request_state_nonces (
+    nonce_sha256 TEXT PRIMARY KEY,
+    expires REAL NOT NULL
 );
 """
 AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
@@ -178,49 +198,68 @@ def new_approval_id() -> str:
     return "apr-" + "".join(secrets.choice(APPROVAL_ID_ALPHABET) for _ in range(10))
 
 
-class PolicyStore:
-    """Approvals and audit rows; safe to share between threads and processes."""
+class Cursor(Protocol):
+    rowcount: int
 
-    def __init__(self, path: Path, clock: Any = time.time) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self.clock = clock
-        self._lock = threading.Lock()
-        # rows handed to `append_audit` in this turn of the event loop, and the event their write sets
-        self._audit_queue: list[AuditRow] = []
-        self._audit_flushed: Any = None
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(SCHEMA)
-        self._db.executescript(APPROVAL_EVENTS_SCHEMA)
-        self._migrate()
-        with contextlib.suppress(OSError):  # not every file system keeps modes
-            path.chmod(0o600)
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Connection(Protocol):
+    def execute(self, sql: str, params: Any = ()) -> Cursor: ...
+
+
+class StateStoreError(RuntimeError):
+    """The state store cannot be used: the message says why, without credentials."""
+
+
+class StateStoreUnavailable(StateStoreError):
+    """The state store cannot be reached (the database is down); nothing was changed."""
+
+
+class StateStore:
+    """Approvals and audit rows; safe to share between threads and processes.
+
+    Queries are written once, with `?` placeholders; an implementation supplies connections
+    through `_transaction` (writes: one at a time across every process) and `_reading`.
+    """
+
+    clock: Any
+    engine: str = "sqlite"
+    # rows handed to `append_audit` in this turn of the event loop, and (the event their write
+    # sets, what it raised)
+    _audit_queue: list[AuditRow]
+    _audit_flushed: tuple[Any, list[Exception]] | None = None
 
     def close(self) -> None:
-        self._db.close()
+        raise NotImplementedError
 
-    def _migrate(self) -> None:
-        """Bring a file written by an older version up to this schema; old rows keep their values."""
-        with self._transaction() as db:  # one process adds the column; the others then see it
-            columns = {row[1] for row in db.execute("PRAGMA table_info(audit)")}
-            if "answered_by" not in columns:
-                db.execute("ALTER TABLE audit ADD COLUMN answered_by TEXT")
-            columns = {row[1] for row in db.execute("PRAGMA table_info(approval_meta)")}
-            if "client" not in columns:  # a state file from before clients were remembered
-                db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
+    def ping(self) -> None:
+        """Raise StateStoreUnavailable unless the store answers now (the SQLite file always does)."""
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+    def listen(self, callback: Any) -> bool:
+        """Call `callback()` (from another thread) when another process changes an approval.
+
+        False where the store cannot tell (SQLite): followers then poll."""
+        return False
+
+    def _transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def _reading(self) -> contextlib.AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        """For the state other modules keep here (the Telegram ledger): one writer at a time."""
+        return self._transaction()
+
+    def reading(self) -> contextlib.AbstractContextManager[Connection]:
+        return self._reading()
+
+    def _appending(self) -> contextlib.AbstractContextManager[Connection]:
+        """For inserts that race with nothing (audit rows): no lock beyond the row's own."""
+        return self._reading()
 
     # -- approvals -------------------------------------------------------------------------
 
@@ -246,23 +285,26 @@ class PolicyStore:
             if row is not None:
                 return _approval(row)
             approval_id = new_approval_id()
+            shown = json.dumps(args_display, ensure_ascii=False)
             db.execute(
                 "INSERT INTO approvals VALUES (?,?,?,?,?,?,?,?,?,'pending',NULL,NULL)",
-                (
-                    approval_id,
-                    tool,
-                    args_sha256,
-                    json.dumps(args_display, ensure_ascii=False),
-                    summary,
-                    risk,
-                    principal,
-                    now,
-                    now + ttl_seconds,
-                ),
+                (approval_id, tool, args_sha256, shown, summary, risk, principal, now, now + ttl_seconds),
             )
-        approval = self.get_approval(approval_id)
-        assert approval is not None
-        return approval
+        # What was written, without reading it back (a round trip to a database server).
+        return Approval(
+            approval_id,
+            tool,
+            args_sha256,
+            json.loads(shown),
+            summary,
+            risk,
+            principal,
+            now,
+            now + ttl_seconds,
+            "pending",
+            None,
+            None,
+        )
 
     def consume_approval(self, tool: str, args_sha256: str, principal: str) -> Approval | None:
         """Atomically mark one approved, unexpired approval for this exact call as used.
@@ -273,7 +315,7 @@ class PolicyStore:
         now = self.clock()
         with self._transaction() as db:
             row = db.execute(
-                "SELECT id FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='approved' "
+                "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='approved' "
                 "AND expires>? ORDER BY created LIMIT 1",
                 (tool, args_sha256, principal, now),
             ).fetchone()
@@ -283,15 +325,15 @@ class PolicyStore:
                 "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved'",
                 (now, row[0]),
             ).rowcount
-            if updated != 1:  # pragma: no cover - guarded by BEGIN IMMEDIATE
+            if updated != 1:  # pragma: no cover - guarded by the write lock
                 return None
-        return self.get_approval(row[0])
+        return dataclasses.replace(_approval(row), status="consumed", consumed=now)
 
     def recent_denial(self, tool: str, args_sha256: str) -> Approval | None:
         """A denial the person made for this exact call that has not expired yet."""
         now = self.clock()
-        with self._lock:
-            row = self._db.execute(
+        with self._reading() as db:
+            row = db.execute(
                 "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND status='denied' AND expires>? "
                 "ORDER BY decided DESC LIMIT 1",
                 (tool, args_sha256, now),
@@ -305,7 +347,7 @@ class PolicyStore:
     def decide(self, approval_id: str, approve: bool, ttl_seconds: float, decided_by: str | None) -> Approval:
         """Like `decide_approval`, recording who answered in the same transaction.
 
-        BEGIN IMMEDIATE makes the check and the update one step across threads and processes:
+        The write lock makes the check and the update one step across threads and processes:
         when the page, Telegram and the CLI answer at once, exactly one of them wins.
         """
         now = self.clock()
@@ -332,19 +374,23 @@ class PolicyStore:
                     "ON CONFLICT (approval_id) DO UPDATE SET decided_by=excluded.decided_by",
                     (approval_id, decided_by),
                 )
-        decided = self.get_approval(approval_id)
-        assert decided is not None
-        return decided
+        return dataclasses.replace(
+            current,
+            status="approved" if approve else "denied",
+            decided=now,
+            expires=max(current.expires, now + ttl_seconds),
+        )
 
     def consume_approval_id(self, approval_id: str) -> Approval | None:
         """Use one approved, unexpired approval by its id (the call that asked for it waited)."""
         now = self.clock()
         with self._transaction() as db:
-            updated = db.execute(
-                "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved' AND expires>?",
+            row = db.execute(
+                "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved' AND expires>? "
+                "RETURNING *",
                 (now, approval_id, now),
-            ).rowcount
-        return self.get_approval(approval_id) if updated == 1 else None
+            ).fetchone()
+        return None if row is None else _approval(row)
 
     def withdraw_approval(self, approval_id: str) -> bool:
         """The call that asked went away (cancelled): its pending approval can no longer be decided."""
@@ -359,7 +405,7 @@ class PolicyStore:
 
     def note_origin(self, approval_id: str, transport: str, client: str | None = None) -> None:
         """Remember over which transport, and from which client, the call that asked came."""
-        with self._transaction() as db:
+        with self._appending() as db:  # one statement: atomic without the approvals lock
             db.execute(
                 "INSERT INTO approval_meta (approval_id, transport, client) VALUES (?, ?, ?) "
                 "ON CONFLICT (approval_id) DO UPDATE SET transport=excluded.transport, client=excluded.client",
@@ -375,8 +421,8 @@ class PolicyStore:
         if not approval_ids:
             return {}
         marks = ",".join("?" * len(approval_ids))
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 f"SELECT approval_id, transport, decided_by, client FROM approval_meta WHERE approval_id IN ({marks})",
                 approval_ids,
             ).fetchall()
@@ -384,18 +430,18 @@ class PolicyStore:
 
     def events_since(self, seq: int, limit: int = 200) -> list[tuple[int, str, str]]:
         """`(seq, approval_id, status)` for every status change after `seq`, oldest first."""
-        with self._lock:
+        with self._reading() as db:
             return [
                 (row[0], row[1], row[2])
-                for row in self._db.execute(
+                for row in db.execute(
                     "SELECT seq, approval_id, status FROM approval_events WHERE seq>? ORDER BY seq LIMIT ?",
                     (seq, limit),
                 ).fetchall()
             ]
 
     def last_event(self) -> int:
-        with self._lock:
-            row = self._db.execute("SELECT MAX(seq) FROM approval_events").fetchone()
+        with self._reading() as db:
+            row = db.execute("SELECT MAX(seq) FROM approval_events").fetchone()
         return int(row[0] or 0)
 
     # -- page logins -----------------------------------------------------------------------
@@ -450,7 +496,7 @@ class PolicyStore:
         return approval
 
     def _open_ticket(
-        self, db: sqlite3.Connection, approval_id: str, ticket_sha256: str, principal: str, now: float, limit: int
+        self, db: Connection, approval_id: str, ticket_sha256: str, principal: str, now: float, limit: int
     ) -> tuple[str | None, Approval | None]:
         failed = db.execute("SELECT failures FROM approval_ticket_failures WHERE approval_id=?", (approval_id,))
         failures = (failed.fetchone() or (0,))[0]
@@ -470,7 +516,7 @@ class PolicyStore:
         if match is None or match[1] != principal:
             db.execute(
                 "INSERT INTO approval_ticket_failures VALUES (?, 1) "
-                "ON CONFLICT (approval_id) DO UPDATE SET failures=failures+1",
+                "ON CONFLICT (approval_id) DO UPDATE SET failures=approval_ticket_failures.failures+1",
                 (approval_id,),
             )
             return "the ticket does not match this approval", None
@@ -507,25 +553,84 @@ class PolicyStore:
                 == 1
             )
 
+    def add_page_session(self, cookie_sha256: str, ttl_seconds: float, principal: str | None = None) -> float:
+        """A signed-in browser (only its cookie's hash is stored), of one principal or (None) the
+        owner; when it expires."""
+        now = self.clock()
+        with self._appending() as db:
+            db.execute("DELETE FROM page_sessions WHERE expires<=?", (now,))
+            db.execute(
+                "INSERT INTO page_sessions (cookie_sha256, expires, principal) VALUES (?, ?, ?)",
+                (cookie_sha256, now + ttl_seconds, principal),
+            )
+        return now + ttl_seconds
+
+    def page_session(self, cookie_sha256: str) -> tuple[float, str | None] | None:
+        """`(expires, principal)` of the signed-in browser's session; None when it ended or never was."""
+        with self._reading() as db:
+            row = db.execute(
+                "SELECT expires, principal FROM page_sessions WHERE cookie_sha256=? AND expires>?",
+                (cookie_sha256, self.clock()),
+            ).fetchone()
+        return None if row is None else (float(row[0]), row[1])
+
+    def end_page_session(self, cookie_sha256: str) -> None:
+        with self._appending() as db:
+            db.execute("DELETE FROM page_sessions WHERE cookie_sha256=?", (cookie_sha256,))
+
+    # -- toolsets a principal enabled (dynamic discovery) -----------------------------------
+
+    def enabled_tools(self, principal: str) -> set[str]:
+        with self._reading() as db:
+            rows = db.execute("SELECT tool FROM enabled_tools WHERE principal=?", (principal,)).fetchall()
+        return {row[0] for row in rows}
+
+    def enable_tools(self, principal: str, tools: set[str]) -> None:
+        """Add to the principal's enabled tools (canonical names); enabling only ever grows the set."""
+        with self._appending() as db:
+            for tool in sorted(tools):
+                db.execute(
+                    "INSERT INTO enabled_tools (principal, tool) VALUES (?, ?) "
+                    "ON CONFLICT (principal, tool) DO NOTHING",
+                    (principal, tool),
+                )
+
+    # -- requestState nonces ----------------------------------------------------------------
+
+    def use_nonce(self, nonce: str, ttl_seconds: float) -> bool:
+        """True the first time any process sees `nonce` within `ttl_seconds`; False for a replay."""
+        now = self.clock()
+        digest = hashlib.sha256(nonce.encode()).hexdigest()
+        with self._appending() as db:
+            db.execute("DELETE FROM request_state_nonces WHERE expires<?", (now,))
+            inserted = db.execute(
+                "INSERT INTO request_state_nonces (nonce_sha256, expires) VALUES (?, ?) "
+                "ON CONFLICT (nonce_sha256) DO NOTHING",
+                (digest, now + ttl_seconds),
+            ).rowcount
+        return inserted == 1
+
     def get_approval(self, approval_id: str) -> Approval | None:
-        with self._lock:
-            row = self._db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
+        with self._reading() as db:
+            row = db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
         return None if row is None else _approval(row)
 
     def count_pending(self, principal: str | None = None) -> int:
         """How many approvals wait for an answer (pending and unexpired), of one principal if given."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT COUNT(*) FROM approvals WHERE status='pending' AND expires>? AND (? IS NULL OR principal=?)",
+        with self._reading() as db:
+            row = db.execute(
+                "SELECT COUNT(*) FROM approvals WHERE status='pending' AND expires>? "
+                "AND (CAST(? AS TEXT) IS NULL OR principal=?)",
                 (self.clock(), principal, principal),
             ).fetchone()
         return int(row[0])
 
     def pending_approvals(self, offset: int = 0, limit: int = 25, principal: str | None = None) -> list[Approval]:
         """One page of the approvals that wait for an answer, newest first, of one principal if given."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT * FROM approvals WHERE status='pending' AND expires>? AND (? IS NULL OR principal=?) "
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT * FROM approvals WHERE status='pending' AND expires>? "
+                "AND (CAST(? AS TEXT) IS NULL OR principal=?) "
                 "ORDER BY created DESC, id LIMIT ? OFFSET ?",
                 (self.clock(), principal, principal, limit, offset),
             ).fetchall()
@@ -533,11 +638,11 @@ class PolicyStore:
 
     def list_approvals(self, include_done: bool = False, limit: int = 50) -> list[Approval]:
         now = self.clock()
-        with self._lock:
+        with self._reading() as db:
             if include_done:
-                rows = self._db.execute("SELECT * FROM approvals ORDER BY created DESC LIMIT ?", (limit,))
+                rows = db.execute("SELECT * FROM approvals ORDER BY created DESC LIMIT ?", (limit,))
             else:
-                rows = self._db.execute(
+                rows = db.execute(
                     "SELECT * FROM approvals WHERE status IN ('pending','approved') AND expires>? "
                     "ORDER BY created DESC LIMIT ?",
                     (now, limit),
@@ -554,14 +659,19 @@ class PolicyStore:
         same turn of the event loop share one transaction (one commit for a burst of calls).
 
         The first call of a turn yields once, so that the others queue theirs, then writes them
-        all; the others wait for that write."""
+        all; the others wait for that write, and each raises what the write raised (a row that
+        was not written is never reported as written)."""
         import anyio
 
-        self._audit_queue.append(row)
         if self._audit_flushed is not None:
-            await self._audit_flushed.wait()
+            self._audit_queue.append(row)
+            flushed, failure = self._audit_flushed
+            await flushed.wait()
+            if failure:
+                raise failure[0]
             return
-        self._audit_flushed = flushed = anyio.Event()
+        self._audit_queue = [row]
+        flushed, failure = self._audit_flushed = (anyio.Event(), [])
         try:
             await anyio.lowlevel.cancel_shielded_checkpoint()
         finally:
@@ -569,6 +679,9 @@ class PolicyStore:
             self._audit_flushed = None
             try:
                 self._insert_audit(batch)
+            except Exception as exc:
+                failure.append(exc)
+                raise
             finally:
                 flushed.set()
 
@@ -590,16 +703,17 @@ class PolicyStore:
             for row in rows
         ]
         insert = f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-        if len(values) == 1:
-            with self._lock:
-                self._db.execute(insert, values[0])
+        if len(values) == 1:  # one insert races with nothing: no lock beyond the row's own
+            with self._appending() as db:
+                db.execute(insert, values[0])
             return
-        with self._transaction() as db:
-            db.executemany(insert, values)
+        with self._transaction() as db:  # a burst: one commit
+            for value in values:
+                db.execute(insert, value)
 
     def tail(self, limit: int = 20) -> list[AuditRow]:
-        with self._lock:
-            rows = self._db.execute(
+        with self._reading() as db:
+            rows = db.execute(
                 f"SELECT {AUDIT_COLUMNS} FROM audit ORDER BY id DESC LIMIT ?",
                 (limit,),
             ).fetchall()
@@ -607,6 +721,73 @@ class PolicyStore:
             AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9], r[10])
             for r in reversed(rows)
         ]
+
+
+class SqliteFile:
+    """One SQLite file of the state dir, shared by threads and processes: WAL, and one writer at a
+    time through BEGIN IMMEDIATE."""
+
+    def __init__(self, path: Path, schema: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=10)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(schema)
+        with contextlib.suppress(OSError):  # not every file system keeps modes
+            path.chmod(0o600)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        started = time.perf_counter()
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        metrics.current().store("sqlite", time.perf_counter() - started)
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        started = time.perf_counter()
+        with self._lock:
+            yield self._db
+        metrics.current().store("sqlite", time.perf_counter() - started)
+
+    def transaction(self) -> contextlib.AbstractContextManager[Connection]:
+        return self._transaction()
+
+    def reading(self) -> contextlib.AbstractContextManager[Connection]:
+        return self._reading()
+
+
+class PolicyStore(SqliteFile, StateStore):
+    """The state in one SQLite file: the default, for one machine."""
+
+    def __init__(self, path: Path, clock: Any = time.time) -> None:
+        super().__init__(path, SCHEMA + APPROVAL_EVENTS_SCHEMA)
+        self.clock = clock
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring a file written by an older version up to this schema; old rows keep their values."""
+        with self._transaction() as db:  # one process adds the column; the others then see it
+            columns = {row[1] for row in db.execute("PRAGMA table_info(audit)")}
+            if "answered_by" not in columns:
+                db.execute("ALTER TABLE audit ADD COLUMN answered_by TEXT")
+            columns = {row[1] for row in db.execute("PRAGMA table_info(page_sessions)")}
+            if "principal" not in columns:  # sessions signed in before a link could be for one principal
+                db.execute("ALTER TABLE page_sessions ADD COLUMN principal TEXT")
+            columns = {row[1] for row in db.execute("PRAGMA table_info(approval_meta)")}
+            if "client" not in columns:  # a state file from before clients were remembered
+                db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
 
 
 def _approval(row: tuple[Any, ...]) -> Approval:

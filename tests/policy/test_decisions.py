@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
+from collections.abc import Callable
 
 import anyio
 import pytest
 
 from mcp_tools.policy.decisions import Decisions
-from mcp_tools.policy.store import PolicyStore
+from mcp_tools.policy.store import StateStore
+
+OpenStore = Callable[..., StateStore]
 
 pytestmark = pytest.mark.anyio
 
 
-def pending(store: PolicyStore, tool: str = "demo.erase", digest: str = "d1", ttl: float = 600):
+def pending(store: StateStore, tool: str = "demo.erase", digest: str = "d1", ttl: float = 600):
     return store.request_approval(
         tool=tool,
         args_sha256=digest,
@@ -27,8 +29,8 @@ def pending(store: PolicyStore, tool: str = "demo.erase", digest: str = "d1", tt
     )
 
 
-def test_a_decision_records_who_made_it_and_cannot_be_made_twice(tmp_path: Path) -> None:
-    store = PolicyStore(tmp_path / "p.sqlite3")
+def test_a_decision_records_who_made_it_and_cannot_be_made_twice(open_store: OpenStore) -> None:
+    store = open_store()
     decisions = Decisions(store, ttl_seconds=600)
     approval = pending(store)
     assert decisions.decide(approval.id, True, "page").status == "approved"
@@ -40,11 +42,10 @@ def test_a_decision_records_who_made_it_and_cannot_be_made_twice(tmp_path: Path)
         decisions.decide("apr-doesnotexist", True, "cli")
 
 
-def test_exactly_one_of_many_racing_answers_wins_across_connections(tmp_path: Path) -> None:
+def test_exactly_one_of_many_racing_answers_wins_across_connections(open_store: OpenStore) -> None:
     """Separate connections stand for separate processes: the page, the bot, the CLI."""
-    path = tmp_path / "p.sqlite3"
-    approval = pending(PolicyStore(path))
-    racers = [Decisions(PolicyStore(path), ttl_seconds=600) for _ in range(3)]
+    approval = pending(open_store())
+    racers = [Decisions(open_store(), ttl_seconds=600) for _ in range(3)]
     barrier = threading.Barrier(12)
     wins: list[tuple[str, bool]] = []
     losses: list[str] = []
@@ -66,13 +67,13 @@ def test_exactly_one_of_many_racing_answers_wins_across_connections(tmp_path: Pa
         thread.join()
     assert len(wins) == 1 and len(losses) == 11
     winner, approved = wins[0]
-    final = PolicyStore(path)
+    final = open_store()
     assert final.get_approval(approval.id).status == ("approved" if approved else "denied")  # type: ignore[union-attr]
     assert final.approval_meta([approval.id])[approval.id]["decided_by"] == winner
 
 
-def test_withdrawn_approvals_can_be_neither_decided_nor_used(tmp_path: Path) -> None:
-    store = PolicyStore(tmp_path / "p.sqlite3")
+def test_withdrawn_approvals_can_be_neither_decided_nor_used(open_store: OpenStore) -> None:
+    store = open_store()
     decisions = Decisions(store, ttl_seconds=600)
     approval = pending(store)
     assert decisions.withdraw(approval.id) is True
@@ -83,8 +84,8 @@ def test_withdrawn_approvals_can_be_neither_decided_nor_used(tmp_path: Path) -> 
     assert store.list_approvals() == []
 
 
-def test_consuming_by_id_is_single_use(tmp_path: Path) -> None:
-    store = PolicyStore(tmp_path / "p.sqlite3")
+def test_consuming_by_id_is_single_use(open_store: OpenStore) -> None:
+    store = open_store()
     approval = pending(store)
     assert store.consume_approval_id(approval.id) is None  # still pending
     Decisions(store, 600).decide(approval.id, True, "cli")
@@ -92,10 +93,9 @@ def test_consuming_by_id_is_single_use(tmp_path: Path) -> None:
     assert store.consume_approval_id(approval.id) is None
 
 
-async def test_followers_see_changes_made_by_another_process(tmp_path: Path) -> None:
-    path = tmp_path / "p.sqlite3"
-    decisions = Decisions(PolicyStore(path), ttl_seconds=600, poll_interval=0.05)
-    other = PolicyStore(path)  # what `mcp-tools approvals approve` opens
+async def test_followers_see_changes_made_by_another_process(open_store: OpenStore) -> None:
+    decisions = Decisions(open_store(), ttl_seconds=600, poll_interval=0.05)
+    other = open_store()  # what `mcp-tools approvals approve` opens
     seen: list[tuple[str, str]] = []
 
     async def follow() -> None:
@@ -114,9 +114,8 @@ async def test_followers_see_changes_made_by_another_process(tmp_path: Path) -> 
     assert seen == [(approval.id, "pending"), (approval.id, "approved"), (approval.id, "consumed")]
 
 
-async def test_wait_returns_the_verdict_or_none_when_time_runs_out(tmp_path: Path) -> None:
-    path = tmp_path / "p.sqlite3"
-    store = PolicyStore(path)
+async def test_wait_returns_the_verdict_or_none_when_time_runs_out(open_store: OpenStore) -> None:
+    store = open_store()
     decisions = Decisions(store, ttl_seconds=600, poll_interval=0.05)
     ticks: list[float] = []
 
@@ -133,7 +132,7 @@ async def test_wait_returns_the_verdict_or_none_when_time_runs_out(tmp_path: Pat
 
     async def deny_later() -> None:
         await anyio.sleep(0.2)
-        PolicyStore(path).decide(denied.id, False, 600, decided_by="cli")
+        open_store().decide(denied.id, False, 600, decided_by="cli")
 
     async with anyio.create_task_group() as group:
         group.start_soon(deny_later)

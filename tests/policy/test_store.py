@@ -1,16 +1,19 @@
-"""Approvals and audit rows in SQLite: single use, exact match, expiry, concurrent consumers."""
+"""Approvals and audit rows in SQLite and in PostgreSQL: single use, exact match, expiry, concurrent consumers."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from mcp_tools.policy.store import AuditRow, PolicyStore
+from mcp_tools.policy.store import AuditRow, PolicyStore, StateStore
+
+OpenStore = Callable[..., StateStore]
 
 
-def request(store: PolicyStore, digest: str = "d1", tool: str = "x.erase", principal: str = "local"):
+def request(store: StateStore, digest: str = "d1", tool: str = "x.erase", principal: str = "local"):
     return store.request_approval(
         tool=tool,
         args_sha256=digest,
@@ -22,16 +25,16 @@ def request(store: PolicyStore, digest: str = "d1", tool: str = "x.erase", princ
     )
 
 
-def test_pending_approval_is_reused_for_the_same_call(tmp_path: Path) -> None:
-    store = PolicyStore(tmp_path / "p.db")
+def test_pending_approval_is_reused_for_the_same_call(open_store: OpenStore) -> None:
+    store = open_store()
     first = request(store)
     assert request(store).id == first.id
     assert request(store, digest="d2").id != first.id
     assert request(store, tool="x.other").id != first.id
 
 
-def test_only_an_approved_approval_is_consumed_and_only_once(tmp_path: Path) -> None:
-    store = PolicyStore(tmp_path / "p.db")
+def test_only_an_approved_approval_is_consumed_and_only_once(open_store: OpenStore) -> None:
+    store = open_store()
     approval = request(store)
     assert store.consume_approval("x.erase", "d1", "local") is None  # still pending
     store.decide_approval(approval.id, approve=True, ttl_seconds=600)
@@ -43,8 +46,8 @@ def test_only_an_approved_approval_is_consumed_and_only_once(tmp_path: Path) -> 
         store.decide_approval(approval.id, approve=True, ttl_seconds=600)
 
 
-def test_an_approval_serves_only_the_principal_that_asked_for_it(tmp_path: Path) -> None:
-    store = PolicyStore(tmp_path / "p.db")
+def test_an_approval_serves_only_the_principal_that_asked_for_it(open_store: OpenStore) -> None:
+    store = open_store()
     asked_by_laptop = request(store, principal="laptop")
     assert request(store, principal="phone").id != asked_by_laptop.id  # each principal waits on its own
     store.decide_approval(asked_by_laptop.id, approve=True, ttl_seconds=600)
@@ -52,15 +55,14 @@ def test_an_approval_serves_only_the_principal_that_asked_for_it(tmp_path: Path)
     assert store.consume_approval("x.erase", "d1", "laptop").id == asked_by_laptop.id
 
 
-def test_concurrent_consumers_get_one_approval_once(tmp_path: Path) -> None:
-    path = tmp_path / "p.db"
-    setup = PolicyStore(path)
+def test_concurrent_consumers_get_one_approval_once(open_store: OpenStore) -> None:
+    setup = open_store()
     setup.decide_approval(request(setup).id, approve=True, ttl_seconds=600)
-    stores = [PolicyStore(path) for _ in range(8)]  # separate connections, as separate processes would have
+    stores = [open_store() for _ in range(8)]  # separate connections, as separate processes would have
     wins: list[str] = []
     barrier = threading.Barrier(len(stores))
 
-    def consume(store: PolicyStore) -> None:
+    def consume(store: StateStore) -> None:
         barrier.wait()
         consumed = store.consume_approval("x.erase", "d1", "local")
         if consumed is not None:
@@ -74,9 +76,9 @@ def test_concurrent_consumers_get_one_approval_once(tmp_path: Path) -> None:
     assert len(wins) == 1
 
 
-def test_expired_approvals_can_be_neither_decided_nor_used(tmp_path: Path) -> None:
+def test_expired_approvals_can_be_neither_decided_nor_used(open_store: OpenStore) -> None:
     now = [1000.0]
-    store = PolicyStore(tmp_path / "p.db", clock=lambda: now[0])
+    store = open_store(clock=lambda: now[0])
     approval = request(store)
     now[0] += 601
     with pytest.raises(ValueError, match="expired"):
@@ -90,20 +92,77 @@ def test_expired_approvals_can_be_neither_decided_nor_used(tmp_path: Path) -> No
     assert {a.effective_status(now[0]) for a in store.list_approvals(include_done=True)} == {"expired"}
 
 
-def test_unknown_approval_id(tmp_path: Path) -> None:
-    store = PolicyStore(tmp_path / "p.db")
+def test_unknown_approval_id(open_store: OpenStore) -> None:
+    store = open_store()
     with pytest.raises(LookupError):
         store.decide_approval("apr-nope", approve=True, ttl_seconds=600)
 
 
-def test_audit_rows_round_trip_in_order(tmp_path: Path) -> None:
-    store = PolicyStore(tmp_path / "p.db")
+def test_audit_rows_round_trip_in_order(open_store: OpenStore) -> None:
+    store = open_store()
     for index in range(3):
         store.record(AuditRow(float(index), "stdio", "local", "x.y", {"i": index}, "low", "ran", None, 1.5, "ok"))
-    rows = store.tail(2)
+    rows = open_store().tail(2)  # what another process reads
     assert [row.args["i"] for row in rows] == [1, 2]
     assert rows[0].as_dict()["time"] == "1970-01-01T00:00:01Z"
+    assert rows[0].duration_ms == 1.5
+
+
+def test_the_sqlite_state_file_is_private(tmp_path: Path) -> None:
+    PolicyStore(tmp_path / "p.db")
     assert (tmp_path / "p.db").stat().st_mode & 0o777 == 0o600
+
+
+def test_timestamps_keep_sub_second_precision(open_store: OpenStore) -> None:
+    """Expiry compares seconds since 1970 with fractions: a 4-byte float would round them by minutes."""
+    now = [1_795_000_000.25]
+    store = open_store(clock=lambda: now[0])
+    approval = request(store)
+    assert store.get_approval(approval.id).created == 1_795_000_000.25  # type: ignore[union-attr]
+
+
+def test_racing_requests_for_one_call_share_one_pending_approval(open_store: OpenStore) -> None:
+    """Two replicas asking at once for the same call must not make two approvals for the person."""
+    stores = [open_store() for _ in range(6)]
+    barrier = threading.Barrier(len(stores))
+    ids: list[str] = []
+
+    def ask(store: StateStore) -> None:
+        barrier.wait()
+        ids.append(request(store).id)
+
+    threads = [threading.Thread(target=ask, args=(store,)) for store in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(ids) == 6 and len(set(ids)) == 1
+
+
+def test_events_are_numbered_in_commit_order_across_connections(open_store: OpenStore) -> None:
+    """A follower reads events after its cursor: a number that committed late would be skipped."""
+    stores = [open_store() for _ in range(4)]
+    barrier = threading.Barrier(len(stores))
+
+    def churn(index: int) -> None:
+        barrier.wait()
+        for round_ in range(5):
+            approval = request(stores[index], digest=f"{index}-{round_}")
+            stores[index].decide_approval(approval.id, approve=True, ttl_seconds=600)
+            stores[index].consume_approval_id(approval.id)
+
+    threads = [threading.Thread(target=churn, args=(i,)) for i in range(len(stores))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    events = stores[0].events_since(0, limit=1000)
+    assert len(events) == 4 * 5 * 3
+    assert [seq for seq, _, _ in events] == sorted(seq for seq, _, _ in events)
+    by_approval: dict[str, list[str]] = {}
+    for _, approval_id, status in events:
+        by_approval.setdefault(approval_id, []).append(status)
+    assert set(map(tuple, by_approval.values())) == {("pending", "approved", "consumed")}
 
 
 OLD_AUDIT_SCHEMA = """
@@ -132,8 +191,8 @@ def test_an_audit_log_written_before_answered_by_existed_is_migrated(tmp_path: P
     assert rows[0].as_dict()["answered_by"] is None and rows[1].as_dict()["answered_by"] == "page"
 
 
-def test_who_decided_an_approval_is_kept_with_it(tmp_path: Path) -> None:
-    store = PolicyStore(tmp_path / "p.db")
+def test_who_decided_an_approval_is_kept_with_it(open_store: OpenStore) -> None:
+    store = open_store()
     approval = request(store)
     assert store.decided_by(approval.id) is None
     store.decide(approval.id, True, 600, decided_by="telegram:@ada (42)")
@@ -141,11 +200,11 @@ def test_who_decided_an_approval_is_kept_with_it(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_concurrent_audit_rows_are_each_written_before_their_call_returns(tmp_path: Path) -> None:
+async def test_concurrent_audit_rows_are_each_written_before_their_call_returns(open_store: OpenStore) -> None:
     """Rows of calls finishing together share a transaction; none is lost, none returns unwritten."""
     import anyio
 
-    store = PolicyStore(tmp_path / "p.db")
+    store = open_store()
     written_on_return: list[bool] = []
 
     async def one_call(index: int) -> None:
@@ -158,4 +217,86 @@ async def test_concurrent_audit_rows_are_each_written_before_their_call_returns(
         for index in range(40):
             group.start_soon(one_call, index)
     assert written_on_return == [True] * 40
-    assert sorted(row.args["i"] for row in PolicyStore(tmp_path / "p.db").tail(100)) == list(range(40))
+    assert sorted(row.args["i"] for row in open_store().tail(100)) == list(range(40))
+
+
+def test_the_answering_channel_is_kept_in_the_audit_row(open_store: OpenStore) -> None:
+    store = open_store()
+    store.record(
+        AuditRow(2.0, "http", "laptop", "x.erase", {}, "high", "approved_out_of_band", "apr-1", 2.0, "ok", "page")
+    )
+    assert [row.answered_by for row in open_store().tail(10)] == ["page"]
+
+
+def test_pending_approvals_of_one_principal(open_store: OpenStore) -> None:
+    store = open_store()
+    request(store, digest="a", principal="ada")
+    request(store, digest="b", principal="bob")
+    assert store.count_pending() == 2 and store.count_pending("ada") == 1 and store.count_pending("eve") == 0
+    assert [approval.principal for approval in store.pending_approvals(principal="bob")] == ["bob"]
+
+
+def test_an_approval_card_ticket_opens_its_approval_once(open_store: OpenStore) -> None:
+    from mcp_tools.policy.store import TicketRefused
+
+    store = open_store()
+    approval = request(store)
+    store.issue_ticket(approval, "t" * 64, ttl_seconds=600)
+    other = open_store()  # another process checks it
+    assert other.check_ticket(approval.id, "t" * 64, "local", use=False, max_failures=5).id == approval.id
+    with pytest.raises(TicketRefused, match="does not match"):
+        other.check_ticket(approval.id, "t" * 64, "someone-else", use=True, max_failures=5)
+    assert other.check_ticket(approval.id, "t" * 64, "local", use=True, max_failures=5).id == approval.id
+    with pytest.raises(TicketRefused, match="used already"):
+        store.check_ticket(approval.id, "t" * 64, "local", use=True, max_failures=5)
+
+
+def test_wrong_tickets_lock_the_card_out_of_an_approval(open_store: OpenStore) -> None:
+    from mcp_tools.policy.store import TicketRefused
+
+    store = open_store()
+    approval = request(store)
+    store.issue_ticket(approval, "t" * 64, ttl_seconds=600)
+    for _ in range(3):
+        with pytest.raises(TicketRefused, match="does not match"):
+            store.check_ticket(approval.id, "w" * 64, "local", use=False, max_failures=3)
+    with pytest.raises(TicketRefused, match="too many wrong tickets"):
+        store.check_ticket(approval.id, "t" * 64, "local", use=True, max_failures=3)
+
+
+def test_a_page_session_keeps_its_principal(open_store: OpenStore) -> None:
+    store = open_store()
+    store.add_page_session("c" * 64, 600, principal="ada")
+    store.add_page_session("o" * 64, 600)
+    assert open_store().page_session("c" * 64)[1] == "ada"  # type: ignore[index]
+    assert open_store().page_session("o" * 64)[1] is None  # type: ignore[index]
+
+
+@pytest.mark.anyio
+async def test_every_call_of_a_failed_audit_batch_learns_its_row_was_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch that cannot be written fails for every call in it, not only for the one that wrote it:
+    a result whose audit row is missing must not be given out."""
+    import anyio
+
+    from mcp_tools.policy.store import StateStoreUnavailable
+
+    store = PolicyStore(tmp_path / "p.db")
+
+    def store_down(rows: list[AuditRow]) -> None:
+        raise StateStoreUnavailable("the database is down")
+
+    monkeypatch.setattr(store, "_insert_audit", store_down)
+    failed: list[int] = []
+
+    async def one_call(index: int) -> None:
+        try:
+            await store.append_audit(AuditRow(float(index), "http", "laptop", "x.y", {}, "low", "ran", None, 1, "ok"))
+        except StateStoreUnavailable:
+            failed.append(index)
+
+    async with anyio.create_task_group() as group:
+        for index in range(10):
+            group.start_soon(one_call, index)
+    assert sorted(failed) == list(range(10))

@@ -42,8 +42,13 @@ class SignInError(Exception):
     """Signing in failed; the message says why, without secrets."""
 
 
-def write_private(path: Path, data: dict[str, Any]) -> None:
-    """Atomic write, mode 0600 from the first byte, in a folder only the owner can enter."""
+def write_private(path: Path, data: dict[str, Any], key: bytes | None = None) -> None:
+    """Atomic write, mode 0600 from the first byte, in a folder only the owner can enter;
+    with `key` (from `[state] secret`) the contents are encrypted."""
+    if key is not None:
+        from mcp_tools.state.sealed import seal
+
+        data = seal(data, key)
     if not path.parent.exists():
         path.parent.mkdir(parents=True, mode=0o700)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -57,6 +62,21 @@ def write_private(path: Path, data: dict[str, Any]) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def read_token(path: Path, key: bytes | None) -> dict[str, Any]:
+    """The token file's contents, decrypted where it was written under `[state] secret`.
+
+    Raises OSError or ValueError when it cannot be read (missing, broken, or sealed under
+    another secret or with none configured here)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    from mcp_tools.state.sealed import is_sealed, unseal
+
+    if is_sealed(data):
+        if key is None:
+            raise ValueError("the token file is encrypted: set the same [state] secret as the replica that wrote it")
+        return unseal(data, key)
+    return data
 
 
 def read_client_secrets(path: Path) -> dict[str, Any]:
@@ -87,9 +107,10 @@ def _expiry_value(text: str | None) -> dt.datetime | None:
 class GoogleAccount:
     """The credentials every Google namespace uses; safe to share between threads."""
 
-    def __init__(self, config: GoogleConfig, token_file: Path, scopes: Sequence[str]) -> None:
+    def __init__(self, config: GoogleConfig, token_file: Path, scopes: Sequence[str], key: bytes | None = None) -> None:
         self.config = config
         self.token_file = token_file
+        self.key = key  # encrypts the token file where replicas share `[state] secret`
         self.scopes = list(scopes)  # what the enabled tools need (asked for by a service account)
         self._lock = threading.Lock()
         self._credentials: Any = None
@@ -110,7 +131,7 @@ class GoogleAccount:
         if self.is_service_account:
             return {}
         try:
-            return json.loads(self.token_file.read_text(encoding="utf-8"))
+            return read_token(self.token_file, self.key)
         except (OSError, ValueError):
             return {}
 
@@ -244,7 +265,7 @@ class GoogleAccount:
     def _persist(self, credentials: Any) -> None:
         data = dict(self._stored or self.stored())
         data.update(token=credentials.token, expiry=_expiry_text(credentials.expiry))
-        write_private(self.token_file, data)
+        write_private(self.token_file, data, self.key)
         self._stored = data
         self._persisted_token = credentials.token
         self._loaded_stamp = self._stamp()
@@ -330,6 +351,7 @@ def sign_in(
     token_file: Path,
     scopes: Sequence[str],
     *,
+    key: bytes | None = None,
     no_browser: bool = False,
     open_url: Callable[[str], Any] | None = None,
     read_line: Callable[[str], str] = input,
@@ -416,5 +438,5 @@ def sign_in(
             data["account"] = profile(credentials)
         except Exception:  # the account name is for display only
             data["account"] = None
-    write_private(token_file, data)
+    write_private(token_file, data, key)
     return data

@@ -40,7 +40,9 @@ def _google(config: Config) -> tuple[GoogleConfig, Any]:
     from mcp_tools.tooling import Environment
 
     google = validate_section("google", GoogleConfig, config.sections.get("google", {}))
-    environment = Environment(config.data_dir(), config.state_dir(), config.environ, config.sections)
+    environment = Environment(
+        config.data_dir(), config.state_dir(), config.environ, config.sections, state_secret=config.state_secret()
+    )
     return google, token_path(google, environment)
 
 
@@ -67,6 +69,7 @@ def auth_google(
     say: Callable[[str], None] = print,
 ) -> int:
     from mcp_tools.servers.google.account import SignInError, sign_in
+    from mcp_tools.state import credentials_key
 
     google, token_file = _google(config)
     if google.service_account_file is not None:
@@ -85,6 +88,7 @@ def auth_google(
             google,
             token_file,
             scopes,
+            key=credentials_key(config.state_secret()),
             no_browser=args.no_browser,
             open_url=open_url,
             read_line=read_line,
@@ -104,7 +108,8 @@ def auth_google(
 def doctor_lines(config: Config) -> list[str]:
     """Account, granted scopes, token expiry and what the enabled tools lack; no network."""
     from mcp_tools.config import ConfigError
-    from mcp_tools.servers.google.account import read_client_secrets
+    from mcp_tools.servers.google.account import read_client_secrets, read_token
+    from mcp_tools.state import credentials_key
 
     try:
         google, token_file = _google(config)
@@ -124,10 +129,8 @@ def doctor_lines(config: Config) -> list[str]:
         read_client_secrets(google.client_secrets)
     except Exception as error:
         lines.append(f"google:    {error}")
-    import json
-
     try:
-        data = json.loads(token_file.read_text(encoding="utf-8"))
+        data = read_token(token_file, credentials_key(config.state_secret()))
     except (OSError, ValueError):
         return [*lines, f"google:    not signed in: run `{auth_command()}`"]
     granted = data.get("scopes") or []

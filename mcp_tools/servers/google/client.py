@@ -269,7 +269,9 @@ _SHARED: dict[tuple[str, str], GoogleClient] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_client(config: GoogleConfig, token_file: Any, scopes: Sequence[str]) -> GoogleClient:
+def shared_client(
+    config: GoogleConfig, token_file: Any, scopes: Sequence[str], token_key: bytes | None = None
+) -> GoogleClient:
     """One client per Google account in the process, shared by every Google namespace.
 
     gmail, drive and the rest then refresh one token under one lock and store it once.
@@ -278,7 +280,7 @@ def shared_client(config: GoogleConfig, token_file: Any, scopes: Sequence[str]) 
     with _SHARED_LOCK:
         client = _SHARED.get(key)
         if client is None or client.config != config:
-            client = GoogleClient(GoogleAccount(config, token_file, scopes), config)
+            client = GoogleClient(GoogleAccount(config, token_file, scopes, token_key), config)
             _SHARED[key] = client
         else:
             client.account.scopes = sorted(set(client.account.scopes) | set(scopes))

@@ -39,7 +39,10 @@ class GoogleService:
                 from mcp_tools.servers.google.client import shared_client
 
                 token_file = token_path(self.google_config, self.env)
-                self._client = shared_client(self.google_config, token_file, self.scopes)
+                from mcp_tools.state import credentials_key
+
+                key = credentials_key(self.env.state_secret)
+                self._client = shared_client(self.google_config, token_file, self.scopes, key)
                 self._client.access[self.NAMESPACE] = self.access
             return self._client
 

@@ -1,0 +1,204 @@
+"""The PostgreSQL state store against SQLite, and replicas behind nginx, measured side by side.
+
+1. Per-call overhead of a low tool (`demo.echo`) through the policy layer (the audit row is the
+   state work) with the state in SQLite and in PostgreSQL (Debian's server on 127.0.0.1).
+2. One approval cycle through the gate: the call asks (`approval_required`), the person approves,
+   the retry consumes the approval.
+3. Start-up (spawn to a listed tool set, `mcp-tools tools`) with `[state] url` set against without.
+4. 32 clients through nginx to two `serve --http` replicas against one replica, calls per second.
+
+Each pair runs interleaved round by round; figures are medians over rounds, and the ratios are
+PostgreSQL / SQLite (goal: at most 1.2x) and two replicas / one.
+Run: `python bench/state.py [--rounds 5] [--calls 200] [--clients 32]`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import argparse
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client
+
+from mcp_tools.app import build_app
+from mcp_tools.config import parse_config
+from mcp_tools.mcp_server import build_server
+from mcp_tools.policy.decisions import Decisions
+from mcp_tools.servers import CATALOG
+from tests.harness import failure
+from tests.nginx import nginx
+from tests.postgres import PostgresServer
+from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, demo_config, free_port, http_server
+
+CATALOG["demo"] = "tests.demo_namespace"
+SECRET = "bench-secret-of-at-least-thirty-two-bytes"
+TOKEN = "tok-bench-0123456789"
+
+
+def settings(root: Path, url: str | None) -> dict[str, Any]:
+    chosen: dict[str, Any] = {
+        "server": {"servers": ["demo"], "tools": ["*"], "state_dir": str(root / "state"), "data_dir": str(root / "d")},
+        "policy": {"on_no_elicitation": "approve_out_of_band"},
+        "approvals": {"page": {"enabled": False}},
+    }
+    if url:
+        chosen["state"] = {"url": url, "secret": SECRET}
+    return chosen
+
+
+async def per_call(app: Any, calls: int, cycle: bool) -> float:
+    """Seconds per low call, or per approval cycle."""
+    server = build_server(app, "bench")
+    decisions = Decisions(app.store, 600)
+    async with app.running(), Client(server) as client:
+        await client.call_tool("demo_echo", {"text": "warm"})
+        started = time.perf_counter()
+        for index in range(calls):
+            if not cycle:
+                await client.call_tool("demo_echo", {"text": "x"})
+                continue
+            asked = await client.call_tool("demo_erase", {"target": f"t{index}-{time.perf_counter_ns()}"})
+            approval_id = failure(asked)["approval_id"]
+            decisions.decide(approval_id, True, "cli")
+            arguments = app.store.get_approval(approval_id).args_display
+            done = await client.call_tool("demo_erase", arguments)
+            assert not done.is_error, done
+        return (time.perf_counter() - started) / calls
+
+
+def startup(config: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), "tools", "--json"],
+        check=True,
+        capture_output=True,
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+    return time.perf_counter() - started
+
+
+async def throughput(base: str, clients: int, seconds: float) -> float:
+    """Calls per second from `clients` concurrent HTTP clients (2026-07-28, no session)."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    done = 0
+
+    async def one() -> None:
+        nonlocal done
+        async with (
+            httpx2.AsyncClient(headers=bearer(TOKEN), timeout=60) as http,
+            Client(streamable_http_client(base + "/mcp", http_client=http), mode="2026-07-28") as client,  # type: ignore[arg-type]
+        ):
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                await client.call_tool("demo_echo", {"text": "x"})
+                done += 1
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as group:
+        for _ in range(clients):
+            group.start_soon(one)
+    return done / (time.monotonic() - started)
+
+
+def interleave(rounds: int, pair: dict[str, Callable[[], float]]) -> dict[str, float]:
+    samples: dict[str, list[float]] = {name: [] for name in pair}
+    for _ in range(rounds):
+        for name, run in pair.items():
+            samples[name].append(run())
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--parts", default="calls,startup,replicas", help="which measurements to run")
+    args = parser.parse_args()
+    server = PostgresServer()
+    server.start()
+    work = Path(tempfile.mkdtemp(prefix="bench-state-"))
+    try:
+        url = server.create_database()
+
+        def in_process(engine: str, cycle: bool) -> Callable[[], float]:
+            def run() -> float:
+                root = work / f"{engine}-{time.perf_counter_ns()}"
+                app = build_app(parse_config(settings(root, url if engine == "postgresql" else None), {}))
+                try:
+                    return anyio.run(per_call, app, args.calls if not cycle else max(10, args.calls // 5), cycle)
+                finally:
+                    app.store.close()
+
+            return run
+
+        parts = set(args.parts.split(","))
+        for label, cycle in (("low call", False), ("approval cycle", True)) if "calls" in parts else ():
+            medians = interleave(args.rounds, {e: in_process(e, cycle) for e in ("sqlite", "postgresql")})
+            print(
+                f"{label}: sqlite {medians['sqlite'] * 1e3:.2f} ms, postgresql {medians['postgresql'] * 1e3:.2f} ms, "
+                f"ratio {medians['postgresql'] / medians['sqlite']:.2f}x"
+            )
+
+        if "startup" in parts:
+            startup_ratio(work, url, args.rounds)
+        if "replicas" in parts:
+            replicas_ratio(work, url, args)
+    finally:
+        server.close()
+
+
+def startup_ratio(work: Path, url: str, rounds: int) -> None:
+    plain = demo_config(_mkdir(work / "plain"))
+    shared = demo_config(_mkdir(work / "shared"), f'[state]\nurl = "{url}"\nsecret = "{SECRET}"\n')
+    medians = interleave(rounds, {"without": lambda: startup(plain), "with url": lambda: startup(shared)})
+    print(
+        f"start-up (mcp-tools tools): without {medians['without']:.2f} s, with [state] url "
+        f"{medians['with url']:.2f} s, ratio {medians['with url'] / medians['without']:.2f}x"
+    )
+
+
+def replicas_ratio(work: Path, url: str, args: argparse.Namespace) -> None:
+    tokens = f'[http.tokens]\nbench = "{TOKEN}"\n[state]\nurl = "{url}"\nsecret = "{SECRET}"\n'
+    configs = [demo_config(_mkdir(work / name), tokens) for name in ("r1", "r2")]
+    ports = [free_port(), free_port()]
+    with ExitStack() as stack:
+        for config, port in zip(configs, ports, strict=True):
+            stack.enter_context(http_server(config, port=port))
+        one = stack.enter_context(nginx(work / "nginx-one", [f"127.0.0.1:{ports[0]}"]))
+        two = stack.enter_context(nginx(work / "nginx-two", [f"127.0.0.1:{port}" for port in ports]))
+        medians = interleave(
+            args.rounds,
+            {
+                "one": lambda: anyio.run(throughput, one, args.clients, args.seconds),
+                "two": lambda: anyio.run(throughput, two, args.clients, args.seconds),
+            },
+        )
+    print(
+        f"{args.clients} clients through nginx: one replica {medians['one']:.0f} calls/s, "
+        f"two replicas {medians['two']:.0f} calls/s, ratio {medians['two'] / medians['one']:.2f}x"
+    )
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+if __name__ == "__main__":
+    main()

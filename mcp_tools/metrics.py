@@ -1,0 +1,106 @@
+"""Prometheus metrics for `serve --http --metrics-port N` (prometheus-client, imported only then).
+
+Label values are bounded: canonical tool names of the catalog (anything else is `unknown`), risk
+levels, error kinds, channels and decisions. Never arguments, never principals or their tokens.
+Without `--metrics-port` every recording is a no-op.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+# seconds; calls range from a cached read to a person's approval
+DURATION_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+STORE_BUCKETS = (0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5)
+CHANNELS = frozenset({"cli", "page", "telegram", "elicitation", "notify"})
+
+
+class Metrics:
+    """Records nothing: what runs when metrics are off."""
+
+    enabled = False
+
+    def call(self, tool: str, risk: str | None, outcome: str, seconds: float) -> None:
+        pass
+
+    def approval(self, channel: str, decision: str) -> None:
+        pass
+
+    def store(self, engine: str, seconds: float) -> None:
+        pass
+
+
+class PrometheusMetrics(Metrics):
+    enabled = True
+
+    def __init__(self, known_tools: set[str]) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Histogram
+
+        self.known_tools = known_tools
+        self.registry = CollectorRegistry()
+        # The OpenTelemetry MCP conventions' `mcp.server.operation.duration` (seconds), with their
+        # attribute names, in Prometheus spelling.
+        self.operation = Histogram(
+            "mcp_server_operation_duration_seconds",
+            "Duration of MCP operations handled by the server (mcp.server.operation.duration)",
+            ["mcp_method_name", "gen_ai_tool_name", "error_type"],
+            buckets=DURATION_BUCKETS,
+            registry=self.registry,
+        )
+        self.calls = Counter(
+            "mcp_tools_calls",
+            "Tool calls by tool, risk and outcome",
+            ["tool", "risk", "outcome"],
+            registry=self.registry,
+        )
+        self.approvals = Counter(
+            "mcp_tools_approvals",
+            "Approval decisions by channel and decision",
+            ["channel", "decision"],
+            registry=self.registry,
+        )
+        self.refusals = Counter(
+            "mcp_tools_refusals", "Calls that did not run, by kind", ["kind"], registry=self.registry
+        )
+        self.store_latency = Histogram(
+            "mcp_tools_state_store_duration_seconds",
+            "Time spent in the state store per transaction",
+            ["engine"],
+            buckets=STORE_BUCKETS,
+            registry=self.registry,
+        )
+
+    def call(self, tool: str, risk: str | None, outcome: str, seconds: float) -> None:
+        name = tool if tool in self.known_tools else "unknown"
+        error = "" if outcome == "ok" else outcome
+        self.operation.labels("tools/call", name, error).observe(seconds)
+        self.calls.labels(name, risk or "none", outcome).inc()
+        if outcome != "ok":
+            self.refusals.labels(outcome).inc()
+
+    def approval(self, channel: str, decision: str) -> None:
+        self.approvals.labels(channel if channel in CHANNELS else "other", decision).inc()
+
+    def store(self, engine: str, seconds: float) -> None:
+        self.store_latency.labels(engine).observe(seconds)
+
+
+_current: Metrics = Metrics()
+_lock = threading.Lock()
+
+
+def current() -> Metrics:
+    return _current
+
+
+def serve_metrics(port: int, known_tools: set[str]) -> Any:
+    """Start recording and serve `/metrics` on 127.0.0.1:`port`; returns the HTTP server."""
+    global _current
+    from prometheus_client import start_http_server
+
+    with _lock:
+        metrics = PrometheusMetrics(known_tools)
+        server, _ = start_http_server(port, addr="127.0.0.1", registry=metrics.registry)
+        _current = metrics
+    return server

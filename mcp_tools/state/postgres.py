@@ -1,0 +1,208 @@
+"""The state in PostgreSQL, shared by every replica of one deployment (psycopg 3 with a pool).
+
+The schema is numbered SQL files in `migrations/`, applied in one transaction at start under an
+advisory lock (replicas that start together migrate once) and recorded in `schema_version`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib import resources
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from mcp_tools import metrics
+from mcp_tools.policy.store import StateStore, StateStoreError, StateStoreUnavailable
+from mcp_tools.secrets import known_secrets
+
+MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+MIGRATION_LOCK = 0x6D6370746F6F6C73  # "mcptools": one migrator at a time across replicas
+NOTIFY_CHANNEL = "mcp_tools_approvals"
+LISTEN_CHECK_SECONDS = 1.0
+IDLE_CHECK_SECONDS = 2.0
+logger = logging.getLogger("mcp_tools.state")
+
+
+def migrations() -> list[tuple[int, str, str]]:
+    """`(version, file name, sql)` for every numbered migration, in order."""
+    found = []
+    for entry in resources.files("mcp_tools.state").joinpath("migrations").iterdir():
+        match = MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def apply_migrations(connection: psycopg.Connection[Any]) -> list[int]:
+    """Bring the schema up to date in one transaction; the versions this call applied."""
+    known = migrations()
+    applied_now = []
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied DOUBLE PRECISION NOT NULL)"
+        )
+        done = {row[0] for row in connection.execute("SELECT version FROM schema_version").fetchall()}
+        newest = max((version for version, _, _ in known), default=0)
+        if done and max(done) > newest:
+            raise StateStoreError(
+                f"the state database has schema version {max(done)}, newer than this mcp-tools knows ({newest}); "
+                "upgrade mcp-tools on this replica"
+            )
+        for version, name, sql in known:
+            if version in done:
+                continue
+            connection.execute(sql)  # type: ignore[arg-type]
+            connection.execute("INSERT INTO schema_version VALUES (%s, %s, %s)", (version, name, time.time()))
+            applied_now.append(version)
+    return applied_now
+
+
+class _Translated:
+    """A psycopg connection that takes the store's `?` placeholders."""
+
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+        self._connection = connection
+
+    def execute(self, sql: str, params: Any = ()) -> psycopg.Cursor[Any]:
+        return self._connection.execute(_placeholders(sql), tuple(params))  # type: ignore[arg-type]
+
+
+_TRANSLATED: dict[str, str] = {}
+
+
+def _placeholders(sql: str) -> str:
+    translated = _TRANSLATED.get(sql)
+    if translated is None:
+        translated = _TRANSLATED[sql] = sql.replace("?", "%s")
+    return translated
+
+
+class PostgresStateStore(StateStore):
+    """Approvals, decisions, events and the audit log in one database several replicas share."""
+
+    engine = "postgresql"
+
+    def __init__(self, url: str, pool_size: int = 8, connect_timeout: float = 5.0, clock: Any = time.time) -> None:
+        self.url = url
+        self.clock = clock
+        self.connect_timeout = connect_timeout
+        self._listeners: list[Callable[[], None]] = []
+        self._listener: threading.Thread | None = None
+        self._closed = threading.Event()
+        self._last_used: dict[int, float] = {}
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=pool_size,
+            timeout=connect_timeout,
+            kwargs={"connect_timeout": max(1, round(connect_timeout)), "autocommit": True},
+            check=self._check_if_idle,
+            open=False,
+            name="mcp-tools-state",
+        )
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout)
+            with self._pool.connection() as connection:
+                apply_migrations(connection)
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            self._pool.close()
+            raise StateStoreUnavailable(describe_failure(exc)) from None
+        except psycopg.Error as exc:
+            self._pool.close()
+            raise StateStoreError(
+                known_secrets.scrub(f"the PostgreSQL state schema could not be migrated: {exc}")
+            ) from None
+        except BaseException:
+            self._pool.close()
+            raise
+
+    def close(self) -> None:
+        self._closed.set()  # the listener notices within LISTEN_CHECK_SECONDS; nobody waits for it
+        self._pool.close()
+
+    def listen(self, callback: Callable[[], None]) -> bool:
+        """Wake `callback` on every approval change any replica commits (LISTEN/NOTIFY)."""
+        self._listeners.append(callback)
+        if self._listener is None:
+            self._listener = threading.Thread(target=self._listen, name="mcp-tools-state-listen", daemon=True)
+            self._listener.start()
+        return True
+
+    def _listen(self) -> None:
+        """One connection that LISTENs; reconnects after the database comes back, and then wakes
+        everyone once, since notifications sent while it was away are lost."""
+        while not self._closed.is_set():
+            try:
+                with psycopg.connect(
+                    self.url, autocommit=True, connect_timeout=max(1, round(self.connect_timeout))
+                ) as connection:
+                    connection.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                    self._wake()
+                    while not self._closed.is_set():
+                        for _ in connection.notifies(timeout=LISTEN_CHECK_SECONDS):
+                            self._wake()
+            except psycopg.Error:
+                logger.debug("state notifications lost; reconnecting", exc_info=True)
+                self._closed.wait(LISTEN_CHECK_SECONDS)
+
+    def _wake(self) -> None:
+        for callback in list(self._listeners):
+            try:
+                callback()
+            except Exception:  # one broken follower must not silence the others
+                logger.debug("state listener failed", exc_info=True)
+
+    def _check_if_idle(self, connection: psycopg.Connection[Any]) -> None:
+        """Test a connection the pool hands out only when it sat idle (the database may have
+        restarted meanwhile): a busy server pays no extra round trip per query."""
+        last = self._last_used.get(id(connection))
+        if last is None or time.monotonic() - last > IDLE_CHECK_SECONDS:
+            ConnectionPool.check_connection(connection)
+
+    @contextmanager
+    def _connection(self, lock: bool) -> Iterator[_Translated]:
+        """Writes of approvals run in one transaction under the table lock; everything else is one
+        statement at a time (autocommit: one round trip each)."""
+        started = time.perf_counter()
+        try:
+            with self._pool.connection() as connection:
+                try:
+                    if lock:
+                        with connection.transaction():
+                            # One writer of approvals at a time, as BEGIN IMMEDIATE gives SQLite:
+                            # the check and the change are one step, and events commit in order.
+                            connection.execute("LOCK TABLE approvals IN SHARE ROW EXCLUSIVE MODE")
+                            yield _Translated(connection)
+                    else:
+                        yield _Translated(connection)
+                finally:
+                    self._last_used[id(connection)] = time.monotonic()
+        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            raise StateStoreUnavailable(describe_failure(exc)) from None
+        finally:
+            metrics.current().store(self.engine, time.perf_counter() - started)
+
+    def ping(self) -> None:
+        with self._reading() as db:
+            db.execute("SELECT 1").fetchone()
+
+    def _transaction(self) -> Any:
+        return self._connection(lock=True)
+
+    def _reading(self) -> Any:
+        return self._connection(lock=False)
+
+
+def describe_failure(exc: BaseException) -> str:
+    """Why the database cannot be used, without the URL's credentials."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return known_secrets.scrub(f"the PostgreSQL state store cannot be reached: {reason}")

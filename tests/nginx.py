@@ -1,0 +1,91 @@
+"""Debian's nginx in front of server replicas on 127.0.0.1, as docs/deploy.md configures it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+
+from tests.processes import free_port
+from tests.system_packages import apt_install
+
+NGINX = "/usr/sbin/nginx"
+
+
+def nginx_config(root: Path, port: int, upstreams: list[str]) -> str:
+    servers = "\n".join(f"        server {address} max_fails=1 fail_timeout=2s;" for address in upstreams)
+    user = "user root;\n" if os.geteuid() == 0 else ""
+    return f"""{user}worker_processes 1;
+daemon off;
+pid {root}/nginx.pid;
+error_log {root}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    log_format upstreams '$upstream_addr $status $request_uri';
+    access_log {root}/access.log upstreams;
+    client_body_temp_path {root}/body;
+    proxy_temp_path {root}/proxy;
+    fastcgi_temp_path {root}/fastcgi;
+    uwsgi_temp_path {root}/uwsgi;
+    scgi_temp_path {root}/scgi;
+    upstream mcp_tools {{
+        hash $http_mcp_session_id consistent;
+{servers}
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://mcp_tools;
+            proxy_http_version 1.1;
+            proxy_set_header Host $host;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_read_timeout 3600s;
+            proxy_next_upstream error timeout http_503;
+        }}
+    }}
+}}
+"""
+
+
+@contextlib.contextmanager
+def nginx(root: Path, upstreams: list[str]) -> Iterator[str]:
+    """nginx round-robining over `upstreams` (host:port); yields its base URL once it answers."""
+    problem = apt_install("nginx", NGINX)
+    if problem:
+        raise RuntimeError(problem)
+    root.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    (root / "nginx.conf").write_text(nginx_config(root, port, upstreams))
+    process = subprocess.Popen(
+        [NGINX, "-c", str(root / "nginx.conf"), "-p", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"nginx exited: {process.stderr.read().decode() if process.stderr else ''}")
+            with contextlib.suppress(httpx2.HTTPError):
+                httpx2.get(base + "/healthz", timeout=1)
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError("nginx did not start")
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def upstreams_used(root: Path) -> list[str]:
+    """The replica each proxied request went to, in order (from nginx's access log)."""
+    log = root / "access.log"
+    return [line.split()[0] for line in log.read_text().splitlines()] if log.exists() else []

@@ -1,0 +1,67 @@
+"""The database goes away and comes back: calls in the gap fail with `unavailable`, `/readyz` says
+so, and the server recovers by itself with nothing acknowledged lost."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+from mcp_tools.app import build_app
+from mcp_tools.http import build_http_app
+from mcp_tools.mcp_server import build_server
+from tests.harness import failure, make_config, ok
+from tests.postgres import PostgresServer
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[PostgresServer]:
+    """A server of this test's own: stopping it must not disturb the session's."""
+    server = PostgresServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+async def test_calls_in_an_outage_are_unavailable_and_the_server_recovers(
+    own_postgres: PostgresServer, tmp_path: Path, demo_namespace: str
+) -> None:
+    settings = {
+        "server": {"servers": ["demo"]},
+        "state": {"url": own_postgres.create_database(), "secret": "y" * 32, "connect_timeout_seconds": 1},
+    }
+    app = build_app(make_config(tmp_path, settings))
+    http = httpx.AsyncClient(transport=httpx.ASGITransport(app=build_http_app(app, "127.0.0.1")), base_url="http://t")
+    try:
+        async with app.running(), Client(build_server(app, "test")) as client:
+            assert ok(await client.call_tool("demo_echo", {"text": "before"})) == {"echo": "hello: before"}
+            assert (await http.get("/readyz")).status_code == 200
+
+            own_postgres.stop()
+            error = failure(await client.call_tool("demo_echo", {"text": "gap"}))
+            assert error["kind"] == "unavailable" and "state store" in error["message"]
+            assert failure(await client.call_tool("demo_erase", {"target": "t"}))["kind"] == "unavailable"
+            ready = await http.get("/readyz")
+            assert ready.status_code == 503 and ready.json()["status"] == "unavailable"
+            assert (await http.get("/healthz")).status_code == 200  # alive: restarting would not help
+
+            own_postgres.start()
+            # The pool reconnects with backoff; a load balancer waits on /readyz, and so does this.
+            with anyio.fail_after(60):
+                while (await http.get("/readyz")).status_code != 200:
+                    await anyio.sleep(0.2)
+            assert ok(await client.call_tool("demo_echo", {"text": "after"})) == {"echo": "hello: after"}
+            assert (await http.get("/readyz")).status_code == 200
+        echoed = [row.args.get("text") for row in app.store.tail(50) if row.tool == "demo.echo"]
+        assert echoed == ["before", "after"]  # the gap's calls ran nothing, so nothing is missing
+    finally:
+        await http.aclose()
+        app.store.close()
