@@ -403,10 +403,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return quiet_broken_pipe()
         return 0
     from mcp_tools.http import build_http_app
-    from mcp_tools.http_server import serve
+    from mcp_tools.http_server import bind, serve
 
     host = args.host or config.http.host
     port = args.port if args.port is not None else config.http.port
+    sock = bind(host, port)  # before anything below names the address
+    port = sock.getsockname()[1]
     starlette = build_http_app(app, host, port)
     serving()
     print(f"mcp-tools: serving streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
@@ -422,7 +424,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     try:
-        serve(starlette, host, port, config.http)
+        serve(starlette, host, port, config.http, sock)
     finally:
         if record is not None:
             forget_listening(record)
@@ -905,7 +907,7 @@ def cmd_approvals_login(args: argparse.Namespace) -> int:
 def cmd_approvals_serve(args: argparse.Namespace) -> int:
     from mcp_tools.approvals.page import ApprovalsPage, new_login_link
     from mcp_tools.http import page_security
-    from mcp_tools.http_server import serve
+    from mcp_tools.http_server import bind, serve
     from mcp_tools.net import is_loopback
     from mcp_tools.policy.decisions import Decisions
 
@@ -921,6 +923,7 @@ def cmd_approvals_serve(args: argparse.Namespace) -> int:
     if port == 0:
         print("mcp-tools: port 0 is not supported for the page (the sign-in link needs the port)", file=sys.stderr)
         return 2
+    sock = bind(host, port)  # a port another program holds must not receive the sign-in link below
     decisions = Decisions(store, config.policy.approval_ttl_seconds)
     page = ApprovalsPage(store, decisions, settings, page_security(host, settings.allowed_hosts))
     shown = f"[{host}]" if ":" in host else host
@@ -930,7 +933,7 @@ def cmd_approvals_serve(args: argparse.Namespace) -> int:
     print(new_login_link(store, base, settings.login_ttl_seconds), flush=True)
     record = record_listening(config, "page", base)
     try:
-        serve(page_server(page), host, port, config.http)  # the same connection limits as `serve --http`
+        serve(page_server(page), host, port, config.http, sock)  # the same connection limits as `serve --http`
     finally:
         forget_listening(record)
     return 0

@@ -13,8 +13,10 @@ the newcomer gets 503. How many requests run at once is capped in the app (`http
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import socket
 from typing import Any
 
 import h11
@@ -131,12 +133,32 @@ def protocol_for(settings: HttpSettings) -> type[GuardedH11Protocol]:
     )
 
 
-def serve(app: Any, host: str, port: int, settings: HttpSettings) -> None:
-    """Run the app until interrupted, with the connection limits of `[http]`."""
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, taken before anything says where the server listens.
+
+    A port another program holds is an error here, before a banner or a one-time sign-in link
+    names an address that would reach that program instead. Port 0 takes a free port; the
+    socket says which (`getsockname()`).
+    """
+    from mcp_tools.config import ConfigError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def serve(app: Any, host: str, port: int, settings: HttpSettings, sock: socket.socket | None = None) -> None:
+    """Run the app until interrupted, with the connection limits of `[http]`, on `sock` when given."""
     import uvicorn
 
     # log_config=None: uvicorn's lines go through our handler (scrubbed) instead of its own
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -147,3 +169,5 @@ def serve(app: Any, host: str, port: int, settings: HttpSettings) -> None:
         timeout_keep_alive=settings.keep_alive_seconds,
         backlog=ACCEPT_BURST,
     )
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run(sockets=None if sock is None else [sock])

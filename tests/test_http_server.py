@@ -150,3 +150,22 @@ def test_limits_are_validated() -> None:
     for bad in ({"max_requests": 0}, {"header_timeout_seconds": 0}, {"keep_alive_seconds": -1}, {"max_connections": 1}):
         with pytest.raises(ValueError):
             HttpSettings.model_validate(bad)
+
+
+@pytest.mark.parametrize("command", [["serve", "--http"], ["approvals", "serve"]])
+def test_attack_a_port_another_program_holds_gets_no_banner_and_no_sign_in_link(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Whatever holds the port would receive what a person opens from the banner: a one-time
+    sign-in link above all. The server takes its socket first, and says it cannot."""
+    from tests.processes import demo_config, run_cli
+
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        done = run_cli(demo_config(tmp_path), *command, "--port", str(port))
+    assert done.returncode != 0
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "serving" not in done.stderr and "approvals page on" not in done.stderr
+    assert "/login" not in done.stdout and "token=" not in done.stdout
