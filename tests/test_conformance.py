@@ -136,6 +136,7 @@ def proxied_server(tmp_path: Path) -> Iterator[str]:
             yield f"http://localhost:{port}/mcp"
         finally:
             server.should_exit = True
+            server.force_exit = True  # the suite's SSE streams stay open: do not wait for them to end
             thread.join(timeout=10)
 
 
