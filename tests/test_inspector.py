@@ -8,10 +8,7 @@ shows whether an error result can be read at all. Its version is pinned by
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
-import os
 import re
 import shlex
 import shutil
@@ -24,12 +21,12 @@ from typing import Any
 
 import pytest
 
+from tests.npm_packages import npm_ci
 from tests.processes import ROOT, bearer, child_env, http_server, run_cli, write_config
 from tests.results import error_payload
 
 pytestmark = pytest.mark.slow
 PINNED = ROOT / "tests" / "inspector"
-CACHE = ROOT / ".pytest-npm"
 TOKEN = "tok-inspector-0123456789abcdef"
 LAUNCHER = Path("node_modules", "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js")
 EXIT_TOOL_ERROR = 5  # the Inspector CLI's exit code for a result with isError: true
@@ -61,46 +58,8 @@ class Inspector:
 
 
 def install_pinned_inspector() -> Path:
-    """`npm ci` the pinned Inspector into .pytest-npm/ once; later sessions reuse it."""
-    npm = shutil.which("npm")
-    manifest = (PINNED / "package.json").read_bytes() + (PINNED / "package-lock.json").read_bytes()
-    prefix = CACHE / f"inspector-{hashlib.sha256(manifest).hexdigest()[:12]}"
-    if (prefix / LAUNCHER).is_file():
-        return prefix / LAUNCHER
-    assert npm is not None
-    CACHE.mkdir(exist_ok=True)
-    with (CACHE / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test workers install once, one at a time
-        if (prefix / LAUNCHER).is_file():
-            return prefix / LAUNCHER
-        return _npm_ci_inspector(npm, prefix)
-
-
-def _npm_ci_inspector(npm: str, prefix: Path) -> Path:
-    staging = CACHE / f".staging-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for name in ("package.json", "package-lock.json"):
-        shutil.copyfile(PINNED / name, staging / name)
-    done = subprocess.run(
-        [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(staging)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if done.returncode != 0:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise AssertionError(f"npm ci of the pinned MCP Inspector failed:\n{done.stderr[-3000:]}")
-    for stale in CACHE.glob("inspector-*"):
-        if stale != prefix:
-            shutil.rmtree(stale, ignore_errors=True)
-    shutil.rmtree(prefix, ignore_errors=True)  # a half-finished earlier install
-    try:
-        staging.rename(prefix)
-    except OSError:  # another test run finished the same install first
-        shutil.rmtree(staging, ignore_errors=True)
-    assert (prefix / LAUNCHER).is_file(), f"npm ci did not install {LAUNCHER}"
-    return prefix / LAUNCHER
+    """The pinned Inspector's launcher, installed into .pytest-npm/ once."""
+    return npm_ci(PINNED, LAUNCHER) / LAUNCHER
 
 
 @pytest.fixture(scope="session")

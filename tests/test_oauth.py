@@ -10,11 +10,9 @@ carry a valid signature wherever the attack is about something else (issuer, aud
 from __future__ import annotations
 
 import base64
-import fcntl
 import hashlib
 import hmac
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -29,11 +27,11 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.harness import failure, ok
+from tests.npm_packages import npm_ci
 from tests.processes import ROOT, bearer, demo_config, free_port, http_server, run_cli
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 PINNED = ROOT / "tests" / "oidc"
-CACHE = ROOT / ".pytest-npm"
 MODULE = Path("node_modules", "oidc-provider", "lib", "index.js")
 CI_TOKEN = "tok-ci-0123456789abcdef"
 SECRET = "secret-for-the-test-client-0123456789"
@@ -48,36 +46,8 @@ INIT = {
 
 
 def install_pinned_provider() -> Path:
-    """`npm ci` the pinned oidc-provider into .pytest-npm/ once; later sessions reuse it."""
-    npm = shutil.which("npm")
-    manifest = (PINNED / "package.json").read_bytes() + (PINNED / "package-lock.json").read_bytes()
-    prefix = CACHE / f"oidc-{hashlib.sha256(manifest).hexdigest()[:12]}"
-    if (prefix / MODULE).is_file():
-        return prefix / "node_modules"
-    assert npm is not None
-    CACHE.mkdir(exist_ok=True)
-    with (CACHE / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel test workers install once, one at a time
-        if not (prefix / MODULE).is_file():
-            staging = CACHE / f".staging-oidc-{os.getpid()}"
-            shutil.rmtree(staging, ignore_errors=True)
-            staging.mkdir(parents=True)
-            for name in ("package.json", "package-lock.json"):
-                shutil.copyfile(PINNED / name, staging / name)
-            done = subprocess.run(
-                [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(staging)],
-                capture_output=True,
-                text=True,
-                timeout=600,
-            )
-            if done.returncode != 0:
-                shutil.rmtree(staging, ignore_errors=True)
-                raise AssertionError(f"npm ci of the pinned oidc-provider failed:\n{done.stderr[-3000:]}")
-            for stale in CACHE.glob("oidc-*"):
-                shutil.rmtree(stale, ignore_errors=True)
-            staging.rename(prefix)
-    assert (prefix / MODULE).is_file(), f"npm ci did not install {MODULE}"
-    return prefix / "node_modules"
+    """The pinned oidc-provider's node_modules, installed into .pytest-npm/ once."""
+    return npm_ci(PINNED, MODULE) / "node_modules"
 
 
 def new_key(kid: str) -> Any:
