@@ -49,6 +49,9 @@ IDLE_CHECK_SECONDS = 1.0
 # After the last message is answered elsewhere (or withdrawn), a press on it still gets its
 # answer ("Not accepted: ...") instead of a spinner: polling goes on this long.
 LATE_PRESS_SECONDS = 120.0
+RECORD_WAIT_SECONDS = 10.0  # how long a press waits for its message, sent a moment ago, to be recorded
+UNKNOWN_BUTTON = "Not accepted: this button is not known to this server."
+_monotonic = time.monotonic
 LEASE_MARGIN_SECONDS = 20.0
 
 
@@ -210,6 +213,9 @@ class TelegramChannel:
         self._owner = secrets.token_hex(8)
         self._waiting = anyio.Event()
         self._late_presses_until = 0.0  # monotonic time until which answered messages may still be pressed
+        # messages being sent and not yet recorded: a press may arrive between the two
+        self._announcing = 0
+        self._recorded = anyio.Event()
         self._decisions: Decisions | None = None
         self._http: Any = None
         for name in ("httpx", "httpcore"):  # they log request URLs at info and debug, and ours hold the token
@@ -254,17 +260,23 @@ class TelegramChannel:
         if not too_long(text):  # nobody approves what they could not read
             buttons.insert(0, {"text": "Approve", "callback_data": f"a:{nonce}"})
         keyboard = {"inline_keyboard": [buttons]}
-        sent = await self.call(
-            "sendMessage", {"chat_id": self.settings.chat_id, "text": text, "reply_markup": keyboard}
-        )
-        message = SentMessage(
-            approval_id=notice.id,
-            chat_id=int(sent["chat"]["id"]),
-            message_id=int(sent["message_id"]),
-            text=text,
-            expires=notice.expires,
-        )
-        self.ledger.record(nonce, message)
+        self._announcing += 1
+        try:
+            sent = await self.call(
+                "sendMessage", {"chat_id": self.settings.chat_id, "text": text, "reply_markup": keyboard}
+            )
+            message = SentMessage(
+                approval_id=notice.id,
+                chat_id=int(sent["chat"]["id"]),
+                message_id=int(sent["message_id"]),
+                text=text,
+                expires=notice.expires,
+            )
+            self.ledger.record(nonce, message)
+        finally:
+            self._announcing -= 1
+            self._recorded.set()  # wakes a press that came before its message was recorded
+            self._recorded = anyio.Event()
         self._waiting.set()
 
     @asynccontextmanager
@@ -321,8 +333,8 @@ class TelegramChannel:
         confirmed = True
         while True:
             if self.ledger.open_approvals():
-                self._late_presses_until = time.monotonic() + LATE_PRESS_SECONDS
-            waiting = time.monotonic() < self._late_presses_until
+                self._late_presses_until = _monotonic() + LATE_PRESS_SECONDS
+            waiting = _monotonic() < self._late_presses_until
             if not waiting and confirmed:
                 self.ledger.release_lease(self._owner)
                 self._waiting = anyio.Event()
@@ -390,6 +402,10 @@ class TelegramChannel:
         if not isinstance(query, dict) or "id" not in query:
             return
         verdict = self._judge(query)
+        with anyio.move_on_after(RECORD_WAIT_SECONDS):
+            while verdict == UNKNOWN_BUTTON and self._announcing:  # pressed before we recorded its message
+                await self._recorded.wait()
+                verdict = self._judge(query)
         if isinstance(verdict, str):
             await self._answer(query, verdict)
             return
@@ -416,7 +432,7 @@ class TelegramChannel:
         chat = ((query.get("message") or {}).get("chat") or {}).get("id")
         message_id = (query.get("message") or {}).get("message_id")
         if message is None:
-            return "Not accepted: this button is not known to this server."
+            return UNKNOWN_BUTTON
         if chat != self.settings.chat_id or chat != message.chat_id or message_id != message.message_id:
             logger.warning("refused a Telegram press for %s from another chat or message", message.approval_id)
             return "Not accepted: wrong chat or message."
