@@ -28,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.harness import failure, ok
 from tests.npm_packages import npm_ci
+from tests.oauth_clients import MemoryStorage
 from tests.processes import ROOT, bearer, demo_config, free_port, http_server, run_cli
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -436,24 +437,6 @@ class Browser:
     async def callback(self) -> Any:
         assert self.result is not None
         return self.result
-
-
-class MemoryStorage:
-    def __init__(self) -> None:
-        self.tokens: Any = None
-        self.client: Any = None
-
-    async def get_tokens(self) -> Any:
-        return self.tokens
-
-    async def set_tokens(self, tokens: Any) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> Any:
-        return self.client
-
-    async def set_client_info(self, client_info: Any) -> None:
-        self.client = client_info
 
 
 async def test_the_sdks_oauth_client_signs_in_at_the_provider_end_to_end(tmp_path: Path) -> None:

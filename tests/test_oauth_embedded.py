@@ -22,6 +22,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.oauth_clients import MemoryStorage
 from tests.processes import bearer, demo_config, free_port, http_server, run_cli
 
 pytestmark = pytest.mark.anyio
@@ -87,24 +88,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     )
     with http_server(config, port=port) as base:
         yield Server(base, config)
-
-
-class MemoryStorage:
-    def __init__(self) -> None:
-        self.tokens: Any = None
-        self.client: Any = None
-
-    async def get_tokens(self) -> Any:
-        return self.tokens
-
-    async def set_tokens(self, tokens: Any) -> None:
-        self.tokens = tokens
-
-    async def get_client_info(self) -> Any:
-        return self.client
-
-    async def set_client_info(self, client_info: Any) -> None:
-        self.client = client_info
 
 
 async def test_the_sdks_oauth_client_signs_in_with_the_persons_consent(server: Server) -> None:
