@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -61,8 +62,9 @@ def run_cli(config: Path, *args: str, input_text: str | None = None) -> subproce
     )
 
 
-def answer_on_terminal(config: Path, *args: str, answer: bytes) -> tuple[bytes, str, int]:
-    """Run the CLI with a terminal on stdin and stderr, answer its [y/N] prompt.
+def answer_on_terminal(config: Path, *args: str, answer: bytes | signal.Signals) -> tuple[bytes, str, int]:
+    """Run the CLI with a terminal on stdin and stderr, answer its [y/N] prompt: typed bytes, or a
+    signal such as SIGINT (what Ctrl-C at the terminal sends).
 
     Returns what the prompt showed, what was printed on stdout, and the exit code.
     """
@@ -82,7 +84,10 @@ def answer_on_terminal(config: Path, *args: str, answer: bytes) -> tuple[bytes, 
         prompt = b""
         while b"[y/N]" not in prompt:
             prompt += os.read(leader, 1024)
-        os.write(leader, answer)
+        if isinstance(answer, signal.Signals):
+            process.send_signal(answer)
+        else:
+            os.write(leader, answer)
         out, _ = process.communicate(timeout=60)
     finally:
         process.kill()

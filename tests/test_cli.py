@@ -174,32 +174,12 @@ TARGET = ["--args", '{"target": "t"}']
 
 
 def test_ctrl_c_at_the_prompt_declines_and_is_audited(tmp_path: Path) -> None:
-    import os
-    import pty
     import signal
 
     config = demo_config(tmp_path)
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "serve_demo.py"), "--config", str(config), "call", "demo.erase", *TARGET],
-        stdin=follower,
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        env=child_env(),
-        cwd=str(ROOT),
-    )
-    os.close(follower)
-    try:
-        prompt = b""
-        while b"[y/N]" not in prompt:
-            prompt += os.read(leader, 1024)
-        process.send_signal(signal.SIGINT)  # what Ctrl-C at the terminal sends
-        out, _ = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        os.close(leader)
-    assert process.returncode == 1
-    assert out.decode().strip() == "Not run (declined_by_user): demo.erase was not run: you declined it."
+    _, out, code = answer_on_terminal(config, "call", "demo.erase", *TARGET, answer=signal.SIGINT)
+    assert code == 1
+    assert out.strip() == "Not run (declined_by_user): demo.erase was not run: you declined it."
     audit = [json.loads(line) for line in run_cli(config, "audit", "--json").stdout.splitlines()]
     assert [(row["tool"], row["decision"], row["outcome"]) for row in audit] == [
         ("demo.erase", "declined", "declined_by_user")
