@@ -88,8 +88,12 @@ async def http(folder: Path, rounds: int) -> None:
 
     with local_server("127.0.0.2") as (httpd, _):
         port = httpd.server_address[1]
-        outbound = {"enabled": True, "allow_hosts": ["api.test"], "allow_networks": ["127.0.0.2/32"],
-                    "allow_plain_http": True}
+        outbound = {
+            "enabled": True,
+            "allow_hosts": ["api.test"],
+            "allow_networks": ["127.0.0.2/32"],
+            "allow_plain_http": True,
+        }
         app = app_for(folder / "http", http={"outbound": outbound})
         app.services["http"].resolver = fixed_resolver({"api.test": ["127.0.0.2"]})
         tool = app.find_tool("http.request")

@@ -147,8 +147,6 @@ NAMESPACE = Namespace(
             lambda a: f"Erase {a.target!r}",
             precheck=erase_precheck,
         ),
-        ToolSpec(
-            "demo.fail", "Always fails.", FailArgs, EchoOut, fail, Risk.LOW, lambda a: "Fail", read_only=True
-        ),
+        ToolSpec("demo.fail", "Always fails.", FailArgs, EchoOut, fail, Risk.LOW, lambda a: "Fail", read_only=True),
     ),
 )

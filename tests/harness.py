@@ -19,9 +19,7 @@ from tests.results import error_payload
 ElicitBehaviour = Literal["accept", "decline", "cancel", "accept_unchecked"] | None
 
 
-def make_config(
-    tmp_path: Path, settings: dict[str, Any] | None = None, environ: dict[str, str] | None = None
-):
+def make_config(tmp_path: Path, settings: dict[str, Any] | None = None, environ: dict[str, str] | None = None):
     """A config whose state and data live under tmp_path unless the settings say otherwise.
 
     It serves every tool of the running namespaces (`tools = ["*"]`) unless the settings choose:

@@ -72,7 +72,13 @@ def test_the_default_is_the_core_tier_of_every_running_namespace(tmp_path: Path)
     assert DEFAULT_SELECTION == ("*.core",)
     names = served_by({"server": {"tools": None}}, tmp_path)  # files, inbox and search need no configuration
     assert sorted(names) == [
-        "files.edit", "files.list", "files.read", "files.write", "inbox.read", "inbox.search", "search.all"
+        "files.edit",
+        "files.list",
+        "files.read",
+        "files.write",
+        "inbox.read",
+        "inbox.search",
+        "search.all",
     ]
 
 

@@ -73,9 +73,7 @@ async def test_a_url_from_an_allowed_host_is_downloaded(tmp_path: Path, server: 
         ("http://169.254.169.254/latest/meta-data/", "link-local"),
     ],
 )
-async def test_hosts_outside_the_list_and_private_addresses_are_refused(
-    tmp_path: Path, url: str, needle: str
-) -> None:
+async def test_hosts_outside_the_list_and_private_addresses_are_refused(tmp_path: Path, url: str, needle: str) -> None:
     with local_server("127.0.0.1") as (httpd, recorder):
         app = make_app(tmp_path, import_hosts=["docs.test"] if "other" in url else ["*"], import_networks=[])
         async with connect(tmp_path, app=app) as client:

@@ -293,7 +293,9 @@ async def test_charset_labels_are_read_as_browsers_read_them(tmp_path: Path, ser
     app = make_app(tmp_path, {"api.test": [PUBLIC_SIDE]})
     async with connect(tmp_path, app=app) as client:
         latin1 = ok(await client.call_tool("http_request", {"url": f"http://api.test:{port}/labelled"}))
-        python_only = ok(await client.call_tool("http_request", {"url": f"http://api.test:{port}/labelled?charset=rot13"}))
+        python_only = ok(
+            await client.call_tool("http_request", {"url": f"http://api.test:{port}/labelled?charset=rot13"})
+        )
     assert latin1["encoding"] == "text" and latin1["body"] == "\u201cquoted\u201d \u2013 \u20ac5"
     assert python_only["encoding"] == "base64"  # not a charset to a browser: the bytes, untouched
 

@@ -383,9 +383,7 @@ TOOLS: list[ToolSpec[HttpService, Any, Any]] = [
     ToolSpec(
         name="http.request",
         title="HTTP request",
-        description=(
-            "HTTP request to an allowed host (the server adds credentials); bodies paged by offset."
-        ),
+        description=("HTTP request to an allowed host (the server adds credentials); bodies paged by offset."),
         input_model=RequestArgs,
         output_model=RequestResult,
         handler=http_request,

@@ -41,9 +41,7 @@ async def find(service: InboxService, query: str, limit: int) -> list[SearchHit]
         rows = await anyio.to_thread.run_sync(service.store.rank, query, limit, abandon_on_cancel=True)
     except InvalidQuery as error:
         raise ToolFailure("invalid_arguments", str(error)) from None
-    return [
-        SearchHit(f"{row['subject']} ({row['sender']})", row["snippet"], row["id"], -row["rank"]) for row in rows
-    ]
+    return [SearchHit(f"{row['subject']} ({row['sender']})", row["snippet"], row["id"], -row["rank"]) for row in rows]
 
 
 NAMESPACE: Namespace[InboxService] = Namespace(

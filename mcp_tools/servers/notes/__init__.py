@@ -130,7 +130,7 @@ async def _embeddings_command(service: NotesService, args: argparse.Namespace) -
             print("\n".join(service.embedding_status()))
             return 0
         if service.embedder is None:
-            print("no embedding provider configured: set [notes] embeddings = \"fastembed\" first", file=sys.stderr)
+            print('no embedding provider configured: set [notes] embeddings = "fastembed" first', file=sys.stderr)
             return 1
         if getattr(service.embedder, "needs_loading", True) is False or not hasattr(service.embedder, "load"):
             print(f"nothing to pull: {service.embedder.model_id} runs on the embedding service")

@@ -173,7 +173,14 @@ def describe_load_failure(model: str, model_path: str | None, exc: Exception) ->
     network = any(
         word in f"{type(exc).__name__} {detail}".lower()
         for word in (
-            "connection", "network", "resolve", "timed out", "offline", "localentrynotfound", "hub", "from any source"
+            "connection",
+            "network",
+            "resolve",
+            "timed out",
+            "offline",
+            "localentrynotfound",
+            "hub",
+            "from any source",
         )
     )
     if network and not model_path:

@@ -176,8 +176,16 @@ class NoteIndex:
                 pass
             if version not in (None, SCHEMA_VERSION):
                 for table in (
-                    "meta", "documents", "tags", "chunks", "chunks_vocab", "chunks_fts", "links", "vectors",
-                    "names", "names_fts",
+                    "meta",
+                    "documents",
+                    "tags",
+                    "chunks",
+                    "chunks_vocab",
+                    "chunks_fts",
+                    "links",
+                    "vectors",
+                    "names",
+                    "names_fts",
                 ):
                     self.db.execute(f"DROP TABLE IF EXISTS {table}")
             self.db.executescript(SCHEMA)
