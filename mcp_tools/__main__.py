@@ -3,7 +3,7 @@
 import gc
 import sys
 
-gc.disable()  # start-up only allocates: `main` turns collection back on (see mcp_tools.cli.serving)
+gc.disable()  # start-up only allocates: `main` turns collection back on (see mcp_tools.cli.serve.serving)
 
 from mcp_tools.cli import main  # noqa: E402
 

@@ -250,7 +250,7 @@ def build_app(
     known_secrets.add_from_environ(config.environ)
     known_secrets.add_all(config.http_tokens().values())
     known_secrets.add_from_model(config.approvals)
-    requested = servers if servers is not None else config.server.servers
+    requested = servers if servers is not None else config.server.namespaces
     try:
         store = open_state_store(config)
     except (ConfigError, StateStoreError) as exc:
@@ -305,7 +305,9 @@ def build_app(
         if outside:
             problem(
                 "tools",
-                ConfigError(f"invalid config: server.tools names {outside[0]!r}, which server.servers does not start"),
+                ConfigError(
+                    f"invalid config: server.tools names {outside[0]!r}, which server.namespaces does not start"
+                ),
             )
     for name in CATALOG:
         if requested is not None and name not in requested:

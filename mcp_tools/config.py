@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from mcp_tools.oauth.settings import OAuthSettings
 from mcp_tools.secrets import scrub_text
@@ -30,6 +31,12 @@ CORE_SECTIONS = ("server", "policy", "http", "approvals", "state")
 STATE_URL_ENV = "MCP_TOOLS_STATE_URL"
 STATE_SECRET_ENV = "MCP_TOOLS_STATE_SECRET"
 STATE_URL_SCHEMES = ("postgresql://", "postgres://")
+# Where a namespace's table sits when not at `[name]`: `[http]` is the server's own HTTP transport,
+# so the `http` namespace (outbound requests) keeps its settings in `[http.outbound]`.
+NAMESPACE_TABLES = {"http": "http.outbound"}
+# Old spellings of settings, still read: (table, old key) -> new key. Each is named once a process.
+DEPRECATED_KEYS = {("server", "servers"): "namespaces"}
+_deprecations_shown: set[tuple[str, str]] = set()
 
 
 class ConfigError(Exception):
@@ -40,27 +47,78 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _renamed_keys(table: str, data: Any) -> Any:
+    """Read an old spelling as its new name, saying so on stderr once; both spellings is an error."""
+    if not isinstance(data, Mapping):
+        return data
+    data = dict(data)
+    for (where, old), new in DEPRECATED_KEYS.items():
+        if where != table or old not in data:
+            continue
+        if new in data:
+            raise ValueError(f"{new} and {old} are the same setting ({old} is its old name); keep {new} only")
+        data[new] = data.pop(old)
+        if (table, old) not in _deprecations_shown:
+            _deprecations_shown.add((table, old))
+            print(f"mcp-tools: [{table}] {old} is deprecated; call it {new} (the same list)", file=sys.stderr)
+    return data
+
+
 class ServerSettings(_Section):
-    servers: list[str] | None = Field(
-        default=None, description="Namespaces to serve; unset serves every namespace that is configured."
+    """What this server runs and serves, and where it keeps its files."""
+
+    namespaces: list[str] | None = Field(
+        default=None,
+        description="Namespaces to run. Unset: every namespace that is configured (files and inbox need nothing). "
+        "Its old name, servers, is still read.",
+        examples=[["files", "notes", "calendar", "web", "inbox"]],
     )
     tools: list[str] | None = Field(
         default=None,
-        description="What is served: namespace, namespace.tier, namespace.tool, '*'/'*.core'; '-' excludes. "
-        "Unset: ['*.core'].",
+        description="Tools to serve: namespace, namespace.tier (core | extended), namespace.tool, '*' or '*.core'; "
+        "a leading '-' excludes. Unset: ['*.core'], the core tier of every running namespace.",
+        examples=[["files", "notes.core", "-files.move"]],
     )
-    discovery: Literal["static", "dynamic"] = "static"
-    wire_separator: Literal["_", "."] = "_"
-    state_dir: Path | None = None
-    data_dir: Path | None = None
-    log_level: Literal["debug", "info", "warning", "error"] = "warning"
+    discovery: Literal["static", "dynamic"] = Field(
+        default="static",
+        description="'dynamic': also serve toolsets_list and toolsets_enable, so the model can add toolsets itself.",
+    )
+    wire_separator: Literal["_", "."] = Field(
+        default="_",
+        description="Wire names are namespace_method; '.' gives namespace.method (some clients reject dots).",
+    )
+    state_dir: Path | None = Field(
+        default=None,
+        description="Approvals, the audit log, indexes. Unset: $MCP_TOOLS_STATE_DIR or the platform's state dir.",
+        examples=["~/.local/state/mcp-tools"],
+    )
+    data_dir: Path | None = Field(
+        default=None,
+        description="The file store and the inbox's blobs. Unset: $MCP_TOOLS_DATA_DIR or the platform's data dir.",
+        examples=["~/.local/share/mcp-tools"],
+    )
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="warning",
+        description="Our own loggers; other libraries stay at INFO or quieter (MCP_TOOLS_LIBRARY_LOG_LEVEL lowers "
+        "them).",
+    )
     max_result_tokens: int = Field(
         default=20_000, ge=1_000, le=1_000_000, description="Most one tool result may hold (characters / 4)."
     )
 
-    @field_validator("servers")
+    @model_validator(mode="before")
     @classmethod
-    def _known_servers(cls, value: list[str] | None) -> list[str] | None:
+    def _old_spellings(cls, data: Any) -> Any:
+        return _renamed_keys("server", data)
+
+    @property
+    def servers(self) -> list[str] | None:
+        """The old name of `namespaces`."""
+        return self.namespaces
+
+    @field_validator("namespaces")
+    @classmethod
+    def _known_namespaces(cls, value: list[str] | None) -> list[str] | None:
         for name in value or []:
             if name not in CATALOG:
                 raise ValueError(f"unknown namespace {name!r}; expected some of {sorted(CATALOG)}")
@@ -77,24 +135,47 @@ class ServerSettings(_Section):
 
 
 class PolicyRule(_Section):
-    match: str = Field(description="Glob over canonical tool names, e.g. 'files.*' or '*.delete'.")
-    risk: Literal["low", "medium", "high", "deny"]
+    match: str = Field(
+        description="Glob over canonical tool names, e.g. 'files.*' or '*.delete'.", examples=["files.write"]
+    )
+    risk: Literal["low", "medium", "high", "deny"] = Field(
+        description="The risk of the tools it matches: low runs, medium runs and is reported, high asks first.",
+        examples=["high"],
+    )
 
 
 class PolicySettings(_Section):
-    rules: list[PolicyRule] = Field(default_factory=list)
-    disabled: list[str] = Field(default_factory=list)
-    read_only: bool = False
-    on_no_elicitation: Literal["approve_out_of_band", "deny"] = "approve_out_of_band"
-    approval_ttl_seconds: int = Field(default=600, ge=10, le=7 * 24 * 3600)
-    elicitation_timeout_seconds: float = Field(default=300.0, gt=0, le=3600)
-    audit_max_chars: int = Field(default=200, ge=16, le=100_000)
+    """Which tools run, which ask the person first, and which are hidden."""
+
+    rules: list[PolicyRule] = Field(
+        default_factory=list,
+        description="Your own risks, checked in order before the shipped defaults. Every key after a "
+        "[[policy.rules]] line belongs to that rule, so rules come last.",
+    )
+    disabled: list[str] = Field(
+        default_factory=list, description="Globs of tools to hide.", examples=[["files.delete"]]
+    )
+    read_only: bool = Field(default=False, description="true hides and refuses every tool that changes anything.")
+    on_no_elicitation: Literal["approve_out_of_band", "deny"] = Field(
+        default="approve_out_of_band",
+        description="A high-risk call from a client that cannot ask the person: wait for an approval outside the "
+        "chat, or refuse.",
+    )
+    approval_ttl_seconds: int = Field(
+        default=600, ge=10, le=7 * 24 * 3600, description="How long an approval stays valid."
+    )
+    elicitation_timeout_seconds: float = Field(
+        default=300.0, gt=0, le=3600, description="How long a confirmation form in the client waits for an answer."
+    )
+    audit_max_chars: int = Field(
+        default=200, ge=16, le=100_000, description="Characters of each argument kept in the audit log."
+    )
 
 
 class HttpToken(_Section):
     """A bearer token with settings: `[http.tokens.NAME] token = "..."`."""
 
-    token: SecretStr
+    token: SecretStr = Field(description="The bearer token itself.", examples=["a-long-random-string"])
     person_answers_forms: bool = Field(
         default=False,
         description="The client using this token shows confirmation forms to a person, who answers them; "
@@ -104,13 +185,18 @@ class HttpToken(_Section):
 
 
 class HttpSettings(_Section):
-    host: str = "127.0.0.1"
-    port: int = Field(default=8765, ge=0, le=65535)
+    """`mcp-tools serve --http`: streamable HTTP for remote clients."""
+
+    host: str = Field(default="127.0.0.1", description="Address to listen on.")
+    port: int = Field(default=8765, ge=0, le=65535, description="Port to listen on.")
     tokens: dict[str, HttpToken] = Field(
-        default_factory=dict, description='NAME = "token", or [http.tokens.NAME] with token and person_answers_forms.'
+        default_factory=dict,
+        description='Named bearer tokens; the name is recorded in the audit log. NAME = "token" in [http.tokens], '
+        "or a [http.tokens.NAME] table as below. Or MCP_TOOLS_HTTP_TOKEN(_NAME).",
+        examples=["laptop"],
     )
-    allowed_hosts: list[str] = Field(default_factory=list)
-    allowed_origins: list[str] = Field(default_factory=list)
+    allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values allowed besides loopback.")
+    allowed_origins: list[str] = Field(default_factory=list, description="Extra browser Origins allowed.")
     max_connections: int = Field(
         default=256,
         ge=8,
@@ -139,23 +225,30 @@ class HttpSettings(_Section):
             return {name: {"token": entry} if isinstance(entry, str) else entry for name, entry in value.items()}
         return value
 
-    oauth: OAuthSettings | None = None
+    oauth: OAuthSettings | None = Field(default=None, description="OAuth 2.1 sign-in for clients (docs/oauth.md).")
 
 
 TELEGRAM_TOKEN_ENV = "MCP_TOOLS_TELEGRAM_BOT_TOKEN"
 
 
 class ApprovalPageSettings(_Section):
-    enabled: bool = True
-    host: str = "127.0.0.1"
-    port: int = Field(default=8766, ge=0, le=65535)
+    """The approvals page: `mcp-tools approvals serve`, and /approvals in `serve --http`."""
+
+    enabled: bool = Field(default=True, description="Serve /approvals in `serve --http`.")
+    host: str = Field(default="127.0.0.1", description="Address of `mcp-tools approvals serve`.")
+    port: int = Field(default=8766, ge=0, le=65535, description="Port of `mcp-tools approvals serve`.")
     url: str | None = Field(
         default=None,
-        description="Public address of the page, for links in messages, e.g. http://127.0.0.1:8766/approvals",
+        description="Public address of the page, for links in messages; set it to make stdio calls wait for the page.",
+        examples=["http://127.0.0.1:8766/approvals"],
     )
-    login_ttl_seconds: int = Field(default=600, ge=30, le=24 * 3600)
-    session_hours: float = Field(default=12, gt=0, le=24 * 30)
-    allowed_hosts: list[str] = Field(default_factory=list)
+    login_ttl_seconds: int = Field(
+        default=600, ge=30, le=24 * 3600, description="How long a sign-in link works (once)."
+    )
+    session_hours: float = Field(default=12, gt=0, le=24 * 30, description="How long a signed-in browser stays in.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Names the page is reached by, when it listens beyond loopback."
+    )
 
     @field_validator("url")
     @classmethod
@@ -166,14 +259,22 @@ class ApprovalPageSettings(_Section):
 
 
 class TelegramSettings(_Section):
-    bot_token: SecretStr | None = Field(default=None, description=f"Or {TELEGRAM_TOKEN_ENV}.")
-    chat_id: int
-    allowed_user_ids: list[int] = Field(default_factory=list)
-    api_base: str = "https://api.telegram.org"
-    updates: Literal["polling", "webhook"] = "polling"
-    webhook_url: str | None = None
-    webhook_secret: SecretStr | None = None
-    poll_timeout_seconds: int = Field(default=30, ge=0, le=50)
+    """Approvals as Telegram messages with Approve and Deny buttons (docs/approvals.md)."""
+
+    bot_token: SecretStr | None = Field(
+        default=None, description=f"The bot's token; better set {TELEGRAM_TOKEN_ENV} than write it here."
+    )
+    chat_id: int = Field(description="The chat the bot writes to.", examples=[123456789])
+    allowed_user_ids: list[int] = Field(
+        default_factory=list, description="Telegram users whose presses count.", examples=[[123456789]]
+    )
+    api_base: str = Field(default="https://api.telegram.org", description="The Bot API root (proxies, tests).")
+    updates: Literal["polling", "webhook"] = Field(
+        default="polling", description="How presses arrive: this server polls, or Telegram calls webhook_url."
+    )
+    webhook_url: str | None = Field(default=None, description="Public https address of /telegram/webhook.")
+    webhook_secret: SecretStr | None = Field(default=None, description="Checked on every webhook call.")
+    poll_timeout_seconds: int = Field(default=30, ge=0, le=50, description="Long-poll wait of one getUpdates.")
 
     @field_validator("api_base", "webhook_url")
     @classmethod
@@ -184,9 +285,16 @@ class TelegramSettings(_Section):
 
 
 class NotifySettings(_Section):
-    command: list[str] = Field(default_factory=list, max_length=64)
-    url: str | None = None
-    timeout_seconds: float = Field(default=10, gt=0, le=120)
+    """A hook told when an approval is waiting: a command to run, or a URL to POST to."""
+
+    command: list[str] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Program and arguments, run with the approval as JSON on stdin.",
+        examples=[["notify-send", "mcp-tools: an approval is waiting"]],
+    )
+    url: str | None = Field(default=None, description="Receives the approval as a JSON POST.")
+    timeout_seconds: float = Field(default=10, gt=0, le=120, description="Most a hook may take.")
 
     @field_validator("url")
     @classmethod
@@ -197,27 +305,41 @@ class NotifySettings(_Section):
 
 
 class ApprovalsSettings(_Section):
+    """How high-risk calls reach you when the client cannot ask (see docs/approvals.md)."""
+
     # Claude Desktop cancels a tool call after about 60 s whatever the progress; waiting less keeps
     # the approval alive for the retry flow instead of having it withdrawn by the cancel.
-    wait_seconds: float = Field(default=45, ge=0, le=3600)
-    progress_interval_seconds: float = Field(default=10, gt=0, le=300)
+    wait_seconds: float = Field(
+        default=45,
+        ge=0,
+        le=3600,
+        description="A call waits this long for your answer (Claude Desktop gives up at ~60 s).",
+    )
+    progress_interval_seconds: float = Field(
+        default=10, gt=0, le=300, description="How often a waiting call reports progress to the client."
+    )
     page: ApprovalPageSettings = Field(default_factory=ApprovalPageSettings)
     telegram: TelegramSettings | None = None
     notify: NotifySettings | None = None
 
 
 class StateSettings(_Section):
-    """Where approvals, decisions and the audit log live: SQLite in the state dir, or a PostgreSQL server."""
+    """Where approvals, decisions and the audit log live: SQLite in the state dir, or a PostgreSQL server
+    that several replicas share (docs/deploy.md; pip install 'mcp-tools-suite[postgres]')."""
 
     url: SecretStr | None = Field(
         default=None,
-        description="postgresql://user:password@host:port/database; unset keeps the SQLite file in the state dir.",
+        description="postgresql://user:password@host:port/database; unset keeps the SQLite file in the state dir. "
+        "Or MCP_TOOLS_STATE_URL.",
+        examples=["postgresql://mcp_tools:PASSWORD@db.internal:5432/mcp_tools"],
     )
     secret: SecretStr | None = Field(
-        default=None, description="At least 32 bytes shared by every replica that uses the same state."
+        default=None,
+        description="At least 32 bytes shared by every replica that uses the same state. Or MCP_TOOLS_STATE_SECRET.",
+        examples=["32+ random bytes, the same on every replica"],
     )
-    pool_size: int = Field(default=8, ge=1, le=200)
-    connect_timeout_seconds: float = Field(default=5.0, gt=0, le=120)
+    pool_size: int = Field(default=8, ge=1, le=200, description="Connections each replica keeps open.")
+    connect_timeout_seconds: float = Field(default=5.0, gt=0, le=120, description="Most one connection attempt takes.")
 
     @field_validator("url")
     @classmethod
@@ -229,6 +351,16 @@ class StateSettings(_Section):
         ):
             raise ValueError("url must start with postgresql:// (leave it unset for the SQLite file)")
         return value if value is not None and value.get_secret_value() else None
+
+
+# The core sections, in the order the starter config shows them.
+CORE_MODELS: dict[str, type[BaseModel]] = {
+    "server": ServerSettings,
+    "policy": PolicySettings,
+    "http": HttpSettings,
+    "approvals": ApprovalsSettings,
+    "state": StateSettings,
+}
 
 
 @dataclass
@@ -396,7 +528,7 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
             raise ConfigError(f"[{key}] must be a table of settings")
         sections[key] = dict(value)
     return Config(
-        section_names={"http": "http.outbound"},
+        section_names=dict(NAMESPACE_TABLES),
         server=validate_section("server", ServerSettings, raw.get("server", {})),
         policy=validate_section("policy", PolicySettings, raw.get("policy", {})),
         http=validate_section("http", HttpSettings, http_table if http_table is not None else {}),

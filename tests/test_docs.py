@@ -29,7 +29,8 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from mcp_tools.cli import build_parser, cmd_call, namespaces_wanted
+from mcp_tools.cli.call import cmd_call
+from mcp_tools.cli.main import build_parser, namespaces_wanted
 from mcp_tools.config import (
     ConfigError,
     HttpSettings,
@@ -434,11 +435,15 @@ def test_the_json_check_reads_several_values_and_checks_tool_calls() -> None:
 def test_the_config_that_config_init_writes_documents_real_options() -> None:
     """`mcp-tools config init` writes sections and options commented out: each must exist, with
     the value shown valid, as in the docs."""
-    from mcp_tools.cli import CONFIG_TEMPLATE
+    from mcp_tools.config import NAMESPACE_TABLES
+    from mcp_tools.config_template import config_template
 
-    check_config(tomllib.loads(CONFIG_TEMPLATE))
+    template = config_template()
+    check_config(tomllib.loads(template))
     # every commented table and option turned on at once still loads: no option lands in the wrong table
-    opened = re.sub(r"(?m)^# (\[\[?[\w.]+\]\]?([ \t]+#.*)?|\w+ = \S.*)$", r"\1", CONFIG_TEMPLATE)
-    assert opened.count("\n[") > CONFIG_TEMPLATE.count("\n[") + 8
-    test_toml_examples_load_through_the_config_model(Block(ROOT / "mcp_tools" / "cli.py", 1, "toml", opened))
-    assert "[drive]" in opened and "[tasks]" in opened and 'backend = "google"' in opened
+    opened = re.sub(r"(?m)^# (\[\[?[\w.]+\]\]?([ \t]+#.*)?|\w+ = \S.*)$", r"\1", template)
+    assert opened.count("\n[") > template.count("\n[") + 8
+    test_toml_examples_load_through_the_config_model(
+        Block(ROOT / "mcp_tools" / "config_template.py", 1, "toml", opened)
+    )
+    assert all(f"\n[{NAMESPACE_TABLES.get(name, name)}]\n" in opened for name in CATALOG)

@@ -17,10 +17,15 @@ class OAuthSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     issuer: str | None = Field(
-        default=None, description="The authorization server's issuer identifier (its metadata names it)."
+        default=None,
+        description="The authorization server's issuer identifier (its metadata names it).",
+        examples=["https://auth.example.org"],
     )
     embedded: bool = Field(default=False, description="Be the authorization server too (for one person).")
-    resource: str = Field(description="This server's canonical URI, e.g. https://mcp.example.org/mcp.")
+    resource: str = Field(
+        description="This server's canonical URI, e.g. https://mcp.example.org/mcp.",
+        examples=["https://mcp.example.org/mcp"],
+    )
     scopes: dict[str, list[str]] = Field(
         default_factory=dict,
         description='Which tools each scope reaches: "*", "read_only", a namespace, "ns.method" or "ns.tier".',

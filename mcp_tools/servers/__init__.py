@@ -23,7 +23,7 @@ CATALOG: dict[str, str] = {
     "search": "mcp_tools.servers.search",  # last: it searches the namespaces enabled before it
 }
 
-# Namespaces that run only when asked for: their own section (even empty) or `[server] servers`
+# Namespaces that run only when asked for: their own section (even empty) or `[server] namespaces`
 # naming them. A Google sign-in for Gmail must not ask for Drive's scopes, and a namespace left
 # alone is not even imported, so it costs no start-up time.
 OPT_IN: frozenset[str] = frozenset({"drive", "docs", "sheets", "tasks"})
@@ -36,7 +36,7 @@ def asked_for(name: str, sections: Any, servers: Any) -> bool:
 
 def not_asked_for(name: str) -> str:
     """Why an opt-in namespace is off, and how to turn it on."""
-    return f"add a [{name}] section (or name {name} in [server] servers) to turn it on"
+    return f"add a [{name}] section (or name {name} in [server] namespaces) to turn it on"
 
 
 # Config sections shared by several namespaces rather than owned by one, with their models:

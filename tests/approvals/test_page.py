@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from mcp_tools.approvals.page import ApprovalsPage, new_login_link
-from mcp_tools.cli import page_server
+from mcp_tools.cli.approvals import page_server
 from mcp_tools.config import ApprovalPageSettings
 from mcp_tools.http import page_security
 from mcp_tools.policy.decisions import Decisions

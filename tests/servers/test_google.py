@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.cli import build_parser, main
+from mcp_tools.cli import main
+from mcp_tools.cli.main import build_parser
 from mcp_tools.servers.google import scopes
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.servers.fake_google import FakeGmail, FakeGoogle

@@ -22,7 +22,8 @@ LIBRARIES = ("googleapiclient", "google.oauth2", "google_auth_httplib2", "google
 
 
 class GoogleConfig(BaseModel):
-    """The `[google]` section."""
+    """The `[google]` section: the Google account that gmail, drive, docs, sheets, tasks and a Google calendar
+    use; `mcp-tools auth google` signs in."""
 
     model_config = ConfigDict(extra="forbid")
 

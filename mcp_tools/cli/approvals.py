@@ -1,0 +1,190 @@
+"""`mcp-tools approvals` and `mcp-tools audit`: answer high-risk calls, serve the approvals page,
+read the audit log."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from mcp_tools.cli.common import config_of, forget_listening, listening_base, record_listening, tcp_port
+from mcp_tools.config import Config, ConfigError
+
+
+def add_commands(commands: Any) -> None:
+    approvals = commands.add_parser("approvals", help="approve or deny high-risk calls from clients that cannot ask")
+    sub = approvals.add_subparsers(metavar="ACTION")
+    listing = sub.add_parser("list", help="pending and approved, unexpired approvals")
+    listing.add_argument("--all", action="store_true", help="include used, denied and expired ones")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(handler=cmd_approvals_list)
+    for action, text in (("show", "show one approval"), ("approve", "approve it"), ("deny", "deny it")):
+        item = sub.add_parser(action, help=text)
+        item.add_argument("id")
+        item.set_defaults(handler=cmd_approvals_item, action=action)
+    serve_page = sub.add_parser("serve", help="serve the approvals page (loopback by default)")
+    serve_page.add_argument("--host", help="address (default from [approvals.page] host: 127.0.0.1)")
+    serve_page.add_argument("--port", type=tcp_port, help="port (default from [approvals.page] port: 8766)")
+    serve_page.set_defaults(handler=cmd_approvals_serve)
+    login = sub.add_parser("login", help="print a one-time sign-in link for the approvals page")
+    login.add_argument("--http", action="store_true", help="for the page of `serve --http` (at [http] host:port)")
+    login.add_argument(
+        "--for",
+        dest="principal",
+        metavar="PRINCIPAL",
+        help="a link for one person: it shows and answers only that principal's approvals "
+        "(a token's name, or subject@issuer for OAuth)",
+    )
+    login.set_defaults(handler=cmd_approvals_login)
+    approvals.set_defaults(handler=cmd_approvals_list, all=False, json=False)
+
+    audit = commands.add_parser("audit", help="the audit log of every call")
+    audit.add_argument("--tail", type=int, default=20, help="how many of the latest rows (default 20)")
+    audit.add_argument("--json", action="store_true", help="one JSON object per line")
+    audit.set_defaults(handler=cmd_audit)
+
+
+def open_store(args: argparse.Namespace) -> Any:
+    from mcp_tools.state import open_state_store
+
+    config = config_of(args)
+    return open_state_store(config), config
+
+
+def cmd_approvals_list(args: argparse.Namespace) -> int:
+    from mcp_tools.policy.display import json_text, visible
+
+    store, _ = open_store(args)
+    now = time.time()
+    approvals = [approval.as_dict(now) for approval in store.list_approvals(include_done=args.all)]
+    if args.json:
+        print(json_text(approvals))
+    elif not approvals:
+        print("No approvals waiting.")
+    for item in [] if args.json else approvals:
+        summary = visible(item["summary"])
+        print(f"{item['id']}  {item['status']:<9} {item['tool']:<24} expires {item['expires']}  {summary}")
+    return 0
+
+
+def cmd_approvals_item(args: argparse.Namespace) -> int:
+    store, config = open_store(args)
+    now = time.time()
+    if args.action == "show":
+        approval = store.get_approval(args.id)
+        if approval is None:
+            print(f"mcp-tools: no approval with id {args.id}", file=sys.stderr)
+            return 1
+        from mcp_tools.policy.display import json_text
+
+        shown = approval.as_dict(now) | store.approval_meta([approval.id]).get(approval.id, {})
+        print(json_text(shown))
+        return 0
+    try:
+        from mcp_tools.policy.decisions import Decisions
+
+        decided = Decisions(store, config.policy.approval_ttl_seconds).decide(args.id, args.action == "approve", "cli")
+    except (LookupError, ValueError) as exc:
+        print(f"mcp-tools: {exc}", file=sys.stderr)
+        return 1
+    from mcp_tools.policy.display import visible
+
+    verb = "Approved" if decided.status == "approved" else "Denied"
+    print(f"{verb} {decided.id}: {visible(decided.summary)}")
+    if decided.status == "approved":
+        print(
+            "A call waiting for it runs now; otherwise the same call with the same arguments may run once, "
+            f"until {decided.as_dict(now)['expires']}."
+        )
+    return 0
+
+
+def login_base(config: Config, for_http: bool) -> str:
+    from mcp_tools.approvals import page_url
+
+    if not config.approvals.page.url:
+        running = listening_base(config, "http" if for_http else "page")
+        if running:
+            return running
+    if for_http and not config.approvals.page.url:
+        host = config.http.host
+        return f"http://{f'[{host}]' if ':' in host else host}:{config.http.port}/approvals"
+    return page_url(config)
+
+
+def cmd_approvals_login(args: argparse.Namespace) -> int:
+    from mcp_tools.approvals.page import new_login_link
+
+    store, config = open_store(args)
+    link = new_login_link(store, login_base(config, args.http), config.approvals.page.login_ttl_seconds, args.principal)
+    print(link)
+    print(f"Open it within {config.approvals.page.login_ttl_seconds // 60} minutes; it works once.", file=sys.stderr)
+    return 0
+
+
+def cmd_approvals_serve(args: argparse.Namespace) -> int:
+    from mcp_tools.approvals.page import ApprovalsPage, new_login_link
+    from mcp_tools.http import page_security
+    from mcp_tools.http_server import bind, serve
+    from mcp_tools.net import is_loopback
+    from mcp_tools.policy.decisions import Decisions
+
+    store, config = open_store(args)
+    settings = config.approvals.page
+    host = args.host or settings.host
+    port = args.port if args.port is not None else settings.port
+    if not is_loopback(host) and not settings.allowed_hosts:
+        raise ConfigError(
+            f"refusing to serve the approvals page on {host} without [approvals.page] allowed_hosts "
+            "(the names the page is reached by)"
+        )
+    if port == 0:
+        print("mcp-tools: port 0 is not supported for the page (the sign-in link needs the port)", file=sys.stderr)
+        return 2
+    sock = bind(host, port)  # a port another program holds must not receive the sign-in link below
+    decisions = Decisions(store, config.policy.approval_ttl_seconds)
+    page = ApprovalsPage(store, decisions, settings, page_security(host, settings.allowed_hosts))
+    shown = f"[{host}]" if ":" in host else host
+    base = settings.url or f"http://{shown}:{port}/approvals"
+    print(f"mcp-tools: approvals page on {base}/", file=sys.stderr)
+    print(f"Sign in (once, within {settings.login_ttl_seconds // 60} minutes):", file=sys.stderr)
+    print(new_login_link(store, base, settings.login_ttl_seconds), flush=True)
+    record = record_listening(config, "page", base)
+    try:
+        serve(page_server(page), host, port, config.http, sock)  # the same connection limits as `serve --http`
+    finally:
+        forget_listening(record)
+    return 0
+
+
+def page_server(page: Any) -> Any:
+    from starlette.applications import Starlette
+    from starlette.responses import RedirectResponse
+    from starlette.routing import Mount, Route
+
+    async def home(request: Any) -> Any:
+        return RedirectResponse("/approvals/", status_code=307)
+
+    return Starlette(routes=[Route("/", home), Mount("/approvals", app=page)])
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    store, _ = open_store(args)
+    for row in store.tail(max(1, args.tail)):
+        item = row.as_dict()
+        if args.json:
+            print(json.dumps(item, ensure_ascii=False))
+            continue
+        arguments = json.dumps(item["arguments"], ensure_ascii=False)
+        if len(arguments) > 80:
+            arguments = arguments[:79] + "…"
+        approval = f" {item['approval_id']}" if item["approval_id"] else ""
+        approval += f" by {item['answered_by']}" if item["answered_by"] else ""
+        print(
+            f"{item['time']} {item['transport']:<5} {item['principal']:<8} {item['tool']:<22} "
+            f"{item['risk'] or '-':<6} {item['decision']}{approval} -> {item['outcome']} "
+            f"({item['duration_ms']} ms) {arguments}"
+        )
+    return 0

@@ -1,0 +1,115 @@
+"""Helpers every command group shares: the config of a run, its namespace and tool selection,
+atomic writes, and where a running page listens."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from mcp_tools.config import Config, ConfigError, load_config
+
+
+def config_of(args: argparse.Namespace) -> Config:
+    """The config this run reads (`--config`, $MCP_TOOLS_CONFIG or the default file)."""
+    return load_config(args.config)
+
+
+def add_namespaces_option(parser: argparse.ArgumentParser, help: str) -> None:
+    """`--namespaces a,b`, and `--servers`, its old spelling, still accepted."""
+    parser.add_argument("--namespaces", metavar="A,B", help=help)
+    parser.add_argument("--servers", metavar="A,B", help=argparse.SUPPRESS)
+
+
+def namespaces_of(args: argparse.Namespace) -> list[str] | None:
+    """`--namespaces a,b`: known namespaces only, so a typo stops the server instead of serving nothing.
+
+    `--servers` is the old spelling: it still works, with a note on stderr; both at once is an error.
+    """
+    new, old = getattr(args, "namespaces", None), getattr(args, "servers", None)
+    if new is not None and old is not None:
+        raise ConfigError("--namespaces and --servers name the same thing (--servers is the old spelling); give one")
+    option = "--namespaces"
+    if old is not None:
+        option = "--servers"
+        print("mcp-tools: --servers is deprecated; use --namespaces (the same list)", file=sys.stderr)
+    value = new if new is not None else old
+    if not value:
+        return None
+    import difflib
+
+    from mcp_tools.servers import CATALOG
+
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    for name in names:
+        if name not in CATALOG:
+            close = difflib.get_close_matches(name, list(CATALOG), n=1)
+            guess = f"; did you mean {close[0]!r}?" if close else f"; expected some of {', '.join(sorted(CATALOG))}"
+            raise ConfigError(f"{option}: unknown namespace {name!r}{guess}")
+    return names
+
+
+def tools_of(args: argparse.Namespace) -> list[str] | None:
+    """`--tools a,b.core,-c.d`: the selection this run serves instead of `[server] tools`."""
+    value = getattr(args, "tools", None)
+    return None if value is None else [part.strip() for part in value.split(",") if part.strip()]
+
+
+def tcp_port(text: str) -> int:
+    """A port number, refused by the parser when out of range (0 picks a free one)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
+    return port
+
+
+def quiet_broken_pipe() -> int:
+    """The reader went away (`mcp-tools call ... | head`): stop quietly, as a shell tool would."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # so flushing stdout at exit cannot raise again
+    os.close(devnull)
+    return 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
+
+
+def write_atomically(path: Path, text: str) -> None:
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def record_listening(config: Config, which: str, base: str) -> Path:
+    """Note where a page really listens (`--port` may differ from the config), for `approvals login`."""
+    path = config.state_dir() / f"listening-{which}.json"
+    write_atomically(path, json.dumps({"url": base, "pid": os.getpid()}) + "\n")
+    return path
+
+
+def forget_listening(path: Path) -> None:
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
+            path.unlink()
+    except (OSError, ValueError):
+        pass
+
+
+def listening_base(config: Config, which: str) -> str | None:
+    """The address a running page recorded, if its process is still alive."""
+    try:
+        record = json.loads((config.state_dir() / f"listening-{which}.json").read_text(encoding="utf-8"))
+        os.kill(int(record["pid"]), 0)
+        return str(record["url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,116 @@
+"""`mcp-tools doctor` and `mcp-tools config init`: check a config, write a commented one."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcp_tools.cli.common import config_of, tools_of, write_atomically
+from mcp_tools.config import default_config_path
+
+
+def add_commands(commands: Any) -> None:
+    doctor = commands.add_parser("doctor", help="check the config, the state dir and each namespace")
+    doctor.add_argument("--tools", help="a selection to check instead of [server] tools")
+    doctor.set_defaults(handler=cmd_doctor)
+
+    config = commands.add_parser("config", help="config helpers")
+    config_sub = config.add_subparsers(metavar="ACTION")
+    init = config_sub.add_parser("init", help="write a commented config file")
+    init.add_argument("--force", action="store_true", help="replace an existing file")
+    init.set_defaults(handler=cmd_config_init)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from mcp_tools.app import build_app
+    from mcp_tools.secrets import scrub_text
+
+    config = config_of(args)
+    print(f"config:    {config.source or 'none found; using embedded defaults'}")
+    if config.source is None:
+        from mcp_tools.commands import mcp_tools
+
+        print(f"           (looked for {default_config_path()}; `{mcp_tools('config', 'init')}` writes one)")
+    app = build_app(config, tools=tools_of(args), diagnose=True)
+    problems: dict[str, str] = {}
+    for where, what in app.problems:
+        problems[where] = "; ".join(filter(None, (problems.get(where), scrub_text(what))))
+    print(f"state dir: {app.environment.state_dir}")
+    if "state" in problems:  # approvals and the audit log cannot be shared until this is fixed
+        print("state:     the configured state store cannot be used")
+        print(f"           problem: {problems['state']}")
+    print(f"data dir:  {app.environment.data_dir}")
+    tokens = sorted(config.http_tokens())
+    print(f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}")
+    policy = config.policy
+    print(
+        f"policy:    {len(policy.rules)} own rules, read_only={str(policy.read_only).lower()}, "
+        f"on_no_elicitation={policy.on_no_elicitation}, disabled={policy.disabled}"
+    )
+    selection = app.selection.describe() if app.selection else "everything"
+    print(f"tools:     {len(app.visible_tools())} served, selection {selection}, discovery={config.server.discovery}")
+    if "tools" in problems:
+        print(f"           problem: {problems['tools']}")
+    channels = ", ".join(channel.name for channel in app.out_of_band.channels) or "none (approval_required at once)"
+    print(f"approvals: channels {channels}; calls wait up to {config.approvals.wait_seconds:g} s")
+    if "approvals" in problems:
+        print(f"           problem: {problems['approvals']}")
+    print("namespaces:")
+    for status in app.statuses:
+        count = len(app.visible_tools(status.name)) if status.enabled else 0
+        noun = "tool" if count == 1 else "tools"
+        state = f"on  ({count} {noun})" if status.enabled else f"off: {scrub_text(status.reason or '')}"
+        if status.enabled:
+            reasons: dict[str, list[str]] = {}
+            for tool in app.tools.values():
+                if tool.spec.namespace == status.name and tool not in app.visible_tools(status.name):
+                    reasons.setdefault(app.why(tool.spec), []).append(tool.spec.method)
+            if reasons:
+                state += "; not served: " + "; ".join(f"{', '.join(v)} ({k})" for k, v in reasons.items())
+        print(f"  {status.name:<9} {state}")
+        if status.name in problems and problems[status.name].startswith(f"namespace {status.name} cannot start"):
+            print(
+                "            problem: it is asked for by name ([server] namespaces, tools or --tools), so `serve` "
+                "stops until the above is fixed"
+            )
+        elif status.name in problems:
+            print(f"            problem: {problems[status.name]}")
+        for line in app.status_lines(status.name):
+            if line.startswith("missing:"):
+                problems.setdefault(status.name, line)
+            print(f"            {line}")
+    if len(app.visible_tools()) < len(app.tools):
+        print("           to serve more, add a namespace ('files'), a tier ('files.extended') or a tool")
+        print("           ('files.move') to [server] tools; see docs/toolsets.md")
+    if "google" in config.sections:
+        from mcp_tools.servers.google.cli import doctor_lines
+
+        for line in doctor_lines(config):
+            print(line)
+    app.store.close()
+    if problems:
+        print(f"\n{len(problems)} problem(s) to fix: {', '.join(problems)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_config_init(args: argparse.Namespace) -> int:
+    from mcp_tools.config_template import config_template
+
+    path = Path(args.config or os.environ.get("MCP_TOOLS_CONFIG") or default_config_path()).expanduser()
+    if path.exists() and not args.force:
+        print(f"mcp-tools: {path} exists; use --force to replace it", file=sys.stderr)
+        return 1
+    try:
+        write_atomically(path, config_template())
+    except OSError as exc:
+        print(
+            f"mcp-tools: cannot write {path}: {exc.strerror or exc}; pass --config with a file you can write",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"Wrote {path}")
+    return 0
