@@ -29,7 +29,7 @@ def demo_config(tmp_path: Path, extra: str = "", servers: str = '["demo"]') -> P
     """A config serving the demo namespace with state under tmp_path."""
     return write_config(
         tmp_path / "config.toml",
-        f'[server]\nservers = {servers}\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
+        f'[server]\nnamespaces = {servers}\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n'
         + extra,
     )
 

@@ -213,3 +213,35 @@ def test_the_approve_command_call_prints_works_as_printed_off_path(tmp_path: Pat
     pasted = subprocess.run(printed, shell=True, capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert pasted.returncode == 0, (printed, pasted.stderr)
     assert pasted.stdout.startswith("Approved apr-")
+
+
+@pytest.mark.parametrize("command", [["serve"], ["tools"]])
+def test_namespaces_option_chooses_what_runs_and_names_itself_in_errors(tmp_path: Path, command: list[str]) -> None:
+    result = run_cli(demo_config(tmp_path), *command, "--namespaces", "demo,filez")
+    assert result.returncode == 2 and "--namespaces: unknown namespace 'filez'; did you mean 'files'?" in result.stderr
+    assert "deprecated" not in result.stderr
+
+
+def test_servers_option_still_works_with_a_deprecation_note(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, servers='["demo", "files"]')
+    new = run_cli(config, "tools", "--json", "--namespaces", "demo")
+    old = run_cli(config, "tools", "--json", "--servers", "demo")
+    assert new.returncode == old.returncode == 0
+    assert {row["name"].split(".")[0] for row in json.loads(old.stdout)} == {"demo"}
+    assert old.stdout == new.stdout
+    assert old.stderr.count("--servers is deprecated; use --namespaces") == 1
+    assert "deprecated" not in new.stderr
+
+
+def test_servers_and_namespaces_options_together_are_refused(tmp_path: Path) -> None:
+    result = run_cli(demo_config(tmp_path), "tools", "--namespaces", "demo", "--servers", "demo")
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2 and "--namespaces and --servers name the same thing" in result.stderr
+    assert result.stdout == ""
+
+
+def test_the_servers_key_in_a_config_file_is_noted_once_per_run(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    config.write_text(config.read_text().replace("namespaces = ", "servers = "))
+    result = run_cli(config, "doctor")
+    assert result.stderr.count("[server] servers is deprecated; call it namespaces") == 1

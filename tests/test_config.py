@@ -89,3 +89,45 @@ def test_a_state_or_data_dir_that_cannot_be_made_is_a_config_error_not_a_traceba
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 2
     assert f"server.{key}" in result.stderr and str(blocker / "below") in result.stderr
+
+
+# --- [server] namespaces, and servers, its old spelling --------------------------------------------
+
+
+@pytest.fixture
+def fresh_deprecations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each old spelling is named once a process: start this test as a new process would."""
+    from mcp_tools import config
+
+    monkeypatch.setattr(config, "_deprecations_shown", set())
+
+
+def test_namespaces_names_what_runs(capsys: pytest.CaptureFixture[str], fresh_deprecations: None) -> None:
+    config = parse_config({"server": {"namespaces": ["files", "notes"]}}, {})
+    assert config.server.namespaces == ["files", "notes"]
+    assert capsys.readouterr().err == ""
+
+
+def test_servers_still_works_and_says_once_on_stderr_that_it_is_deprecated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fresh_deprecations: None
+) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text('[server]\nservers = ["files"]\n')
+    assert load_config(path, {}).server.namespaces == ["files"]
+    assert load_config(path, {}).server.namespaces == ["files"]  # read again: no second note
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "mcp-tools: [server] servers is deprecated; call it namespaces (the same list)\n"
+
+
+def test_servers_and_namespaces_together_is_an_error_naming_both(fresh_deprecations: None) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"server": {"namespaces": ["files"], "servers": ["notes"]}}, {})
+    assert "namespaces and servers are the same setting" in str(caught.value)
+    assert "keep namespaces only" in str(caught.value)
+
+
+def test_an_unknown_namespace_is_refused_under_either_spelling(fresh_deprecations: None) -> None:
+    for key in ("namespaces", "servers"):
+        with pytest.raises(ConfigError, match=r"server\.namespaces: Value error, unknown namespace 'gmial'"):
+            parse_config({"server": {key: ["gmial"]}}, {})
