@@ -311,7 +311,7 @@ def build_app(
             )
     for name in CATALOG:
         if requested is not None and name not in requested:
-            app.statuses.append(NamespaceStatus(name, False, "not selected in [server] servers or --servers"))
+            app.statuses.append(NamespaceStatus(name, False, "not selected in [server] namespaces or --namespaces"))
             continue
         if name not in named and not asked_for(name, config.sections, requested):
             app.statuses.append(NamespaceStatus(name, False, not_asked_for(name), needs_account=True))

@@ -19,7 +19,7 @@ def enabled_tools(config: Config) -> list[str]:
     from mcp_tools.servers import asked_for, load_namespace
 
     rules = RulePolicy(config.policy)
-    selected = config.server.servers
+    selected = config.server.namespaces
     names = []
     for name in NAMESPACES:
         if (selected is not None and name not in selected) or not asked_for(name, config.sections, selected):
@@ -79,7 +79,7 @@ def auth_google(
     access = access_levels(config.sections)
     scopes = requested_scopes(tools, access)
     if not scopes:
-        print("mcp-tools: no Google tool is enabled (check [server] servers and [policy])", file=sys.stderr)
+        print("mcp-tools: no Google tool is enabled (check [server] namespaces and [policy])", file=sys.stderr)
         return 2
     say("Asking for: " + ", ".join(short(scope) for scope in scopes))
     profile = _profile(google) if any(scope.split("/")[-1].startswith("gmail.") for scope in scopes) else None
