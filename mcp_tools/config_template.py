@@ -82,8 +82,9 @@ def render_table(
         elif kind == "array":
             yield from render_table(f"{table}.{key}", sub_model, live=False, intro=text, array=True)
         else:  # a table of named entries: one shown under an example name
-            name = next(iter(field.examples or ["NAME"]))
-            yield from render_table(f"{table}.{key}.{name}", sub_model, live=False, intro=text)
+            name = str(next(iter(field.examples or ["NAME"])))
+            shown = name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)  # a dotted host is quoted
+            yield from render_table(f"{table}.{key}.{shown}", sub_model, live=False, intro=text)
 
 
 def render_setting(key: str, field: FieldInfo) -> Iterator[str]:

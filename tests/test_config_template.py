@@ -19,7 +19,7 @@ from mcp_tools.config import CORE_MODELS, NAMESPACE_TABLES, Config, load_config
 from mcp_tools.config_template import config_template, table_kind
 from mcp_tools.servers import CATALOG, SHARED_SECTIONS, load_namespace, shared_section_model
 
-HEADER = re.compile(r"^(?:# )?\[\[?([\w.-]+)\]\]?$")
+HEADER = re.compile(r"^(?:# )?\[\[?([\w.\"-]+)\]\]?$")
 SETTING = re.compile(r"^# (?P<key>[A-Za-z_]\w*) =(?: (?P<value>.*))?$")
 
 
@@ -139,3 +139,15 @@ def test_config_init_writes_the_template(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "config.toml"
     assert main(["--config", str(path), "config", "init"]) == 0
     assert path.read_text(encoding="utf-8") == config_template()
+
+
+def test_every_setting_of_every_model_has_a_description() -> None:
+    """What the starter config and the docs say about a setting comes from its model."""
+    tables = tables_of(config_template())
+    bare = [
+        f"[{table}] {key}"
+        for root, model in all_models()
+        for table, key, field in fields_of(root, model, tables)
+        if not (field.description or "").strip()
+    ]
+    assert not bare, bare

@@ -441,7 +441,7 @@ def test_the_config_that_config_init_writes_documents_real_options() -> None:
     template = config_template()
     check_config(tomllib.loads(template))
     # every commented table and option turned on at once still loads: no option lands in the wrong table
-    opened = re.sub(r"(?m)^# (\[\[?[\w.]+\]\]?([ \t]+#.*)?|\w+ = \S.*)$", r"\1", template)
+    opened = re.sub(r"(?m)^# (\[\[?[\w.\"]+\]\]?([ \t]+#.*)?|\w+ = \S.*)$", r"\1", template)
     assert opened.count("\n[") > template.count("\n[") + 8
     test_toml_examples_load_through_the_config_model(
         Block(ROOT / "mcp_tools" / "config_template.py", 1, "toml", opened)

@@ -125,7 +125,9 @@ def test_a_one_run_selection_is_checked_and_named_as_such(tmp_path: Path) -> Non
 
 def test_servers_keeps_choosing_which_namespaces_run(tmp_path: Path) -> None:
     assert served_by({"server": {"servers": ["inbox"], "tools": None}}, tmp_path) == ["inbox.search", "inbox.read"]
-    with pytest.raises(ConfigError, match=re.escape("server.tools names 'files', which server.servers does not start")):
+    with pytest.raises(
+        ConfigError, match=re.escape("server.tools names 'files', which server.namespaces does not start")
+    ):
         build_app(make_config(tmp_path, {"server": {"servers": ["inbox"], "tools": ["files"]}}))
 
 

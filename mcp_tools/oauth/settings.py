@@ -31,12 +31,20 @@ class OAuthSettings(BaseModel):
         description='Which tools each scope reaches: "*", "read_only", a namespace, "ns.method" or "ns.tier".',
     )
     required_scopes: list[str] = Field(default_factory=list, description="Scopes every token must carry.")
-    introspection_client_id: str | None = None
-    introspection_client_secret: SecretStr | None = None
-    leeway_seconds: int = Field(default=30, ge=0, le=300)
-    jwks_min_refresh_seconds: float = Field(default=30, ge=0, le=3600)
-    jwks_cache_seconds: float = Field(default=3600, ge=60, le=7 * 24 * 3600)
-    calls_per_minute: int | None = Field(default=None, ge=1, le=100_000)
+    introspection_client_id: str | None = Field(
+        default=None, description="For opaque (non-JWT) access tokens: RFC 7662 introspection credentials."
+    )
+    introspection_client_secret: SecretStr | None = Field(default=None, description="With introspection_client_id.")
+    leeway_seconds: int = Field(default=30, ge=0, le=300, description="Clock skew allowed on exp and nbf.")
+    jwks_min_refresh_seconds: float = Field(
+        default=30, ge=0, le=3600, description="Least time between fetches of the issuer's keys for an unknown kid."
+    )
+    jwks_cache_seconds: float = Field(
+        default=3600, ge=60, le=7 * 24 * 3600, description="How long the issuer's metadata and keys are kept."
+    )
+    calls_per_minute: int | None = Field(
+        default=None, ge=1, le=100_000, description="Tool calls each principal may make per minute; 429 beyond it."
+    )
 
     @field_validator("issuer", "resource")
     @classmethod

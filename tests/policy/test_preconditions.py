@@ -115,4 +115,4 @@ async def test_a_tool_of_a_namespace_left_out_says_how_to_serve_it(tmp_path: Pat
     async with connect(tmp_path, app=app) as client:
         error = failure(await client.call_tool("notes_search", {"query": "x"}))
     assert error["kind"] == "not_configured" and error["namespace"] == "notes"
-    assert "[server] servers" in error["message"]
+    assert "[server] namespaces" in error["message"]

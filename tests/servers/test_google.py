@@ -496,7 +496,7 @@ def test_google_namespaces_left_alone_are_off_and_not_even_imported(tmp_path: Pa
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     found = json.loads(out.stdout)
     assert found["loaded"] == ["docs"]  # asked for by its section; the others untouched
-    assert found["reasons"]["drive"] == "add a [drive] section (or name drive in [server] servers) to turn it on"
+    assert found["reasons"]["drive"] == "add a [drive] section (or name drive in [server] namespaces) to turn it on"
     assert "[google] client_secrets" in found["reasons"]["docs"]
 
 

@@ -25,18 +25,30 @@ class CalendarConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["caldav", "google"] = "caldav"
-    url: str | None = Field(None, description="CalDAV server or principal URL")
-    username: str | None = None
+    backend: Literal["caldav", "google"] = Field(
+        "caldav", description="A CalDAV server, or a Google calendar through the [google] account."
+    )
+    url: str | None = Field(None, description="CalDAV server or principal URL", examples=["https://caldav.icloud.com/"])
+    username: str | None = Field(None, description="CalDAV account name", examples=["you@icloud.com"])
     password: SecretStr | None = Field(None, description=f"or set {PASSWORD_ENV}")
-    calendar: str | None = Field(None, description="display name (or CalDAV URL) of the one calendar to use")
+    calendar: str | None = Field(
+        None,
+        description="display name (or CalDAV URL) of the one calendar to use",
+        examples=["AI Assistant Shared"],
+    )
     calendar_id: str | None = Field(None, max_length=300, description="Google: the calendar's id instead of its name")
-    timezone: str | None = Field(None, description="IANA zone; default the system's, else UTC")
-    working_hours: str = "09:00-17:00"
-    working_days: list[str] = Field(default_factory=lambda: list(WEEKDAY_NAMES[:5]))
-    include_location: bool = False
-    include_description: bool = False
-    timeout_seconds: float = Field(20.0, gt=0, le=300)
+    timezone: str | None = Field(
+        None, description="IANA zone; default the system's, else UTC", examples=["Europe/Berlin"]
+    )
+    working_hours: str = Field("09:00-17:00", description="Local hours within which free slots are looked for")
+    working_days: list[str] = Field(
+        default_factory=lambda: list(WEEKDAY_NAMES[:5]), description="Days on which free slots are looked for"
+    )
+    include_location: bool = Field(False, description="Return the locations of your own events too")
+    include_description: bool = Field(False, description="Return the descriptions (notes) of your own events too")
+    timeout_seconds: float = Field(
+        20.0, gt=0, le=300, description="Deadline for each tool call's exchange with the server"
+    )
     allow_insecure_http: bool = Field(False, description="allow http:// to hosts other than loopback")
 
     @field_validator("working_hours")

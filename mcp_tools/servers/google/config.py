@@ -28,7 +28,10 @@ class GoogleConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     client_secrets: Path | None = Field(
-        default=None, description="OAuth client file (Desktop app) downloaded from the Google Cloud console."
+        default=None,
+        description="OAuth client file (Desktop app) downloaded from the Google Cloud console; then "
+        "`mcp-tools auth google`.",
+        examples=["~/.config/mcp-tools/client_secret.json"],
     )
     service_account_file: Path | None = Field(
         default=None, description="Service-account key, for Workspace domain-wide delegation instead of OAuth."
@@ -37,7 +40,7 @@ class GoogleConfig(BaseModel):
     token_file: Path | None = Field(default=None, description="Where the OAuth token lives (default state dir).")
     api_endpoint: str | None = Field(default=None, description="Another API root (a proxy, a test server).")
     retry_seconds: float = Field(default=20.0, ge=0, le=300, description="Total wait for retries of one call.")
-    timeout_seconds: float = Field(default=60.0, gt=0, le=600)
+    timeout_seconds: float = Field(default=60.0, gt=0, le=600, description="Most one API request may take.")
 
     @field_validator("api_endpoint")
     @classmethod

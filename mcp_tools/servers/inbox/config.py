@@ -26,16 +26,34 @@ class InboxConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    addresses: list[str] = Field(default_factory=list)
-    listen: str = "127.0.0.1:2525"
-    max_message_bytes: int = Field(default=25 * MIB, ge=1024, le=1024 * MIB)
-    max_attachment_bytes: int = Field(default=1 * MIB, ge=1024, le=64 * MIB)
-    blob_dir: Path | None = None
-    summary_url: str | None = None
-    summary_model: str = "gpt-4o-mini"
-    summary_api_key: SecretStr | None = None
-    summary_timeout_seconds: float = Field(default=20.0, gt=0, le=300)
-    notify: Literal["log", "none", "telegram"] = "log"
+    addresses: list[str] = Field(
+        default_factory=list,
+        description="Accepted recipients; SMTP refuses all others.",
+        examples=[["assistant@example.org"]],
+    )
+    listen: str = Field(default="127.0.0.1:2525", description="Where `mcp-tools inbox smtp` listens.")
+    max_message_bytes: int = Field(
+        default=25 * MIB, ge=1024, le=1024 * MIB, description="Largest raw message accepted by any path."
+    )
+    max_attachment_bytes: int = Field(
+        default=1 * MIB, ge=1024, le=64 * MIB, description="Largest binary attachment inbox.attachment returns."
+    )
+    blob_dir: Path | None = Field(
+        default=None, description="Raw messages and attachments; relative paths are under the data dir."
+    )
+    summary_url: str | None = Field(
+        default=None,
+        description="An OpenAI-compatible endpoint that summarises new messages; unset: a local summary.",
+        examples=["http://127.0.0.1:11434/v1"],
+    )
+    summary_model: str = Field(default="gpt-4o-mini", description="Model name sent to the endpoint.")
+    summary_api_key: SecretStr | None = Field(default=None, description="Or MCP_TOOLS_SUMMARY_API_KEY.")
+    summary_timeout_seconds: float = Field(
+        default=20.0, gt=0, le=300, description="Time for the summary call before the local summary is used."
+    )
+    notify: Literal["log", "none", "telegram"] = Field(
+        default="log", description="How a new message is announced; telegram uses the bot of [approvals.telegram]."
+    )
 
     @field_validator("addresses")
     @classmethod

@@ -40,7 +40,7 @@ class SearchConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = True
+    enabled: bool = Field(default=True, description="Serve search.all over the enabled namespaces.")
     timeout_seconds: float = Field(default=5.0, gt=0, le=120, description="Per namespace; slower ones are partial.")
 
 

@@ -48,18 +48,23 @@ class TerminalConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = False
+    enabled: bool = Field(default=False, description="Nothing of the namespace exists until this is true.")
     allow: list[str] = Field(default_factory=list, description="Programs: names looked up on PATH, or absolute paths.")
     deny: list[str] = Field(default_factory=lambda: list(DEFAULT_DENY), description="Wins over allow.")
     shell: bool = Field(default=False, description="Accept /bin/sh command lines; the allowlist then sees only sh.")
     root: Path | None = Field(default=None, description="Working folders live below it; default <data_dir>/files.")
-    isolation: Literal["bwrap", "none"] = "bwrap"
-    bwrap_path: Path | None = None
+    isolation: Literal["bwrap", "none"] = Field(
+        default="bwrap", description="'none': no sandbox, commands run with your own rights."
+    )
+    bwrap_path: Path | None = Field(default=None, description="Where bwrap is; default: found on PATH.")
     network: bool = Field(default=False, description="Let sandboxed commands use the network.")
-    env: list[str] = Field(default_factory=lambda: ["PATH", "LANG", "LC_ALL", "TZ"])
+    env: list[str] = Field(
+        default_factory=lambda: ["PATH", "LANG", "LC_ALL", "TZ"],
+        description="Variables passed from the server's environment.",
+    )
     hide: list[Path] = Field(default_factory=list, description="More paths to hide inside the sandbox.")
-    timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
-    max_timeout_seconds: float = Field(default=600.0, gt=0, le=24 * 3600)
+    timeout_seconds: float = Field(default=60.0, gt=0, le=3600, description="When a call names none.")
+    max_timeout_seconds: float = Field(default=600.0, gt=0, le=24 * 3600, description="The most a call may ask for.")
     max_output_bytes: int = Field(default=1 * MIB, ge=1 * KIB, le=64 * MIB, description="Kept per stream.")
     output_chars: int = Field(default=8_000, ge=500, le=15_000, description="Returned per stream.")
 
