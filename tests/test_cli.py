@@ -245,3 +245,33 @@ def test_the_servers_key_in_a_config_file_is_noted_once_per_run(tmp_path: Path) 
     config.write_text(config.read_text().replace("namespaces = ", "servers = "))
     result = run_cli(config, "doctor")
     assert result.stderr.count("[server] servers is deprecated; call it namespaces") == 1
+
+
+def test_serve_imports_no_other_command_groups_heavy_modules(tmp_path: Path) -> None:
+    """Start-up time matters for `serve`: what call-text, tools --budget, the approvals page, doctor
+    and config init need stays unimported."""
+    config = demo_config(tmp_path, servers='["files"]')
+    code = (
+        "import json, sys; from mcp_tools.cli import main;"
+        f"code = main(['--config', {str(config)!r}, 'serve']);"
+        "print('MODULES', json.dumps(sorted(sys.modules)), code, file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        cwd=ROOT,
+    )
+    line = next(line for line in result.stderr.splitlines() if line.startswith("MODULES "))
+    modules = set(json.loads(line.split(" ", 1)[1].rsplit(" ", 1)[0]))
+    assert line.endswith(" 0") and "mcp_tools.mcp_server" in modules  # it did serve
+    others = {
+        "mcp_tools.textcalls",
+        "mcp_tools.budget",
+        "mcp_tools.approvals.page",
+        "mcp_tools.config_template",
+        "mcp_tools.servers.google.cli",
+    } & modules
+    assert not others, others
