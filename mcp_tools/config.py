@@ -234,7 +234,9 @@ TELEGRAM_TOKEN_ENV = "MCP_TOOLS_TELEGRAM_BOT_TOKEN"
 class ApprovalPageSettings(_Section):
     """The approvals page: `mcp-tools approvals serve`, and /approvals in `serve --http`."""
 
-    enabled: bool = Field(default=True, description="Serve /approvals in `serve --http`.")
+    enabled: bool = Field(
+        default=True, description="Serve the page (`approvals serve`, and /approvals in `serve --http`)."
+    )
     host: str = Field(default="127.0.0.1", description="Address of `mcp-tools approvals serve`.")
     port: int = Field(default=8766, ge=0, le=65535, description="Port of `mcp-tools approvals serve`.")
     url: str | None = Field(
@@ -272,8 +274,12 @@ class TelegramSettings(_Section):
     updates: Literal["polling", "webhook"] = Field(
         default="polling", description="How presses arrive: this server polls, or Telegram calls webhook_url."
     )
-    webhook_url: str | None = Field(default=None, description="Public https address of /telegram/webhook.")
-    webhook_secret: SecretStr | None = Field(default=None, description="Checked on every webhook call.")
+    webhook_url: str | None = Field(
+        default=None, description="This server's public https address; Telegram calls its /telegram/webhook."
+    )
+    webhook_secret: SecretStr | None = Field(
+        default=None, description="Checked on every webhook call; unset: derived from the bot token."
+    )
     poll_timeout_seconds: int = Field(default=30, ge=0, le=50, description="Long-poll wait of one getUpdates.")
 
     @field_validator("api_base", "webhook_url")
@@ -290,10 +296,10 @@ class NotifySettings(_Section):
     command: list[str] = Field(
         default_factory=list,
         max_length=64,
-        description="Program and arguments, run with the approval as JSON on stdin.",
+        description="Program and arguments, given each new pending approval as JSON on stdin.",
         examples=[["notify-send", "mcp-tools: an approval is waiting"]],
     )
-    url: str | None = Field(default=None, description="Receives the approval as a JSON POST.")
+    url: str | None = Field(default=None, description="Receives each new pending approval as a JSON POST.")
     timeout_seconds: float = Field(default=10, gt=0, le=120, description="Most a hook may take.")
 
     @field_validator("url")
@@ -338,7 +344,9 @@ class StateSettings(_Section):
         description="At least 32 bytes shared by every replica that uses the same state. Or MCP_TOOLS_STATE_SECRET.",
         examples=["32+ random bytes, the same on every replica"],
     )
-    pool_size: int = Field(default=8, ge=1, le=200, description="Connections each replica keeps open.")
+    pool_size: int = Field(
+        default=8, ge=1, le=200, description="Most connections each replica keeps open to the database."
+    )
     connect_timeout_seconds: float = Field(default=5.0, gt=0, le=120, description="Most one connection attempt takes.")
 
     @field_validator("url")

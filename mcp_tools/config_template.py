@@ -76,7 +76,7 @@ def render_table(
     for key, field in nested:
         kind, sub_model = table_kind(field.annotation) or ("table", BaseModel)
         default = field.get_default(call_default_factory=True)
-        text = [field.description] if field.description else []
+        text = [field.description] if field.description else model_intro(sub_model)
         if kind == "table":
             yield from render_table(f"{table}.{key}", sub_model, live=live and default is not None, intro=text)
         elif kind == "array":
