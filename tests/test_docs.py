@@ -1,4 +1,4 @@
-"""Every example in README.md and docs/ runs as written.
+"""Every example in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/ runs as written.
 
 Each fenced block is checked by its language: `toml` loads through the real config model (the
 core sections, and each namespace's own section model, so a key in the wrong table is caught;
@@ -44,7 +44,12 @@ from mcp_tools.tooling import ToolSpec
 from tests.results import ERROR_RESULT_SCHEMA, schema_errors
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+DOCUMENTS = [
+    ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
+    ROOT / "CHANGELOG.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+]
 SHELL = {"bash", "sh", "shell", "console"}
 CHECKED = {"toml", "json", *SHELL}
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+-]*)[^`]*$")
