@@ -36,7 +36,8 @@ def memory_folder() -> str | None:
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 class PostgresServer:
@@ -44,11 +45,10 @@ class PostgresServer:
 
     def __init__(self) -> None:
         problem = apt_install("postgresql", "/usr/lib/postgresql")
-        if problem is None and postgres_bin() is None:
-            problem = "Debian's postgresql installed no initdb under /usr/lib/postgresql"
-        if problem:
-            raise RuntimeError(problem)
-        self.bin = postgres_bin()
+        found = postgres_bin() if problem is None else None
+        if found is None:
+            raise RuntimeError(problem or "Debian's postgresql installed no initdb under /usr/lib/postgresql")
+        self.bin = found
         self.root = Path(tempfile.mkdtemp(prefix="mcp-tools-pg-", dir=memory_folder()))
         self.data = self.root / "data"
         self.password = secrets.token_urlsafe(18)

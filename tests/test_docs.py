@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -112,11 +112,12 @@ def blocks_of(*langs: str) -> list[Any]:
 def section_model(table: str) -> type[BaseModel] | None:
     if table in CORE_MODELS:
         return CORE_MODELS[table]
+    model: type[BaseModel] | None = None
     if table in CATALOG:
-        return load_namespace(table).config_model
-    if table in SHARED_SECTIONS:
-        return shared_section_model(table)
-    return None
+        model = load_namespace(table).config_model
+    elif table in SHARED_SECTIONS:
+        model = shared_section_model(table)
+    return model
 
 
 def check_config(raw: dict[str, Any]) -> None:
@@ -147,7 +148,7 @@ def check_commented_options(block: Block) -> None:
         field = model.model_fields.get(option["key"])
         assert field is not None, f"{block.where}: [{table}] has no option {option['key']!r}"
         try:
-            TypeAdapter(Annotated[field.annotation, field]).validate_python(value)
+            TypeAdapter(cast(Any, Annotated[field.annotation, field])).validate_python(value)
         except ValidationError as exc:
             raise AssertionError(f"{block.where}: [{table}] {option['key']} = {value!r}: {exc}") from None
 
@@ -171,7 +172,8 @@ def test_toml_examples_load_through_the_config_model(block: Block) -> None:
 def json_values(text: str) -> list[Any]:
     """One JSON value, or several one after another (JSON Lines, or separated by blank lines)."""
     decoder = json.JSONDecoder()
-    values, position = [], 0
+    values: list[Any] = []
+    position = 0
     while True:
         while position < len(text) and text[position].isspace():
             position += 1
