@@ -118,9 +118,11 @@ def postgres_server() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture
-def postgres_url(postgres_server: PostgresServer) -> str:
-    """A fresh database on the session's PostgreSQL server."""
-    return postgres_server.create_database()
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """A fresh database on the session's PostgreSQL server, dropped when the test ends."""
+    url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

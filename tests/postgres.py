@@ -1,7 +1,9 @@
 """Debian's PostgreSQL server in a temporary data directory on 127.0.0.1, for the state store's tests.
 
 Started once per test session (as the `postgres` user when the tests run as root, since the
-server refuses to run as root); every test gets a database of its own.
+server refuses to run as root); every test gets a database of its own, dropped when the test ends.
+The data directory is in memory (/dev/shm) where there is one: a database is thousands of small
+files, and creating and deleting hundreds of them on a busy disk cost a session tens of seconds.
 """
 
 from __future__ import annotations
@@ -26,10 +28,16 @@ def postgres_bin() -> Path | None:
     return found[-1].parent if found else None
 
 
+def memory_folder() -> str | None:
+    """A tmpfs to keep the data directory in, or None for the default temporary folder."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK | os.X_OK) else None
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 class PostgresServer:
@@ -37,12 +45,11 @@ class PostgresServer:
 
     def __init__(self) -> None:
         problem = apt_install("postgresql", "/usr/lib/postgresql")
-        if problem is None and postgres_bin() is None:
-            problem = "Debian's postgresql installed no initdb under /usr/lib/postgresql"
-        if problem:
-            raise RuntimeError(problem)
-        self.bin = postgres_bin()
-        self.root = Path(tempfile.mkdtemp(prefix="mcp-tools-pg-"))
+        found = postgres_bin() if problem is None else None
+        if found is None:
+            raise RuntimeError(problem or "Debian's postgresql installed no initdb under /usr/lib/postgresql")
+        self.bin = found
+        self.root = Path(tempfile.mkdtemp(prefix="mcp-tools-pg-", dir=memory_folder()))
         self.data = self.root / "data"
         self.password = secrets.token_urlsafe(18)
         self.port = free_port()
@@ -86,6 +93,15 @@ class PostgresServer:
         with psycopg.connect(self.url(), autocommit=True) as connection:
             connection.execute(f"CREATE DATABASE {name}")
         return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        """Drop a database `create_database` made, with any connection still open to it; a server
+        a test left stopped keeps it until the session's data directory goes."""
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        with contextlib.suppress(psycopg.Error), psycopg.connect(self.url(), autocommit=True) as connection:
+            connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
     def close(self) -> None:
         with contextlib.suppress(RuntimeError):

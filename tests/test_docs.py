@@ -1,4 +1,4 @@
-"""Every example in README.md and docs/ runs as written.
+"""Every example in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/ runs as written.
 
 Each fenced block is checked by its language: `toml` loads through the real config model (the
 core sections, and each namespace's own section model, so a key in the wrong table is caught;
@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -45,7 +45,12 @@ from mcp_tools.tooling import ToolSpec
 from tests.results import ERROR_RESULT_SCHEMA, schema_errors
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+DOCUMENTS = [
+    ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
+    ROOT / "CHANGELOG.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+]
 SHELL = {"bash", "sh", "shell", "console"}
 CHECKED = {"toml", "json", *SHELL}
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+-]*)[^`]*$")
@@ -108,11 +113,12 @@ def blocks_of(*langs: str) -> list[Any]:
 def section_model(table: str) -> type[BaseModel] | None:
     if table in CORE_MODELS:
         return CORE_MODELS[table]
+    model: type[BaseModel] | None = None
     if table in CATALOG:
-        return load_namespace(table).config_model
-    if table in SHARED_SECTIONS:
-        return shared_section_model(table)
-    return None
+        model = load_namespace(table).config_model
+    elif table in SHARED_SECTIONS:
+        model = shared_section_model(table)
+    return model
 
 
 def check_config(raw: dict[str, Any]) -> None:
@@ -143,7 +149,7 @@ def check_commented_options(block: Block) -> None:
         field = model.model_fields.get(option["key"])
         assert field is not None, f"{block.where}: [{table}] has no option {option['key']!r}"
         try:
-            TypeAdapter(Annotated[field.annotation, field]).validate_python(value)
+            TypeAdapter(cast(Any, Annotated[field.annotation, field])).validate_python(value)
         except ValidationError as exc:
             raise AssertionError(f"{block.where}: [{table}] {option['key']} = {value!r}: {exc}") from None
 
@@ -167,7 +173,8 @@ def test_toml_examples_load_through_the_config_model(block: Block) -> None:
 def json_values(text: str) -> list[Any]:
     """One JSON value, or several one after another (JSON Lines, or separated by blank lines)."""
     decoder = json.JSONDecoder()
-    values, position = [], 0
+    values: list[Any] = []
+    position = 0
     while True:
         while position < len(text) and text[position].isspace():
             position += 1

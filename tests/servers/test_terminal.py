@@ -4,6 +4,7 @@ and, with bubblewrap, a sandbox that keeps writes in the working folder and the 
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import socket
 import tempfile
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.app import build_app
+from mcp_tools.app import App, build_app
 from mcp_tools.servers.terminal.isolation import probe
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.system_packages import apt_install
@@ -47,13 +48,13 @@ def settings(tmp_path: Path, **terminal: Any) -> dict[str, Any]:
     return {"server": {"servers": ["terminal"]}, "terminal": values}
 
 
-def make_app(tmp_path: Path, **terminal: Any):
+def make_app(tmp_path: Path, **terminal: Any) -> App:
     app = build_app(make_config(tmp_path, settings(tmp_path, **terminal), environ=ENVIRON))
     (tmp_path / "data" / "files" / "work").mkdir(parents=True, exist_ok=True)
     return app
 
 
-def unisolated(tmp_path: Path, **terminal: Any):
+def unisolated(tmp_path: Path, **terminal: Any) -> App:
     return make_app(tmp_path, isolation="none", **terminal)
 
 
@@ -172,16 +173,37 @@ async def test_a_shell_runs_when_the_config_allows_it(tmp_path: Path) -> None:
     assert data["stdout"] == "one\nTWO\n" and data["exit_code"] == 0
 
 
+def watch_writers(fifo: Path) -> int:
+    """The read end of a new FIFO, open before any writer: a process that opens it for writing
+    holds it until it dies (see `wait_until_writers_are_gone`)."""
+    os.mkfifo(fifo)
+    return os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+
+
+def wait_until_writers_are_gone(reader: int, timeout: float = 10) -> None:
+    """Return once every process that opened the FIFO for writing has closed it (it hangs up),
+    or after `timeout` when none ever did; closes the read end."""
+    poller = select.poll()
+    poller.register(reader, select.POLLHUP)
+    try:
+        poller.poll(timeout * 1000)
+    finally:
+        os.close(reader)
+
+
 async def _timeout_kills_children(tmp_path: Path, app: Any) -> None:
     work = tmp_path / "data" / "files" / "work"
-    script = "(sleep 1.5; echo alive > grandchild.txt) & sleep 30"
+    reader = watch_writers(work / "held")
+    # the grandchild inherits the FIFO and holds it while it lives; left alive, it would write its file at 1.5 s
+    # and then hang up
+    script = "exec 3>held; (sleep 1.5; echo alive > grandchild.txt) & exec 3>&-; sleep 30"
     started = time.monotonic()
     async with connect(tmp_path, app=app) as client:
         command = {"argv": ["sh", "-c", script], "cwd": "work", "timeout_seconds": 0.5}
         data = ok(await client.call_tool("terminal_execute", command))
     assert time.monotonic() - started < 10
     assert data["timed_out"] is True and data["exit_code"] is None
-    time.sleep(2.5)
+    wait_until_writers_are_gone(reader)
     assert not (work / "grandchild.txt").exists()  # the background child died with the group
 
 
@@ -194,15 +216,12 @@ async def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
 async def test_children_left_behind_after_a_normal_exit_are_killed(tmp_path: Path) -> None:
     app = unisolated(tmp_path)
     work = tmp_path / "data" / "files" / "work"
+    reader = watch_writers(work / "held")
+    script = "exec 3>held; (sleep 1; echo late > late.txt) >/dev/null 2>&1 & exec 3>&-; echo started"
     async with connect(tmp_path, app=app) as client:
-        data = ok(
-            await client.call_tool(
-                "terminal_execute",
-                {"argv": ["sh", "-c", "(sleep 1; echo late > late.txt) >/dev/null 2>&1 & echo started"], "cwd": "work"},
-            )
-        )
+        data = ok(await client.call_tool("terminal_execute", {"argv": ["sh", "-c", script], "cwd": "work"}))
     assert data["exit_code"] == 0 and data["stdout"] == "started\n"
-    time.sleep(2)
+    wait_until_writers_are_gone(reader)
     assert not (work / "late.txt").exists()
 
 

@@ -1,0 +1,211 @@
+"""The layers of `mcp_tools` and its import graph, read from the source with `ast`.
+
+A module may import from its own layer or any layer below it, never from one above. The table
+is the one place the layers are written down: tests/test_layering.py checks the imports against
+it and bench/call_flow.py counts the calls that climb back up through it. CONTRIBUTING.md says
+what each layer is for.
+
+A pattern names a module exactly (`mcp_tools.app`) or every module inside a package
+(`mcp_tools.policy.*`); the most specific pattern wins, so `mcp_tools.policy.store` can sit
+below the rest of `mcp_tools.policy`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "mcp_tools"
+
+
+def package(name: str) -> tuple[str, str]:
+    """A package and everything inside it."""
+    return name, f"{name}.*"
+
+
+# Top to bottom.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("entry points", ("mcp_tools.__main__", *package("mcp_tools.cli"))),
+    (
+        "faces",  # what people and clients talk to: transports, the text-call gateway, approval channels
+        (
+            "mcp_tools.http_server",
+            "mcp_tools.http",
+            "mcp_tools.mcp_server",
+            "mcp_tools.budget",  # measures tool definitions as mcp_server serves them
+            *package("mcp_tools.textcalls"),
+            *package("mcp_tools.approvals"),
+            *package("mcp_tools.oauth"),
+        ),
+    ),
+    ("composition", ("mcp_tools.app",)),
+    ("catalog", (*package("mcp_tools.catalog"), "mcp_tools.discovery")),
+    ("policy", package("mcp_tools.policy")),
+    ("namespaces", ("mcp_tools.servers.*",)),
+    ("state", (*package("mcp_tools.state"), "mcp_tools.policy.store", "mcp_tools.oauth.store")),
+    (
+        "foundation",
+        (
+            "mcp_tools",  # the package itself: its version
+            "mcp_tools.servers",  # the registry of namespace names; loads a namespace by name at run time
+            "mcp_tools.tooling",
+            "mcp_tools.config",
+            "mcp_tools.oauth.settings",  # the [http.oauth] config model
+            "mcp_tools.toolsets",
+            "mcp_tools.secrets",
+            "mcp_tools.text",
+            "mcp_tools.charsets",
+            "mcp_tools.commands",
+            "mcp_tools.logs",
+            "mcp_tools.metrics",
+            "mcp_tools.net",
+            "mcp_tools.outbound",
+            "mcp_tools.sandbox",
+        ),
+    ),
+)
+LAYER_NAMES = tuple(name for name, _ in LAYERS)
+
+
+def _specificity(pattern: str, module: str) -> int | None:
+    """How closely `pattern` names `module` (higher is closer), or None if it does not."""
+    if pattern == module:
+        return 2 * len(pattern) + 1
+    if pattern.endswith(".*") and module.startswith(pattern[:-1]):
+        return 2 * len(pattern)
+    return None
+
+
+def layer_of(module: str) -> int | None:
+    """The index in LAYERS (0 is the top) of the layer `module` belongs to, or None."""
+    best: tuple[int, int] | None = None
+    for index, (_, patterns) in enumerate(LAYERS):
+        for pattern in patterns:
+            score = _specificity(pattern, module)
+            if score is not None and (best is None or score > best[0]):
+                best = (score, index)
+    return None if best is None else best[1]
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str
+    target: str
+    line: int
+    kind: str  # "module", "function" (inside a def) or "type" (under `if TYPE_CHECKING:`)
+    file: str = ""  # the source's path from the root
+
+    def __str__(self) -> str:
+        return f"{self.source} -> {self.target} ({self.file}:{self.line}, {self.kind}-level)"
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the checkout's `mcp_tools`, by dotted name."""
+    found: dict[str, Path] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def _function_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
+def _known(name: str, known: dict[str, Path]) -> str:
+    """`name` if it is a module, else the nearest package holding it (`x.y.Class` -> `x.y`)."""
+    while name not in known:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def imports_of(module: str, known: dict[str, Path]) -> Iterator[Import]:
+    """Every import of an `mcp_tools` module in `module`: at module level, inside functions and
+    under TYPE_CHECKING. `from package import name` counts as importing the submodule `name`
+    when there is one."""
+    path = known[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    package_name = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    typing_only, in_functions = _type_checking_lines(tree), _function_lines(tree)
+    file = path.relative_to(ROOT).as_posix()
+    seen: set[tuple[int, str]] = set()
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package_name.split(".")[: len(package_name.split(".")) - node.level + 1]
+                origin = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                origin = node.module or ""
+            targets = [f"{origin}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        kind = "type" if node.lineno in typing_only else "function" if node.lineno in in_functions else "module"
+        for target in targets:
+            if target == "mcp_tools" or target.startswith("mcp_tools."):
+                resolved = _known(target, known)
+                if resolved != module and (node.lineno, resolved) not in seen:
+                    seen.add((node.lineno, resolved))
+                    yield Import(module, resolved, node.lineno, kind, file)
+
+
+def import_graph() -> dict[str, list[Import]]:
+    """Each module's imports of other `mcp_tools` modules."""
+    known = modules()
+    return {module: list(imports_of(module, known)) for module in known}
+
+
+def cycles(graph: dict[str, list[Import]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    edges = {module: sorted({edge.target for edge in found}) for module, found in graph.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target in edges.get(module, []):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    return sorted(groups)
