@@ -126,7 +126,8 @@ async def test_wait_returns_the_verdict_or_none_when_time_runs_out(open_store: O
     started = time.monotonic()
     assert await decisions.wait(approval.id, 0.5, tick, tick_interval=0.1) is None
     assert 0.45 <= time.monotonic() - started < 3
-    assert len(ticks) >= 3 and ticks == sorted(ticks)
+    # ticks report progress in order while waiting; how many fit in 0.5 s depends on the machine's load
+    assert ticks and ticks == sorted(ticks) and all(0 <= elapsed <= 0.5 + 0.1 for elapsed in ticks)
 
     denied = pending(store, digest="b")
 
