@@ -1,89 +1,19 @@
-"""The `search` namespace: one query over every enabled namespace that holds documents.
-
-It knows no other namespace: the core hands it the search hooks of the enabled ones
-(`Environment.search_sources`), each bound to its service. Each source answers from its own
-index within a time limit; a slow or failing one is reported as partial and never holds the
-others back.
-"""
+"""`search.all`: one query over every enabled namespace, merged and ranked, each hit naming the call that opens it."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from mcp_tools.tooling import (
-    Arguments,
-    CallContext,
-    Environment,
-    Namespace,
-    NotConfigured,
-    Output,
-    Risk,
-    SearchHit,
-    SearchSource,
-    ToolFailure,
-    ToolSpec,
-)
+from mcp_tools.servers.search.models import AllArgs, AllResult, Partial, Result
+from mcp_tools.servers.search.service import SearchService
+from mcp_tools.tooling import CallContext, Risk, SearchHit, SearchSource, ToolFailure, ToolSpec
 
 MAX_SNIPPET_CHARS = 300
 MAX_TITLE_CHARS = 200
-MAX_OFFSET = 200
 # One page of hits, text and structured content together: inside the default 20,000-token result
 # budget with room for the header, so the tool pages by itself and the gate never cuts.
 PAGE_CHARS = 60_000
-
-
-class SearchConfig(BaseModel):
-    """The `[search]` section."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = True
-    timeout_seconds: float = Field(default=5.0, gt=0, le=120, description="Per namespace; slower ones are partial.")
-
-
-class SearchService:
-    def __init__(self, config: SearchConfig, sources: dict[str, SearchSource]) -> None:
-        self.config = config
-        self.sources = sources  # filled by the core as namespaces start; read at call time
-
-
-def create(config: SearchConfig, env: Environment) -> SearchService:
-    if not config.enabled:
-        raise NotConfigured("set [search] enabled = true")
-    if not env.search_sources:
-        raise NotConfigured("no enabled namespace holds searchable documents (files, notes, inbox)")
-    return SearchService(config, env.search_sources)
-
-
-class AllArgs(Arguments):
-    query: str = Field(min_length=1, max_length=500)
-    scope: list[str] = Field(default_factory=list, max_length=20, description="Namespaces; none: all.")
-    limit: int = Field(default=10, ge=1, le=50)
-    offset: int = Field(default=0, ge=0, le=MAX_OFFSET, description="next_offset of the last page.")
-
-
-class Result(Output):
-    namespace: str
-    title: str
-    snippet: str
-    tool: str  # opens the hit, given `arguments` (the description says so)
-    arguments: dict[str, str]
-    score: float
-
-
-class Partial(Output):
-    namespace: str
-    reason: str
-
-
-class AllResult(Output):
-    results: list[Result]
-    searched: list[str]
-    partial: list[Partial]  # namespaces that timed out or failed
-    next_offset: int | None = None  # hits left out to fit the result budget start here
 
 
 def _clip(text: str, limit: int) -> str:
@@ -204,12 +134,3 @@ TOOLS: list[ToolSpec[SearchService, Any, Any]] = [
         render_text=render,
     ),
 ]
-
-NAMESPACE: Namespace[SearchService] = Namespace(
-    name="search",
-    description="One search over every enabled namespace that holds documents.",
-    config_model=SearchConfig,
-    create=create,
-    tools=TOOLS,
-    status=lambda service: f"searches: {', '.join(service.sources)} (each within {service.config.timeout_seconds:g} s)",
-)
