@@ -63,7 +63,7 @@ class ReadResult(Output):
 
 
 async def read(service: DocsService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    from mcp_tools.servers.docs.markdown import to_markdown
+    from mcp_tools.servers.docs.render import to_markdown
 
     document = await service.run("docs.read", service.get, "docs.read", args.id)
     markdown = to_markdown(document)
@@ -109,7 +109,8 @@ class Written(Output):
 
 
 async def create(service: DocsService, args: CreateArgs, ctx: CallContext) -> Written:
-    from mcp_tools.servers.docs.markdown import append_requests, parse
+    from mcp_tools.servers.docs.parse import parse
+    from mcp_tools.servers.docs.requests import append_requests
     from mcp_tools.servers.docs.service import end_of_body, revision_after
 
     tool = "docs.create"
@@ -138,7 +139,8 @@ class AppendArgs(Arguments):
 
 
 async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Written:
-    from mcp_tools.servers.docs.markdown import append_requests, parse
+    from mcp_tools.servers.docs.parse import parse
+    from mcp_tools.servers.docs.requests import append_requests
     from mcp_tools.servers.docs.service import end_of_body, revision_after
 
     tool = "docs.append"
