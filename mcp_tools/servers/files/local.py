@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mcp_tools.sandbox import TEMP_SUFFIX, KeyPolicy, Sandbox, escape_name, sweep_temp_files
-from mcp_tools.servers.files.store import (
+from mcp_tools.servers.files.backend import (
     MAX_LISTED,
     READ_CHUNK,
     Progress,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_tools.sandbox import KeyPolicy, check_key
-from mcp_tools.servers.files.store import READ_CHUNK, Progress, StoredEntry, Window, check_expected, read_window_from
+from mcp_tools.servers.files.backend import READ_CHUNK, Progress, StoredEntry, Window, check_expected, read_window_from
 from mcp_tools.tooling import ToolFailure
 
 DELETE_BATCH = 1000  # the most one DeleteObjects request takes

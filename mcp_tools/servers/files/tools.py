@@ -13,6 +13,17 @@ import anyio.from_thread
 import anyio.to_thread
 
 from mcp_tools.sandbox import KeyPolicy, check_key
+from mcp_tools.servers.files.backend import (
+    MAX_LISTED,
+    Store,
+    StoredEntry,
+    check_expected,
+    compile_glob,
+    decode_cursor,
+    encode_cursor,
+    human_size,
+    matches,
+)
 from mcp_tools.servers.files.edit import EditRequest, apply_edits, unified_diff
 from mcp_tools.servers.files.models import (
     DeleteArgs,
@@ -33,17 +44,6 @@ from mcp_tools.servers.files.models import (
     ReadResult,
     WriteArgs,
     WriteResult,
-)
-from mcp_tools.servers.files.store import (
-    MAX_LISTED,
-    Store,
-    StoredEntry,
-    check_expected,
-    compile_glob,
-    decode_cursor,
-    encode_cursor,
-    human_size,
-    matches,
 )
 from mcp_tools.tooling import (
     INLINE_IMAGE_TYPES,
