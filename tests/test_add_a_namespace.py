@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import mcp_types as types
 import pytest
 
 import mcp_tools.servers
@@ -71,7 +72,7 @@ async def test_the_high_risk_tool_runs_only_after_the_person_says_yes(tmp_path: 
     async with connect(tmp_path / "no", settings, elicit="decline") as client:
         failure(await client.call_tool("tally_reset", {"to": 0}))
         assert ok(await client.call_tool("tally_show", {})) == {"count": 3}
-    seen: list = []
+    seen: list[types.ElicitRequestParams] = []
     async with connect(tmp_path / "yes", settings, elicit="accept", seen=seen) as client:
         assert ok(await client.call_tool("tally_reset", {"to": 0})) == {"count": 0}
         assert ok(await client.call_tool("tally_show", {})) == {"count": 0}
