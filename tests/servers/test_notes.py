@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mcp_tools.servers.notes import NAMESPACE
-from mcp_tools.servers.notes.models import NotesConfig
+from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.tooling import Environment, NotConfigured
 from tests.harness import annotation, connect, failure, ok
 from tests.servers.notes_fixtures import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.servers.notes.models import NotesConfig
+from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.vault import NotesService
 from mcp_tools.tooling import Environment
 from tests.harness import connect, ok

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 
@@ -24,28 +24,6 @@ MAX_CHARS = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS)
 RENAME_PAGE = 10
 DIFF_MAX_CHARS = 2_000
 LINKED_FROM_SHOWN = 100
-
-
-class NotesConfig(BaseModel):
-    """The `[notes]` section."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    vault: str | None = None
-    embeddings: Literal["none", "fastembed", "openai"] = "none"
-    embedding_model: str | None = None
-    embedding_model_path: str | None = None
-    embedding_url: str | None = None
-    embedding_api_key: SecretStr | None = None
-    embedding_batch: int = Field(default=32, ge=1, le=512)
-    embedding_timeout: float = Field(default=30.0, gt=0)
-    daily_folder: str = ""
-    daily_format: str = "YYYY-MM-DD"
-    daily_template: str | None = None
-    watch: bool = True
-    watch_debounce_ms: int = Field(default=300, ge=10, le=60_000)
-    max_note_bytes: int = Field(default=2_000_000, ge=1_000)
-    trash_folder: str = ".trash"
 
 
 # -- inputs ---------------------------------------------------------------------------------

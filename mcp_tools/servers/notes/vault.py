@@ -24,6 +24,7 @@ from typing import Any
 
 from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow
 from mcp_tools.servers.notes import models as m
+from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.dates import format_day, render_template
 from mcp_tools.servers.notes.embeddings import (
     DEFAULT_FASTEMBED_MODEL,
@@ -91,7 +92,7 @@ def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def build_embedder(config: m.NotesConfig, env: Environment, state_dir: Path) -> Embedder | None:
+def build_embedder(config: NotesConfig, env: Environment, state_dir: Path) -> Embedder | None:
     if config.embeddings == "none":
         return None
     if config.embeddings == "openai":
@@ -187,7 +188,7 @@ class FolderReader:
 
 
 class NotesService(Renaming):
-    def __init__(self, config: m.NotesConfig, env: Environment) -> None:
+    def __init__(self, config: NotesConfig, env: Environment) -> None:
         if not config.vault:
             raise NotConfigured('set [notes] vault = "/path/to/vault"')
         root = Path(config.vault).expanduser()
