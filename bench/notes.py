@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.config import NotesConfig
-from mcp_tools.servers.notes.vault import NotesService
+from mcp_tools.servers.notes.service import NotesService
 from mcp_tools.tooling import Environment
 
 DIMENSIONS = 384

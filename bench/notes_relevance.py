@@ -46,7 +46,7 @@ sys.path.append(BENCH)  # last, so no bench script shadows a standard module
 
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.config import NotesConfig
-from mcp_tools.servers.notes.vault import NotesService
+from mcp_tools.servers.notes.service import NotesService
 from mcp_tools.tooling import Environment
 
 PLUGINS = "02 - Community Expansions/02.05 All Community Expansions/Plugins/"

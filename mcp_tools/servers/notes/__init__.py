@@ -15,11 +15,11 @@ from mcp_tools.servers.notes.tools import TOOLS
 from mcp_tools.tooling import CliCommand, Environment, Namespace, SearchHit, SearchHook
 
 if TYPE_CHECKING:
-    from mcp_tools.servers.notes.vault import NotesService
+    from mcp_tools.servers.notes.service import NotesService
 
 
 def create(config: NotesConfig, env: Environment) -> NotesService:
-    from mcp_tools.servers.notes.vault import NotesService
+    from mcp_tools.servers.notes.service import NotesService
 
     return NotesService(config, env)
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:
-    from mcp_tools.servers.notes.vault import NotesService
+    from mcp_tools.servers.notes.service import NotesService
 
 
 def _index_arguments(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ from mcp_tools.servers.notes.markdown import Link, parse_note
 from mcp_tools.tooling import ToolFailure
 
 if TYPE_CHECKING:
-    from mcp_tools.servers.notes.vault import NotesService
+    from mcp_tools.servers.notes.service import NotesService
 
 
 class Renaming:
@@ -23,7 +23,7 @@ class Renaming:
 
     def _rename_keys(self: NotesService, args: m.RenameArgs) -> tuple[str, str]:  # type: ignore[misc]
         """The note to rename and its new key; the note must exist and the new name be free."""
-        from mcp_tools.servers.notes.vault import note_key  # vault imports this module
+        from mcp_tools.servers.notes.service import note_key  # service.py imports this module
 
         old = self.existing_key(args.path)
         new = note_key(args.new_path)
@@ -38,7 +38,7 @@ class Renaming:
         return old, new
 
     def rename(self: NotesService, args: m.RenameArgs) -> m.RenameOutput:  # type: ignore[misc]
-        from mcp_tools.servers.notes.vault import FragmentChecker, unified_diff
+        from mcp_tools.servers.notes.service import FragmentChecker, unified_diff
 
         with self.write_lock:
             old, new = self._rename_keys(args)
@@ -98,7 +98,7 @@ class Renaming:
 
     def _plan_rename(self: NotesService, old: str, new: str, sources: set[str]) -> dict[str, tuple[str, str, str, int]]:  # type: ignore[misc]
         """source -> (text before, text after, sha256 before, links changed) for every file to edit."""
-        from mcp_tools.servers.notes.vault import NOTE_SUFFIX
+        from mcp_tools.servers.notes.service import NOTE_SUFFIX
 
         before_resolver = self.index.resolver
         documents = {path: self.index.document(path) for path in self.index.paths()}
