@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from mcp_tools.sandbox import safe_name
+from mcp_tools.servers.files.config import FilesConfig
 from mcp_tools.servers.files.local import LocalStore
-from mcp_tools.servers.files.models import FilesConfig
-from mcp_tools.servers.files.tools import FilesService
+from mcp_tools.servers.files.service import FilesService
 from mcp_tools.tooling import ToolFailure
 from tests.harness import connect, failure, ok, text_of
 from tests.servers import files_fixtures

@@ -9,8 +9,9 @@ from functools import partial
 import anyio
 import anyio.to_thread
 
-from mcp_tools.servers.files.models import FilesConfig
-from mcp_tools.servers.files.tools import TOOLS, FilesService
+from mcp_tools.servers.files.config import FilesConfig
+from mcp_tools.servers.files.service import FilesService
+from mcp_tools.servers.files.tools import TOOLS
 from mcp_tools.tooling import (
     Environment,
     Namespace,
