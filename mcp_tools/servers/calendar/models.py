@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from pydantic import Field, PrivateAttr
 
-from mcp_tools.servers.calendar.backend import Occurrence
+from mcp_tools.servers.calendar.service import Occurrence
 from mcp_tools.tooling import Arguments, Output
 
 UID_PATTERN = r"^[^\x00-\x1f\x7f]{1,255}$"

@@ -13,7 +13,6 @@ import datetime as dt
 import hashlib
 from typing import TYPE_CHECKING
 
-from mcp_tools.servers.calendar.backend import Changes, Occurrence, check_order
 from mcp_tools.servers.calendar.models import (
     AvailabilityArgs,
     AvailabilityResult,
@@ -29,6 +28,7 @@ from mcp_tools.servers.calendar.models import (
     FreeSlot,
     UpdateArgs,
 )
+from mcp_tools.servers.calendar.service import Changes, Occurrence, check_order
 from mcp_tools.servers.calendar.timeutil import (
     Interval,
     day_start,
@@ -42,7 +42,7 @@ from mcp_tools.servers.calendar.timeutil import (
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
-    from mcp_tools.servers.calendar.backend import CalendarBackend
+    from mcp_tools.servers.calendar.service import CalendarBackend
 
 MAX_RANGE_DAYS = 366
 MAX_AVAILABILITY_DAYS = 92
