@@ -87,7 +87,7 @@ class FileDigests:
                 self._kept.popitem(last=False)
 
 
-class LocalStore:
+class LocalBackend:
     """Files under one root folder; symlinks that lead out are refused, inside ones are listed as links."""
 
     blocking = False

@@ -61,7 +61,7 @@ def _failure(error: Exception, key: str) -> ToolFailure:
     return ToolFailure("upstream_error", f"S3 request for {key} failed ({code or name})")
 
 
-class S3Store:
+class S3Backend:
     """Objects under `prefix` in one bucket; every boto3 call runs in a worker thread."""
 
     blocking = True

@@ -9,7 +9,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from mcp_tools.sandbox import KeyPolicy, check_key
-from mcp_tools.servers.files.backend import Store
+from mcp_tools.servers.files.backend import Backend
 from mcp_tools.servers.files.config import FilesConfig
 from mcp_tools.tooling import ToolFailure
 
@@ -19,7 +19,7 @@ ResultT = TypeVar("ResultT")
 class FilesService:
     """A store plus the limits from config; runs blocking backends in a worker thread."""
 
-    def __init__(self, store: Store, config: FilesConfig) -> None:
+    def __init__(self, store: Backend, config: FilesConfig) -> None:
         self.store = store
         self.config = config
         self.max_read_bytes = config.max_read_bytes
