@@ -1,4 +1,4 @@
-"""The calendar tools: models, handlers and their declarations.
+"""The calendar tools: handlers and their declarations (the models are in models.py).
 
 Read permission has two axes. Busy slots (`calendar.availability`) never carry titles and
 run without asking. Details (`calendar.events`) run without asking only when every event
