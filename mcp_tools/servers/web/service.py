@@ -20,6 +20,8 @@ MAX_SNIPPET_CHARS = 2_000
 MAX_ANSWER_CHARS = 4_000
 MAX_URL_CHARS = 2_048  # longer urls are dropped like malformed ones: a cut url opens nothing
 MAX_UPSTREAM_DETAIL_CHARS = 300
+
+
 # --- the service -------------------------------------------------------------------------------
 
 _last_status: contextvars.ContextVar[tuple[int, str | None] | None] = contextvars.ContextVar(
