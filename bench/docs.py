@@ -23,7 +23,7 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mcp_tools.servers.docs.markdown import to_markdown  # noqa: E402
+from mcp_tools.servers.docs.render import to_markdown  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.docs_fixtures import docs_settings  # noqa: E402
 from tests.servers.fake_google import FakeDocs, FakeGoogle  # noqa: E402

@@ -35,7 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mcp_tools.servers.notes import models as m
-from mcp_tools.servers.notes.vault import NotesService
+from mcp_tools.servers.notes.config import NotesConfig
+from mcp_tools.servers.notes.service import NotesService
 from mcp_tools.tooling import Environment
 
 DIMENSIONS = 384
@@ -164,7 +165,7 @@ class HashedEmbedder:
 
 
 def make_service(vault: Path, state: Path, embedder: HashedEmbedder | None) -> NotesService:
-    service = NotesService(m.NotesConfig(vault=str(vault), watch=False), Environment(state, state))
+    service = NotesService(NotesConfig(vault=str(vault), watch=False), Environment(state, state))
     service.embedder = embedder
     return service
 

@@ -45,7 +45,8 @@ else:
 sys.path.append(BENCH)  # last, so no bench script shadows a standard module
 
 from mcp_tools.servers.notes import models as m
-from mcp_tools.servers.notes.vault import NotesService
+from mcp_tools.servers.notes.config import NotesConfig
+from mcp_tools.servers.notes.service import NotesService
 from mcp_tools.tooling import Environment
 
 PLUGINS = "02 - Community Expansions/02.05 All Community Expansions/Plugins/"
@@ -91,12 +92,12 @@ QUERIES: list[tuple[str, str, str]] = [
 
 
 def make_service(vault: Path, state: Path, model_path: str | None) -> NotesService:
-    config = m.NotesConfig(vault=str(vault), watch=False)
+    config = NotesConfig(vault=str(vault), watch=False)
     if model_path:
         from make_minilm_onnx import MODEL_NAME, register  # the folder bench/make_minilm_onnx.py writes
 
         register()
-        config = m.NotesConfig(
+        config = NotesConfig(
             vault=str(vault),
             watch=False,
             embeddings="fastembed",

@@ -39,7 +39,8 @@ BARE_SERVER = textwrap.dedent(
     from pathlib import Path
     from mcp.server.mcpserver import MCPServer
     from mcp_tools.servers.files import NAMESPACE
-    from mcp_tools.servers.files.models import FilesConfig, ReadResult
+    from mcp_tools.servers.files.config import FilesConfig
+    from mcp_tools.servers.files.models import ReadResult
     from mcp_tools.tooling import CallContext, Environment
 
     root = Path(sys.argv[1])

@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from mcp_tools.servers import web  # noqa: E402
+from mcp_tools.servers.web import models as web_models  # noqa: E402
+from mcp_tools.servers.web import tools as web_tools  # noqa: E402
 from mcp_tools.tooling import CallContext, Environment  # noqa: E402
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily  # noqa: E402
 
@@ -52,13 +54,14 @@ def first_search_cost(fake_url: str, rounds: int) -> list[float]:
         f"sys.path.insert(0, {str(ROOT)!r})\n"
         "from pathlib import Path\n"
         "from mcp_tools.servers import web\n"
+        "from mcp_tools.servers.web import models as web_models, tools as web_tools\n"
         "from mcp_tools.tooling import CallContext, Environment\n"
         f"config = web.WebConfig(api_base_url={fake_url!r})\n"
         f"svc = web.create(config, Environment(Path('.'), Path('.'), {{'TAVILY_API_KEY': {VALID_KEY!r}}}))\n"
         "async def main():\n"
         "    async with web.lifespan(svc):\n"
         "        started = time.perf_counter()\n"
-        "        await web.search(svc, web.SearchArgs(query='q'), CallContext())\n"
+        "        await web_tools.search(svc, web_models.SearchArgs(query='q'), CallContext())\n"
         "        print(time.perf_counter() - started)\n"
         "asyncio.run(main())\n"
     )
@@ -70,11 +73,11 @@ def first_search_cost(fake_url: str, rounds: int) -> list[float]:
 
 
 async def steady_searches(service: web.WebService, rounds: int) -> list[float]:
-    args = web.SearchArgs(query="python packaging", max_results=10)
+    args = web_models.SearchArgs(query="python packaging", max_results=10)
     samples = []
     for _ in range(rounds):
         started = time.perf_counter()
-        await web.search(service, args, CallContext())
+        await web_tools.search(service, args, CallContext())
         samples.append(time.perf_counter() - started)
     return samples
 
@@ -95,18 +98,18 @@ async def bare_httpx(fake_url: str, rounds: int) -> list[float]:
 
 
 def render_cost(rounds: int) -> list[float]:
-    output = web.SearchOutput(
+    output = web_models.SearchOutput(
         query="q",
         answer="a" * 4000,
         results=[
-            web.SearchResult(title=f"t{i}", url=f"https://e{i}.example/", content="word " * 400, score=0.5)
+            web_models.SearchResult(title=f"t{i}", url=f"https://e{i}.example/", content="word " * 400, score=0.5)
             for i in range(10)
         ],
     )
     samples = []
     for _ in range(rounds):
         started = time.perf_counter()
-        web.render_search(output)
+        web_tools.render_search(output)
         samples.append(time.perf_counter() - started)
     return samples
 

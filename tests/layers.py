@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             *package("mcp_tools.oauth"),
         ),
     ),
-    ("composition", ("mcp_tools.app", "mcp_tools.config_template")),  # the template reads every namespace's config model
+    ("composition", ("mcp_tools.app", "mcp_tools.config_template")),  # the template reads namespace configs
     ("catalog", (*package("mcp_tools.catalog"), "mcp_tools.discovery")),
     ("policy", package("mcp_tools.policy")),
     ("namespaces", ("mcp_tools.servers.*",)),

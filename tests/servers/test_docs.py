@@ -436,7 +436,8 @@ def test_the_docs_namespace_loads_no_google_library_until_a_tool_runs():
 
     code = (
         "import sys; from mcp_tools.servers import load_namespace; load_namespace('docs');"
-        "names = ('googleapiclient', 'google.auth', 'httplib2', 'mcp_tools.servers.docs.markdown');"
+        "names = ('googleapiclient', 'google.auth', 'httplib2', 'mcp_tools.servers.docs.markdown',"
+        "'mcp_tools.servers.docs.render', 'mcp_tools.servers.docs.parse', 'mcp_tools.servers.docs.requests');"
         "print([m for m in names if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=os.environ)

@@ -10,16 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_tools.servers.docs.markdown import (
-    Paragraph,
-    Span,
-    Table,
-    append_requests,
-    parse,
-    parse_inline,
-    to_markdown,
-    u16,
-)
+from mcp_tools.servers.docs.markdown import Paragraph, Span, Table, u16
+from mcp_tools.servers.docs.parse import parse, parse_inline
+from mcp_tools.servers.docs.render import to_markdown
+from mcp_tools.servers.docs.requests import append_requests
 from tests.servers.fake_google import FakeDocs, FakeGoogle
 
 

@@ -12,7 +12,7 @@ import pytest
 from mcp_tools.app import build_app
 from mcp_tools.config import ConfigError
 from mcp_tools.servers.files import NAMESPACE, create
-from mcp_tools.servers.files.models import FilesConfig
+from mcp_tools.servers.files.config import FilesConfig
 from mcp_tools.tooling import Environment, NotConfigured
 from tests.harness import annotation, connect, failure, make_config, ok, text_of
 from tests.servers import files_fixtures

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcp_tools.servers.files import local
-from mcp_tools.servers.files.local import LocalStore
+from mcp_tools.servers.files.local import LocalBackend
 from mcp_tools.tooling import ToolFailure
 
 HOUR_NS = 3600 * 1_000_000_000
@@ -51,7 +51,7 @@ def an_hour_later(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_window_of_an_unchanged_file_is_read_without_hashing_it_again(tmp_path: Path, full_passes: list[int]) -> None:
     data = bytes(range(256)) * 12_000  # 3 MB, several read chunks
     (tmp_path / "big.bin").write_bytes(data)
-    store = LocalStore(tmp_path)
+    store = LocalBackend(tmp_path)
     first = store.read_window("big.bin", 1_000_000, 20_000)
     second = store.read_window("big.bin", 2_500_000, 20_000)
     past_end = store.read_window("big.bin", len(data) + 5, 10)
@@ -66,7 +66,7 @@ def test_an_in_place_change_that_keeps_size_and_mtime_is_seen(tmp_path: Path) ->
     path = tmp_path / "ledger.txt"
     path.write_bytes(b"pay alice 100\n")
     mtime_ns = aged(path)
-    store = LocalStore(tmp_path)
+    store = LocalBackend(tmp_path)
     old = store.read_window("ledger.txt", 0, 100).sha256
     with path.open("r+b") as handle:
         handle.write(b"pay mallo 900\n")
@@ -84,10 +84,10 @@ def test_a_kept_digest_is_dropped_when_a_peer_replaces_the_file(tmp_path: Path, 
     path = tmp_path / "a.txt"
     path.write_bytes(b"one")
     mtime_ns = aged(path)
-    store = LocalStore(tmp_path)
+    store = LocalBackend(tmp_path)
     read = store.read_window("a.txt", 0, 10).sha256
     assert store.read_window("a.txt", 0, 10).sha256 == read and len(full_passes) == 1
-    peer = LocalStore(tmp_path)  # another writer: atomic replace, a new inode
+    peer = LocalBackend(tmp_path)  # another writer: atomic replace, a new inode
     peer.write("a.txt", b"two", create_parents=False, expected_sha256=None)
     os.utime(path, ns=(mtime_ns, mtime_ns))
     with pytest.raises(ToolFailure) as caught:
@@ -100,7 +100,7 @@ def test_a_kept_digest_is_dropped_when_a_peer_replaces_the_file(tmp_path: Path, 
 def test_a_file_modified_just_now_is_hashed_on_every_read(tmp_path: Path, full_passes: list[int]) -> None:
     """A write in the same timestamp tick could keep size and times: a fresh file's digest is not kept."""
     (tmp_path / "fresh.txt").write_bytes(b"x" * 5000)
-    store = LocalStore(tmp_path)
+    store = LocalBackend(tmp_path)
     store.read_window("fresh.txt", 0, 10)
     store.read_window("fresh.txt", 0, 10)
     assert len(full_passes) == 2

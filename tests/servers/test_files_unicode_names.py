@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from mcp_tools.sandbox import safe_name
-from mcp_tools.servers.files.local import LocalStore
-from mcp_tools.servers.files.models import FilesConfig
-from mcp_tools.servers.files.tools import FilesService
+from mcp_tools.servers.files.config import FilesConfig
+from mcp_tools.servers.files.local import LocalBackend
+from mcp_tools.servers.files.service import FilesService
 from mcp_tools.tooling import ToolFailure
 from tests.harness import connect, failure, ok, text_of
 from tests.servers import files_fixtures
@@ -122,7 +122,7 @@ def test_outside_names_are_kept_as_far_as_each_rule_allows(tmp_path: Path) -> No
 
     def service(names: str) -> FilesService:
         config = FilesConfig(root=tmp_path / names, names=names)
-        return FilesService(LocalStore(tmp_path / names, names=config.names), config)
+        return FilesService(LocalBackend(tmp_path / names, names=config.names), config)
 
     assert FilesConfig().names == "strict"
     assert safe_name("Tax return 2025.pdf", fallback="attachment") == "Tax_return_2025.pdf"

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mcp_tools.servers.notes import NAMESPACE
-from mcp_tools.servers.notes.models import NotesConfig
+from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.tooling import Environment, NotConfigured
 from tests.harness import annotation, connect, failure, ok
 from tests.servers.notes_fixtures import (
@@ -484,7 +484,7 @@ def test_common_words_are_left_out_of_the_or_query_on_large_vaults(
 ) -> None:
     from mcp_tools.servers.notes import search as search_module
     from mcp_tools.servers.notes.models import SearchArgs
-    from mcp_tools.servers.notes.vault import NotesService
+    from mcp_tools.servers.notes.service import NotesService
 
     files = {f"n{i}.md": f"the common filler text number {i}\n" for i in range(30)}
     files["rare.md"] = "the zygote note\n"
@@ -520,7 +520,7 @@ def test_importing_the_namespace_stays_light() -> None:
 
     code = (
         "import sys, mcp_tools.servers.notes as n; assert n.NAMESPACE.name == 'notes'; "
-        "heavy = {'mcp_tools.servers.notes.vault', 'sqlite3', 'yaml', 'watchfiles', 'numpy', 'httpx', 'fastembed'}; "
+        "heavy = {'mcp_tools.servers.notes.service', 'sqlite3', 'yaml', 'watchfiles', 'numpy', 'httpx', 'fastembed'}; "
         "print(sorted(heavy & set(sys.modules)))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_tools.servers.notes.models import NotesConfig, SearchArgs
-from mcp_tools.servers.notes.vault import NotesService
+from mcp_tools.servers.notes.config import NotesConfig
+from mcp_tools.servers.notes.models import SearchArgs
+from mcp_tools.servers.notes.service import NotesService
 from mcp_tools.tooling import Environment
 
 

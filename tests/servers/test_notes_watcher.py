@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.servers.notes.models import NotesConfig
-from mcp_tools.servers.notes.vault import NotesService
+from mcp_tools.servers.notes.config import NotesConfig
+from mcp_tools.servers.notes.service import NotesService
 from mcp_tools.tooling import Environment
 from tests.harness import connect, ok
 from tests.servers.notes_fixtures import VAULT, notes_settings, vault, wait_for, wait_indexed  # noqa: F401
@@ -111,7 +111,7 @@ async def test_tools_answer_while_the_first_index_runs(
 ) -> None:
     import time as time_module
 
-    from mcp_tools.servers.notes import vault as vault_module
+    from mcp_tools.servers.notes import service as vault_module
     from tests.servers.notes_fixtures import write_vault
 
     root = write_vault(tmp_path / "big", {f"Bulk/Note {i:03d}.md": f"# Note {i}\n\nkiwi {i}\n" for i in range(200)})

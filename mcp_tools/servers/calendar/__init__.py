@@ -17,7 +17,7 @@ from mcp_tools.servers.calendar.tools import TOOLS
 from mcp_tools.tooling import CliCommand, Environment, Namespace, NotConfigured, install_hint, missing_modules
 
 if TYPE_CHECKING:
-    from mcp_tools.servers.calendar.backend import CalendarBackend
+    from mcp_tools.servers.calendar.service import CalendarBackend
 
 
 def create(config: CalendarConfig, env: Environment) -> CalendarBackend:

@@ -20,8 +20,8 @@ from zoneinfo import ZoneInfo
 import anyio
 import anyio.to_thread
 
-from mcp_tools.servers.calendar.backend import Busy, Changes, Occurrence, busy_of
 from mcp_tools.servers.calendar.config import CalDavSettings
+from mcp_tools.servers.calendar.service import Busy, Changes, Occurrence, busy_of
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.timeutil import Moment
 from mcp_tools.tooling import ToolFailure

@@ -20,14 +20,8 @@ from zoneinfo import ZoneInfo
 
 import anyio.to_thread
 
-from mcp_tools.servers.calendar.backend import (
-    Busy,
-    Changes,
-    Occurrence,
-    check_recurrence_text,
-    resolve_times,
-)
 from mcp_tools.servers.calendar.config import GoogleSettings
+from mcp_tools.servers.calendar.service import Busy, Changes, Occurrence, check_recurrence_text, resolve_times
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.timeutil import Interval, Moment, as_aware, merge_intervals
 from mcp_tools.servers.google.config import GoogleConfig

@@ -48,12 +48,10 @@ class DocsService(GoogleService):
     def ungranted(self) -> list[str]:
         """Scopes the access level asks for that the sign-in lacks, for doctor's docs line (calls
         name them too, before reaching Google)."""
-        from mcp_tools.servers.docs.tools import TOOLS
-        from mcp_tools.servers.google.scopes import requested_scopes, short
+        from mcp_tools.servers.google.scopes import short
 
         granted = set(self.client.account.granted_scopes())
-        wanted = requested_scopes((spec.name for spec in TOOLS), {"docs": self.access})
-        return [short(scope) for scope in wanted if scope not in granted]
+        return [short(scope) for scope in self.scopes if scope not in granted]
 
     def get(self, tool: str, document_id: str) -> dict[str, Any]:
         return self.call(tool, lambda s: s.documents().get(documentId=document_id))
@@ -99,7 +97,7 @@ def revision_after(answer: dict[str, Any]) -> str:
 
 def end_of_body(document: dict[str, Any]) -> tuple[int, bool]:
     """The body's end index and whether its last paragraph is empty (only its newline)."""
-    from mcp_tools.servers.docs.markdown import body_of
+    from mcp_tools.servers.docs.render import body_of
 
     content, _ = body_of(document)
     if not content:
@@ -112,7 +110,7 @@ def end_of_body(document: dict[str, Any]) -> tuple[int, bool]:
 
 def count_matches(document: dict[str, Any], find: str, match_case: bool) -> int:
     """Occurrences of `find` paragraph by paragraph (tables included), as replaceAllText counts them."""
-    from mcp_tools.servers.docs.markdown import body_of
+    from mcp_tools.servers.docs.render import body_of
 
     pattern = re.compile(re.escape(find), 0 if match_case else re.IGNORECASE)
     content, _ = body_of(document)

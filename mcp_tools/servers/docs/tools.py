@@ -1,40 +1,29 @@
 """The four docs tools, declared as data.
 
 A document's text is untrusted: the Markdown read is fenced like mail. Writes are built as
-batchUpdate requests from Markdown (mcp_tools/servers/docs/markdown.py) and always carry the
+batchUpdate requests from Markdown (parse.py, then requests.py) and always carry the
 revision they were computed from.
 """
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import AfterValidator, Field, PrivateAttr, model_validator
-
+from mcp_tools.servers.docs.models import (
+    AppendArgs,
+    CreateArgs,
+    ReadArgs,
+    ReadResult,
+    ReplaceArgs,
+    ReplaceResult,
+    Written,
+)
 from mcp_tools.servers.google.text import page
 from mcp_tools.text import fence
-from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.docs.service import DocsService
-
-_URL_ID = re.compile(r"/document/(?:u/\d+/)?d/([A-Za-z0-9_-]+)")
-
-
-def _doc_id(value: str) -> str:
-    """A document id, or a Docs address it is taken from."""
-    found = _URL_ID.search(value)
-    value = found.group(1) if found else value.strip()
-    if not re.fullmatch(r"[A-Za-z0-9_-]{1,200}", value):
-        raise ValueError(f"{value[:80]!r} is not a Google Docs id (the part after /document/d/ in its address)")
-    return value
-
-
-DocId = Annotated[str, AfterValidator(_doc_id)]
-Id = Field(min_length=1, max_length=500, description="Document id or address.")
-Revision = Field(default="", max_length=200, description="revision from docs_read; a newer document is a conflict.")
-Markdown = Field(min_length=1, max_length=200_000, description="Markdown.")
 
 
 def _url(document_id: str) -> str:
@@ -46,24 +35,8 @@ def _url(document_id: str) -> str:
 # --- read --------------------------------------------------------------------------------------
 
 
-class ReadArgs(Arguments):
-    id: DocId = Id
-    offset: int = Field(default=0, ge=0)
-    max_chars: int = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS)
-
-
-class ReadResult(Output):
-    id: str
-    title: str
-    revision: str
-    text: str  # Markdown, this page of it
-    offset: int
-    total_chars: int
-    next_offset: int | None
-
-
 async def read(service: DocsService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    from mcp_tools.servers.docs.markdown import to_markdown
+    from mcp_tools.servers.docs.render import to_markdown
 
     document = await service.run("docs.read", service.get, "docs.read", args.id)
     markdown = to_markdown(document)
@@ -91,25 +64,9 @@ def render_read(result: ReadResult) -> str:
 # --- create and append -------------------------------------------------------------------------
 
 
-class CreateArgs(Arguments):
-    title: str = Field(min_length=1, max_length=256)
-    text: str = Field(default="", max_length=200_000, description="Markdown body.")
-
-    @model_validator(mode="after")
-    def _one_line(self) -> CreateArgs:
-        if "\n" in self.title or "\r" in self.title:
-            raise ValueError("title: must be one line")
-        return self
-
-
-class Written(Output):
-    id: str
-    url: str
-    revision: str
-
-
 async def create(service: DocsService, args: CreateArgs, ctx: CallContext) -> Written:
-    from mcp_tools.servers.docs.markdown import append_requests, parse
+    from mcp_tools.servers.docs.parse import parse
+    from mcp_tools.servers.docs.requests import append_requests
     from mcp_tools.servers.docs.service import end_of_body, revision_after
 
     tool = "docs.create"
@@ -131,14 +88,9 @@ async def create(service: DocsService, args: CreateArgs, ctx: CallContext) -> Wr
     return await service.run(tool, make)
 
 
-class AppendArgs(Arguments):
-    id: DocId = Id
-    text: str = Markdown
-    revision: str = Revision
-
-
 async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Written:
-    from mcp_tools.servers.docs.markdown import append_requests, parse
+    from mcp_tools.servers.docs.parse import parse
+    from mcp_tools.servers.docs.requests import append_requests
     from mcp_tools.servers.docs.service import end_of_body, revision_after
 
     tool = "docs.append"
@@ -157,31 +109,6 @@ async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Wr
 
 
 # --- replace -----------------------------------------------------------------------------------
-
-
-class ReplaceArgs(Arguments):
-    id: DocId = Id
-    find: str = Field(min_length=1, max_length=1000)
-    replace: str = Field(max_length=10_000)
-    match_case: bool = True
-    dry_run: bool = Field(default=False, description="Only count matches.")
-    expected_matches: int | None = Field(default=None, ge=0, le=1_000_000, description="Known count: asks no one.")
-    revision: str = Revision
-    _found: Any = PrivateAttr(default=None)  # (matches, title, revision), left by the precheck
-
-    @model_validator(mode="after")
-    def _one_line(self) -> ReplaceArgs:
-        for name in ("find", "replace"):
-            if "\n" in getattr(self, name) or "\r" in getattr(self, name):
-                raise ValueError(f"{name}: must not hold a line break (replace within paragraphs)")
-        return self
-
-
-class ReplaceResult(Output):
-    id: str
-    matches: int  # found (dry run) or replaced
-    dry_run: bool
-    revision: str
 
 
 async def replace_risk(service: DocsService, args: ReplaceArgs) -> Risk:

@@ -37,7 +37,7 @@ async def find(service: DriveService, query: str, limit: int) -> list[SearchHit]
     """The drive part of `search.all`: Drive's own full-text search, in its order."""
     import anyio
 
-    from mcp_tools.servers.drive.tools import SearchArgs
+    from mcp_tools.servers.drive.models import SearchArgs
 
     arguments = SearchArgs(text=query[:255], limit=min(limit, 100))
 

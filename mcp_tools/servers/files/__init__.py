@@ -9,8 +9,9 @@ from functools import partial
 import anyio
 import anyio.to_thread
 
-from mcp_tools.servers.files.models import FilesConfig
-from mcp_tools.servers.files.tools import TOOLS, FilesService
+from mcp_tools.servers.files.config import FilesConfig
+from mcp_tools.servers.files.service import FilesService
+from mcp_tools.servers.files.tools import TOOLS
 from mcp_tools.tooling import (
     Environment,
     Namespace,
@@ -29,7 +30,7 @@ def create(config: FilesConfig | None, env: Environment) -> FilesService:
     """Cheap: a local root is created and resolved; an S3 client is built on first use."""
     config = config or FilesConfig()
     if config.backend == "s3":
-        from mcp_tools.servers.files.s3 import S3Settings, S3Store
+        from mcp_tools.servers.files.s3 import S3Backend, S3Settings
 
         if missing_modules(("boto3",)):
             raise NotConfigured(install_hint("s3", "boto3") + ' (for [files] backend = "s3")')
@@ -54,11 +55,11 @@ def create(config: FilesConfig | None, env: Environment) -> FilesService:
             secret_access_key=secret,
             session_token=env.env.get("AWS_SESSION_TOKEN") if key_id == env.env.get("AWS_ACCESS_KEY_ID") else None,
         )
-        return FilesService(S3Store(settings, names=config.names), config)
-    from mcp_tools.servers.files.local import LocalStore
+        return FilesService(S3Backend(settings, names=config.names), config)
+    from mcp_tools.servers.files.local import LocalBackend
 
     root = (config.root or env.data_dir / "files").expanduser()
-    return FilesService(LocalStore(root, names=config.names), config)
+    return FilesService(LocalBackend(root, names=config.names), config)
 
 
 async def find(service: FilesService, query: str, limit: int) -> list[SearchHit]:

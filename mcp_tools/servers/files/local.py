@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mcp_tools.sandbox import TEMP_SUFFIX, KeyPolicy, Sandbox, escape_name, sweep_temp_files
-from mcp_tools.servers.files.store import (
+from mcp_tools.servers.files.backend import (
     MAX_LISTED,
     READ_CHUNK,
     Progress,
@@ -87,7 +87,7 @@ class FileDigests:
                 self._kept.popitem(last=False)
 
 
-class LocalStore:
+class LocalBackend:
     """Files under one root folder; symlinks that lead out are refused, inside ones are listed as links."""
 
     blocking = False

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_tools.sandbox import KeyPolicy, check_key
-from mcp_tools.servers.files.store import READ_CHUNK, Progress, StoredEntry, Window, check_expected, read_window_from
+from mcp_tools.servers.files.backend import READ_CHUNK, Progress, StoredEntry, Window, check_expected, read_window_from
 from mcp_tools.tooling import ToolFailure
 
 DELETE_BATCH = 1000  # the most one DeleteObjects request takes
@@ -61,7 +61,7 @@ def _failure(error: Exception, key: str) -> ToolFailure:
     return ToolFailure("upstream_error", f"S3 request for {key} failed ({code or name})")
 
 
-class S3Store:
+class S3Backend:
     """Objects under `prefix` in one bucket; every boto3 call runs in a worker thread."""
 
     blocking = True

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from mcp_tools.tooling import SearchHit, ToolFailure
 
 if TYPE_CHECKING:
-    from mcp_tools.servers.files.tools import FilesService
+    from mcp_tools.servers.files.service import FilesService
 
 SCAN_SECONDS = 3.0
 SCAN_FILES = 5_000

@@ -6,13 +6,22 @@ import base64
 import binascii
 import hashlib
 import mimetypes
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio.from_thread
 import anyio.to_thread
 
-from mcp_tools.sandbox import KeyPolicy, check_key
+from mcp_tools.sandbox import check_key
+from mcp_tools.servers.files.backend import (
+    MAX_LISTED,
+    StoredEntry,
+    check_expected,
+    compile_glob,
+    decode_cursor,
+    encode_cursor,
+    human_size,
+    matches,
+)
 from mcp_tools.servers.files.edit import EditRequest, apply_edits, unified_diff
 from mcp_tools.servers.files.models import (
     DeleteArgs,
@@ -20,7 +29,6 @@ from mcp_tools.servers.files.models import (
     EditArgs,
     EditResult,
     Entry,
-    FilesConfig,
     ImportArgs,
     ImportResult,
     ListArgs,
@@ -34,80 +42,14 @@ from mcp_tools.servers.files.models import (
     WriteArgs,
     WriteResult,
 )
-from mcp_tools.servers.files.store import (
-    MAX_LISTED,
-    Store,
-    StoredEntry,
-    check_expected,
-    compile_glob,
-    decode_cursor,
-    encode_cursor,
-    human_size,
-    matches,
-)
-from mcp_tools.tooling import (
-    INLINE_IMAGE_TYPES,
-    MAX_INLINE_IMAGE_BYTES,
-    CallContext,
-    Risk,
-    ToolFailure,
-    ToolSpec,
-)
+from mcp_tools.servers.files.service import FilesService, _fits_unicode
+from mcp_tools.tooling import INLINE_IMAGE_TYPES, MAX_INLINE_IMAGE_BYTES, CallContext, Risk, ToolFailure, ToolSpec
 
-ResultT = TypeVar("ResultT")
 TEXT_SNIFF_BYTES = 8192
-
-
-class FilesService:
-    """A store plus the limits from config; runs blocking backends in a worker thread."""
-
-    def __init__(self, store: Store, config: FilesConfig) -> None:
-        self.store = store
-        self.config = config
-        self.max_read_bytes = config.max_read_bytes
-        self.max_write_bytes = config.max_write_bytes
-        self.names: KeyPolicy = config.names
-        self.resolver: Any = None  # name resolution for files.import; None is the system's
-
-    def check_path(self, value: str, field: str = "path", *, allow_empty: bool = False) -> str:
-        """A path under the store's name rule; a name only the strict rule refuses says how to allow it."""
-        try:
-            check_key(value, self.names, field=field, allow_empty=allow_empty)
-        except ToolFailure as failure:
-            if self.names == "strict" and _fits_unicode(value):
-                raise ToolFailure(failure.kind, failure.message, UNICODE_NAMES_HINT) from None
-            raise
-        return value
-
-    def import_policy(self) -> Any:
-        from mcp_tools.outbound import OutboundPolicy, parse_networks
-
-        return OutboundPolicy(
-            tuple(self.config.import_hosts), parse_networks(self.config.import_networks), self.config.import_plain_http
-        )
-
-    async def run(self, function: Callable[..., ResultT], *args: Any, **kwargs: Any) -> ResultT:
-        if not self.store.blocking:
-            return function(*args, **kwargs)
-        return await anyio.to_thread.run_sync(lambda: function(*args, **kwargs))
-
-
-UNICODE_NAMES_HINT = (
-    "names with spaces, accents or other scripts are refused by default; "
-    'the person can allow them with names = "unicode" in the [files] section of the config'
-)
 
 
 def _key(service: FilesService, value: str, field: str = "path", *, allow_empty: bool = False) -> str:
     return service.check_path(value, field, allow_empty=allow_empty)
-
-
-def _fits_unicode(key: str) -> bool:
-    try:
-        check_key(key, "unicode", allow_empty=True)
-    except ToolFailure:
-        return False
-    return True
 
 
 def _names_note(service: FilesService, entries: list[StoredEntry]) -> str | None:

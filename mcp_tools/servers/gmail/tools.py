@@ -6,36 +6,36 @@ Scopes are checked before each call, so a missing grant names the scope and the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import AfterValidator, Field, PrivateAttr, model_validator
-
+from mcp_tools.servers.gmail.models import (
+    AttachmentArgs,
+    AttachmentResult,
+    ComposeArgs,
+    DraftArgs,
+    DraftResult,
+    Failed,
+    LabelInfo,
+    LabelsArgs,
+    LabelsResult,
+    ReadArgs,
+    ReadResult,
+    SearchArgs,
+    SearchResult,
+    SendArgs,
+    SendResult,
+    TrashArgs,
+    TrashResult,
+)
 from mcp_tools.servers.google.text import page
 from mcp_tools.text import fence
-from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.gmail.service import GmailService
 
 
-def _gmail_id(value: str) -> str:
-    """Gmail ids are short letters, digits, '-' and '_'; checked here to keep the schemas small."""
-    if (value and not value.replace("-", "").replace("_", "").isalnum()) or not value.isascii():
-        raise ValueError(f"{value[:80]!r} is not a Gmail id")
-    return value
-
-
-GmailId = Annotated[str, AfterValidator(_gmail_id)]
-Id = Field(min_length=1, max_length=64)
-Address = Field(default_factory=list, max_length=50)
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/csv", "application/x-yaml")
-
-
-class Failed(Output):
-    id: str
-    kind: str
-    message: str
-    hint: str = ""
 
 
 def _failed(failures: dict[Any, Any]) -> list[Failed]:
@@ -61,31 +61,6 @@ def _failed_text(failed: list[Failed]) -> str:
 # --- search ------------------------------------------------------------------------------------
 
 
-class SearchArgs(Arguments):
-    query: str = Field(default="", max_length=500, description="Gmail syntax, e.g. from:ann is:unread newer_than:7d")
-    labels: list[str] = Field(default_factory=list, max_length=10, description="Label names; all must match.")
-    limit: int = Field(default=10, ge=1, le=50)
-    cursor: str = Field(default="", max_length=200)
-
-
-class Hit(Output):
-    id: str
-    thread_id: str
-    sender: str
-    to: str
-    subject: str
-    date: str
-    snippet: str
-    labels: list[str]
-    attachments: int
-
-
-class SearchResult(Output):
-    messages: list[Hit]
-    next_cursor: str | None
-    failed: list[Failed] = Field(description="Messages found but not fetched.")
-
-
 async def search(service: GmailService, args: SearchArgs, ctx: CallContext) -> SearchResult:
     found = await service.run("gmail.search", service.search, args.query.strip(), args.labels, args.limit, args.cursor)
     return SearchResult.model_validate(found)
@@ -106,43 +81,6 @@ def render_search(result: SearchResult) -> str:
 
 
 # --- read --------------------------------------------------------------------------------------
-
-
-class ReadArgs(Arguments):
-    id: GmailId = Id
-    thread: bool = Field(default=False, description="id is a thread: read all of it.")
-    offset: int = Field(default=0, ge=0)
-    max_chars: int = Field(default=8000, ge=200, le=MAX_PAGE_CHARS)
-
-
-class AttachmentInfo(Output):
-    index: int
-    filename: str
-    content_type: str
-    size: int
-
-
-class MessageInfo(Output):
-    id: str
-    sender: str
-    to: str
-    cc: str
-    subject: str
-    date: str
-    labels: list[str]
-    attachments: list[AttachmentInfo]
-
-
-class ReadResult(Output):
-    id: str
-    thread_id: str
-    messages: list[MessageInfo]  # those whose text is on this page
-    messages_total: int = 0  # in the thread
-    text: str
-    offset: int
-    total_chars: int
-    next_offset: int | None  # pass as offset for more; null at the end
-    warnings: list[str]
 
 
 async def read(service: GmailService, args: ReadArgs, ctx: CallContext) -> ReadResult:
@@ -188,28 +126,6 @@ def render_read(result: ReadResult) -> str:
 
 
 # --- attachment --------------------------------------------------------------------------------
-
-
-class AttachmentArgs(Arguments):
-    message_id: GmailId = Id
-    index: int = Field(ge=0, le=499, description="From gmail_read.")
-    save: bool = Field(default=False, description="Save to the files store instead.")
-    offset: int = Field(default=0, ge=0)
-    max_chars: int = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS)
-
-
-class AttachmentResult(Output):
-    message_id: str
-    index: int
-    filename: str
-    content_type: str
-    size: int
-    encoding: Literal["text", "base64", "image", "saved"]  # a small image as image content
-    content: str
-    saved_path: str | None
-    offset: int
-    total_chars: int
-    next_offset: int | None
 
 
 async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallContext) -> AttachmentResult:
@@ -297,28 +213,6 @@ def render_attachment(result: AttachmentResult) -> str:
 # --- draft and send ----------------------------------------------------------------------------
 
 
-class ComposeArgs(Arguments):
-    to: list[str] = Address
-    cc: list[str] = Address
-    bcc: list[str] = Address
-    subject: str = Field(default="", max_length=998)
-    body: str = Field(default="", max_length=200_000, description="Plain text.")
-    html: str = Field(default="", max_length=500_000, description="HTML alternative.")
-    reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer.")
-    attachments: list[str] = Field(default_factory=list, max_length=10, description="Paths in the files store.")
-    _files: list[tuple[str, bytes]] | None = PrivateAttr(default=None)  # read through files.read by the handler
-
-    @model_validator(mode="after")
-    def _addresses(self) -> ComposeArgs:
-        for field_name in ("to", "cc", "bcc"):
-            for value in getattr(self, field_name):
-                if len(value) > 320 or "@" not in value or "\n" in value or "\r" in value:
-                    raise ValueError(f"{field_name}: {value[:80]!r} is not an email address")
-        if "\n" in self.subject or "\r" in self.subject:
-            raise ValueError("subject: must be one line")
-        return self
-
-
 async def load_attachments(service: GmailService, args: ComposeArgs, ctx: CallContext) -> None:
     """The files-store attachments, read with files.read through the policy gate, before anything is sent."""
     from mcp_tools.sandbox import check_key
@@ -341,21 +235,6 @@ async def load_attachments(service: GmailService, args: ComposeArgs, ctx: CallCo
     args._files = files
 
 
-class DraftArgs(ComposeArgs):
-    draft_id: GmailId = Field(default="", max_length=64, description="Draft to replace.")
-
-
-class DraftResult(Output):
-    draft_id: str
-    message_id: str
-    thread_id: str
-    to: list[str]
-    cc: list[str]
-    bcc: list[str]
-    subject: str
-    attachments: list[str]
-
-
 async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> DraftResult:
     if args._files is None:
         await load_attachments(service, args, ctx)
@@ -371,26 +250,6 @@ async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> Dra
         subject=outgoing.subject,
         attachments=[f"{name} ({len(data)} bytes)" for name, data in outgoing.attachments],
     )
-
-
-class SendArgs(ComposeArgs):
-    draft_id: GmailId = Field(default="", max_length=64, description="Draft to send, alone.")
-    _prepared: Any = PrivateAttr(default=None)
-
-    @model_validator(mode="after")
-    def _one_source(self) -> SendArgs:
-        composed = self.to or self.cc or self.bcc or self.subject or self.body or self.html or self.reply_to
-        if self.draft_id and (composed or self.attachments):
-            raise ValueError("give draft_id alone, or the message fields without draft_id")
-        if not self.draft_id and not (self.to or self.cc or self.bcc or self.reply_to):
-            raise ValueError("to: name at least one recipient (or send a draft_id)")
-        return self
-
-
-class SendResult(Output):
-    message_id: str
-    thread_id: str
-    recipients: list[str]
 
 
 def _prepare_send(service: GmailService, args: SendArgs) -> dict[str, Any]:
@@ -479,39 +338,6 @@ async def send(service: GmailService, args: SendArgs, ctx: CallContext) -> SendR
 # --- labels and trash --------------------------------------------------------------------------
 
 
-class LabelsArgs(Arguments):
-    ids: list[str] = Field(default_factory=list, max_length=100)
-    thread: bool = Field(default=False, description="ids are thread ids.")
-    add: list[str] = Field(default_factory=list, max_length=20, description="Label names.")
-    remove: list[str] = Field(default_factory=list, max_length=20)
-    archive: bool = False
-    mark_read: bool | None = None
-
-    @model_validator(mode="after")
-    def _check(self) -> LabelsArgs:
-        changes = self.add or self.remove or self.archive or self.mark_read is not None
-        if changes and not self.ids:
-            raise ValueError("ids: name the messages to change")
-        if self.ids and not changes:
-            raise ValueError("add, remove, archive or mark_read: say what to change")
-        for value in self.ids:
-            if not value or len(value) > 64 or not value.replace("-", "").replace("_", "").isalnum():
-                raise ValueError(f"ids: {value[:80]!r} is not a Gmail id")
-        return self
-
-
-class LabelInfo(Output):
-    id: str
-    name: str
-    type: str
-
-
-class LabelsResult(Output):
-    labels: list[LabelInfo]
-    changed: list[str]
-    failed: list[Failed]
-
-
 async def labels(service: GmailService, args: LabelsArgs, ctx: CallContext) -> LabelsResult:
     tool = "gmail.labels"
     if not args.ids:
@@ -551,24 +377,6 @@ def describe_labels(args: LabelsArgs) -> str:
     what += ["archive"] if args.archive else []
     what += [] if args.mark_read is None else ["mark read" if args.mark_read else "mark unread"]
     return f"{', '.join(what)} on {len(args.ids)} {'thread' if args.thread else 'message'}(s)"
-
-
-class TrashArgs(Arguments):
-    ids: list[str] = Field(min_length=1, max_length=50)
-    thread: bool = Field(default=False, description="ids are thread ids.")
-    _lines: Any = PrivateAttr(default=None)
-
-    @model_validator(mode="after")
-    def _check(self) -> TrashArgs:
-        for value in self.ids:
-            if not value or len(value) > 64 or not value.replace("-", "").replace("_", "").isalnum():
-                raise ValueError(f"ids: {value[:80]!r} is not a Gmail id")
-        return self
-
-
-class TrashResult(Output):
-    trashed: list[str]
-    failed: list[Failed]
 
 
 async def precheck_trash(service: GmailService, args: TrashArgs) -> None:

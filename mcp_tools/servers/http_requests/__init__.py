@@ -5,8 +5,34 @@ Settings live in `[http.outbound]` (`[http]` itself configures the server's own 
 
 from __future__ import annotations
 
-from mcp_tools.servers.http_requests.tools import TOOLS, HttpConfig, HttpService, create, status
-from mcp_tools.tooling import Namespace
+from mcp_tools.secrets import known_secrets
+from mcp_tools.servers.http_requests.config import HttpConfig
+from mcp_tools.servers.http_requests.service import HttpService, expand_credentials
+from mcp_tools.servers.http_requests.tools import TOOLS
+from mcp_tools.tooling import Environment, Namespace, NotConfigured
+
+
+def create(config: HttpConfig, env: Environment) -> HttpService:
+    if not config.enabled:
+        raise NotConfigured(
+            "off by default (a model with HTTP access can reach more than you may expect): "
+            "set [http.outbound] enabled = true and allow_hosts"
+        )
+    if not config.allow_hosts:
+        raise NotConfigured("set [http.outbound] allow_hosts = [...]: no host can be reached without it")
+    credentials = expand_credentials(config, env.env)
+    # known to the scrubber as sent and without their scheme word, whatever variable filled them in
+    values = [value for headers in credentials.values() for value in headers.values()]
+    known_secrets.add_all([*values, *(value.split()[-1] for value in values if value.split())])
+    return HttpService(config, credentials)
+
+
+def status(service: HttpService) -> str:
+    hosts = ", ".join(service.policy.allow_hosts)
+    networks = ", ".join(str(n) for n in service.policy.allow_networks) or "none"
+    redirects = service.config.max_redirects
+    return f"hosts: {hosts}; non-public networks allowed: {networks}; redirects followed: {redirects}"
+
 
 NAMESPACE: Namespace[HttpService] = Namespace(
     name="http",

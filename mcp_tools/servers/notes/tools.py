@@ -13,7 +13,7 @@ from mcp_tools.servers.notes import models as m
 from mcp_tools.tooling import CallContext, Risk, ToolSpec
 
 if TYPE_CHECKING:  # the service module (regexes, SQLite, sandbox) loads only when the namespace starts
-    from mcp_tools.servers.notes.vault import NotesService
+    from mcp_tools.servers.notes.service import NotesService
 
 
 def threaded(method: str) -> Callable[[NotesService, Any, CallContext], Awaitable[Any]]:

@@ -7,65 +7,30 @@ titles and notes may come from anywhere (mail turned into tasks): the text block
 
 from __future__ import annotations
 
-import datetime as dt
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BeforeValidator, Field, PrivateAttr, model_validator
-
+from mcp_tools.servers.tasks.models import (
+    CompleteArgs,
+    CreateArgs,
+    DeleteArgs,
+    DeleteResult,
+    ListArgs,
+    ListResult,
+    OneTask,
+    Task,
+    TaskArgs,
+    UpdateArgs,
+)
 from mcp_tools.text import fence
-from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.tasks.service import TasksService
-
-DUE_NOTE = "date (YYYY-MM-DD); Google keeps no time"
-
-
-def _date_text(value: Any) -> Any:
-    """Only a plain date: a time or a zone would suggest Google keeps one (it drops it)."""
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        return value
-    if not isinstance(value, str) or len(value) != 10:
-        raise ValueError(f"{str(value)[:40]!r} is not a {DUE_NOTE}")
-    return value
-
-
-def _task_id(value: Any) -> Any:
-    """Google's ids are letters, digits, '-' and '_'; checked here to keep the schemas small."""
-    if isinstance(value, str) and not (value.isascii() and value.replace("-", "").replace("_", "").isalnum()):
-        raise ValueError(f"{str(value)[:60]!r} is not a task id (ids come from tasks_list)")
-    return value
-
-
-Day = Annotated[dt.date, BeforeValidator(_date_text)]
-TaskId = Annotated[str, BeforeValidator(_task_id), Field(min_length=1, max_length=100)]
-ListRef = Annotated[str, Field(min_length=1, max_length=300)]  # an id, a title or @default, as tasks_list says
-
-
-class Task(Output):
-    id: str
-    title: str
-    notes: str
-    status: Literal["open", "completed"]
-    due: str | None  # YYYY-MM-DD
-    completed: str | None  # RFC 3339, when it was completed
-    parent: str | None  # the parent task's id for a subtask
-
-
-class ListedTask(Task):
-    depth: int  # 0 top level, 1 subtask, ...
-    notes_chars: int = 0  # of the whole notes; a listing carries their first NOTES_PREVIEW characters
 
 
 # A listing shows this much of each task's notes (100 tasks with 8 KB notes would not fit a
 # result); tasks_get returns them whole.
 NOTES_PREVIEW = 200
-
-
-class OneTask(Output):
-    list_id: str
-    list_title: str
-    task: Task
 
 
 def _task_line(task: Task, depth: int = 0, notes: bool = True) -> str:
@@ -93,36 +58,6 @@ def render_one(result: OneTask) -> str:
 
 
 # --- list ---------------------------------------------------------------------------------------
-
-
-class ListArgs(Arguments):
-    list: str = Field(default="", max_length=300, description="Id, title or @default.")
-    status: Literal["open", "completed", "all"] = "open"
-    due_from: Day | None = Field(default=None, description="Inclusive (YYYY-MM-DD).")
-    due_to: Day | None = Field(default=None, description="Inclusive (YYYY-MM-DD).")
-    limit: int = Field(default=50, ge=1, le=100)
-    cursor: str = Field(default="", max_length=500)
-
-    @model_validator(mode="after")
-    def _check(self) -> ListArgs:
-        if self.due_from and self.due_to and self.due_from > self.due_to:
-            raise ValueError("due_from: must not be after due_to")
-        if not self.list and (self.status != "open" or self.due_from or self.due_to):
-            raise ValueError("list: name a list to filter its tasks (or leave the filters out to see the lists)")
-        return self
-
-
-class TaskListInfo(Output):
-    id: str
-    title: str
-
-
-class ListResult(Output):
-    lists: list[TaskListInfo]  # when no list was named
-    list_id: str | None
-    list_title: str | None
-    tasks: list[ListedTask]
-    next_cursor: str | None
 
 
 async def list_tasks(service: TasksService, args: ListArgs, ctx: CallContext) -> ListResult:
@@ -163,11 +98,6 @@ def render_list(result: ListResult) -> str:
 # --- get ----------------------------------------------------------------------------------------
 
 
-class TaskArgs(Arguments):
-    list: ListRef = "@default"
-    id: TaskId
-
-
 async def get(service: TasksService, args: TaskArgs, ctx: CallContext) -> OneTask:
     tool = "tasks.get"
 
@@ -181,20 +111,6 @@ async def get(service: TasksService, args: TaskArgs, ctx: CallContext) -> OneTas
 
 
 # --- create -------------------------------------------------------------------------------------
-
-
-class CreateArgs(Arguments):
-    title: str = Field(min_length=1, max_length=1024)
-    notes: str = Field(default="", max_length=8192)
-    due: Day | None = Field(default=None, description=DUE_NOTE)
-    parent: TaskId | None = Field(default=None, description="Task id: make it a subtask.")
-    list: ListRef = "@default"
-
-    @model_validator(mode="after")
-    def _one_line(self) -> CreateArgs:
-        if not self.title.strip() or "\n" in self.title or "\r" in self.title:
-            raise ValueError("title: must be one line of text")
-        return self
 
 
 async def create(service: TasksService, args: CreateArgs, ctx: CallContext) -> OneTask:
@@ -217,25 +133,6 @@ async def create(service: TasksService, args: CreateArgs, ctx: CallContext) -> O
 
 
 # --- update -------------------------------------------------------------------------------------
-
-
-class UpdateArgs(Arguments):
-    list: ListRef = "@default"
-    id: TaskId
-    title: str | None = Field(default=None, min_length=1, max_length=1024)
-    notes: str | None = Field(default=None, max_length=8192, description='"" clears.')
-    due: Day | None = Field(default=None, description=DUE_NOTE)
-    clear_due: bool = False
-
-    @model_validator(mode="after")
-    def _check(self) -> UpdateArgs:
-        if self.title is not None and (not self.title.strip() or "\n" in self.title or "\r" in self.title):
-            raise ValueError("title: must be one line of text")
-        if self.due is not None and self.clear_due:
-            raise ValueError("due: give a due date or clear_due, not both")
-        if self.title is None and self.notes is None and self.due is None and not self.clear_due:
-            raise ValueError("title, notes, due or clear_due: say what to change")
-        return self
 
 
 async def update(service: TasksService, args: UpdateArgs, ctx: CallContext) -> OneTask:
@@ -270,10 +167,6 @@ def describe_update(args: UpdateArgs) -> str:
 # --- complete -----------------------------------------------------------------------------------
 
 
-class CompleteArgs(TaskArgs):
-    undo: bool = Field(default=False, description="Reopen it.")
-
-
 async def complete(service: TasksService, args: CompleteArgs, ctx: CallContext) -> OneTask:
     tool = "tasks.complete"
     # reopening clears the completion time too, as Google's own apps do
@@ -289,17 +182,6 @@ async def complete(service: TasksService, args: CompleteArgs, ctx: CallContext) 
 
 
 # --- delete -------------------------------------------------------------------------------------
-
-
-class DeleteArgs(TaskArgs):
-    _found: Any = PrivateAttr(default=None)
-
-
-class DeleteResult(Output):
-    deleted: str  # the task's id
-    title: str
-    list_title: str
-    subtasks: int  # deleted with it
 
 
 async def precheck_delete(service: TasksService, args: DeleteArgs) -> None:

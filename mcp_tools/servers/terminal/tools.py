@@ -1,219 +1,26 @@
-"""`terminal.execute`: config, program and directory checks, running with a hard timeout, capped output."""
+"""`terminal.execute`: program and directory checks, running with a hard timeout, capped output."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import re
 import secrets
 import shlex
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from mcp_tools.servers.terminal.models import ExecuteArgs, ExecuteResult
+from mcp_tools.servers.terminal.service import TerminalService
+from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
-from mcp_tools.sandbox import Sandbox
-from mcp_tools.servers.terminal.isolation import Isolation, choose, contains, protected_paths
-from mcp_tools.tooling import (
-    Arguments,
-    CallContext,
-    Environment,
-    NotConfigured,
-    Output,
-    Risk,
-    ToolFailure,
-    ToolSpec,
-)
-
-KIB = 1024
-MIB = 1024 * KIB
 LOG_FOLDER = ".terminal"
 KEPT_LOGS = 40  # files in LOG_FOLDER (two per run at most)
-DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-DEFAULT_DENY = ["sudo", "su", "doas", "pkexec", "bwrap", "unshare", "nsenter", "chroot", "setsid", "nohup"]
-# Variables that carry our own or other services' secrets never reach a command, even when listed.
-SECRET_NAME = re.compile(
-    r"^(MCP_TOOLS_.*|AWS_.*|TAVILY_.*|GOOGLE_.*|.*(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|PRIVATE_?KEY).*)$",
-    re.IGNORECASE,
-)
-
-
-class TerminalConfig(BaseModel):
-    """The `[terminal]` section."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    enabled: bool = Field(default=False, description="Nothing of the namespace exists until this is true.")
-    allow: list[str] = Field(default_factory=list, description="Programs: names looked up on PATH, or absolute paths.")
-    deny: list[str] = Field(default_factory=lambda: list(DEFAULT_DENY), description="Wins over allow.")
-    shell: bool = Field(default=False, description="Accept /bin/sh command lines; the allowlist then sees only sh.")
-    root: Path | None = Field(default=None, description="Working folders live below it; default <data_dir>/files.")
-    isolation: Literal["bwrap", "none"] = Field(
-        default="bwrap", description="'none': no sandbox, commands run with your own rights."
-    )
-    bwrap_path: Path | None = Field(default=None, description="Where bwrap is; default: found on PATH.")
-    network: bool = Field(default=False, description="Let sandboxed commands use the network.")
-    env: list[str] = Field(
-        default_factory=lambda: ["PATH", "LANG", "LC_ALL", "TZ"],
-        description="Variables passed from the server's environment.",
-    )
-    hide: list[Path] = Field(default_factory=list, description="More paths to hide inside the sandbox.")
-    timeout_seconds: float = Field(default=60.0, gt=0, le=3600, description="When a call names none.")
-    max_timeout_seconds: float = Field(default=600.0, gt=0, le=24 * 3600, description="The most a call may ask for.")
-    max_output_bytes: int = Field(default=1 * MIB, ge=1 * KIB, le=64 * MIB, description="Kept per stream.")
-    output_chars: int = Field(default=8_000, ge=500, le=15_000, description="Returned per stream.")
-
-    @field_validator("env")
-    @classmethod
-    def _no_secrets(cls, names: list[str]) -> list[str]:
-        for name in names:
-            if SECRET_NAME.match(name):
-                raise ValueError(f"{name} looks like a secret; secrets are never passed to commands")
-        return names
-
-    @field_validator("allow", "deny")
-    @classmethod
-    def _programs(cls, names: list[str]) -> list[str]:
-        for name in names:
-            if not name or ("/" in name and not name.startswith("/")):
-                raise ValueError(f"{name!r}: give a program name ('git') or an absolute path ('/usr/bin/git')")
-        return names
-
-
-class TerminalService:
-    def __init__(self, config: TerminalConfig, root: Path, isolation: Isolation, env: Mapping[str, str]) -> None:
-        self.config = config
-        self.sandbox = Sandbox(root)
-        self.isolation = isolation
-        self.child_env = {name: env[name] for name in config.env if name in env}
-        self.child_env.setdefault("PATH", DEFAULT_PATH)
-        self.search_path = [entry for entry in self.child_env["PATH"].split(os.pathsep) if entry.startswith("/")]
-
-    def which(self, name: str) -> str | None:
-        for folder in self.search_path:
-            candidate = os.path.join(folder, name)
-            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-                return candidate
-        return None
-
-    def program(self, name: str, *, shell: bool = False) -> str:
-        """The absolute path to run, if the allowlist permits it and the deny list does not forbid it.
-
-        A shell command line needs no allowlist entry for /bin/sh: `shell = true` is the permission.
-        """
-        if os.path.basename(name) in self.config.deny or name in self.config.deny:
-            raise ToolFailure("denied_by_policy", f"{name} is on the terminal deny list")
-        if "/" in name and not name.startswith("/"):
-            raise ToolFailure(
-                "invalid_arguments", f"argv[0] {name!r} is a relative path", "give a program name or an absolute path"
-            )
-        path = name if name.startswith("/") else self.which(name)
-        if path is None or not os.path.isfile(path) or not os.access(path, os.X_OK):
-            raise ToolFailure("not_found", f"program {name!r} was not found", "check the name; PATH is the config's")
-        real = os.path.realpath(path)
-        names = {os.path.basename(name), os.path.basename(path), os.path.basename(real)}
-        denied = [entry for entry in self.config.deny if entry in names or entry in (path, real)]
-        if denied:
-            raise ToolFailure("denied_by_policy", f"{name} is on the terminal deny list")
-        allowed = shell or any(
-            (entry.startswith("/") and entry in (path, real))
-            or (not entry.startswith("/") and name == entry)
-            or (not entry.startswith("/") and self.which(entry) in (path,))
-            for entry in self.config.allow
-        )
-        if not allowed:
-            allowed_list = ", ".join(self.config.allow) or "none"
-            raise ToolFailure(
-                "denied_by_policy",
-                f"{name} is not an allowed program (allowed: {allowed_list})",
-                "ask the person to add it to [terminal] allow",
-            )
-        return path
-
-
-def create(config: TerminalConfig, env: Environment) -> TerminalService:
-    if not config.enabled:
-        raise NotConfigured(
-            "off by default (a command can do whatever the allowed programs can): "
-            "set [terminal] enabled = true and allow = [...]"
-        )
-    if not hasattr(os, "killpg"):
-        raise NotConfigured("needs a POSIX system (Linux, macOS): process groups keep timeouts reliable")
-    if not config.allow:
-        raise NotConfigured("set [terminal] allow = [...]: the programs a command may start")
-    if config.timeout_seconds > config.max_timeout_seconds:
-        raise NotConfigured("[terminal] timeout_seconds is above max_timeout_seconds")
-    root = (config.root or env.data_dir / "files").expanduser()
-    home = Path(env.env["HOME"]) if env.env.get("HOME", "").startswith("/") else None
-    environ = dict(env.env)
-    for protected in protected_paths(env.state_dir, env.data_dir, env.config_file, home, environ):
-        if contains(root, protected):
-            raise NotConfigured(
-                f"[terminal] root {root} holds {protected}, which commands must never reach (our state and data, "
-                "the config, credentials): choose a folder that holds none of them, e.g. a projects folder"
-            )
-    hidden = [env.state_dir, env.data_dir, *(path.expanduser() for path in config.hide)]
-    named = list(env.config_paths)
-    if env.config_file is not None:
-        named.append(env.config_file)
-        folder = env.config_file.parent  # hidden too, unless it holds the root or the home folder
-        if not contains(folder, root) and not (home and contains(folder, home)):
-            hidden.append(folder)
-    isolation = choose(config.isolation, config.bwrap_path, config.network, hidden, home, named, environ)
-    return TerminalService(config, root, isolation, env.env)
-
-
-def status(service: TerminalService) -> str:
-    line = f"isolation: {service.isolation.describe()}; allowed: {', '.join(service.config.allow)}"
-    missing = [
-        name
-        for name in service.config.allow
-        if not (os.access(name, os.X_OK) if name.startswith("/") else service.which(name))
-    ]
-    return line + (f" (not found: {', '.join(missing)})" if missing else "")
 
 
 # --- the tool -------------------------------------------------------------------------------------
-
-Arg = Annotated[str, Field(max_length=16_384)]
-
-
-class ExecuteArgs(Arguments):
-    argv: list[Arg] = Field(default_factory=list, max_length=512, description="Program and arguments.")
-    shell: str = Field(default="", max_length=16_384, description="Instead of argv, if allowed: a sh command line.")
-    cwd: str = Field(default="", max_length=1024, description="Folder in the file store.")
-    timeout_seconds: float = Field(default=0, ge=0, le=24 * 3600)
-
-    _program: str = PrivateAttr(default="")
-    _directory: Path | None = PrivateAttr(default=None)
-    _isolation: str = PrivateAttr(default="")
-
-    @model_validator(mode="after")
-    def _one_command(self) -> ExecuteArgs:
-        if bool(self.argv) == bool(self.shell):
-            raise ValueError("give argv (a list: program and arguments), or shell (a command line), not both")
-        if any("\0" in arg for arg in [*self.argv, self.shell]):
-            raise ValueError("arguments must not contain NUL characters")
-        return self
-
-
-class ExecuteResult(Output):
-    exit_code: int | None
-    signal: str | None
-    timed_out: bool
-    duration_ms: int
-    stdout: str
-    stderr: str
-    stdout_bytes: int
-    stderr_bytes: int
-    truncated: bool
-    output_path: str | None  # all kept output, for files.read (the description says so)
-    isolation: str
 
 
 def shown_argument(arg: str) -> str:

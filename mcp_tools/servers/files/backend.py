@@ -64,7 +64,7 @@ def read_window_from(chunks: Iterable[bytes], offset: int, limit: int) -> Window
     return Window(position, digest.hexdigest(), bytes(window))
 
 
-class Store(Protocol):
+class Backend(Protocol):
     """A backend: synchronous, called from a worker thread when `blocking` is true."""
 
     blocking: bool
