@@ -8,7 +8,8 @@ Each format's reply is about the size asked for: prose with calls in it (JSON-in
 code-writing reply whose ```json fence writes a large file, and a scissors-cat reply (a call array
 with large parameters, the delimiter, then markdown). "streamed" feeds the UTF-8 bytes in 64-byte
 chunks to one StreamParser. The baseline is `json.loads` of a JSON document of the same size, in
-the same process; figures are medians of interleaved repeats. With `--before COMMIT` the parser of
+the same process; figures are medians of interleaved repeats, timed in CPU seconds of the process
+(on busy shared cores, wall time mostly measures the wait for a core). With `--before COMMIT` the parser of
 that commit (taken from git into a temporary package) runs interleaved with today's, so before and
 after are ratios of the same run.
 
@@ -154,9 +155,10 @@ def streamed(data: bytes, chunk: int = 64, module: Any = None) -> Callable[[], o
 
 
 def seconds(function: Callable[[], object]) -> float:
-    started = time.perf_counter()
+    """CPU seconds of this process: on shared cores, time spent waiting for a core is not the parser's."""
+    started = time.process_time()
     function()
-    return time.perf_counter() - started
+    return time.process_time() - started
 
 
 def main() -> None:

@@ -135,6 +135,7 @@ class ProseScanner:
         self.bare_stopped_at: int | None = None
         self._prose_range: tuple[int, int] | None = None
         self._held: list[str] = []  # the front of a long fence or tag, already scanned
+        self._string_run: list[str] = []  # pieces of one JSON string taken by `quick`, not yet set aside
         self._counted, self._line = 0, 1
         # Quoted text is never a call: a blockquote paragraph, an HTML comment, a quoted string.
         self.quoted = False  # this paragraph is a blockquote (a line of it starts with >)
@@ -154,8 +155,16 @@ class ProseScanner:
         passed = self.quick(text) if text else None
         if passed is not None:
             return [prose_of(text)] if passed else []
+        self._settle()
         self.text += text
         return self._run(final=False)
+
+    def _settle(self) -> None:
+        """The pieces of one long JSON string taken by `quick`, set aside in one step."""
+        run = self._string_run
+        if run:
+            self._string_run = []
+            self._string_piece(run[0] if len(run) == 1 else "".join(run))
 
     def quick(self, text: str) -> bool | None:
         """A piece that changes nothing but counters, taken without a step: True when it is prose to pass
@@ -167,6 +176,13 @@ class ProseScanner:
         scan = self.scan
         if scan is None:
             return True if not self.text and self._plain_words(text) else None
+        run = self._string_run
+        if run:  # inside a long JSON string: nothing changed since its last piece
+            if _STRING_REST.match(text).end() == len(text):  # type: ignore[union-attr]
+                run.append(text)
+                return False
+            self._settle()
+            return None
         if (
             scan.in_string
             and scan.kind != "bare"
@@ -174,7 +190,7 @@ class ProseScanner:
             and scan.position == len(self.text)
             and _STRING_REST.match(text).end() == len(text)  # type: ignore[union-attr]
         ):
-            self._string_piece(text)
+            run.append(text)  # set aside with the pieces after it when a step needs them
             return False
         return None
 
@@ -257,6 +273,7 @@ class ProseScanner:
             self._prose_range = None
 
     def finish(self) -> list[Event]:
+        self._settle()
         events = self._run(final=True)
         if self.bare_stopped_at is not None:
             line = self.bare_stopped_at
