@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose, prose_of
+from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.prose import ProseScanner
 from mcp_tools.textcalls.scissors import DELIMITERS, LONGEST_DELIMITER, SCISSORS_KEYS, scissors_calls
 
@@ -30,6 +30,8 @@ _ARRAY_STOPS = re.compile(r'[\[\]{}"\\]')
 _STRING_STOPS = re.compile(r'["\\]')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _utf8_decode = codecs.utf_8_decode
+_new_prose = object.__new__
+_set_text = Prose.__dict__["text"].__set__  # the slot itself, past the frozen __setattr__ (as prose_of)
 _LONGEST = LONGEST_DELIMITER
 _FIRST_KEY = re.compile(r'"(\w{0,20})"?')
 _FENCE_CLOSE = re.compile(r"`{3,}|~{3,}")
@@ -114,13 +116,17 @@ class StreamParser:
                 if passed is not None:
                     self._read = read
                     if passed:
-                        self._prose.append(text)
-                        return [prose_of(text)]
+                        self._prose.append(passed)
+                        event = _new_prose(Prose)  # prose_of, without its call: one per piece of words
+                        _set_text(event, passed)
+                        return [event]
                     return []
             elif self._markdown_started:
                 self._read = read
                 self._prose.append(text)
-                return [prose_of(text)]
+                event = _new_prose(Prose)
+                _set_text(event, text)
+                return [event]
         elif read <= MAX_TEXT_CHARS and self._array_scan is not None and self._array_found is None:
             self._read = read  # inside the call array: a piece costs one search of itself
             if self._array_piece(text) is None:
