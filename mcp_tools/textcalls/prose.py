@@ -13,6 +13,7 @@ ParseProblems the model can act on, never as exceptions.
 
 from __future__ import annotations
 
+import collections
 import json
 import re
 from collections.abc import Callable
@@ -61,7 +62,10 @@ _FENCE_LINE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^\n]*)")
 _FENCE_PREFIX = re.compile(r"[ \t]*(?:`+|~+)?")
 _STOPS = re.compile(f"[{{<\\n{DELIMITER_STARTS}]")  # what can change how the text around it reads
 _SCISSORS_START, _MAC_ROMAN_START = sorted(DELIMITER_STARTS, reverse=True)  # ✂ and ‚: both beyond ASCII
-_LINE_OPENERS = frozenset(" \t`~>")  # what may open a fence or a blockquote at a line's start
+# A line start that opens (or, at the piece's end, may still open) a fence or a blockquote.
+_MAY_OPEN = r"[ \t]*+(?:>|```|~~~|[`~]{1,2}\Z)|[ \t]++\Z"
+_LINE_MAY_OPEN = re.compile(_MAY_OPEN)
+_BREAK_MAY_OPEN = re.compile(f"\n(?:{_MAY_OPEN})")
 # Where a call, a tag, a comment, a fence or a delimiter could start; found with str.find, which is fast.
 _CANDIDATES = ("{", "<", "```", "~~~", *DELIMITER_STARTS)
 _BACKTICKS = re.compile(r"`+")
@@ -135,6 +139,10 @@ class ProseScanner:
         self.bare_stopped_at: int | None = None
         self._prose_range: tuple[int, int] | None = None
         self._held: list[str] = []  # the front of a long fence or tag, already scanned
+        self._pending_words: list[str] = []  # plain pieces passed by `quick`, not yet noted
+        self._carry = ""  # backticks that ended the last of them, held for the next piece
+        self._string_run: list[str] = []  # pieces of one JSON string taken by `quick`, not yet set aside
+        self._run_escaped = False  # the last of those pieces ends with a backslash that escapes what comes next
         self._counted, self._line = 0, 1
         # Quoted text is never a call: a blockquote paragraph, an HTML comment, a quoted string.
         self.quoted = False  # this paragraph is a blockquote (a line of it starts with >)
@@ -153,30 +161,78 @@ class ProseScanner:
     def feed(self, text: str) -> list[Event]:
         passed = self.quick(text) if text else None
         if passed is not None:
-            return [prose_of(text)] if passed else []
+            return [prose_of(passed)] if passed else []
+        self._note_pending()
+        self._settle()
         self.text += text
         return self._run(final=False)
 
-    def quick(self, text: str) -> bool | None:
-        """A piece that changes nothing but counters, taken without a step: True when it is prose to pass
-        at once, False when it goes on a long JSON string (nothing decided), None when it needs a step.
+    def _settle(self) -> None:
+        """The pieces of one long JSON string taken by `quick`, set aside in one step."""
+        run = self._string_run
+        if run:
+            self._string_run = []
+            joined = run[0] if len(run) == 1 else "".join(run)
+            if self._run_escaped:  # the backslash that ended the last piece waits for what it escapes, as a step
+                self._run_escaped = False  # leaves it
+                self._string_piece(joined[:-1])
+                self.text = "\\"
+            else:
+                self._string_piece(joined)
+
+    def quick(self, text: str) -> str | None:
+        """A piece that changes nothing but counters, taken without a step: the prose to pass at once
+        ("" when it goes on a long JSON string: nothing decided), or None when it needs a step.
 
         Most pieces of a streamed reply are words inside a line or the middle of a written file; this
-        keeps their cost near a string search. Non-empty text only.
+        keeps their cost near a string search. A run of backticks that ends a piece of words inside a
+        line is held, as a step holds it, and passed with the next piece. Non-empty text only.
         """
         scan = self.scan
         if scan is None:
-            return True if not self.text and self._plain_words(text) else None
+            if self.text:
+                return None
+            carry = self._carry
+            if carry:
+                text = carry + text
+            if text[-1] == "`":  # the run may go on in the next piece
+                shown = text.rstrip("`")
+                if not shown or shown[-1] == "\n" or not self._plain_words(shown):
+                    return None
+                self._carry = text[len(shown) :]
+                return shown
+            if not self._plain_words(text):
+                return None
+            self._carry = ""
+            return text
+        run = self._string_run
+        if run:  # inside a long JSON string: nothing changed since its last piece
+            if self._string_goes_on(text, 1 if self._run_escaped else 0):
+                run.append(text)
+                return ""
+            self._settle()
+            return None
         if (
             scan.in_string
             and scan.kind != "bare"
             and self.position == 0
             and scan.position == len(self.text)
-            and _STRING_REST.match(text).end() == len(text)  # type: ignore[union-attr]
+            and self._string_goes_on(text, 0)
         ):
-            self._string_piece(text)
-            return False
+            run.append(text)  # set aside with the pieces after it when a step needs them
+            return ""
         return None
+
+    def _string_goes_on(self, text: str, start: int) -> bool:
+        """Whether the JSON string goes on past the end of text (read from start); notes a last backslash."""
+        end = _STRING_REST.match(text, start).end()  # type: ignore[union-attr]
+        if end == len(text):
+            self._run_escaped = False
+            return True
+        if end == len(text) - 1 and text[end] == "\\":  # it escapes the first character of the next piece
+            self._run_escaped = True
+            return True
+        return False
 
     def _string_piece(self, text: str) -> None:
         """The middle of a JSON string in a fence or tag: set aside with the held text, never copied again."""
@@ -200,7 +256,9 @@ class ProseScanner:
         """Lines and words holding nothing a call, tag, fence or quote could start with: passed at once.
 
         Most pieces of a streamed reply are such words; this keeps their cost near a string search.
-        Only what the full step would note is noted: code spans, quotes, blank lines, line numbers.
+        What the full step would note of them (code spans, quotes, blank lines, line numbers) is noted
+        when the next step or the end needs it (`_note_pending`): none of it decides whether a piece
+        is plain, and noting several pieces at once notes the same as noting each.
         """
         if (
             self.comment
@@ -212,30 +270,46 @@ class ProseScanner:
             or (not text.isascii() and (_SCISSORS_START in text or _MAC_ROMAN_START in text))
         ):
             return False
-        if "\n" not in text:
-            if self.at_line_start:
-                if text[0] in _LINE_OPENERS:
-                    return False
-                self.at_line_start = False
-            self._words(text)
-        else:
-            lines = text.split("\n")
-            if (self.at_line_start and lines[0] and lines[0][0] in _LINE_OPENERS) or any(
-                line and line[0] in _LINE_OPENERS for line in lines[1:]
-            ):
-                return False  # a line that may open a fence or a blockquote: read in full
-            for index, line in enumerate(lines):
-                if index:  # the line break: a blank line ends every code span and every quote
-                    if self.blank:
-                        self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
-                    self.at_line_start, self.blank = True, True
-                    self._line += 1
-                if line:
-                    self.at_line_start = False
-                    self._words(line)
+        pending = self._pending_words
+        at_line_start = pending[-1][-1] == "\n" if pending else self.at_line_start
+        if (at_line_start and _LINE_MAY_OPEN.match(text)) or ("\n" in text and _BREAK_MAY_OPEN.search(text)):
+            return False  # a line that may open a fence or a blockquote: read in full
+        pending.append(text)
+        return True
+
+    def _note_pending(self) -> None:
+        """Notes what the plain pieces passed since the last step hold, in one go."""
+        pending = self._pending_words
+        if pending:
+            self._pending_words = []
+            self._note_words(pending[0] if len(pending) == 1 else "".join(pending))
+        if self._carry:  # the backticks held after them: where the next step starts, as a step leaves them
+            self.text, self._carry = self._carry + self.text, ""
+
+    def _note_words(self, text: str) -> None:
         self.base += len(text)
         self.tail = text[-1]
-        return True
+        if "\n" not in text:
+            self.at_line_start = False
+            self._words(text)
+            return
+        # a blank line ends every code span and every quote: only the words after the last one are still to note
+        last = collections.deque(_PARAGRAPH_END.finditer(text), maxlen=1)
+        if last:
+            last_end = last[0].end()
+            self._line += text.count("\n", 0, last_end)
+            self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
+            self.at_line_start, self.blank = True, True
+            text = text[last_end:]
+        for index, line in enumerate(text.split("\n")):
+            if index:  # the line break: a blank line ends every code span and every quote
+                if self.blank:
+                    self.span, self.quoted, self.quotes, self.curly = None, False, 0, 0
+                self.at_line_start, self.blank = True, True
+                self._line += 1
+            if line:
+                self.at_line_start = False
+                self._words(line)
 
     def _words(self, text: str) -> None:
         """Notes the code spans, quotes and content of words inside one line."""
@@ -257,6 +331,8 @@ class ProseScanner:
             self._prose_range = None
 
     def finish(self) -> list[Event]:
+        self._note_pending()
+        self._settle()
         events = self._run(final=True)
         if self.bare_stopped_at is not None:
             line = self.bare_stopped_at

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose, prose_of
+from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.prose import ProseScanner
 from mcp_tools.textcalls.scissors import DELIMITERS, LONGEST_DELIMITER, SCISSORS_KEYS, scissors_calls
 
@@ -30,6 +30,8 @@ _ARRAY_STOPS = re.compile(r'[\[\]{}"\\]')
 _STRING_STOPS = re.compile(r'["\\]')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _utf8_decode = codecs.utf_8_decode
+_new_prose = object.__new__
+_set_text = Prose.__dict__["text"].__set__  # the slot itself, past the frozen __setattr__ (as prose_of)
 _LONGEST = LONGEST_DELIMITER
 _FIRST_KEY = re.compile(r'"(\w{0,20})"?')
 _FENCE_CLOSE = re.compile(r"`{3,}|~{3,}")
@@ -62,6 +64,9 @@ class StreamParser:
     shape: str | None = None  # decided: "scissors" or "prose"
     _pending: bytes = b""  # the start of a UTF-8 sequence that the next piece completes
     _head: str = ""  # text held while the shape is undecided
+    _pieces: list[str] = field(default_factory=list)  # text after _head, taken while inside the call array
+    _pieces_length: int = 0
+    _array_found: int | None = None  # where the call array ends, found piece by piece
     _array_scan: tuple[int, int, bool] | None = None  # (position, depth, in_string)
     _searched: int = 0  # how far the delimiter was looked for
     _scanner: ProseScanner = field(init=False)
@@ -86,7 +91,13 @@ class StreamParser:
         """The events this piece decides; prose comes out as soon as nothing could still change it."""
         if self._flushed:
             raise RuntimeError("the parser was flushed; start a new one for the next reply")
-        if isinstance(chunk, bytes | bytearray):
+        if type(chunk) is bytes and not self._pending:
+            try:
+                text = chunk.decode()  # a whole UTF-8 piece, as most are: the quickest decoder
+            except UnicodeDecodeError:  # a sequence split at the piece's end, or bytes that are not UTF-8
+                text, used = _utf8_decode(chunk, "replace", False)
+                self._pending = chunk[used:] if used < len(chunk) else b""
+        elif isinstance(chunk, bytes | bytearray):
             if self._pending:
                 chunk = self._pending + chunk
             text, used = _utf8_decode(chunk, "replace", False)  # valid UTF-8 never holds a lone surrogate
@@ -105,13 +116,22 @@ class StreamParser:
                 if passed is not None:
                     self._read = read
                     if passed:
-                        self._prose.append(text)
-                        return [prose_of(text)]
+                        self._prose.append(passed)
+                        event = _new_prose(Prose)  # prose_of, without its call: one per piece of words
+                        _set_text(event, passed)
+                        return [event]
                     return []
             elif self._markdown_started:
                 self._read = read
                 self._prose.append(text)
-                return [prose_of(text)]
+                event = _new_prose(Prose)
+                _set_text(event, text)
+                return [event]
+        elif read <= MAX_TEXT_CHARS and self._array_scan is not None and self._array_found is None:
+            self._read = read  # inside the call array: a piece costs one search of itself
+            if self._array_piece(text) is None:
+                return []
+            return self._record(self._route("", final=False))
         return self._record(self._take(text, final=False))
 
     def flush(self) -> list[Event]:
@@ -195,16 +215,20 @@ class StreamParser:
             return self._scanner.feed(text) if text else []
         if self.shape == "scissors":
             return self._markdown(text)
-        head, self._head = self._head, ""
-        head += text  # the only reference: grown in place, not copied each piece
-        self._head = head
-        if self._array_scan is not None and not final and self._array_end(0) is None:
-            return []  # inside the call array: everything before it was decided when the scan began
+        if self._array_scan is not None and not final and self._array_found is None:
+            if self._array_piece(text) is None:
+                return []  # inside the call array: everything before it was decided when the scan began
+            self._join_head()
+        else:
+            self._join_head()
+            head, self._head = self._head, ""
+            head += text  # the only reference: grown in place, not copied each piece
+            self._head = head
         decided = self._decide(final)
         if decided is None:
             return []
         head, self._head = self._head, ""
-        if decided == "prose":
+        if isinstance(decided, str):  # "prose"
             self.shape = "prose"
             return self._scanner.feed(head)
         section_end, markdown_start = decided
@@ -275,19 +299,37 @@ class StreamParser:
 
     def _array_end(self, start: int) -> int | None:
         """The end of the balanced JSON array at start, strings respected; resumes where it stopped."""
-        head = self._head
+        if self._array_found is not None:
+            return self._array_found
         position, depth, in_string = self._array_scan or (start, 0, False)
+        return self._array_scan_text(self._head, 0, position, depth, in_string)
+
+    def _array_piece(self, text: str) -> int | None:
+        """The array scan carried on over one more piece, kept aside: the held text is never copied while it
+        grows, and each piece is searched once."""
+        offset = len(self._head) + self._pieces_length
+        self._pieces.append(text)
+        self._pieces_length += len(text)
+        assert self._array_scan is not None
+        position, depth, in_string = self._array_scan
+        return self._array_scan_text(text, offset, position, depth, in_string)
+
+    def _array_scan_text(self, text: str, offset: int, position: int, depth: int, in_string: bool) -> int | None:
+        """Scans text (at absolute offset) from absolute position; the end of the array, absolute, or None."""
+        local = position - offset
+        if local < 0:  # a backslash ended the last piece: this piece starts with what it escapes
+            local = 1
         while True:
-            match = (_STRING_STOPS if in_string else _ARRAY_STOPS).search(head, position)
+            match = (_STRING_STOPS if in_string else _ARRAY_STOPS).search(text, local)
             if match is None:
-                position = len(head)
+                local = len(text)
                 break
-            char, position = match.group(), match.end()
+            char, local = match.group(), match.end()
             if char == "\\":
-                if position >= len(head):
-                    position -= 1  # the escaped character is still to come
+                if local >= len(text):
+                    local -= 1  # the escaped character is still to come
                     break
-                position += 1
+                local += 1
             elif char == '"':
                 in_string = not in_string
             elif char in "[{":
@@ -295,9 +337,16 @@ class StreamParser:
             else:
                 depth -= 1
                 if depth == 0:
-                    return position
-        self._array_scan = (position, depth, in_string)
+                    self._array_found = offset + local
+                    return self._array_found
+        self._array_scan = (offset + local, depth, in_string)
         return None
+
+    def _join_head(self) -> None:
+        """The pieces taken inside the call array, joined to the held text once."""
+        if self._pieces:
+            self._head = "".join([self._head, *self._pieces])
+            self._pieces, self._pieces_length = [], 0
 
 
 def _lone_surrogate(text: str) -> bool:

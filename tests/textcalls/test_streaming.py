@@ -297,3 +297,25 @@ def test_a_long_scissors_section_in_small_pieces_reads_as_the_whole() -> None:
     assert before == []  # the section may still turn out to be markdown until the delimiter comes
     rest = [event for piece in pieces[cut // 64 :] for event in parser.feed(piece)] + parser.flush()
     assert rest[:10] == whole.calls and parser.reply == whole
+
+
+def test_a_backtick_run_that_ends_a_piece_waits_and_indented_lines_stream_at_once() -> None:
+    parser = StreamParser()
+    assert parser.feed("Use `x` and ``") == [Prose("Use `x` and ")]  # the run may go on in the next piece
+    assert parser.feed("y`` now\n") == [Prose("``y`` now\n")]
+    assert parser.feed("  indented words\n") == [Prose("  indented words\n")]
+    assert parser.feed("  ") == []  # spaces at a line start may still open a blockquote or a fence
+    assert parser.feed('> {"name": "files.read", "arguments": {}}\n') == [
+        Prose('  > {"name": "files.read", "arguments": {}}\n')  # quoted: never a call
+    ]
+    assert parser.flush() == [] and parser.reply.calls == []
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 5, 64])
+def test_a_long_string_whose_pieces_end_in_backslashes_reads_as_the_whole(chunk: int) -> None:
+    content = 'line \\\\ with \\"quotes\\" and a path C:\\\\dir\\\\\n' * 200 + "ends in a backslash \\\\"
+    text = f'```json\n{{"tool": "write_file", "path": "p", "content": "{content}"}}\n```\nDone.'
+    whole = parse_reply(text)
+    assert [call.arguments["content"] for call in whole.calls] == [json.loads(f'"{content}"', strict=False)]
+    result, events = streamed([text[start : start + chunk] for start in range(0, len(text), chunk)])
+    assert result == whole and [event for event in events if not isinstance(event, Prose)] == whole.items
