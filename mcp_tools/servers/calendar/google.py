@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from mcp_tools.servers.calendar.backend import (
     Busy,
+    CalendarBackend,
     Changes,
     Occurrence,
     check_recurrence_text,
@@ -418,7 +419,7 @@ class GoogleCalendar(GoogleService):
     def _target(self, uid: str, occurrence: Moment | None) -> str:
         self.client.check_scopes(DELETE_TOOL)
         master = self._series(DELETE_TOOL, uid)
-        return master["id"] if occurrence is None else self._instance(DELETE_TOOL, master, occurrence)["id"]
+        return str(master["id"] if occurrence is None else self._instance(DELETE_TOOL, master, occurrence)["id"])
 
     async def delete(self, uid: str, occurrence: Moment | None) -> None:
         await self._run(self._delete, uid, occurrence)
@@ -440,6 +441,9 @@ class GoogleCalendar(GoogleService):
             return f"Google calendar {found.get('summary', '')!r} ({calendar})"
 
         return await self._run(work)
+
+
+_SATISFIES_PROTOCOL: type[CalendarBackend] = GoogleCalendar  # checked by mypy
 
 
 def _rfc3339(moment: dt.datetime) -> str:

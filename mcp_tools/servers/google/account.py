@@ -69,7 +69,7 @@ def read_token(path: Path, key: bytes | None) -> dict[str, Any]:
 
     Raises OSError or ValueError when it cannot be read (missing, broken, or sealed under
     another secret or with none configured here)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     from mcp_tools.state.sealed import is_sealed, unseal
 
     if is_sealed(data):
@@ -208,7 +208,8 @@ class GoogleAccount:
             path = self.config.service_account_file
             assert path is not None
             try:
-                return service_account.Credentials.from_service_account_file(
+                # google-auth leaves this constructor unannotated
+                return service_account.Credentials.from_service_account_file(  # type: ignore[no-untyped-call]
                     str(path.expanduser()), scopes=self.scopes, subject=self.config.subject
                 )
             except (OSError, ValueError) as error:
@@ -232,7 +233,8 @@ class GoogleAccount:
             raise ToolFailure("not_configured", str(error)) from None
         self._stored = data
         self._persisted_token = data.get("token")
-        credentials = Credentials(
+        # google-auth leaves Credentials.__init__ unannotated
+        credentials = Credentials(  # type: ignore[no-untyped-call]
             token=data.get("token"),
             refresh_token=data["refresh_token"],
             token_uri=data.get("token_uri") or client.get("token_uri") or "https://oauth2.googleapis.com/token",
