@@ -213,12 +213,13 @@ def approval_routes(
         routes.append(Mount("/approvals", app=page))
     elif consent is not None:
         raise ConfigError("[http.oauth] embedded = true needs the approvals page: set [approvals.page] enabled = true")
-    telegram = next((c for c in app.out_of_band.channels if c.name == "telegram"), None)
-    if telegram is not None and app.config.approvals.telegram and app.config.approvals.telegram.updates == "webhook":
-        from mcp_tools.approvals.telegram import WEBHOOK_PATH, webhook_endpoint
+    if app.config.approvals.telegram and app.config.approvals.telegram.updates == "webhook":
+        from mcp_tools.approvals.telegram import WEBHOOK_PATH, TelegramChannel, webhook_endpoint
 
-        telegram.receives_webhook = True  # type: ignore[attr-defined]
-        routes.append(Route(WEBHOOK_PATH, webhook_endpoint(telegram), methods=["POST"]))
+        telegram = next((c for c in app.out_of_band.channels if isinstance(c, TelegramChannel)), None)
+        if telegram is not None:
+            telegram.receives_webhook = True
+            routes.append(Route(WEBHOOK_PATH, webhook_endpoint(telegram), methods=["POST"]))
     return routes
 
 
@@ -277,14 +278,15 @@ def text_calls_endpoint(app: App) -> Any:
                 return _bad_request(400, f"the body is not valid JSON: {exc}")
             if not isinstance(payload, dict) or not isinstance(payload.get("reply"), str):
                 return _bad_request(400, 'send {"reply": "<the model\'s reply>"} or the reply as text/plain')
-            reply = payload["reply"]
-            broken = _lone_surrogate(reply)
+            reply_text: str = payload["reply"]
+            broken = _lone_surrogate(reply_text)
             if broken is not None:
                 return _bad_request(
                     400,
-                    f"reply is not Unicode text: it holds a lone surrogate (U+{ord(reply[broken]):04X}) "
+                    f"reply is not Unicode text: it holds a lone surrogate (U+{ord(reply_text[broken]):04X}) "
                     f"at character {broken}",
                 )
+            reply = reply_text
             format_, output = payload.get("format", format_), payload.get("output", output)
         if not isinstance(format_, str) or format_ not in FORMATS:
             return _bad_request(400, f"format must be one of {', '.join(FORMATS)}")

@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
+from typing import TextIO
 
 from mcp_tools.secrets import scrub_text
 
@@ -52,6 +53,12 @@ def level_number(name: str | None, default: int) -> int:
     return value if isinstance(value, int) else default
 
 
+class _OwnHandler(logging.StreamHandler[TextIO]):
+    """The stderr handler `configure_logging` installs, marked so a later call can replace it."""
+
+    _mcp_tools = True
+
+
 def configure_logging(level: str | None = None, environ: Mapping[str, str] | None = None) -> None:
     """Set up (or re-level) stderr logging; `MCP_TOOLS_LOG_LEVEL` overrides `level`."""
     environ = os.environ if environ is None else environ
@@ -60,8 +67,7 @@ def configure_logging(level: str | None = None, environ: Mapping[str, str] | Non
     root = logging.getLogger()
     for stale in [h for h in root.handlers if getattr(h, "_mcp_tools", False)]:
         root.removeHandler(stale)  # its stream may be an earlier, closed sys.stderr
-    handler = logging.StreamHandler(sys.stderr)
-    handler._mcp_tools = True  # type: ignore[attr-defined]
+    handler = _OwnHandler(sys.stderr)
     handler.setFormatter(ScrubbingFormatter(FORMAT))
     root.addHandler(handler)
     root.setLevel(libraries)  # other libraries inherit this; ours is set on its own logger

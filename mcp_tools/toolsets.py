@@ -16,7 +16,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_tools.tooling import ToolSpec
 
 TIERS = ("core", "extended")
 WILDCARD = "*"
@@ -39,7 +42,7 @@ class Entry:
     def name(self) -> str:
         return self.text.removeprefix("-")
 
-    def matches(self, spec: Any, running: Iterable[str]) -> bool:
+    def matches(self, spec: ToolSpec[Any, Any, Any], running: Iterable[str]) -> bool:
         if self.namespace == WILDCARD:
             if spec.namespace not in running:
                 return False
@@ -109,7 +112,7 @@ class Selection:
 
 def resolve(
     entries: Sequence[Entry],
-    namespaces: Mapping[str, Sequence[Any]],
+    namespaces: Mapping[str, Sequence[ToolSpec[Any, Any, Any]]],
     running: Iterable[str] | None = None,
     default: bool = False,
 ) -> Selection:

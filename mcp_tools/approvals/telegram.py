@@ -20,7 +20,7 @@ import logging
 import secrets
 import sqlite3
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +29,7 @@ from typing import Any
 import anyio
 
 from mcp_tools.config import TelegramSettings
-from mcp_tools.policy.channels import ApprovalNotice
+from mcp_tools.policy.channels import ApprovalNotice, MessageChannel
 from mcp_tools.policy.decisions import Decisions, describe_decider
 from mcp_tools.policy.store import SqliteFile, StateStore, iso_time
 
@@ -93,7 +93,7 @@ class Ledger:
             _rename_old_tables(path)
         return cls(SqliteFile(path, LEDGER_SCHEMA))
 
-    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+    def _run(self, sql: str, params: tuple[Any, ...] = ()) -> _Result:
         with self._state.reading() as db:
             cursor = db.execute(sql, params)
             return _Result(cursor.rowcount, cursor.fetchall() if cursor.description else [])
@@ -115,7 +115,7 @@ class Ledger:
         rows = self._run(
             f"SELECT {MESSAGE_COLUMNS} FROM telegram_messages WHERE nonce_sha256=?", (nonce_hash(nonce),)
         ).rows
-        return SentMessage(*rows[0][:5], settled=bool(rows[0][5])) if rows else None
+        return _sent_message(rows[0], settled=bool(rows[0][5])) if rows else None
 
     def knows(self, approval_id: str) -> bool:
         return bool(self._run("SELECT 1 FROM telegram_messages WHERE approval_id=?", (approval_id,)).rows)
@@ -128,7 +128,7 @@ class Ledger:
             ).fetchone()
             if row is not None:
                 db.execute("UPDATE telegram_messages SET settled=1 WHERE approval_id=?", (approval_id,))
-        return None if row is None else SentMessage(*row[:5], settled=True)
+        return None if row is None else _sent_message(row, settled=True)
 
     def open_approvals(self) -> list[tuple[str, float]]:
         """(approval id, expires) of every message still waiting for an answer."""
@@ -162,6 +162,12 @@ class Ledger:
 class _Result:
     rowcount: int
     rows: list[Any]
+
+
+def _sent_message(row: Sequence[Any], settled: bool) -> SentMessage:
+    """A `SentMessage` from a row that starts with the `MESSAGE_COLUMNS`."""
+    approval_id, chat_id, message_id, text, expires = row[:5]
+    return SentMessage(approval_id, chat_id, message_id, text, expires, settled=settled)
 
 
 def _rename_old_tables(path: Path) -> None:
@@ -455,6 +461,8 @@ class TelegramChannel:
         except TelegramError as exc:
             logger.warning("could not answer a Telegram press: %s", exc)
 
+
+_SPEAKS: type[MessageChannel] = TelegramChannel  # checked by mypy: `OutOfBand.announcers` finds it by its `say`
 
 WEBHOOK_PATH = "/telegram/webhook"
 

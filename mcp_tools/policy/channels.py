@@ -12,7 +12,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
@@ -102,6 +102,15 @@ class ApprovalChannel(Protocol):
     def running(self, decisions: Decisions) -> AbstractAsyncContextManager[None]: ...
 
 
+@runtime_checkable
+class MessageChannel(Protocol):
+    """A channel that can also deliver a plain message (Telegram): what namespaces announce news through."""
+
+    name: str
+
+    async def say(self, text: str) -> None: ...
+
+
 class OutOfBand:
     """The configured channels, and how long a call that cannot ask waits for their answer."""
 
@@ -128,7 +137,7 @@ class OutOfBand:
 
     def announcers(self) -> dict[str, Callable[[str], Awaitable[None]]]:
         """Channels that can also deliver a plain message (`say`), for namespaces that announce news."""
-        return {channel.name: channel.say for channel in self.channels if callable(getattr(channel, "say", None))}
+        return {channel.name: channel.say for channel in self.channels if isinstance(channel, MessageChannel)}
 
     def places(self, approval_id: str) -> str | None:
         """Where the person can answer, in words for the model: `in Telegram or on the approvals page (link)`."""
@@ -176,7 +185,7 @@ class PageChannel:
     async def announce(self, notice: ApprovalNotice) -> None:
         return None
 
-    def where(self, link: str | None) -> str | None:
+    def where(self, link: str | None) -> str:
         return f"on the approvals page ({link})" if link else "on the approvals page"
 
     @asynccontextmanager

@@ -122,7 +122,7 @@ class Decisions:
                 return "withdrawn"
             status = approval.effective_status(self.store.clock())
             if status != "pending":
-                return status  # type: ignore[return-value]
+                return status
             now = time.monotonic()
             if now >= deadline:
                 return None
@@ -142,7 +142,11 @@ def _threadsafe_setter(event: anyio.Event) -> Callable[[], None] | None:
         loop = asyncio.get_running_loop()
     except RuntimeError:
         return None
-    return lambda: loop.call_soon_threadsafe(event.set)
+
+    def set_event() -> None:
+        loop.call_soon_threadsafe(event.set)
+
+    return set_event
 
 
 def describe_decider(channel: str, who: Any | None = None) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from mcp_tools.config import PolicySettings, validate_section
 from mcp_tools.tooling import Risk, ToolSpec
@@ -46,20 +47,20 @@ class RulePolicy:
         self.rules: list[RiskRule] = [*user_rules, *(load_shipped_rules() if shipped is None else shipped)]
         self._hidden: dict[str, str | None] = {}
 
-    def configured_risk(self, tool: ToolSpec) -> Risk:
+    def configured_risk(self, tool: ToolSpec[Any, Any, Any]) -> Risk:
         """First matching rule wins; with none, the tool's own base risk."""
         for rule in self.rules:
             if rule.matches(tool.name):
                 return rule.risk
         return tool.risk
 
-    def hidden_reason(self, tool: ToolSpec) -> str | None:
+    def hidden_reason(self, tool: ToolSpec[Any, Any, Any]) -> str | None:
         """Why a tool is neither listed nor callable, or None when it is visible (asked on every call)."""
         if tool.name not in self._hidden:
             self._hidden[tool.name] = self._hidden_reason(tool)
         return self._hidden[tool.name]
 
-    def _hidden_reason(self, tool: ToolSpec) -> str | None:
+    def _hidden_reason(self, tool: ToolSpec[Any, Any, Any]) -> str | None:
         for pattern in self.settings.disabled:
             if fnmatch.fnmatchcase(tool.name, pattern):
                 return f"{tool.name} is disabled by the policy config (disabled = {pattern!r})"

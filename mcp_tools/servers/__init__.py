@@ -44,13 +44,13 @@ def not_asked_for(name: str) -> str:
 SHARED_SECTIONS: dict[str, str] = {"google": "mcp_tools.servers.google.config:GoogleConfig"}
 
 
-def load_namespace(name: str) -> Namespace:
+def load_namespace(name: str) -> Namespace[Any]:
     """Import a namespace module and return its `NAMESPACE` declaration."""
     if name not in CATALOG:
         known = ", ".join(sorted(CATALOG))
         raise KeyError(f"unknown namespace {name!r}; known: {known}")
     module = importlib.import_module(CATALOG[name])
-    namespace: Namespace = module.NAMESPACE
+    namespace: Namespace[Any] = module.NAMESPACE
     return namespace
 
 

@@ -132,3 +132,14 @@ async def test_a_failing_hook_does_not_stop_the_call_from_waiting(tmp_path: Path
     app = build_app(make_config(tmp_path, settings))
     async with connect(tmp_path, app=app, elicit=None) as client:
         assert failure(await client.call_tool("demo_erase", {"target": "t"}))["kind"] == "approval_required"
+
+
+def test_only_a_channel_that_delivers_messages_announces_news(tmp_path: Path, demo_namespace: str) -> None:
+    """Namespaces that announce (new mail) reach Telegram; the page and the hook only show approvals."""
+    app = waiting_app(
+        tmp_path,
+        page={"enabled": True, "url": "http://127.0.0.1:1/approvals"},
+        telegram={"chat_id": 42, "bot_token": "123456:unused-in-this-test", "api_base": "http://127.0.0.1:1"},
+    )
+    assert sorted(channel.name for channel in app.out_of_band.channels) == ["notify", "page", "telegram"]
+    assert list(app.out_of_band.announcers()) == ["telegram"]

@@ -11,7 +11,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from mcp_tools.servers.calendar.config import CalendarConfig, resolve_google_settings, resolve_settings
+from mcp_tools.servers.calendar.config import (
+    CalDavSettings,
+    CalendarConfig,
+    resolve_google_settings,
+    resolve_settings,
+)
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.tools import TOOLS
 from mcp_tools.tooling import CliCommand, Environment, Namespace, NotConfigured, install_hint, missing_modules
@@ -67,8 +72,8 @@ async def _check(service: CalendarBackend, options: argparse.Namespace) -> int:
 
 def status(service: CalendarBackend) -> list[str]:
     """For `mcp-tools doctor`: which server, and a CalDAV login that lacks its password."""
-    settings = getattr(service, "settings", None)
-    if settings is None or not hasattr(settings, "password"):
+    settings = service.settings
+    if not isinstance(settings, CalDavSettings):
         return []  # the Google backend: `[google]` lines say how the account stands
     from mcp_tools.servers.calendar.config import PASSWORD_ENV
 

@@ -14,26 +14,73 @@ import re
 import threading
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
 import anyio
 import anyio.to_thread
 
 from mcp_tools.servers.calendar.config import CalDavSettings
-from mcp_tools.servers.calendar.service import Busy, Changes, Occurrence, busy_of
+from mcp_tools.servers.calendar.service import Busy, CalendarBackend, Changes, Occurrence, busy_of
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.timeutil import Moment
 from mcp_tools.tooling import ToolFailure
 
 if TYPE_CHECKING:
-    import caldav
     import icalendar
+    from caldav.lib.url import URL
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 FETCH_MARGIN = dt.timedelta(days=1)
 SIMPLE_UID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_@-]{0,200}")
+
+
+# caldav annotates one API for its synchronous and asynchronous clients at once (a result or a
+# coroutine of it) and leaves some methods unannotated: these are the synchronous calls we make.
+class DavResource(Protocol):
+    """One calendar object resource (a VCALENDAR document on the server)."""
+
+    data: str
+
+    def load(self) -> object: ...
+
+    def save(self, *, increase_seqno: bool, only_this_recurrence: bool, all_recurrences: bool) -> object: ...
+
+    def delete(self) -> None: ...
+
+
+class DavCalendar(Protocol):
+    """A calendar collection, as `DAVClient.calendar` opens it (by URL, so its URL is known)."""
+
+    @property
+    def url(self) -> URL: ...
+
+    def get_display_name(self) -> object: ...
+
+    def search(
+        self, *, start: dt.datetime, end: dt.datetime, event: bool, expand: bool, post_filter: bool
+    ) -> list[DavResource]: ...
+
+    def add_event(self, ical: str, *, increase_seqno: bool) -> object: ...
+
+    def event_by_url(self, href: URL) -> DavResource: ...
+
+    def get_event_by_uid(self, uid: str) -> DavResource: ...
+
+
+class DavPrincipal(Protocol):
+    def calendar(self, *, name: str) -> DavCalendar: ...
+
+
+class DavClient(Protocol):
+    """`caldav.DAVClient`, which mypy checks against this where one is made."""
+
+    def calendar(self, *, url: str) -> DavCalendar: ...
+
+    def principal(self) -> DavPrincipal: ...
+
+    def close(self) -> None: ...
 
 
 class CalDavCalendar:
@@ -60,7 +107,7 @@ class CalDavCalendar:
         """Occurrences overlapping [start, end), recurring series expanded."""
         from mcp_tools.servers.calendar import ical
 
-        def work(calendar: caldav.Calendar) -> list[Occurrence]:
+        def work(calendar: DavCalendar) -> list[Occurrence]:
             found = calendar.search(
                 start=start - FETCH_MARGIN,
                 end=end + FETCH_MARGIN,
@@ -76,7 +123,7 @@ class CalDavCalendar:
     async def event(self, uid: str) -> Occurrence | None:
         from mcp_tools.servers.calendar import ical
 
-        def work(calendar: caldav.Calendar) -> icalendar.Calendar | None:
+        def work(calendar: DavCalendar) -> icalendar.Calendar | None:
             resource = _by_uid(calendar, uid)
             return None if resource is None else ical.parse_calendar(resource.data)
 
@@ -100,7 +147,7 @@ class CalDavCalendar:
         # Recorded first: a lost reply must not turn our own event into the person's.
         self.created.add(uid)
 
-        def work(calendar: caldav.Calendar) -> None:
+        def work(calendar: DavCalendar) -> None:
             # A fresh UUID cannot collide, and a no-overwrite check costs a UID search on some servers.
             calendar.add_event(document.to_ical().decode(), increase_seqno=False)
 
@@ -128,7 +175,7 @@ class CalDavCalendar:
 
         if occurrence is None:
 
-            def work(calendar: caldav.Calendar) -> None:
+            def work(calendar: DavCalendar) -> None:
                 resource = _by_uid(calendar, uid)
                 if resource is None:
                     raise ToolFailure("not_found", f"no event with uid {uid!r} in the calendar")
@@ -174,7 +221,7 @@ class CalDavCalendar:
         """Find the event and try `edit` on a copy, writing nothing: what an update or delete would meet."""
         from mcp_tools.servers.calendar import ical
 
-        def work(calendar: caldav.Calendar) -> None:
+        def work(calendar: DavCalendar) -> None:
             resource = _by_uid(calendar, uid)
             if resource is None:
                 raise ToolFailure("not_found", f"no event with uid {uid!r} in the calendar")
@@ -187,7 +234,7 @@ class CalDavCalendar:
         """Connect and open the calendar; returns its URL for a person to read."""
         return await self._call(lambda calendar: str(calendar.url))
 
-    async def _call(self, work: Callable[[caldav.Calendar], T]) -> T:
+    async def _call(self, work: Callable[[DavCalendar], T]) -> T:
         label = self.settings.server_label
         try:
             with anyio.fail_after(self.settings.timeout_seconds + 1):
@@ -199,7 +246,7 @@ class CalDavCalendar:
                 hint="try again later, or raise [calendar] timeout_seconds",
             ) from None
 
-    def _in_thread(self, work: Callable[[caldav.Calendar], T]) -> T:
+    def _in_thread(self, work: Callable[[DavCalendar], T]) -> T:
         client = self._client()
         try:
             return work(self._open(client))
@@ -209,33 +256,34 @@ class CalDavCalendar:
             self._drop_client(client)
             raise self._translate(error) from None
 
-    def _client(self) -> caldav.DAVClient:
+    def _client(self) -> DavClient:
         """One client per worker thread: it keeps its connection and the server's auth scheme."""
-        import caldav
+        from caldav.davclient import DAVClient
         from caldav.lib import error as dav_error
 
         # caldav can dump whole exchanges, credentials included, to temp files (PYTHON_CALDAV_COMMDUMP).
         dav_error.debug_dump_communication = False
-        client = getattr(self._clients, "client", None)
+        client: DavClient | None = getattr(self._clients, "client", None)
         if client is None:
             password = self.settings.password.get_secret_value() if self.settings.password else None
-            client = caldav.DAVClient(
+            client = DAVClient(
                 url=self.settings.url,
                 username=self.settings.username,
                 password=password,
-                timeout=self.settings.timeout_seconds,
+                # caldav annotates an int, and hands the value to its HTTP library, which takes float seconds
+                timeout=self.settings.timeout_seconds,  # type: ignore[arg-type]
                 enable_rfc6764=False,
             )
             self._clients.client = client
         return client
 
-    def _drop_client(self, client: caldav.DAVClient) -> None:
+    def _drop_client(self, client: DavClient) -> None:
         """After a failure start afresh: the connection or the credentials may be stale."""
         self._clients.client = None
         with contextlib.suppress(Exception):
             client.close()
 
-    def _open(self, client: caldav.DAVClient) -> caldav.Calendar:
+    def _open(self, client: DavClient) -> DavCalendar:
         """The configured calendar only; found once by name, then opened by URL."""
         from caldav.lib import error as dav_error
 
@@ -295,7 +343,10 @@ class CalDavCalendar:
         return ToolFailure("upstream_error", f"unexpected failure talking to {label} ({type(error).__name__})")
 
 
-def _parse_or_skip(resource: Any) -> icalendar.Calendar | None:
+_SATISFIES_PROTOCOL: type[CalendarBackend] = CalDavCalendar  # checked by mypy
+
+
+def _parse_or_skip(resource: DavResource) -> icalendar.Calendar | None:
     """One unreadable event must not hide the rest of the calendar."""
     from mcp_tools.servers.calendar import ical
 
@@ -306,7 +357,7 @@ def _parse_or_skip(resource: Any) -> icalendar.Calendar | None:
         return None
 
 
-def _by_uid(calendar: caldav.Calendar, uid: str) -> Any:
+def _by_uid(calendar: DavCalendar, uid: str) -> DavResource | None:
     """The resource holding `uid`: first where we store our own events, else by a UID search."""
     from caldav.lib import error as dav_error
 
@@ -329,7 +380,7 @@ def _by_uid(calendar: caldav.Calendar, uid: str) -> Any:
         return None
 
 
-def _rewrite(calendar: caldav.Calendar, uid: str, edit: Callable[[icalendar.Calendar], None]) -> icalendar.Calendar:
+def _rewrite(calendar: DavCalendar, uid: str, edit: Callable[[icalendar.Calendar], None]) -> icalendar.Calendar:
     """Read, edit and write back one resource; the ETag guards against a concurrent change."""
     from mcp_tools.servers.calendar import ical
 

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -113,7 +113,18 @@ class GoogleSettings(Settings):
     calendar_id: str | None
 
 
-def common_settings(config: CalendarConfig, env: Mapping[str, str]) -> dict[str, object]:
+class CommonSettings(TypedDict):
+    """The `Settings` fields both backends resolve alike (all but `calendar`)."""
+
+    zone: ZoneInfo
+    hours: tuple[dt.time, dt.time]
+    weekdays: frozenset[int]
+    include_location: bool
+    include_description: bool
+    timeout_seconds: float
+
+
+def common_settings(config: CalendarConfig, env: Mapping[str, str]) -> CommonSettings:
     start, end = parse_working_hours(config.working_hours)
     return {
         "zone": resolve_zone(config.timezone, env),
@@ -133,7 +144,7 @@ def resolve_google_settings(config: CalendarConfig, env: Mapping[str, str]) -> G
             '"AI Assistant Shared" (or calendar_id to its id, from Settings > Integrate calendar)'
         )
     name = config.calendar_id or config.calendar or ""
-    return GoogleSettings(calendar=name, calendar_id=config.calendar_id, **common_settings(config, env))  # type: ignore[arg-type]
+    return GoogleSettings(calendar=name, calendar_id=config.calendar_id, **common_settings(config, env))
 
 
 def resolve_settings(config: CalendarConfig, env: Mapping[str, str]) -> CalDavSettings:
@@ -167,7 +178,7 @@ def resolve_settings(config: CalendarConfig, env: Mapping[str, str]) -> CalDavSe
         username=config.username,
         password=password,
         calendar=config.calendar,
-        **common_settings(config, env),  # type: ignore[arg-type]
+        **common_settings(config, env),
     )
 
 

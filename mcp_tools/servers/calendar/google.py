@@ -21,7 +21,14 @@ from zoneinfo import ZoneInfo
 import anyio.to_thread
 
 from mcp_tools.servers.calendar.config import GoogleSettings
-from mcp_tools.servers.calendar.service import Busy, Changes, Occurrence, check_recurrence_text, resolve_times
+from mcp_tools.servers.calendar.service import (
+    Busy,
+    CalendarBackend,
+    Changes,
+    Occurrence,
+    check_recurrence_text,
+    resolve_times,
+)
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.timeutil import Interval, Moment, as_aware, merge_intervals
 from mcp_tools.servers.google.config import GoogleConfig
@@ -412,7 +419,7 @@ class GoogleCalendar(GoogleService):
     def _target(self, uid: str, occurrence: Moment | None) -> str:
         self.client.check_scopes(DELETE_TOOL)
         master = self._series(DELETE_TOOL, uid)
-        return master["id"] if occurrence is None else self._instance(DELETE_TOOL, master, occurrence)["id"]
+        return str(master["id"] if occurrence is None else self._instance(DELETE_TOOL, master, occurrence)["id"])
 
     async def delete(self, uid: str, occurrence: Moment | None) -> None:
         await self._run(self._delete, uid, occurrence)
@@ -434,6 +441,9 @@ class GoogleCalendar(GoogleService):
             return f"Google calendar {found.get('summary', '')!r} ({calendar})"
 
         return await self._run(work)
+
+
+_SATISFIES_PROTOCOL: type[CalendarBackend] = GoogleCalendar  # checked by mypy
 
 
 def _rfc3339(moment: dt.datetime) -> str:

@@ -7,7 +7,7 @@ values stay `date`s end to end so they never shift a day for anyone east or west
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from zoneinfo import ZoneInfo
 
 import icalendar
@@ -66,9 +66,32 @@ def series(calendar: icalendar.Calendar, uid: str) -> Occurrence | None:
     return _occurrence(master, _recurring_uids(calendar), _rules_by_uid(calendar), as_series=True)
 
 
+def _events(calendar: icalendar.Calendar) -> Iterator[icalendar.Event]:
+    """The VEVENTs of a calendar (icalendar parses every VEVENT into an `Event`)."""
+    for component in calendar.walk("VEVENT"):
+        if isinstance(component, icalendar.Event):
+            yield component
+
+
+def _moment(component: icalendar.Component, name: str) -> Moment:
+    """The date or date-time of a DTSTART, DTEND or RECURRENCE-ID property."""
+    value = component[name]
+    if isinstance(value, icalendar.vDDDTypes) and isinstance(value.dt, dt.date):
+        return value.dt
+    raise ValueError(f"{name} holds no date or date-time")
+
+
+def _duration(component: icalendar.Component) -> dt.timedelta:
+    """The length a DURATION property gives."""
+    value = component["duration"]
+    if isinstance(value, icalendar.vDDDTypes) and isinstance(value.dt, dt.timedelta):
+        return value.dt
+    raise ValueError("DURATION holds no duration")
+
+
 def _recurring_uids(calendar: icalendar.Calendar) -> set[str]:
     uids: set[str] = set()
-    for component in calendar.walk("VEVENT"):
+    for component in _events(calendar):
         if component.get("rrule") or component.get("rdate") or component.get("recurrence-id"):
             uids.add(str(component.get("uid", "")))
     return uids
@@ -76,7 +99,7 @@ def _recurring_uids(calendar: icalendar.Calendar) -> set[str]:
 
 def _rules_by_uid(calendar: icalendar.Calendar) -> dict[str, str]:
     rules: dict[str, str] = {}
-    for component in calendar.walk("VEVENT"):
+    for component in _events(calendar):
         rule = component.get("rrule")
         if rule is not None and component.get("recurrence-id") is None:
             rules[str(component.get("uid", ""))] = rule.to_ical().decode()
@@ -89,11 +112,11 @@ def _occurrence(
     if str(component.get("status", "")).upper() == "CANCELLED" or component.get("dtstart") is None:
         return None
     uid = str(component.get("uid", ""))
-    start: Moment = component["dtstart"].dt
+    start = _moment(component, "dtstart")
     end = _end_of(component, start)
     recurrence_id: Moment | None = None
     if uid in recurring and not as_series and component.get("recurrence-id") is not None:
-        recurrence_id = component["recurrence-id"].dt
+        recurrence_id = _moment(component, "recurrence-id")
     return Occurrence(
         uid=uid,
         title=str(component.get("summary", "")),
@@ -114,9 +137,9 @@ def _text(value: object) -> str | None:
 
 def _end_of(component: icalendar.Event, start: Moment) -> Moment:
     if component.get("dtend") is not None:
-        end: Moment = component["dtend"].dt
+        end = _moment(component, "dtend")
     elif component.get("duration") is not None:
-        end = start + component["duration"].dt
+        end = start + _duration(component)
     else:
         end = start + dt.timedelta(days=1) if is_all_day(start) else start
     if is_all_day(start) and isinstance(end, dt.datetime):
@@ -125,11 +148,11 @@ def _end_of(component: icalendar.Event, start: Moment) -> Moment:
 
 
 def holds_uid(calendar: icalendar.Calendar, uid: str) -> bool:
-    return any(str(component.get("uid", "")) == uid for component in calendar.walk("VEVENT"))
+    return any(str(component.get("uid", "")) == uid for component in _events(calendar))
 
 
 def _master(calendar: icalendar.Calendar, uid: str) -> icalendar.Event | None:
-    for component in calendar.walk("VEVENT"):
+    for component in _events(calendar):
         if str(component.get("uid", "")) == uid and component.get("recurrence-id") is None:
             return component
     return None
@@ -141,7 +164,7 @@ def check_rule(rule: str) -> icalendar.vRecur:
     if text.upper().startswith("RRULE:"):
         text = text[6:]
     try:
-        parsed = icalendar.vRecur.from_ical(text)
+        parsed: icalendar.vRecur = icalendar.vRecur.from_ical(text)
     except (ValueError, TypeError):
         raise ToolFailure(
             "invalid_arguments",
@@ -219,7 +242,7 @@ def _replace(component: icalendar.Event, name: str, value: object) -> None:
 
 def update_series(calendar: icalendar.Calendar, uid: str, changes: Changes, zone: ZoneInfo) -> None:
     master = _require_master(calendar, uid)
-    current_start = master["dtstart"].dt
+    current_start = _moment(master, "dtstart")
     times = resolve_times(current_start, _end_of(master, current_start), changes.start, changes.end)
     _apply(master, changes, zone, times)
     if changes.recurrence == "":
@@ -258,7 +281,7 @@ def update_occurrence(
         override.add("dtend", instance.end)
         override.add("dtstamp", dt.datetime.now(dt.UTC))
         calendar.add_component(override)
-    current_start = override["dtstart"].dt
+    current_start = _moment(override, "dtstart")
     times = resolve_times(current_start, _end_of(override, current_start), changes.start, changes.end)
     _apply(override, changes, zone, times)
     calendar.add_missing_timezones()
@@ -310,8 +333,11 @@ def _find_instance(calendar: icalendar.Calendar, uid: str, occurrence: Moment, z
 
 
 def _override(calendar: icalendar.Calendar, uid: str, occurrence: Moment, zone: ZoneInfo) -> icalendar.Event | None:
-    for component in calendar.walk("VEVENT"):
-        rid = component.get("recurrence-id")
-        if str(component.get("uid", "")) == uid and rid is not None and _same_moment(rid.dt, occurrence, zone):
+    for component in _events(calendar):
+        if (
+            str(component.get("uid", "")) == uid
+            and component.get("recurrence-id") is not None
+            and _same_moment(_moment(component, "recurrence-id"), occurrence, zone)
+        ):
             return component
     return None

@@ -61,10 +61,21 @@ class Busy:
 
 
 class CalendarBackend(Protocol):
-    """One dedicated calendar. Failures are `ToolFailure`s in our own words, never the server's."""
+    """One dedicated calendar. Failures are `ToolFailure`s in our own words, never the server's.
 
-    settings: Settings
-    created: CreatedEvents  # ids of the events the assistant created: the basis of the read rule
+    CalDavCalendar (caldav.py) and GoogleCalendar (google.py) each declare that they satisfy it,
+    so the type checker compares them with what the tools call.
+    """
+
+    @property
+    def settings(self) -> Settings:
+        """Read-only here, so each backend may hold its own kind of settings."""
+        ...
+
+    @property
+    def created(self) -> CreatedEvents:
+        """Ids of the events the assistant created: the basis of the read rule."""
+        ...
 
     @property
     def zone(self) -> ZoneInfo: ...
@@ -116,9 +127,10 @@ def is_all_day(moment: Moment) -> bool:
 
 def all_day_busy_days(occurrence: Occurrence) -> DaySpan:
     """Inclusive first and last day of an all-day occurrence."""
-    assert isinstance(occurrence.start, dt.date) and not isinstance(occurrence.start, dt.datetime)
-    last = occurrence.end - dt.timedelta(days=1) if occurrence.end > occurrence.start else occurrence.start
-    return occurrence.start, last  # type: ignore[return-value]
+    start, end = occurrence.start, occurrence.end
+    assert not isinstance(start, dt.datetime) and not isinstance(end, dt.datetime), "all-day values are dates"
+    last = end - dt.timedelta(days=1) if end > start else start
+    return start, last
 
 
 def busy_of(occurrences: Iterable[Occurrence], zone: ZoneInfo) -> Busy:
@@ -138,7 +150,7 @@ def resolve_times(
     if end is not None:
         new_end = end
     elif start is not None and is_all_day(start) == is_all_day(current_start):
-        new_end = start + (current_end - current_start)
+        new_end = start + _length(current_start, current_end)
     elif start is not None and is_all_day(start):
         new_end = start + dt.timedelta(days=1)
     elif start is not None:
@@ -151,6 +163,15 @@ def resolve_times(
         new_end = current_end
     check_order(new_start, new_end)
     return new_start, new_end
+
+
+def _length(start: Moment, end: Moment) -> dt.timedelta:
+    """`end - start`: a date-time minus a date is as much an error as Python makes it."""
+    if isinstance(end, dt.datetime):
+        if isinstance(start, dt.datetime):
+            return end - start
+        raise TypeError("unsupported operand type(s) for -: 'datetime.datetime' and 'datetime.date'")
+    return end - start
 
 
 def check_order(start: Moment, end: Moment) -> None:

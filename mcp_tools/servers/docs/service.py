@@ -54,7 +54,7 @@ class DocsService(GoogleService):
         return [short(scope) for scope in self.scopes if scope not in granted]
 
     def get(self, tool: str, document_id: str) -> dict[str, Any]:
-        return self.call(tool, lambda s: s.documents().get(documentId=document_id))
+        return self.call_object(tool, lambda s: s.documents().get(documentId=document_id))
 
     def get_current(self, tool: str, document_id: str, revision: str | None) -> dict[str, Any]:
         """The document, refused as a conflict when it is no longer at the revision the model read."""
@@ -68,7 +68,7 @@ class DocsService(GoogleService):
         return document
 
     def create(self, tool: str, title: str) -> dict[str, Any]:
-        return self.call(tool, lambda s: s.documents().create(body={"title": title}))
+        return self.call_object(tool, lambda s: s.documents().create(body={"title": title}))
 
     def update(self, tool: str, document_id: str, requests: list[dict[str, Any]], revision: str) -> dict[str, Any]:
         """Apply the requests at exactly `revision`; a document changed meanwhile is a `conflict`."""
@@ -80,7 +80,7 @@ class DocsService(GoogleService):
             )
         body = {"requests": requests, "writeControl": {"requiredRevisionId": revision}}
         try:
-            return self.call(tool, lambda s: s.documents().batchUpdate(documentId=document_id, body=body))
+            return self.call_object(tool, lambda s: s.documents().batchUpdate(documentId=document_id, body=body))
         except ToolFailure as failure:
             # Google answers a stale requiredRevisionId with a plain 400: tell it apart by the revision now
             if failure.kind == "invalid_arguments" and self.get(tool, document_id).get("revisionId") != revision:

@@ -7,7 +7,7 @@ reaches is the person's choice: `[drive] access`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp_tools.servers.drive.config import DriveConfig
 from mcp_tools.servers.drive.tools import TOOLS
@@ -41,7 +41,7 @@ async def find(service: DriveService, query: str, limit: int) -> list[SearchHit]
 
     arguments = SearchArgs(text=query[:255], limit=min(limit, 100))
 
-    def run() -> dict:
+    def run() -> dict[str, Any]:
         service.client.check_scopes("drive.search")
         return service.search(arguments)
 

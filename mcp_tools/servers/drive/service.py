@@ -154,7 +154,9 @@ class DriveService(GoogleService):
 
     # --- metadata -----------------------------------------------------------------------------
     def metadata(self, tool: str, file_id: str) -> dict[str, Any]:
-        return self.call(tool, lambda s: s.files().get(fileId=file_id, fields=FILE_FIELDS, supportsAllDrives=True))
+        return self.call_object(
+            tool, lambda s: s.files().get(fileId=file_id, fields=FILE_FIELDS, supportsAllDrives=True)
+        )
 
     def target(self, tool: str, file_id: str) -> dict[str, Any]:
         """The file's metadata, or its target's when it is a shortcut (one hop, as Drive allows)."""
@@ -218,7 +220,10 @@ class DriveService(GoogleService):
 
     def _export(self, file_id: str, mime: str) -> bytes:
         try:
-            return self.call("drive.read", lambda s: s.files().export(fileId=file_id, mimeType=EXPORTS[mime]))
+            exported: bytes = self.call(
+                "drive.read", lambda s: s.files().export(fileId=file_id, mimeType=EXPORTS[mime])
+            )
+            return exported
         except ToolFailure as failure:
             if failure.kind == "too_large":
                 hint = (
@@ -251,7 +256,7 @@ class DriveService(GoogleService):
     def create(self, metadata: dict[str, Any], data: bytes | None, mime: str) -> dict[str, Any]:
         client = self.client
         media = _media(data, mime) if data is not None else None
-        return self.call(
+        return self.call_object(
             "drive.create",
             lambda s: client.fix_upload(
                 s.files().create(body=metadata, media_body=media, fields=FILE_FIELDS, supportsAllDrives=True)
@@ -261,7 +266,7 @@ class DriveService(GoogleService):
     def update(self, file_id: str, metadata: dict[str, Any], data: bytes | None, mime: str) -> dict[str, Any]:
         client = self.client
         media = _media(data, mime) if data is not None else None
-        return self.call(
+        return self.call_object(
             "drive.update",
             lambda s: client.fix_upload(
                 s.files().update(
@@ -271,7 +276,7 @@ class DriveService(GoogleService):
         )
 
     def trash(self, file_id: str) -> dict[str, Any]:
-        return self.call(
+        return self.call_object(
             "drive.delete",
             lambda s: s.files().update(
                 fileId=file_id, body={"trashed": True}, fields=FILE_FIELDS, supportsAllDrives=True
@@ -282,7 +287,7 @@ class DriveService(GoogleService):
         self.call("drive.delete", lambda s: s.files().delete(fileId=file_id, supportsAllDrives=True))
 
     def share(self, file_id: str, permission: dict[str, Any], notify: bool, message: str) -> dict[str, Any]:
-        return self.call(
+        return self.call_object(
             "drive.share",
             lambda s: s.permissions().create(
                 fileId=file_id,

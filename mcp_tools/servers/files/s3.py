@@ -116,7 +116,8 @@ class S3Backend:
 
     def _head(self, key: str) -> dict[str, Any] | None:
         try:
-            return self._call(key, "head_object", Key=self._object(key))
+            head: dict[str, Any] = self._call(key, "head_object", Key=self._object(key))
+            return head
         except ToolFailure as failure:
             if failure.kind == "not_found":
                 return None
@@ -148,7 +149,8 @@ class S3Backend:
     def _get(self, key: str) -> dict[str, Any]:
         if self._is_folder(key) and self._head(key) is None:
             raise ToolFailure("conflict", f"{key} is a folder, not a file", "list it instead")
-        return self._call(key, "get_object", Key=self._object(key))
+        found: dict[str, Any] = self._call(key, "get_object", Key=self._object(key))
+        return found
 
     def read_window(self, key: str, offset: int, limit: int) -> Window:
         response = self._get(key)

@@ -303,13 +303,13 @@ class GmailService(GoogleService):
         else:
             body["raw"] = b64url_encode(raw)
         client = self.client
-        return self.call(
+        return self.call_object(
             "gmail.send",
             lambda s: client.fix_upload(s.users().messages().send(userId=ME, body=body, media_body=media)),
         )
 
     def send_draft(self, draft_id: str) -> dict[str, Any]:
-        return self.call("gmail.send", lambda s: s.users().drafts().send(userId=ME, body={"id": draft_id}))
+        return self.call_object("gmail.send", lambda s: s.users().drafts().send(userId=ME, body={"id": draft_id}))
 
     def refused_recipients(self, recipients: list[str]) -> list[str]:
         patterns = self.config.allowed_recipients
@@ -318,7 +318,9 @@ class GmailService(GoogleService):
         return [r for r in recipients if not any(fnmatch.fnmatchcase(r.lower(), p) for p in patterns)]
 
     # --- labels and trash ---------------------------------------------------------------------
-    def modify(self, ids: list[str], thread: bool, add: list[str], remove: list[str]) -> tuple[list[str], dict]:
+    def modify(
+        self, ids: list[str], thread: bool, add: list[str], remove: list[str]
+    ) -> tuple[list[str], dict[str, ToolFailure]]:
         tool = "gmail.labels"
         body: dict[str, Any] = {}
         if add:
@@ -332,7 +334,7 @@ class GmailService(GoogleService):
         done, failed = self.batch(tool, requests)
         return [i for i in ids if i in done], failed
 
-    def describe_items(self, tool: str, ids: list[str], thread: bool) -> tuple[dict[str, str], dict]:
+    def describe_items(self, tool: str, ids: list[str], thread: bool) -> tuple[dict[str, str], dict[str, ToolFailure]]:
         """One line (subject, sender) per id; ids that do not exist come back as failures."""
         if thread:
             requests = [
@@ -357,7 +359,7 @@ class GmailService(GoogleService):
                 for i in ids
             ]
         found, failed = self.batch(tool, requests)
-        lines = {}
+        lines: dict[str, str] = {}
         for key, item in found.items():
             first = (item.get("messages") or [item])[0] if thread else item
             headers = headers_of(first.get("payload") or {})
@@ -365,7 +367,7 @@ class GmailService(GoogleService):
             lines[key] = f"{headers.get('subject', '(no subject)')!r} from {headers.get('from', '?')}{count}"
         return lines, failed
 
-    def trash(self, ids: list[str], thread: bool) -> tuple[list[str], dict]:
+    def trash(self, ids: list[str], thread: bool) -> tuple[list[str], dict[str, ToolFailure]]:
         tool = "gmail.trash"
         if thread:
             requests = [(i, lambda s, i=i: s.users().threads().trash(userId=ME, id=i)) for i in ids]

@@ -15,7 +15,7 @@ import secrets
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -69,7 +69,7 @@ def read_token(path: Path, key: bytes | None) -> dict[str, Any]:
 
     Raises OSError or ValueError when it cannot be read (missing, broken, or sealed under
     another secret or with none configured here)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     from mcp_tools.state.sealed import is_sealed, unseal
 
     if is_sealed(data):
@@ -208,7 +208,8 @@ class GoogleAccount:
             path = self.config.service_account_file
             assert path is not None
             try:
-                return service_account.Credentials.from_service_account_file(
+                # google-auth leaves this constructor unannotated
+                return service_account.Credentials.from_service_account_file(  # type: ignore[no-untyped-call]
                     str(path.expanduser()), scopes=self.scopes, subject=self.config.subject
                 )
             except (OSError, ValueError) as error:
@@ -232,7 +233,8 @@ class GoogleAccount:
             raise ToolFailure("not_configured", str(error)) from None
         self._stored = data
         self._persisted_token = data.get("token")
-        credentials = Credentials(
+        # google-auth leaves Credentials.__init__ unannotated
+        credentials = Credentials(  # type: ignore[no-untyped-call]
             token=data.get("token"),
             refresh_token=data["refresh_token"],
             token_uri=data.get("token_uri") or client.get("token_uri") or "https://oauth2.googleapis.com/token",
@@ -294,7 +296,7 @@ def refresh_failure(error: Exception, service_account: bool = False) -> ToolFail
 
 
 @contextmanager
-def insecure_loopback(url: str):  # type: ignore[no-untyped-def]
+def insecure_loopback(url: str) -> Iterator[None]:
     """oauthlib refuses plain http; a loopback token endpoint (a test server) is allowed."""
     host = urlsplit(url).hostname
     if not (url.startswith("http://") and is_loopback(host)):
@@ -314,7 +316,15 @@ def insecure_loopback(url: str):  # type: ignore[no-untyped-def]
 # --- signing in (mcp-tools auth google) --------------------------------------------------------
 
 
+class _CallbackServer(HTTPServer):
+    """The loopback server Google sends the browser back to; `answer` is the query it brought."""
+
+    answer: dict[str, str]
+
+
 class _Callback(BaseHTTPRequestHandler):
+    server: _CallbackServer
+
     def do_GET(self) -> None:
         query = {key: values[0] for key, values in parse_qs(urlsplit(self.path).query).items()}
         if "state" not in query:
@@ -322,10 +332,10 @@ class _Callback(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        self.server.answer = query  # type: ignore[attr-defined]
+        self.server.answer = query
         body = (
             b"<!doctype html><title>mcp-tools</title><p>Signed in to Google. You can close this window."
-            if "code" in self.server.answer  # type: ignore[attr-defined]
+            if "code" in self.server.answer
             else b"<!doctype html><title>mcp-tools</title><p>Sign-in did not finish; see the terminal."
         )
         self.send_response(200)
@@ -370,13 +380,13 @@ def sign_in(
         raise SignInError('set [google] client_secrets = "path/to/client_secret.json" first (see docs/google.md)')
     client = read_client_secrets(config.client_secrets)
     flow = Flow.from_client_config({"installed": client}, scopes=list(scopes), autogenerate_code_verifier=True)
-    server: HTTPServer | None = None
+    server: _CallbackServer | None = None
     if no_browser:
         port = _free_port()
     else:
-        server = HTTPServer(("127.0.0.1", 0), _Callback)
+        server = _CallbackServer(("127.0.0.1", 0), _Callback)
         server.timeout = timeout_seconds
-        server.answer = {}  # type: ignore[attr-defined]
+        server.answer = {}
         port = int(server.server_address[1])
     flow.redirect_uri = f"http://127.0.0.1:{port}/"
     state = secrets.token_urlsafe(24)
@@ -397,10 +407,10 @@ def sign_in(
             else:
                 threading.Thread(target=open_url, args=(url,), daemon=True).start()
             deadline = time.monotonic() + timeout_seconds
-            while not server.answer and time.monotonic() < deadline:  # type: ignore[attr-defined]
+            while not server.answer and time.monotonic() < deadline:
                 server.timeout = max(0.1, deadline - time.monotonic())
                 server.handle_request()  # a favicon or prefetch request does not end the wait
-            answer = server.answer  # type: ignore[attr-defined]
+            answer = server.answer
             if not answer:
                 raise SignInError(f"no answer from the browser within {int(timeout_seconds)} s; try again")
     finally:

@@ -41,7 +41,11 @@ def _google(config: Config) -> tuple[GoogleConfig, Any]:
 
     google = validate_section("google", GoogleConfig, config.sections.get("google", {}))
     environment = Environment(
-        config.data_dir(), config.state_dir(), config.environ, config.sections, state_secret=config.state_secret()
+        config.data_dir(),
+        config.state_dir(),
+        config.environ,
+        sections=config.sections,
+        state_secret=config.state_secret(),
     )
     return google, token_path(google, environment)
 
@@ -55,7 +59,8 @@ def _profile(google: GoogleConfig) -> Callable[[Any], str | None]:
         http = google_auth_httplib2.AuthorizedHttp(credentials, http=httplib2.Http(timeout=google.timeout_seconds))
         options = {"api_endpoint": google.api_endpoint} if google.api_endpoint else None
         service = build("gmail", "v1", http=http, static_discovery=True, cache_discovery=False, client_options=options)
-        return service.users().getProfile(userId="me").execute().get("emailAddress")
+        address: str | None = service.users().getProfile(userId="me").execute().get("emailAddress")
+        return address
 
     return profile
 

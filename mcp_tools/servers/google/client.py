@@ -18,9 +18,10 @@ from mcp_tools.servers.google.account import GoogleAccount, refresh_failure
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.errors import is_retryable, map_http_error, missing_scope_failure, parse_error
 from mcp_tools.servers.google.scopes import missing_scopes
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.tooling import ErrorKind, ToolFailure
 
 T = TypeVar("T")
+Key = TypeVar("Key", bound=Hashable)  # what a caller names each request of a batch by
 BATCH_LIMIT = 50  # Gmail advises no more than 50 requests per batch
 BASE_DELAY = 0.5
 MAX_DELAY = 8.0
@@ -28,7 +29,7 @@ MAX_DELAY = 8.0
 
 def backoff_delay(attempt: int, retry_after: float | None = None) -> float:
     """Exponential with equal jitter; never less than a Retry-After the server asked for."""
-    ceiling = min(MAX_DELAY, BASE_DELAY * 2**attempt)
+    ceiling = min(MAX_DELAY, BASE_DELAY * 2.0**attempt)
     delay = ceiling / 2 + random.uniform(0, ceiling / 2)
     return max(delay, retry_after or 0.0)
 
@@ -152,7 +153,7 @@ class GoogleClient:
                     attempt += 1
                     self._local.services = {}
                     continue
-                kind = "timeout" if isinstance(error, TimeoutError) else "upstream_error"
+                kind: ErrorKind = "timeout" if isinstance(error, TimeoutError) else "upstream_error"
                 raise ToolFailure(kind, f"cannot reach Google ({type(error).__name__})", "retry in a minute") from None
 
     def _wait(self, started: float, attempt: int, retry_after: float | None) -> bool:
@@ -177,10 +178,10 @@ class GoogleClient:
         self,
         api: str,
         version: str,
-        requests: Sequence[tuple[Hashable, Callable[[Any], Any]]],
+        requests: Sequence[tuple[Key, Callable[[Any], Any]]],
         *,
         tool: str,
-    ) -> tuple[dict[Hashable, Any], dict[Hashable, ToolFailure]]:
+    ) -> tuple[dict[Key, Any], dict[Key, ToolFailure]]:
         """Run many requests in batches; returns (results, failures) by key, failures never hidden.
 
         Items that fail with a retryable status are sent again in a later batch, within the
@@ -189,8 +190,8 @@ class GoogleClient:
         from googleapiclient.errors import HttpError
         from googleapiclient.http import BatchHttpRequest
 
-        results: dict[Hashable, Any] = {}
-        failures: dict[Hashable, ToolFailure] = {}
+        results: dict[Key, Any] = {}
+        failures: dict[Key, ToolFailure] = {}
         pending = list(requests)
         started = time.monotonic()
         attempt = 0
@@ -203,14 +204,16 @@ class GoogleClient:
                     failures[key] = failure
                     pending.remove((key, build_request))
         while pending:
-            retry: list[tuple[Hashable, Callable[[Any], Any]]] = []
+            retry: list[tuple[Key, Callable[[Any], Any]]] = []
             longest_wait: float | None = None
             for start in range(0, len(pending), BATCH_LIMIT):
                 chunk = pending[start : start + BATCH_LIMIT]
                 service = self.service(api, version)
                 answers: dict[str, tuple[Any, Any]] = {}
 
-                def collect(request_id: str, response: Any, exception: Any, answers: dict = answers) -> None:
+                def collect(
+                    request_id: str, response: Any, exception: Any, answers: dict[str, tuple[Any, Any]] = answers
+                ) -> None:
                     answers[request_id] = (response, exception)
 
                 if self.config.api_endpoint:
@@ -219,8 +222,12 @@ class GoogleClient:
                     batch = service.new_batch_http_request(callback=collect)
                 for index, (_, build_request) in enumerate(chunk):
                     batch.add(build_request(service), request_id=str(index))
+
+                def whole_batch(_service: Any, batch: Any = batch) -> _BatchCall:
+                    return _BatchCall(batch)
+
                 try:
-                    self.execute(api, version, lambda _service, batch=batch: _BatchCall(batch), tool=tool)
+                    self.execute(api, version, whole_batch, tool=tool)
                 except ToolFailure as failure:
                     for key, _ in chunk:
                         failures[key] = failure

@@ -8,10 +8,16 @@ are blocking (googleapiclient is synchronous) and run in a worker thread. What a
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_tools.servers.google.config import GoogleConfig, token_path
-from mcp_tools.tooling import Environment
+from mcp_tools.tooling import Environment, ToolFailure
+
+if TYPE_CHECKING:
+    from mcp_tools.servers.google.client import GoogleClient
+
+Key = TypeVar("Key", bound=Hashable)
 
 
 class GoogleService:
@@ -26,14 +32,14 @@ class GoogleService:
         self.env = env
         self.scopes = scopes
         self.access = access
-        self._client: Any = None
+        self._client: GoogleClient | None = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
     @property
-    def client(self) -> Any:
+    def client(self) -> GoogleClient:
         with self._lock:
             if self._client is None:
                 from mcp_tools.servers.google.client import shared_client
@@ -60,5 +66,12 @@ class GoogleService:
         """`build(service)` executed with retries; another API of the account by `api`/`version`."""
         return self.client.execute(api or self.API, version or self.VERSION, build, tool=tool)
 
-    def batch(self, tool: str, requests: Any) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    def call_object(self, tool: str, build: Any, api: str | None = None, version: str | None = None) -> dict[str, Any]:
+        """`call` for a request Google answers with a JSON object (not a media download, not a delete)."""
+        answer: dict[str, Any] = self.call(tool, build, api, version)
+        return answer
+
+    def batch(
+        self, tool: str, requests: Sequence[tuple[Key, Callable[[Any], Any]]]
+    ) -> tuple[dict[Key, Any], dict[Key, ToolFailure]]:
         return self.client.batch(self.API, self.VERSION, requests, tool=tool)

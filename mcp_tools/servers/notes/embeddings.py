@@ -329,7 +329,7 @@ class VectorMatrix:
         self.chunk_ids: list[int] = []
         self.doc_ids: list[int] = []
         self.matrix: Any = None
-        self.rows: list[array] = []
+        self.rows: list[array[float]] = []
         self.dimensions = 0
         self.entries: dict[int, tuple[int, bytes]] = {}
         self.doc_array: Any = None

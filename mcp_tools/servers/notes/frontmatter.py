@@ -62,13 +62,13 @@ def merge_frontmatter(text: str, changes: dict[str, Any]) -> tuple[str, dict[str
     if blocks is not None:
         out: list[str] = []
         seen: set[str] = set()
-        for key, lines in blocks:
-            if key is None or key not in changes:
+        for name, lines in blocks:
+            if name is None or name not in changes:
                 out.append(lines)
                 continue
-            seen.add(key)
-            if changes[key] is not None:
-                out.append(dump_key(key, changes[key], newline))
+            seen.add(name)
+            if changes[name] is not None:
+                out.append(dump_key(name, changes[name], newline))
         if out and not out[-1].endswith(("\n", "\r")):
             out[-1] += newline
         for key, value in changes.items():

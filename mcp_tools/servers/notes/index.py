@@ -409,7 +409,7 @@ class NoteIndex:
                     f"SELECT id, source_path, style, target, resolved_path FROM links WHERE {column} IN ({marks})",
                     part,
                 ):
-                    rows[link_id] = tuple(rest)  # type: ignore[assignment]
+                    rows[link_id] = tuple(rest)
         updates = []
         for link_id in sorted(rows):
             source, style, target, current = rows[link_id]

@@ -190,9 +190,9 @@ def rank(
             kept = found[doc_id].passages
             passages = tuple(Passage(p.chunk_id, p.heading, snippets.get(p.chunk_id, "")) for p in kept)
         else:
-            chunk_id = chunk_of.get(doc_id)
-            heading, body = texts.get(chunk_id, ("", "")) if chunk_id is not None else ("", "")
-            passages = (Passage(chunk_id or 0, heading, make_snippet(body)),)
+            first_chunk = chunk_of.get(doc_id)
+            heading, body = texts.get(first_chunk, ("", "")) if first_chunk is not None else ("", "")
+            passages = (Passage(first_chunk or 0, heading, make_snippet(body)),)
         hits.append(Hit(doc_id, passages, round(scores[doc_id], 6)))
     return hits
 

@@ -188,7 +188,8 @@ class SheetsService(GoogleService):
                 fields="values",
             ),
         )
-        return found.get("values", [])
+        rows: list[list[Any]] = found.get("values", [])
+        return rows
 
     def read(self, spreadsheet: str, where: a1.A1Range | None, formulas: bool, offset: int) -> dict[str, Any]:
         try:
@@ -275,7 +276,7 @@ class SheetsService(GoogleService):
     # --- writing ------------------------------------------------------------------------------
     def update(self, spreadsheet: str, where: a1.A1Range, values: list[list[Any]], option: str) -> dict[str, Any]:
         self.forget(spreadsheet)
-        return self.call(
+        return self.call_object(
             "sheets.write",
             lambda s: self.cell_values(s).update(
                 spreadsheetId=spreadsheet,
@@ -287,7 +288,7 @@ class SheetsService(GoogleService):
 
     def append(self, spreadsheet: str, where: a1.A1Range, values: list[list[Any]], option: str) -> dict[str, Any]:
         self.forget(spreadsheet)  # INSERT_ROWS grows the grid
-        return self.call(
+        answer = self.call_object(
             "sheets.append",
             lambda s: self.cell_values(s).append(
                 spreadsheetId=spreadsheet,
@@ -296,7 +297,9 @@ class SheetsService(GoogleService):
                 insertDataOption="INSERT_ROWS",
                 body={"majorDimension": "ROWS", "values": values},
             ),
-        ).get("updates", {})
+        )
+        updates: dict[str, Any] = answer.get("updates", {})
+        return updates
 
     def create(self, title: str, sheets: dict[str, list[str]]) -> dict[str, Any]:
         """One request: the sheets, each with its header row as literal text (never a formula)."""
@@ -314,7 +317,7 @@ class SheetsService(GoogleService):
                     cells = [{"userEnteredValue": {"stringValue": text}} for text in header]
                     sheet["data"] = [{"startRow": 0, "startColumn": 0, "rowData": [{"values": cells}]}]
                 body["sheets"].append(sheet)
-        return self.call(
+        return self.call_object(
             "sheets.create",
             lambda s: self.spreadsheets(s).create(
                 body=body, fields="spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title)"
