@@ -272,6 +272,6 @@ def test_serve_imports_no_other_command_groups_heavy_modules(tmp_path: Path) -> 
         "mcp_tools.budget",
         "mcp_tools.approvals.page",
         "mcp_tools.config_template",
-        "mcp_tools.servers.google.cli",
+        "mcp_tools.cli.google",
     } & modules
     assert not others, others

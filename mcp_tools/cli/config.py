@@ -86,7 +86,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print("           to serve more, add a namespace ('files'), a tier ('files.extended') or a tool")
         print("           ('files.move') to [server] tools; see docs/toolsets.md")
     if "google" in config.sections:
-        from mcp_tools.servers.google.cli import doctor_lines
+        from mcp_tools.cli.google import doctor_lines
 
         for line in doctor_lines(config):
             print(line)

@@ -20,7 +20,7 @@ def add_commands(commands: Any) -> None:
 
 
 def cmd_auth_google(args: argparse.Namespace) -> int:
-    from mcp_tools.servers.google.cli import auth_google
+    from mcp_tools.cli.google import auth_google
 
     return auth_google(config_of(args), args)
 

@@ -271,8 +271,8 @@ def test_choosing_the_backend_loads_no_library_of_the_other() -> None:
 def test_sign_in_asks_calendar_scopes_only_for_the_google_backend_and_enabled_tools(
     tmp_path: Path, section: str, policy: str, tools: int, asked: list[str]
 ) -> None:
+    from mcp_tools.cli.google import enabled_tools
     from mcp_tools.config import load_config
-    from mcp_tools.servers.google.cli import enabled_tools
 
     config_file = tmp_path / "config.toml"
     config_file.write_text(

@@ -704,8 +704,8 @@ def test_signing_in_asks_the_scopes_of_the_chosen_access(tmp_path: Path, google:
     import json
     import urllib.request
 
+    from mcp_tools.cli.google import auth_google
     from mcp_tools.config import load_config
-    from mcp_tools.servers.google.cli import auth_google
 
     def agree(url: str) -> None:
         with urllib.request.urlopen(url, timeout=10) as response:

@@ -201,7 +201,7 @@ async def test_secrets_echoed_by_google_never_reach_the_result(tmp_path: Path, g
 
 
 def test_backoff_grows_with_jitter_and_honours_retry_after():
-    from mcp_tools.servers.google.client import MAX_DELAY, backoff_delay
+    from mcp_tools.cli.googleent import MAX_DELAY, backoff_delay
 
     first = [backoff_delay(0) for _ in range(50)]
     later = [backoff_delay(4) for _ in range(50)]
@@ -234,8 +234,8 @@ def _browser(url: str) -> None:
 def test_the_oauth_flow_end_to_end_with_pkce_and_a_loopback_redirect(
     tmp_path: Path, google: FakeGoogle, gmail: FakeGmail, capsys: pytest.CaptureFixture[str]
 ):
+    from mcp_tools.cli.google import auth_google
     from mcp_tools.config import load_config
-    from mcp_tools.servers.google.cli import auth_google
 
     config_file, secrets_file = _config_file(tmp_path, google)
     said: list[str] = []
@@ -262,8 +262,8 @@ def test_the_oauth_flow_end_to_end_with_pkce_and_a_loopback_redirect(
 def test_read_only_asks_for_the_read_scope_only_and_no_browser_takes_the_pasted_address(
     tmp_path: Path, google: FakeGoogle, gmail: FakeGmail
 ):
+    from mcp_tools.cli.google import auth_google
     from mcp_tools.config import load_config
-    from mcp_tools.servers.google.cli import auth_google
 
     config_file, _ = _config_file(tmp_path, google, "[policy]\nread_only = true\n")
     printed: list[str] = []
@@ -292,8 +292,8 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 def test_a_pasted_address_with_another_state_is_refused(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):
+    from mcp_tools.cli.google import auth_google
     from mcp_tools.config import load_config
-    from mcp_tools.servers.google.cli import auth_google
 
     config_file, _ = _config_file(tmp_path, google)
     code = auth_google(
@@ -381,8 +381,8 @@ async def test_signing_in_again_is_picked_up_without_a_restart(tmp_path: Path, g
 def test_the_loopback_ignores_other_requests_until_the_answer_comes(
     tmp_path: Path, google: FakeGoogle, gmail: FakeGmail
 ):
+    from mcp_tools.cli.google import auth_google
     from mcp_tools.config import load_config
-    from mcp_tools.servers.google.cli import auth_google
 
     config_file, _ = _config_file(tmp_path, google)
 
@@ -415,7 +415,8 @@ def test_an_access_level_widens_the_scopes_asked_and_named(monkeypatch: pytest.M
 
 
 def test_apis_with_a_service_path_keep_it_behind_a_configured_endpoint():
-    from mcp_tools.servers.google.client import GoogleClient
+    from mcp_tools.cli.googleent import GoogleClient
+
     from mcp_tools.servers.google.config import GoogleConfig
 
     client = GoogleClient(None, GoogleConfig(api_endpoint="http://127.0.0.1:8080"))  # type: ignore[arg-type]
@@ -427,7 +428,8 @@ def test_apis_with_a_service_path_keep_it_behind_a_configured_endpoint():
 def test_upload_urls_keep_the_configured_scheme(tmp_path: Path):
     from types import SimpleNamespace
 
-    from mcp_tools.servers.google.client import GoogleClient
+    from mcp_tools.cli.googleent import GoogleClient
+
     from mcp_tools.servers.google.config import GoogleConfig
 
     client = GoogleClient(None, GoogleConfig(api_endpoint="http://127.0.0.1:8080"))  # type: ignore[arg-type]
@@ -472,7 +474,8 @@ async def test_gmail_over_stdio_in_a_real_server_process(tmp_path: Path, google:
 
 
 def test_google_namespaces_share_one_client_per_account(tmp_path: Path):
-    from mcp_tools.servers.google.client import shared_client
+    from mcp_tools.cli.googleent import shared_client
+
     from mcp_tools.servers.google.config import GoogleConfig
 
     config = GoogleConfig(client_secrets=tmp_path / "cs.json")
@@ -530,8 +533,8 @@ async def test_an_id_of_dots_never_reaches_another_resource(
 
 def test_requests_with_dot_segments_are_refused_before_sending():
     from googleapiclient.discovery import build
+    from mcp_tools.cli.googleent import checked_path
 
-    from mcp_tools.servers.google.client import checked_path
     from mcp_tools.tooling import ToolFailure
 
     tasks = build("tasks", "v1", static_discovery=True, developerKey="k")

@@ -377,8 +377,8 @@ async def test_a_429_is_retried_and_one_that_lasts_is_reported(tmp_path: Path, g
 
 
 def test_read_only_policy_asks_for_tasks_readonly_only(tmp_path: Path):
+    from mcp_tools.cli.google import enabled_tools
     from mcp_tools.config import parse_config
-    from mcp_tools.servers.google.cli import enabled_tools
 
     def asked(policy: dict[str, Any]) -> list[str]:
         config = parse_config({"server": {"servers": ["tasks"]}, "tasks": {}, "policy": policy}, {})
@@ -411,7 +411,7 @@ async def test_definitions_fit_the_budget_and_say_what_they_do(tmp_path: Path, g
 
 def test_tasks_runs_only_when_asked_for_so_a_gmail_sign_in_asks_no_tasks_scope(tmp_path: Path, google: FakeGoogle):
     from mcp_tools.app import build_app
-    from mcp_tools.servers.google.cli import enabled_tools
+    from mcp_tools.cli.google import enabled_tools
     from tests.harness import make_config
 
     settings = settings_for(tmp_path, google)

@@ -239,5 +239,5 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 
 # The namespaces that sign in with the `[google]` account.
-# calendar only with its google backend: see cli.enabled_tools
+# calendar only with its google backend: see mcp_tools.cli.google.enabled_tools
 NAMESPACES = ("gmail", "drive", "docs", "sheets", "tasks", "calendar")
