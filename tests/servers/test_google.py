@@ -201,7 +201,7 @@ async def test_secrets_echoed_by_google_never_reach_the_result(tmp_path: Path, g
 
 
 def test_backoff_grows_with_jitter_and_honours_retry_after():
-    from mcp_tools.cli.googleent import MAX_DELAY, backoff_delay
+    from mcp_tools.servers.google.client import MAX_DELAY, backoff_delay
 
     first = [backoff_delay(0) for _ in range(50)]
     later = [backoff_delay(4) for _ in range(50)]
@@ -415,8 +415,7 @@ def test_an_access_level_widens_the_scopes_asked_and_named(monkeypatch: pytest.M
 
 
 def test_apis_with_a_service_path_keep_it_behind_a_configured_endpoint():
-    from mcp_tools.cli.googleent import GoogleClient
-
+    from mcp_tools.servers.google.client import GoogleClient
     from mcp_tools.servers.google.config import GoogleConfig
 
     client = GoogleClient(None, GoogleConfig(api_endpoint="http://127.0.0.1:8080"))  # type: ignore[arg-type]
@@ -428,8 +427,7 @@ def test_apis_with_a_service_path_keep_it_behind_a_configured_endpoint():
 def test_upload_urls_keep_the_configured_scheme(tmp_path: Path):
     from types import SimpleNamespace
 
-    from mcp_tools.cli.googleent import GoogleClient
-
+    from mcp_tools.servers.google.client import GoogleClient
     from mcp_tools.servers.google.config import GoogleConfig
 
     client = GoogleClient(None, GoogleConfig(api_endpoint="http://127.0.0.1:8080"))  # type: ignore[arg-type]
@@ -474,8 +472,7 @@ async def test_gmail_over_stdio_in_a_real_server_process(tmp_path: Path, google:
 
 
 def test_google_namespaces_share_one_client_per_account(tmp_path: Path):
-    from mcp_tools.cli.googleent import shared_client
-
+    from mcp_tools.servers.google.client import shared_client
     from mcp_tools.servers.google.config import GoogleConfig
 
     config = GoogleConfig(client_secrets=tmp_path / "cs.json")
@@ -533,8 +530,8 @@ async def test_an_id_of_dots_never_reaches_another_resource(
 
 def test_requests_with_dot_segments_are_refused_before_sending():
     from googleapiclient.discovery import build
-    from mcp_tools.cli.googleent import checked_path
 
+    from mcp_tools.servers.google.client import checked_path
     from mcp_tools.tooling import ToolFailure
 
     tasks = build("tasks", "v1", static_discovery=True, developerKey="k")

@@ -15,7 +15,7 @@ from mcp_tools.servers.google.config import GoogleConfig, token_path
 from mcp_tools.tooling import Environment, ToolFailure
 
 if TYPE_CHECKING:
-    from mcp_tools.cli.googleent import GoogleClient
+    from mcp_tools.servers.google.client import GoogleClient
 
 Key = TypeVar("Key", bound=Hashable)
 
@@ -42,7 +42,7 @@ class GoogleService:
     def client(self) -> GoogleClient:
         with self._lock:
             if self._client is None:
-                from mcp_tools.cli.googleent import shared_client
+                from mcp_tools.servers.google.client import shared_client
 
                 token_file = token_path(self.google_config, self.env)
                 from mcp_tools.state import credentials_key
