@@ -304,8 +304,6 @@ class PolicyGate:
         self.max_result_tokens = max_result_tokens
         self.rules = rules
         self.store = store
-        # (name, transport) -> the failure for a name with no tool; the app knows which namespaces are off
-        self.explain_unknown: Callable[[str, str], ToolFailure] | None = None
         self.out_of_band = out_of_band
         self.tools: dict[str, BoundTool] = {}
 
@@ -319,18 +317,31 @@ class PolicyGate:
             return ToolFailure("denied_by_policy", hidden)
         return None
 
+    async def refuse(self, name: str, failure: ToolFailure, caller: Caller, raw_args: Any = None) -> CallOutcome:
+        """A call the catalog found no tool for (`mcp_tools.catalog`): its audit row, and the
+        answer, which is the failure as recorded."""
+        started = time.perf_counter()
+        state = _CallRecord(tool=name, args=raw_args if isinstance(raw_args, dict) else {}, decision="denied")
+        outcome = outgoing(failure_outcome(failure), name)
+        if not await self._append_audit(caller, state, outcome, started):
+            outcome = failure_outcome(store_unavailable())
+        return outcome
+
     async def call(
         self,
-        tool: BoundTool | None,
+        tool: BoundTool,
         name: str,
         raw_args: Any,
         caller: Caller,
         *,
         via: BoundTool | None = None,
     ) -> CallOutcome:
-        """One call, start to audit row; `via` is the tool whose handler made this call (`ctx.call_tool`)."""
+        """One call, start to audit row; `via` is the tool whose handler made this call (`ctx.call_tool`).
+
+        `name` is the name the call was written with; the catalog resolved it to `tool`.
+        """
         started = time.perf_counter()
-        state = _CallRecord(tool=tool.spec.name if tool else name, args=raw_args if isinstance(raw_args, dict) else {})
+        state = _CallRecord(tool=tool.spec.name, args=raw_args if isinstance(raw_args, dict) else {})
         state.via = via
         try:
             outcome = await self._call(tool, name, raw_args, caller, state)
@@ -359,14 +370,7 @@ class PolicyGate:
                 outcome = failure_outcome(store_unavailable())
         return outcome
 
-    async def _call(
-        self, tool: BoundTool | None, name: str, raw_args: Any, caller: Caller, state: _CallRecord
-    ) -> CallOutcome:
-        if tool is None:
-            state.decision = "denied"
-            if self.explain_unknown is not None:
-                raise self.explain_unknown(name, caller.transport)
-            raise ToolFailure("unknown_tool", f"there is no tool named {name!r}", "call tools/list for the names")
+    async def _call(self, tool: BoundTool, name: str, raw_args: Any, caller: Caller, state: _CallRecord) -> CallOutcome:
         spec = tool.spec
         state.wire_name = state.via.wire_name if state.via is not None else tool.wire_name
         hidden = self.rules.hidden_reason(spec)

@@ -27,6 +27,7 @@ from mcp_tools.tooling import (
     NotConfigured,
     Output,
     Risk,
+    ToolAlias,
     ToolFailure,
     ToolSpec,
 )
@@ -469,6 +470,12 @@ def render_search(output: SearchOutput) -> str:
 
 SEARCH = ToolSpec(
     name="web.search",
+    aliases=(
+        ToolAlias(
+            "web_search",
+            {"top_k": "max_results", "maxResults": "max_results", "num_results": "max_results", "limit": "max_results"},
+        ),
+    ),
     tier="core",
     title="Web search",
     description=(

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_tools.catalog import is_known
 from mcp_tools.textcalls.calls import (
     CALL_HINT,
     DELIMITER,
@@ -31,7 +32,6 @@ from mcp_tools.textcalls.calls import (
     label_of,
     prose_of,
 )
-from mcp_tools.textcalls.names import is_known
 from mcp_tools.textcalls.scissors import (
     DELIMITER_STARTS,
     DELIMITERS,

@@ -31,6 +31,7 @@ from mcp_tools.tooling import (
     NotConfigured,
     Output,
     Risk,
+    ToolAlias,
     ToolFailure,
     ToolSpec,
 )
@@ -382,6 +383,7 @@ def render_request(result: RequestResult) -> str:
 TOOLS: list[ToolSpec[HttpService, Any, Any]] = [
     ToolSpec(
         name="http.request",
+        aliases=(ToolAlias("api_call"),),
         title="HTTP request",
         description=("HTTP request to an allowed host (the server adds credentials); bodies paged by offset."),
         input_model=RequestArgs,

@@ -23,6 +23,7 @@ from mcp_tools.tooling import (
     Risk,
     SearchHit,
     SearchSource,
+    ToolAlias,
     ToolFailure,
     ToolSpec,
 )
@@ -191,6 +192,11 @@ def render_hit(number: int, hit: Result) -> str:
 TOOLS: list[ToolSpec[SearchService, Any, Any]] = [
     ToolSpec(
         name="search.all",
+        aliases=(
+            ToolAlias(
+                "search", {"top_k": "limit", "max_results": "limit", "maxResults": "limit", "num_results": "limit"}
+            ),
+        ),
         title="Search everything",
         description=("Search notes, files, mail and documents at once; each hit names the call that opens it."),
         input_model=AllArgs,

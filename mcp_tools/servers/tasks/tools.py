@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, PrivateAttr, model_validator
 
+from mcp_tools.servers.google.aliases import PAGING
 from mcp_tools.text import fence
-from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolSpec
+from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolAlias, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.tasks.service import TasksService
@@ -342,9 +343,36 @@ async def delete(service: TasksService, args: DeleteArgs, ctx: CallContext) -> D
     )
 
 
+# Tasks API argument names, as other systems' tasks tools pass them.
+_ALIAS_RENAMES = {
+    **PAGING,
+    "taskListId": "list",
+    "tasklist": "list",
+    "list_id": "list",
+    "taskId": "id",
+    "task_id": "id",
+    "dueMin": "due_from",
+    "dueMax": "due_to",
+}
+
+
+def _dates_alias(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Google's RFC 3339 `due`/`dueMin`/`dueMax` become the date Google keeps (the part before the T);
+    `showCompleted` becomes tasks.list's `status`."""
+    out = dict(arguments)
+    for key in ("due", "due_from", "due_to"):
+        value = out.get(key)
+        if isinstance(value, str) and len(value) > 10 and value[10] == "T":
+            out[key] = value[:10]
+    if "showCompleted" in out and "status" not in out:
+        out["status"] = "all" if out.pop("showCompleted") else "open"
+    return out
+
+
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="tasks.list",
+        aliases=(ToolAlias("tasks_list", _ALIAS_RENAMES, _dates_alias),),
         title="List Google Tasks",
         description="No list: the task lists; a list: its tasks, subtasks under parents.",
         input_model=ListArgs,
@@ -360,6 +388,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="tasks.get",
+        aliases=(ToolAlias("tasks_get", _ALIAS_RENAMES, _dates_alias),),
         title="Get a task",
         description="One task with its notes.",
         input_model=TaskArgs,
@@ -375,6 +404,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="tasks.create",
+        aliases=(ToolAlias("tasks_create", _ALIAS_RENAMES, _dates_alias),),
         title="Add a task",
         description="Add a task; parent makes it a subtask.",
         input_model=CreateArgs,
@@ -389,6 +419,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="tasks.update",
+        aliases=(ToolAlias("tasks_update", _ALIAS_RENAMES, _dates_alias),),
         title="Change a task",
         description="Change a task's title, notes or due date.",
         input_model=UpdateArgs,
@@ -404,6 +435,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="tasks.complete",
+        aliases=(ToolAlias("tasks_complete", _ALIAS_RENAMES, _dates_alias),),
         title="Complete a task",
         description="Mark a task done.",
         input_model=CompleteArgs,
@@ -419,6 +451,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="tasks.delete",
+        aliases=(ToolAlias("tasks_delete", _ALIAS_RENAMES, _dates_alias),),
         title="Delete a task",
         description="Delete a task and its subtasks.",
         input_model=DeleteArgs,
