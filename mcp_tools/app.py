@@ -55,7 +55,7 @@ class App:
     rules: RulePolicy
     out_of_band: OutOfBand
     catalog: Catalog
-    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    namespaces: dict[str, Namespace[Any]] = field(default_factory=dict)
     services: dict[str, Any] = field(default_factory=dict)
     # What stops a server, collected instead when built to diagnose (`doctor`): (where, what to fix)
     problems: list[tuple[str, str]] = field(default_factory=list)
@@ -266,7 +266,7 @@ def _withhold_unreachable(app: App) -> None:
             bound.withheld = withheld
 
 
-def _register_search(app: App, namespace: Namespace, service: Any) -> None:
+def _register_search(app: App, namespace: Namespace[Any], service: Any) -> None:
     """Offer the namespace's search hook to `search.all`, unless the policy keeps its reader from the model."""
     hook = namespace.search
     if hook is None:

@@ -12,7 +12,6 @@ the caller reads exactly what the audit row holds.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import re
@@ -24,6 +23,7 @@ from mcp_tools.discovery import META_TOOLS, ClientToolsets
 from mcp_tools.policy.gate import BoundTool
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.servers import CATALOG
+from mcp_tools.suggest import closest
 from mcp_tools.tooling import Namespace, ToolAlias, ToolFailure, ToolSpec
 from mcp_tools.toolsets import Selection
 
@@ -80,7 +80,7 @@ def declared() -> Declared:
     aliases: dict[str, Alias] = {}
     for name, module in _DECLARING.items():
         try:
-            namespace: Namespace = importlib.import_module(module).NAMESPACE
+            namespace: Namespace[Any] = importlib.import_module(module).NAMESPACE
         except ImportError:
             continue
         canonical[name] = tuple(spec.method for spec in namespace.tools)
@@ -126,36 +126,6 @@ def is_known(name: str) -> bool:
     """A name some model could mean as a tool: canonical, its wire form, or an alias."""
     names = declared().names
     return name in names or name.replace("_", ".", 1) in names or lookup(name) is not None
-
-
-_VERBS = {
-    "create": "write", "make": "write", "save": "write", "put": "write", "new": "write", "add": "write",
-    "get": "read", "fetch": "read", "open": "read", "view": "read", "cat": "read", "show": "read",
-    "remove": "delete", "rm": "delete", "del": "delete", "erase": "delete", "unlink": "delete",
-    "ls": "list", "dir": "list", "modify": "edit", "patch": "edit", "change": "edit",
-}  # fmt: skip
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-
-
-def _normalise(name: str) -> str:
-    words = re.split(r"[_\-\s.]+", _CAMEL.sub("_", name.strip()).lower())
-    return "_".join(_VERBS.get(word, word) for word in words if word)
-
-
-def closest(name: str, candidates: Iterable[str], limit: int = 1) -> list[str]:
-    """The names closest to one nobody knows, best first: the one suggester behind every
-    "did you mean". A name meaning the same (`create_file` and `write_file`, `writeFile`) comes
-    first, then near spellings."""
-    pool = list(dict.fromkeys(candidate for candidate in candidates if candidate != name))
-    normalised = _normalise(name)
-    found = [candidate for candidate in pool if _normalise(candidate) == normalised][:limit]
-    forms: dict[str, str] = {}
-    for candidate in pool:
-        forms.setdefault(_normalise(candidate), candidate)
-    for match in difflib.get_close_matches(normalised, list(forms), n=limit + len(found), cutoff=0.6):
-        if len(found) < limit and forms[match] not in found:
-            found.append(forms[match])
-    return found
 
 
 def suggest(name: str, available: Iterable[str] = ()) -> str | None:

@@ -246,7 +246,7 @@ def _inline_single_use(schema: dict[str, Any]) -> dict[str, Any]:
             return replace(defs[ref[8:]])
         return {key: replace(value) for key, value in node.items() if key != "$defs"}
 
-    result = replace(schema)
+    result: dict[str, Any] = replace(schema)
     kept = {name: replace(body) for name, body in defs.items() if uses[name] != 1}
     if kept:
         result["$defs"] = kept
@@ -601,14 +601,14 @@ class ApprovalCard:
             title="Approve a high-risk action",
             description="Shows a pending approval and records the person's answer.",
             mime_type=APP_MIME_TYPE,
-            meta=card_resource_meta(),
+            _meta=card_resource_meta(),
         )
 
     def read(self) -> types.ReadResourceResult:
         from mcp_tools.approvals.card import APP_MIME_TYPE, card_html, card_resource_meta
 
         contents = types.TextResourceContents(
-            uri=self.uri, mime_type=APP_MIME_TYPE, text=card_html(), meta=card_resource_meta()
+            uri=self.uri, mime_type=APP_MIME_TYPE, text=card_html(), _meta=card_resource_meta()
         )
         return types.ReadResourceResult(contents=[contents])
 

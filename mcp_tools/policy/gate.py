@@ -150,7 +150,7 @@ def failure_outcome(failure: ToolFailure) -> CallOutcome:
     return CallOutcome(text=text, structured={"error": error}, is_error=True)
 
 
-def describe_validation_error(tool: ToolSpec, exc: ValidationError) -> str:
+def describe_validation_error(tool: ToolSpec[Any, Any, Any], exc: ValidationError) -> str:
     """Argument errors in words a model can act on: `files.edit needs edits[0].old_string`."""
     parts: list[str] = []
     for error in exc.errors(include_url=False):
@@ -189,7 +189,7 @@ ARGUMENT_SYNONYMS: dict[str, tuple[str, ...]] = {
 
 def _accepted(model: type[BaseModel], loc: tuple[int | str, ...], exc: ValidationError) -> str:
     """For an unknown argument: the closest accepted one (with what it holds) and the whole list."""
-    import difflib
+    from mcp_tools.suggest import closest
 
     where = _model_at(model, loc[:-1])
     if where is None:
@@ -197,7 +197,7 @@ def _accepted(model: type[BaseModel], loc: tuple[int | str, ...], exc: Validatio
     fields = {(info.alias or name): info for name, info in where.model_fields.items()}
     given = str(loc[-1])
     guesses = [name for name in ARGUMENT_SYNONYMS.get(given.lower(), ()) if name in fields]
-    guesses += difflib.get_close_matches(given, list(fields), n=1, cutoff=0.6)
+    guesses += closest(given, fields)
     if not guesses:  # the one required argument left missing at the same place is the likely meaning
         missing = [e["loc"][-1] for e in exc.errors() if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
         guesses = [str(name) for name in missing[:1]]
@@ -497,7 +497,7 @@ class PolicyGate:
             )
         )
 
-    def _check_reaches(self, spec: ToolSpec, args: BaseModel, state: _CallRecord) -> None:
+    def _check_reaches(self, spec: ToolSpec[Any, Any, Any], args: BaseModel, state: _CallRecord) -> None:
         """An argument that acts through a tool the policy hides is refused before anything runs."""
         for option, target in spec.reaches.items():
             if not getattr(args, option, None):
@@ -767,7 +767,7 @@ def _surrogate_at(value: Any, where: str) -> str | None:
         for key, item in value.items():
             place = f"{where}.{key}" if where else str(key)
             if _SURROGATE.search(str(key)):
-                return utf8_safe(place)
+                return str(utf8_safe(place))
             found = _surrogate_at(item, place)
             if found is not None:
                 return found

@@ -15,7 +15,8 @@ from mcp_tools.catalog import Alias, resolve_alias
 from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.results import TextCallReport, TextCallResult, render_markdown
 from mcp_tools.textcalls.runner import run_parsed_call, run_reply, run_text_calls, stream_reply
-from mcp_tools.textcalls.streaming import DELIMITERS, FORMATS, ParsedReply, StreamParser, parse_reply, parse_tool_calls
+from mcp_tools.textcalls.scissors import DELIMITERS
+from mcp_tools.textcalls.streaming import FORMATS, ParsedReply, StreamParser, parse_reply, parse_tool_calls
 
 __all__ = [
     "ALIASES",
