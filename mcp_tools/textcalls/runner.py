@@ -66,10 +66,11 @@ async def run_parsed_call(
         found = app.catalog.resolve(call.name, call.arguments, "text", view=view, aliases=True)
     except ToolFailure as failure:  # an alias's arguments that cannot be put in the tool's terms
         alias = lookup(call.name)
+        name = alias.tool if alias else call.name
         if app.catalog.served(call.name, view=view) is None:
             result.written_as = call.name
         failure.message = f"{call.label}: {failure.message}"
-        return _finished(result, alias.tool if alias else call.name, failure_outcome(failure))
+        return _finished(result, name, await app.gate.refuse(name, failure, caller, call.arguments))
     result.written_as = found.written_as
     times["executing"] = now()
     if found.tool is None:
