@@ -468,7 +468,7 @@ class ClientStates:
 
     def __init__(self, app: App, namespace: str | None = None) -> None:
         self.by_session: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
-        # by principal on the app, where calls written as text see the same set (`App.client_view`)
+        # by principal on the app, where calls written as text see the same set (`Catalog.view`)
         self.by_principal = app.enabled_toolsets
         self.namespace = namespace
         self.listeners: dict[str, Any] = {}
