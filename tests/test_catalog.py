@@ -167,22 +167,3 @@ def _imports(path: Path) -> set[str]:
 def _prefixes(name: str) -> list[str]:
     parts = name.split(".")
     return [".".join(parts[:index]) for index in range(1, len(parts))]
-
-
-@pytest.mark.anyio
-async def test_an_alias_whose_arguments_cannot_be_translated_is_refused_on_the_record(
-    tmp_path: Path, files_root: Path
-) -> None:
-    app = text_app(tmp_path, ["files"])
-    report = await run(
-        app, '[{"id": "1", "type": "edit_file", "operation": "?", "parameters": {"path": "a"}}]\n✂️🐱\nok'
-    )
-    (result,) = report.results
-    error = result.outcome.error
-    assert (
-        error is not None
-        and error["kind"] == "invalid_arguments"
-        and "edit_file needs search_replace" in error["message"]
-    )
-    (row,) = app.store.tail()
-    assert (row.tool, row.outcome, row.decision) == ("files.edit", "invalid_arguments", "denied")

@@ -70,7 +70,7 @@ async def run_parsed_call(
         if app.catalog.served(call.name, view=view) is None:
             result.written_as = call.name
         failure.message = f"{call.label}: {failure.message}"
-        return _finished(result, name, await app.gate.refuse(name, failure, caller, call.arguments))
+        return _finished(result, name, failure_outcome(failure))  # like a parse error: nothing ran, no row
     result.written_as = found.written_as
     times["executing"] = now()
     if found.tool is None:
