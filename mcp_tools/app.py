@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import logging
-import re
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_tools.approvals import build_out_of_band
+from mcp_tools.catalog import Catalog, NamespaceStatus, wire_name
 from mcp_tools.config import Config, ConfigError, validate_section
 from mcp_tools.policy.channels import OutOfBand
 from mcp_tools.policy.decisions import Decisions
@@ -26,19 +25,14 @@ from mcp_tools.tooling import (
     NotConfigured,
     Risk,
     SearchSource,
-    ToolFailure,
     ToolSpec,
     install_hint,
     missing_modules,
 )
 from mcp_tools.toolsets import DEFAULT_SELECTION, Selection, SelectionError, named_namespaces, parse_entries, resolve
 
-if TYPE_CHECKING:
-    from mcp_tools.discovery import ClientToolsets
-
 logger = logging.getLogger("mcp_tools")
-WIRE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-MAX_NAMES_SHOWN = 60  # tool names listed in an unknown_tool hint for calls written as text
+__all__ = ["App", "NamespaceStatus", "build_app", "wire_name"]
 
 CORE_INSTRUCTIONS = """\
 These tools act on the person's own data. Every call passes a policy layer:
@@ -51,14 +45,6 @@ These tools act on the person's own data. Every call passes a policy layer:
 
 
 @dataclass
-class NamespaceStatus:
-    name: str
-    enabled: bool
-    reason: str | None = None
-    needs_account: bool = False
-
-
-@dataclass
 class App:
     """Everything a transport needs, built once per process."""
 
@@ -68,62 +54,38 @@ class App:
     store: StateStore
     rules: RulePolicy
     out_of_band: OutOfBand
-    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    catalog: Catalog
+    namespaces: dict[str, Namespace[Any]] = field(default_factory=dict)
     services: dict[str, Any] = field(default_factory=dict)
-    statuses: list[NamespaceStatus] = field(default_factory=list)
-    tools: dict[str, BoundTool] = field(default_factory=dict)  # by wire name, every running namespace's
-    selection: Selection | None = None  # None: everything is served
     # What stops a server, collected instead when built to diagnose (`doctor`): (where, what to fix)
     problems: list[tuple[str, str]] = field(default_factory=list)
-    # dynamic discovery: the toolsets each principal enabled, by (namespace endpoint, principal)
-    enabled_toolsets: dict[tuple[str | None, str], set[str]] = field(default_factory=dict)
+
+    # The catalog owns names and reach; these read it for the command line and the tests.
+    @property
+    def tools(self) -> dict[str, BoundTool]:
+        """Every running namespace's tools, by wire name."""
+        return self.catalog.tools
+
+    @property
+    def statuses(self) -> list[NamespaceStatus]:
+        return self.catalog.statuses
+
+    @property
+    def selection(self) -> Selection | None:
+        return self.catalog.selection
+
+    @property
+    def enabled_toolsets(self) -> dict[tuple[str | None, str], set[str]]:
+        return self.catalog.enabled_toolsets
 
     def visible_tools(self, namespace: str | None = None) -> list[BoundTool]:
-        """What a client is shown: selected, and not hidden by the policy."""
-        return [tool for tool in self.available_tools(namespace) if self.is_selected(tool.spec)]
+        return self.catalog.visible(namespace)
 
-    def available_tools(self, namespace: str | None = None) -> list[BoundTool]:
-        """What could be served: not hidden by the policy and not excluded by the selection."""
-        excluded = self.selection.excluded if self.selection is not None else {}
-        return [
-            tool
-            for tool in self.tools.values()
-            if self.rules.hidden_reason(tool.spec) is None
-            and tool.spec.name not in excluded
-            and (namespace is None or tool.spec.namespace == namespace)
-        ]
+    def find_tool(self, name: str, namespace: str | None = None) -> BoundTool | None:
+        return self.catalog.find(name, namespace)
 
-    def is_selected(self, spec: ToolSpec) -> bool:
-        return self.selection is None or spec.name in self.selection.chosen
-
-    def client_view(self, principal: str, namespace: str | None = None) -> ClientToolsets | None:
-        """A principal's own view of the tools in dynamic discovery; None when every client gets the selection."""
-        if self.config.server.discovery != "dynamic":
-            return None
-        from mcp_tools.discovery import ClientToolsets
-
-        return ClientToolsets(self, self.enabled_toolsets.setdefault((namespace, principal), set()), namespace)
-
-    def served_tool(
-        self, name: str, namespace: str | None = None, client: ClientToolsets | None = None
-    ) -> BoundTool | None:
-        """The tool a client calls by this name, or None when that client is not served one.
-
-        The one decision behind MCP's tools/call and text calls: without dynamic discovery the
-        selection (`[server] tools`); with it, the client's own view (what it enabled) and the
-        meta-tools bound to that view. The gate still refuses what the policy hides.
-        """
-        if client is not None:
-            from mcp_tools.discovery import meta_tools
-
-            meta = meta_tools(self)
-            found = meta.get(name) or next((tool for tool in meta.values() if tool.spec.name == name), None)
-            if found is not None:
-                return BoundTool(found.spec, client, found.wire_name, found.configured_risk)
-        tool = self.find_tool(name, namespace)
-        if tool is None or not (client.serves(tool) if client is not None else self.is_selected(tool.spec)):
-            return None
-        return tool
+    def why(self, spec: ToolSpec[Any, Any, Any]) -> str:
+        return self.catalog.why(spec)
 
     def status_lines(self, name: str) -> list[str]:
         """How an enabled namespace runs, for `mcp-tools doctor`; a failing check never hides the rest."""
@@ -135,69 +97,6 @@ class App:
         except Exception as exc:
             return [f"(could not check: {type(exc).__name__})"]
         return [lines] if isinstance(lines, str) else list(lines)
-
-    def why(self, spec: ToolSpec) -> str:
-        """Why a tool is served or not, in words for `mcp-tools tools` and `doctor`."""
-        hidden = self.rules.hidden_reason(spec)
-        if hidden:
-            return f"hidden: {hidden}"
-        if self.selection is None:
-            return "served"
-        return self.selection.reason(spec.name)
-
-    def find_tool(self, name: str, namespace: str | None = None) -> BoundTool | None:
-        """By wire name, or by canonical name, within a namespace when one is given."""
-        tool = self.tools.get(name) or next((t for t in self.tools.values() if t.spec.name == name), None)
-        if tool is not None and namespace is not None and tool.spec.namespace != namespace:
-            return None
-        return tool
-
-    def _not_served(self, name: str, spec: ToolSpec) -> ToolFailure:
-        """A tool that exists but this client is not served: say how it would be."""
-        toolset = f"{spec.namespace}.{spec.tier}"
-        excluded = self.selection is not None and spec.name in self.selection.excluded
-        if self.config.server.discovery == "dynamic" and not excluded:
-            hint = f'Call toolsets_enable with {{"toolsets": ["{toolset}"]}}, then call it again.'
-        else:
-            hint = (
-                f"Tell the person: adding '{spec.name}' (or '{toolset}') to [server] tools in the config "
-                "serves it. Until then, use the tools that are listed."
-            )
-        return ToolFailure("unknown_tool", f"{name} is not served to this client ({self.why(spec)})", hint)
-
-    def unknown_tool(self, name: str, transport: str) -> ToolFailure:
-        """Why there is no tool by this name, in terms the caller can act on.
-
-        A tool of a namespace that is off says so and what to set; any other name gets the way
-        to the names that suits the caller: tools/list for MCP clients, `mcp-tools tools` on the
-        command line, the list itself for calls written as text.
-        """
-        separator = self.config.server.wire_separator
-        for status in self.statuses:
-            if not status.enabled and name.startswith((f"{status.name}.", f"{status.name}{separator}")):
-                return ToolFailure(
-                    "not_configured",
-                    f"{name} belongs to the {status.name} namespace, which is off: {status.reason}",
-                    f"Tell the person the {status.name} namespace is off and what to set; "
-                    "`mcp-tools doctor` shows it too. Until then, use the tools that are listed.",
-                    details={"namespace": status.name},
-                )
-        tool = self.find_tool(name)
-        if tool is not None and self.rules.hidden_reason(tool.spec) is None:
-            return self._not_served(name, tool.spec)
-        names = [tool.wire_name for tool in self.visible_tools()]
-        close = [match for match in difflib.get_close_matches(name, names, n=4, cutoff=0.6) if match != name][:3]
-        if transport == "cli":
-            from mcp_tools.commands import mcp_tools
-
-            where = f"Run `{mcp_tools('tools')}` for the names."
-        elif transport == "text":
-            shown = ", ".join(names[:MAX_NAMES_SHOWN]) + (", …" if len(names) > MAX_NAMES_SHOWN else "")
-            where = f"The tools are: {shown or 'none'}."
-        else:
-            where = "Call tools/list for the names."
-        guess = f"Did you mean {' or '.join(close)}? " if close else ""
-        return ToolFailure("unknown_tool", f"there is no tool named {name!r}", guess + where)
 
     def instructions(self, namespace: str | None = None) -> str:
         parts = [CORE_INSTRUCTIONS]
@@ -215,10 +114,6 @@ class App:
                 if ns.lifespan is not None:
                     await stack.enter_async_context(ns.lifespan(self.services[name]))
             yield self
-
-
-def wire_name(canonical: str, separator: str) -> str:
-    return canonical if separator == "." else canonical.replace(".", separator)
 
 
 def build_app(
@@ -288,8 +183,8 @@ def build_app(
         store,
         rules,
         out_of_band,
+        Catalog(rules, config.server.wire_separator, dynamic=config.server.discovery == "dynamic"),
     )
-    app.gate.explain_unknown = app.unknown_tool
     app.problems = problems
 
     source = "--tools" if tools is not None else "server.tools"
@@ -328,7 +223,7 @@ def build_app(
     mentioned = {entry.namespace for entry in entries if entry.namespace in CATALOG}
     specs = {name: list(load_namespace(name).tools) for name in CATALOG if name in app.namespaces or name in mentioned}
     try:
-        app.selection = resolve(entries, specs, running=list(app.namespaces), default=texts is None)
+        app.catalog.selection = resolve(entries, specs, running=list(app.namespaces), default=texts is None)
     except SelectionError as exc:
         problem("tools", ConfigError(f"invalid config: {source}: {exc}"))
     return app
@@ -358,14 +253,9 @@ def _enable(app: App, name: str, explicit: bool) -> NamespaceStatus:
         return off(install_hint(namespace.extra or name, exc.name or str(exc)), namespace.needs_account)
     app.namespaces[name] = namespace
     app.services[name] = service
-    separator = app.config.server.wire_separator
+    app.catalog.descriptions[name] = namespace.description
     for spec in namespace.tools:
-        wire = wire_name(spec.name, separator)
-        if not WIRE_NAME.match(wire):
-            raise ValueError(f"tool name {wire!r} is not a valid MCP tool name")
-        bound = BoundTool(spec, service, wire, app.rules.configured_risk(spec))
-        app.tools[wire] = bound
-        app.gate.tools[spec.name] = bound
+        app.gate.tools[spec.name] = app.catalog.add(spec, service)
     _register_search(app, namespace, service)
     return NamespaceStatus(name, True, None, namespace.needs_account)
 
@@ -378,7 +268,7 @@ def _withhold_unreachable(app: App) -> None:
             bound.withheld = withheld
 
 
-def _register_search(app: App, namespace: Namespace, service: Any) -> None:
+def _register_search(app: App, namespace: Namespace[Any], service: Any) -> None:
     """Offer the namespace's search hook to `search.all`, unless the policy keeps its reader from the model."""
     hook = namespace.search
     if hook is None:

@@ -13,7 +13,7 @@ nothing about MCP.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from pydantic import Field
 
@@ -21,21 +21,32 @@ from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure,
 from mcp_tools.toolsets import TIERS, SelectionError, parse_entries, suggest
 
 if TYPE_CHECKING:
-    from mcp_tools.app import App
     from mcp_tools.policy.gate import BoundTool
+
+
+class Reach(Protocol):
+    """What a view needs of the catalog (`mcp_tools.catalog.Catalog`)."""
+
+    def available(self, namespace: str | None = None) -> list[BoundTool]: ...
+
+    def is_selected(self, spec: ToolSpec[Any, Any, Any]) -> bool: ...
+
+    def may_serve(self, spec: ToolSpec[Any, Any, Any]) -> bool: ...
+
+    def description(self, namespace: str) -> str: ...
 
 
 class ClientToolsets:
     """One client's view of the tools: what it is served now, and what it may still enable."""
 
-    def __init__(self, app: App, enabled: set[str], namespace: str | None = None) -> None:
-        self.app = app
+    def __init__(self, catalog: Reach, enabled: set[str], namespace: str | None = None) -> None:
+        self.catalog = catalog
         self.enabled = enabled  # canonical names; the client's own set, kept by the transport
         self.namespace = namespace  # a per-namespace endpoint offers only its own toolset
         self.changed = False
 
     def available(self) -> list[BoundTool]:
-        return self.app.available_tools(self.namespace)
+        return self.catalog.available(self.namespace)
 
     def served(self) -> list[BoundTool]:
         return [tool for tool in self.available() if self.serves(tool)]
@@ -43,10 +54,9 @@ class ClientToolsets:
     def serves(self, tool: BoundTool) -> bool:
         if self.namespace is not None and tool.spec.namespace != self.namespace:
             return False
-        if tool.spec.name not in self.enabled and not self.app.is_selected(tool.spec):
+        if tool.spec.name not in self.enabled and not self.catalog.is_selected(tool.spec):
             return False
-        excluded = self.app.selection.excluded if self.app.selection is not None else {}
-        return self.app.rules.hidden_reason(tool.spec) is None and tool.spec.name not in excluded
+        return self.catalog.may_serve(tool.spec)
 
     def enable(self, names: list[str]) -> list[BoundTool]:
         """Add what the names select among the available tools; returns the newly served ones."""
@@ -79,19 +89,6 @@ class ClientToolsets:
                     added.append(tool)
         self.changed = self.changed or bool(added)
         return added
-
-
-def meta_tools(app: App) -> dict[str, BoundTool]:
-    """The meta-tools the policy leaves visible, by wire name; each call binds them to its client's view."""
-    from mcp_tools.app import wire_name
-    from mcp_tools.policy.gate import BoundTool
-
-    tools: dict[str, BoundTool] = {}
-    for spec in META_TOOLS:
-        if app.rules.hidden_reason(spec) is None:
-            wire = wire_name(spec.name, app.config.server.wire_separator)
-            tools[wire] = BoundTool(spec, None, wire, app.rules.configured_risk(spec))
-    return tools
 
 
 class ListArgs(Arguments):
@@ -128,7 +125,7 @@ async def list_toolsets(view: ClientToolsets, args: ListArgs, ctx: CallContext) 
         toolsets=[
             ToolsetInfo(
                 name=name,
-                description=view.app.namespaces[name].description,
+                description=view.catalog.description(name),
                 tools=[tool.wire_name for tool in tools],
                 enabled=[tool.wire_name for tool in tools if view.serves(tool)],
             )

@@ -206,7 +206,8 @@ def approval_routes(
 
     routes: list[Any] = []
     shown = f"[{host}]" if ":" in host else host
-    page = serve_page_here(app, settings, f"http://{shown}:{port}/approvals")
+    url = f"http://{shown}:{port}/approvals"
+    page = serve_page_here(app.config.approvals.page, app.store, app.out_of_band, settings, url)
     if page is not None:
         page.consent = consent
         page.login_command = mcp_tools("approvals", "login", "--http")  # the link for the page inside serve --http

@@ -17,7 +17,7 @@ import contextlib
 import json
 import logging
 import socket
-from typing import Any
+from typing import Any, cast
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -166,7 +166,7 @@ def serve(app: Any, host: str, port: int, settings: HttpSettings, sock: socket.s
         log_config=None,
         lifespan="on",
         http=protocol_for(settings),
-        timeout_keep_alive=settings.keep_alive_seconds,
+        timeout_keep_alive=cast(Any, settings.keep_alive_seconds),  # any number of seconds; annotated int
         backlog=ACCEPT_BURST,
     )
     with contextlib.suppress(KeyboardInterrupt):

@@ -31,7 +31,9 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
-from mcp_tools.app import App, wire_name
+from mcp_tools.app import App
+from mcp_tools.catalog import wire_name
+from mcp_tools.discovery import ClientToolsets
 from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
 from mcp_tools.policy.store import StateStore, StateStoreUnavailable
@@ -244,7 +246,7 @@ def _inline_single_use(schema: dict[str, Any]) -> dict[str, Any]:
             return replace(defs[ref[8:]])
         return {key: replace(value) for key, value in node.items() if key != "$defs"}
 
-    result = replace(schema)
+    result: dict[str, Any] = replace(schema)
     kept = {name: replace(body) for name, body in defs.items() if uses[name] != 1}
     if kept:
         result["$defs"] = kept
@@ -442,13 +444,6 @@ def reach_of(ctx: ServerRequestContext[Any, Any]) -> Callable[[Any], bool] | Non
     return None if reach is None else reach.allows
 
 
-def reaches(ctx: ServerRequestContext[Any, Any], tool: Any) -> bool:
-    """Whether the caller's OAuth scopes reach the tool; callers without scopes reach all."""
-    scope = getattr(ctx.request, "scope", None)
-    reach = scope.get(REACH_SCOPE_KEY) if isinstance(scope, dict) else None
-    return reach is None or tool is None or bool(reach.allows(tool.spec))
-
-
 def progress_reporter(
     ctx: ServerRequestContext[Any, Any],
 ) -> Callable[[float, float | None, str | None], Awaitable[None]]:
@@ -473,7 +468,7 @@ class ClientStates:
 
     def __init__(self, app: App, namespace: str | None = None) -> None:
         self.by_session: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
-        # by principal on the app, where calls written as text see the same set (`App.client_view`)
+        # by principal on the app, where calls written as text see the same set (`Catalog.view`)
         self.by_principal = app.enabled_toolsets
         self.namespace = namespace
         self.listeners: dict[str, Any] = {}
@@ -568,8 +563,9 @@ class ApprovalCard:
             tool.model_copy(update={"meta": {"ui": {"resourceUri": CARD_URI, "visibility": ["app"]}}})
             for tool in (tool_definition(bound) for bound in self.tools.values())
         ]
-        candidates = app.available_tools(namespace) if app.config.server.discovery == "dynamic" else []
-        candidates += app.visible_tools(namespace)
+        catalog = app.catalog
+        candidates = catalog.available(namespace) if catalog.dynamic else []
+        candidates += catalog.visible(namespace)
         self.high_risk = {
             bound.wire_name
             for bound in candidates
@@ -605,14 +601,14 @@ class ApprovalCard:
             title="Approve a high-risk action",
             description="Shows a pending approval and records the person's answer.",
             mime_type=APP_MIME_TYPE,
-            meta=card_resource_meta(),
+            _meta=card_resource_meta(),
         )
 
     def read(self) -> types.ReadResourceResult:
         from mcp_tools.approvals.card import APP_MIME_TYPE, card_html, card_resource_meta
 
         contents = types.TextResourceContents(
-            uri=self.uri, mime_type=APP_MIME_TYPE, text=card_html(), meta=card_resource_meta()
+            uri=self.uri, mime_type=APP_MIME_TYPE, text=card_html(), _meta=card_resource_meta()
         )
         return types.ReadResourceResult(contents=[contents])
 
@@ -641,39 +637,27 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     With `[server] discovery = "dynamic"` each client is served the meta-tools and its own
     set of tools, which grows when the model enables toolsets (see `mcp_tools.discovery`).
     """
-    dynamic = app.config.server.discovery == "dynamic"
+    catalog = app.catalog
+    dynamic = catalog.dynamic
     cache_dir = app.environment.state_dir / "cache"
-    listed = cached_definitions(app.available_tools(namespace) if dynamic else app.visible_tools(namespace), cache_dir)
+    listed = cached_definitions(catalog.available(namespace) if dynamic else catalog.visible(namespace), cache_dir)
     definitions = {definition.name: definition for definition in listed}
+    if dynamic:
+        definitions.update((tool.wire_name, tool_definition(tool)) for tool in catalog.meta_tools().values())
     settings = app.config.policy
     name = "mcp-tools" if namespace is None else f"mcp-tools-{namespace}"
     clients = ClientStates(app, namespace)
-    meta_definitions: list[types.Tool] = []
-    if dynamic:
-        from mcp_tools.discovery import meta_tools
-
-        meta_definitions = [tool_definition(tool) for tool in meta_tools(app).values()]
-    meta_names = {definition.name for definition in meta_definitions}  # listed to every caller, scopes or not
     card = ApprovalCard(app, namespace)
 
-    def view(ctx: ServerRequestContext[Any, Any]) -> Any:
-        from mcp_tools.discovery import ClientToolsets
-
-        return ClientToolsets(app, clients.enabled(ctx), namespace)
+    def view(ctx: ServerRequestContext[Any, Any]) -> ClientToolsets | None:
+        return catalog.view_of(clients.enabled(ctx), namespace) if dynamic else None
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         refuse_cursor(params)
-        if not dynamic:
-            tools = [tool for tool in listed if reaches(ctx, app.find_tool(tool.name))]
-        else:
-            served = [
-                definitions[tool.wire_name]
-                for tool in view(ctx).served()
-                if tool.wire_name in definitions and reaches(ctx, tool)
-            ]
-            tools = [*meta_definitions, *served]
+        served = catalog.listed(namespace, view(ctx), reach_of(ctx))
+        tools = [definitions[tool.wire_name] for tool in served if tool.wire_name in definitions]
         if gets_approval_card(ctx):
             tools = card.linked(tools)
         return types.ListToolsResult(tools=tools)
@@ -689,14 +673,25 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             client=client_of(ctx),
             reaches=reach_of(ctx),
         )
-        client = view(ctx) if dynamic else None
-        tool = app.served_tool(params.name, namespace, client)  # not served: as unknown as no tool at all
-        if tool is not None and tool.wire_name not in meta_names and not reaches(ctx, tool):
-            tool = None  # outside the caller's scopes (the HTTP guard answers 403 before this)
+        client = view(ctx)
         carded = gets_approval_card(ctx)
-        if carded and params.name in card.tools:
-            tool = card.tools[params.name]
-        outcome = await app.gate.call(tool, params.name, params.arguments or {}, caller)
+        arguments = params.arguments or {}
+        # Not served, or outside the caller's scopes (the HTTP guard answers 403 before this): as
+        # unknown as no tool at all.
+        found = catalog.resolve(
+            params.name,
+            arguments,
+            transport,
+            namespace=namespace,
+            view=client,
+            reaches=caller.reaches,
+            extra=card.tools if carded else None,
+        )
+        if found.tool is None:
+            assert found.failure is not None
+            outcome = await app.gate.refuse(found.name, found.failure, caller, arguments)
+        else:
+            outcome = await app.gate.call(found.tool, params.name, arguments, caller)
         if client is not None and client.changed:
             await anyio.to_thread.run_sync(clients.keep, ctx, client.enabled)
             await clients.notify_changed(ctx)
@@ -721,7 +716,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             return LegacyElicitation(ctx, settings.elicitation_timeout_seconds, channel)
         return None
 
-    input_schemas = {definition.name: definition.input_schema for definition in [*listed, *meta_definitions]}
+    input_schemas = {name: definition.input_schema for name, definition in definitions.items()}
 
     def input_schema(tool_name: str) -> dict[str, Any] | None:
         """For the SDK's `Mcp-Param-*` header check on 2026-07-28 HTTP: without it the SDK runs the

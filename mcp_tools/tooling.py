@@ -199,6 +199,52 @@ class CallContext:
         return await self._call_tool(name, arguments)
 
 
+def json_type(value: Any) -> str:
+    """How an error names a JSON value's type."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return {str: "a string", list: "an array", dict: "an object", type(None): "null"}.get(type(value), "a value")
+
+
+def _unchanged(arguments: dict[str, Any]) -> dict[str, Any]:
+    return dict(arguments)
+
+
+@dataclass(frozen=True)
+class ToolAlias:
+    """A name another system's models write for a tool, declared next to the tool it stands for.
+
+    `renames` maps that system's argument names onto the tool's own; `reshape` then turns what
+    is left into the tool's shapes (Google's `{"dateTime": ...}` into a string) and raises
+    `ToolFailure(invalid_arguments)` naming the field in the alias's own terms. Keys neither
+    knows pass on, so the tool's validation reports them.
+    """
+
+    name: str
+    renames: Mapping[str, str] = field(default_factory=dict, hash=False)
+    reshape: Callable[[dict[str, Any]], dict[str, Any]] = _unchanged
+
+    def arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The call's arguments in the tool's own terms."""
+        renamed: dict[str, Any] = {}
+        for key, value in arguments.items():
+            ours = self.renames.get(key, key)
+            if ours in renamed:
+                raise ToolFailure(
+                    "invalid_arguments",
+                    f"{ours} is given twice (as {key} and under another name); send it once",
+                )
+            renamed[ours] = value
+        return self.reshape(renamed)
+
+
+def alias_error(message: str) -> ToolFailure:
+    """An alias's arguments that cannot be put in the tool's terms."""
+    return ToolFailure("invalid_arguments", message, 'e.g. {"path": "a.txt", "search_replace": {"old_string": ...}}')
+
+
 InputT = TypeVar("InputT", bound=BaseModel)
 OutputT = TypeVar("OutputT", bound=BaseModel)
 ServiceT = TypeVar("ServiceT")
@@ -248,6 +294,9 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
     # True for a call that only shows what it would do (a dry run): it changes nothing, so it
     # runs as low risk, without asking, whatever risk the tool carries otherwise.
     preview: Callable[[InputT], bool] | None = None
+    # Names other systems' models write for this tool (`gmail_list`, `write_file`), with their
+    # argument names: text calls resolve them through the catalog (`mcp_tools.catalog`).
+    aliases: tuple[ToolAlias, ...] = ()
 
     @property
     def namespace(self) -> str:

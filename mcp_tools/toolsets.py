@@ -77,9 +77,9 @@ def parse_entries(values: Iterable[str], namespaces: Iterable[str] | None = None
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str:
-    import difflib
+    from mcp_tools.suggest import closest
 
-    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    close = closest(name, candidates)
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
@@ -127,9 +127,9 @@ def resolve(
         specs = namespaces.get(entry.namespace, ())
         methods = [spec.method for spec in specs]
         if entry.part not in methods:
-            import difflib
+            from mcp_tools.suggest import closest
 
-            close = difflib.get_close_matches(entry.part, [*TIERS, *methods], n=1, cutoff=0.6)
+            close = closest(entry.part, [*TIERS, *methods])
             hint = f"; did you mean '{entry.namespace}.{close[0]}'?" if close else ""
             raise SelectionError(f"{entry.namespace} has no tool or tier {entry.part!r} (in {entry.text!r}){hint}")
     selection = Selection(list(entries), default)

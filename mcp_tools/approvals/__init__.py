@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from mcp_tools.app import App
     from mcp_tools.approvals.page import ApprovalsPage
-    from mcp_tools.config import Config
+    from mcp_tools.config import ApprovalPageSettings, Config
     from mcp_tools.policy.channels import ApprovalChannel, OutOfBand
     from mcp_tools.policy.decisions import Decisions
+    from mcp_tools.policy.store import StateStore
 
 
 def page_url(config: Config) -> str:
@@ -57,21 +57,25 @@ def build_out_of_band(config: Config, decisions: Decisions) -> OutOfBand:
     )
 
 
-def serve_page_here(app: App, security: TransportSecuritySettings, url: str) -> ApprovalsPage | None:
+def serve_page_here(
+    settings: ApprovalPageSettings,
+    store: StateStore,
+    out_of_band: OutOfBand,
+    security: TransportSecuritySettings,
+    url: str,
+) -> ApprovalsPage | None:
     """The page inside a running server (`serve --http`); calls wait for it when `url` is set."""
     from mcp_tools.approvals.page import ApprovalsPage
     from mcp_tools.policy.channels import PageChannel
 
-    settings = app.config.approvals.page
     if not settings.enabled:
         return None
     if settings.allowed_hosts:
         security = security.model_copy(update={"allowed_hosts": [*security.allowed_hosts, *settings.allowed_hosts]})
-    out_of_band = app.out_of_band
     # The page alone tells nobody that a call waits, and many clients give up on a call after
     # about a minute: calls wait for it only when its address is configured (someone watches it).
     if settings.url and not any(channel.name == "page" for channel in out_of_band.channels):
         out_of_band.channels.append(PageChannel())
     if not settings.url:
         out_of_band.page_url = url
-    return ApprovalsPage(app.store, out_of_band.decisions, settings, security)
+    return ApprovalsPage(store, out_of_band.decisions, settings, security)

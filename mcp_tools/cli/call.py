@@ -34,7 +34,12 @@ def cmd_call(args: argparse.Namespace) -> int:
 
     async def run() -> Any:
         async with app.running():
-            return await app.gate.call(app.find_tool(args.name), args.name, arguments, caller)
+            # The person runs any running tool by name; the catalog says why a name has none.
+            found = app.catalog.resolve(args.name, arguments, "cli", served_only=False)
+            if found.tool is None:
+                assert found.failure is not None
+                return await app.gate.refuse(found.name, found.failure, caller, arguments)
+            return await app.gate.call(found.tool, args.name, arguments, caller)
 
     outcome = anyio.run(run)
     if outcome.action:  # the person at the terminal reads what was done, not the model's instructions

@@ -38,14 +38,13 @@ def namespaces_of(args: argparse.Namespace) -> list[str] | None:
     value = new if new is not None else old
     if not value:
         return None
-    import difflib
-
     from mcp_tools.servers import CATALOG
+    from mcp_tools.suggest import closest
 
     names = [part.strip() for part in value.split(",") if part.strip()]
     for name in names:
         if name not in CATALOG:
-            close = difflib.get_close_matches(name, list(CATALOG), n=1)
+            close = closest(name, CATALOG)
             guess = f"; did you mean {close[0]!r}?" if close else f"; expected some of {', '.join(sorted(CATALOG))}"
             raise ConfigError(f"{option}: unknown namespace {name!r}{guess}")
     return names

@@ -150,7 +150,7 @@ def failure_outcome(failure: ToolFailure) -> CallOutcome:
     return CallOutcome(text=text, structured={"error": error}, is_error=True)
 
 
-def describe_validation_error(tool: ToolSpec, exc: ValidationError) -> str:
+def describe_validation_error(tool: ToolSpec[Any, Any, Any], exc: ValidationError) -> str:
     """Argument errors in words a model can act on: `files.edit needs edits[0].old_string`."""
     parts: list[str] = []
     for error in exc.errors(include_url=False):
@@ -189,7 +189,7 @@ ARGUMENT_SYNONYMS: dict[str, tuple[str, ...]] = {
 
 def _accepted(model: type[BaseModel], loc: tuple[int | str, ...], exc: ValidationError) -> str:
     """For an unknown argument: the closest accepted one (with what it holds) and the whole list."""
-    import difflib
+    from mcp_tools.suggest import closest
 
     where = _model_at(model, loc[:-1])
     if where is None:
@@ -197,7 +197,7 @@ def _accepted(model: type[BaseModel], loc: tuple[int | str, ...], exc: Validatio
     fields = {(info.alias or name): info for name, info in where.model_fields.items()}
     given = str(loc[-1])
     guesses = [name for name in ARGUMENT_SYNONYMS.get(given.lower(), ()) if name in fields]
-    guesses += difflib.get_close_matches(given, list(fields), n=1, cutoff=0.6)
+    guesses += closest(given, fields)
     if not guesses:  # the one required argument left missing at the same place is the likely meaning
         missing = [e["loc"][-1] for e in exc.errors() if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
         guesses = [str(name) for name in missing[:1]]
@@ -304,8 +304,6 @@ class PolicyGate:
         self.max_result_tokens = max_result_tokens
         self.rules = rules
         self.store = store
-        # (name, transport) -> the failure for a name with no tool; the app knows which namespaces are off
-        self.explain_unknown: Callable[[str, str], ToolFailure] | None = None
         self.out_of_band = out_of_band
         self.tools: dict[str, BoundTool] = {}
 
@@ -319,18 +317,31 @@ class PolicyGate:
             return ToolFailure("denied_by_policy", hidden)
         return None
 
+    async def refuse(self, name: str, failure: ToolFailure, caller: Caller, raw_args: Any = None) -> CallOutcome:
+        """A call the catalog found no tool for (`mcp_tools.catalog`): its audit row, and the
+        answer, which is the failure as recorded."""
+        started = time.perf_counter()
+        state = _CallRecord(tool=name, args=raw_args if isinstance(raw_args, dict) else {}, decision="denied")
+        outcome = outgoing(failure_outcome(failure), name)
+        if not await self._append_audit(caller, state, outcome, started):
+            outcome = failure_outcome(store_unavailable())
+        return outcome
+
     async def call(
         self,
-        tool: BoundTool | None,
+        tool: BoundTool,
         name: str,
         raw_args: Any,
         caller: Caller,
         *,
         via: BoundTool | None = None,
     ) -> CallOutcome:
-        """One call, start to audit row; `via` is the tool whose handler made this call (`ctx.call_tool`)."""
+        """One call, start to audit row; `via` is the tool whose handler made this call (`ctx.call_tool`).
+
+        `name` is the name the call was written with; the catalog resolved it to `tool`.
+        """
         started = time.perf_counter()
-        state = _CallRecord(tool=tool.spec.name if tool else name, args=raw_args if isinstance(raw_args, dict) else {})
+        state = _CallRecord(tool=tool.spec.name, args=raw_args if isinstance(raw_args, dict) else {})
         state.via = via
         try:
             outcome = await self._call(tool, name, raw_args, caller, state)
@@ -359,14 +370,7 @@ class PolicyGate:
                 outcome = failure_outcome(store_unavailable())
         return outcome
 
-    async def _call(
-        self, tool: BoundTool | None, name: str, raw_args: Any, caller: Caller, state: _CallRecord
-    ) -> CallOutcome:
-        if tool is None:
-            state.decision = "denied"
-            if self.explain_unknown is not None:
-                raise self.explain_unknown(name, caller.transport)
-            raise ToolFailure("unknown_tool", f"there is no tool named {name!r}", "call tools/list for the names")
+    async def _call(self, tool: BoundTool, name: str, raw_args: Any, caller: Caller, state: _CallRecord) -> CallOutcome:
         spec = tool.spec
         state.wire_name = state.via.wire_name if state.via is not None else tool.wire_name
         hidden = self.rules.hidden_reason(spec)
@@ -493,7 +497,7 @@ class PolicyGate:
             )
         )
 
-    def _check_reaches(self, spec: ToolSpec, args: BaseModel, state: _CallRecord) -> None:
+    def _check_reaches(self, spec: ToolSpec[Any, Any, Any], args: BaseModel, state: _CallRecord) -> None:
         """An argument that acts through a tool the policy hides is refused before anything runs."""
         for option, target in spec.reaches.items():
             if not getattr(args, option, None):
@@ -763,7 +767,7 @@ def _surrogate_at(value: Any, where: str) -> str | None:
         for key, item in value.items():
             place = f"{where}.{key}" if where else str(key)
             if _SURROGATE.search(str(key)):
-                return utf8_safe(place)
+                return str(utf8_safe(place))
             found = _surrogate_at(item, place)
             if found is not None:
                 return found

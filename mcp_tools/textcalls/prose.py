@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_tools.catalog import is_known
 from mcp_tools.textcalls.calls import (
     CALL_HINT,
     DELIMITER,
@@ -32,7 +33,6 @@ from mcp_tools.textcalls.calls import (
     label_of,
     prose_of,
 )
-from mcp_tools.textcalls.names import is_known
 from mcp_tools.textcalls.scissors import (
     DELIMITER_STARTS,
     DELIMITERS,

@@ -10,18 +10,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.catalog import lookup
 from mcp_tools.commands import mcp_tools
 from mcp_tools.policy.gate import Caller, CallOutcome, failure_outcome
-from mcp_tools.servers import CATALOG
 from mcp_tools.textcalls.calls import Event, ParsedCall, ParseProblem, Prose
-from mcp_tools.textcalls.names import CANONICAL, CANONICAL_NAMES, is_known, lookup, suggest
 from mcp_tools.textcalls.results import TextCallReport, TextCallResult, now
 from mcp_tools.textcalls.streaming import ParsedReply, StreamParser, parse_reply
 from mcp_tools.tooling import ToolFailure
 
 if TYPE_CHECKING:
     from mcp_tools.app import App
-    from mcp_tools.discovery import ClientToolsets
 
 
 async def run_reply(app: App, text: str | bytes, caller: Caller, format: str = "auto") -> TextCallReport:
@@ -54,89 +52,52 @@ async def run_parsed_reply(app: App, reply: ParsedReply, caller: Caller, detecte
 async def run_parsed_call(
     app: App, call: ParsedCall, caller: Caller, call_id: str | None = None, detected: str | None = None
 ) -> TextCallResult:
-    """One call through `app.gate.call`, exactly as an MCP `tools/call` would go.
+    """One call through `app.gate`, exactly as an MCP `tools/call` would go.
 
-    Only what MCP serves this principal answers (`App.served_tool`): the selection, or in dynamic
-    discovery what the principal enabled; any other tool is as unknown as to an MCP client.
+    The catalog resolves the name (`Catalog.resolve`) as for MCP, aliases of other systems
+    included: only what MCP serves this principal answers (the selection, or in dynamic
+    discovery what the principal enabled); any other name is refused through the gate, and the
+    answer is the failure its audit row records.
     """
     times = {"detected": detected or now()}
     result = TextCallResult(call, None, CallOutcome(""), call_id or call.call_id or "call_1", times=times)
-    name, arguments = call.name, call.arguments
-    client = app.client_view(caller.principal)
-    tool = app.served_tool(name, client=client)
-    alias = lookup(name)
-    if alias is not None and tool is not None and alias.tool != tool.spec.name:
-        alias = None  # a tool of ours by that name wins
-    if alias is not None:  # also for our own wire names that other systems use (web_search, calendar_events)
-        if tool is None:
+    view = app.catalog.view(caller.principal)
+    try:
+        found = app.catalog.resolve(call.name, call.arguments, "text", view=view, aliases=True)
+    except ToolFailure as failure:  # an alias's arguments that cannot be put in the tool's terms
+        alias = lookup(call.name)
+        name = alias.tool if alias else call.name
+        if app.catalog.served(call.name, view=view) is None:
             result.written_as = call.name
-        try:
-            arguments = alias.arguments(arguments)
-        except ToolFailure as failure:
-            failure.message = f"{call.label}: {failure.message}"
-            return _finished(result, alias.tool, failure_outcome(failure))
-        name = alias.tool
-        tool = app.served_tool(name, client=client)
+        failure.message = f"{call.label}: {failure.message}"
+        return _finished(result, name, failure_outcome(failure))  # like a parse error: nothing ran, no row
+    result.written_as = found.written_as
     times["executing"] = now()
-    outcome = await app.gate.call(tool, name, arguments, caller)
-    if tool is None:
-        outcome = failure_outcome(unavailable(app, name, call.name, client))
-    elif outcome.ask_later is not None:  # a deferred question needs a transport round trip text cannot make
+    if found.tool is None:
+        assert found.failure is not None
+        outcome = await app.gate.refuse(found.name, found.failure, caller, found.arguments)
+        return _finished(result, found.name, outcome)
+    outcome = await app.gate.call(found.tool, call.name, found.arguments, caller)
+    if outcome.ask_later is not None:  # a deferred question needs a transport round trip text cannot make
         outcome = failure_outcome(
             ToolFailure(
                 "denied_by_policy",
-                f"{name} needs the person's confirmation and it cannot be asked here.",
+                f"{found.name} needs the person's confirmation and it cannot be asked here.",
                 f"Run it from a terminal, or approve it with `{mcp_tools('approvals', 'approve')}`.",
             ),
         )
-    return _finished(result, tool.spec.name if tool else name, outcome)
+    return _finished(result, found.name, outcome)
 
 
 def known_names(app: App) -> Callable[[str], bool]:
-    """The names a bare call in prose may have: every tool of ours or of the catalogue, and the aliases."""
-    tools = list(app.tools.values())
-    if app.config.server.discovery == "dynamic":
-        from mcp_tools.discovery import meta_tools
-
-        tools += meta_tools(app).values()
-    own = {tool.spec.name for tool in tools} | {tool.wire_name for tool in tools}
-    return lambda name: name in own or is_known(name)
+    """The names a bare call in prose may have: every tool of ours or of any namespace, and the aliases."""
+    return app.catalog.known_names()
 
 
 def _finished(result: TextCallResult, name: str, outcome: CallOutcome) -> TextCallResult:
     result.name, result.outcome = name, outcome
     result.times[result.status] = now()
     return result
-
-
-def unavailable(app: App, name: str, written: str, client: ClientToolsets | None = None) -> ToolFailure:
-    """Why no tool answers to a name: not served here, its namespace is off or not built, or it is unknown."""
-    canonical = name if name in CANONICAL_NAMES else name.replace("_", ".", 1)
-    namespace = canonical.partition(".")[0]
-    existing = app.find_tool(name) or app.find_tool(canonical)
-    if existing is not None:  # a tool this principal is not served: the same answer MCP gives
-        return app.unknown_tool(existing.wire_name, "text")
-    if canonical in CANONICAL_NAMES and namespace not in app.namespaces:
-        if namespace in CATALOG:
-            status = next((status for status in app.statuses if status.name == namespace), None)
-            reason = status.reason if status and status.reason else "it is not enabled"
-            return ToolFailure(
-                "not_configured",
-                f"{canonical} is in the {namespace} namespace, which is off here: {reason}",
-                "Tell the person; `mcp-tools doctor` shows what to set. Do not retry until it is on.",
-            )
-        planned = ", ".join(sorted(set(CANONICAL) - set(CATALOG)))
-        return ToolFailure(
-            "not_configured",
-            f"{canonical} is in the {namespace} namespace, which this version of mcp-tools does not have yet "
-            f"(planned: {planned})",
-            "Use another tool or tell the person it is not available.",
-        )
-    served = client.served() if client is not None else app.visible_tools()
-    available = sorted({tool.spec.name for tool in served} | {tool.wire_name for tool in served})
-    closest = suggest(written, available)
-    message = f"there is no tool named {written!r}" + (f"; did you mean {closest!r}?" if closest else "")
-    return ToolFailure("unknown_tool", message, "Use a name from the tool list.")
 
 
 def _ids(items: list[ParsedCall | ParseProblem]) -> list[str]:

@@ -10,8 +10,8 @@ import json
 import re
 from typing import Any
 
+from mcp_tools.catalog import is_known
 from mcp_tools.textcalls.calls import DELIMITER, JSON_HINT, MAX_CALLS, ParsedCall, ParseProblem, json_type
-from mcp_tools.textcalls.names import is_known
 from mcp_tools.textcalls.shapes import DECODER, UNICODE_PROBLEM, lone_surrogate
 
 SCISSORS_KEYS = ("id", "type", "operation", "parameters", "priority")

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_tools.catalog import is_alias, is_known
 from mcp_tools.textcalls.calls import json_type
-from mcp_tools.textcalls.names import ALIASES, is_known
 
 NAME_KEYS = ("tool", "tool_name", "name", "function")  # first present wins: in flat calls "name" may be an argument
 ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")
@@ -168,7 +168,7 @@ def classify(obj: dict[str, Any], *, strict: bool) -> Shape | None:
         return Problem(f"{name_key} must be the tool's name as a string, got {json_type(name)}")
     name = name.strip()
 
-    tool_like = name in ALIASES or _NAMESPACED.fullmatch(name) is not None
+    tool_like = is_alias(name) or _NAMESPACED.fullmatch(name) is not None
     if argument_keys:
         extra = sorted(set(obj) - {name_key, *argument_keys, *ENVELOPE_KEYS})
         value = obj[argument_keys[0]]
@@ -191,7 +191,7 @@ def classify(obj: dict[str, Any], *, strict: bool) -> Shape | None:
 
     # Flat: {"tool": "write_file", "path": ..., "content": ...}; the other keys are the arguments.
     # {"name": "files.read"} alone is a call without arguments: the tool's validation says what is missing.
-    flat = strict or name in ALIASES or (name_key in ("tool", "tool_name") and tool_like) or tool_name_like(name)
+    flat = strict or is_alias(name) or (name_key in ("tool", "tool_name") and tool_like) or tool_name_like(name)
     if not flat:
         return None
     return Call(name, {key: value for key, value in obj.items() if key != name_key}, call_id)

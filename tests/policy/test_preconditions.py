@@ -103,7 +103,9 @@ async def test_an_unknown_name_gets_the_way_to_the_names_that_suits_the_caller(
     tmp_path: Path, demo_namespace: str, transport: str, expected: str, not_expected: str
 ) -> None:
     app = demo_app(tmp_path)
-    outcome = await app.gate.call(None, "demo_ecko", {}, Caller(transport=transport))
+    found = app.catalog.resolve("demo_ecko", {}, transport)
+    assert found.tool is None and found.failure is not None
+    outcome = await app.gate.refuse(found.name, found.failure, Caller(transport=transport))
     error = outcome.error
     assert error is not None and error["kind"] == "unknown_tool"
     assert expected in error["hint"] and not_expected not in error["hint"]

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from mcp_tools.catalog import CANONICAL, CANONICAL_NAMES, lookup, suggest
 from mcp_tools.servers import CATALOG, load_namespace
 from mcp_tools.textcalls import ALIASES, resolve_alias
-from mcp_tools.textcalls.names import CANONICAL, CANONICAL_NAMES, lookup, suggest
 from tests.textcalls.conftest import run, text_app
 
 SEED_TYPES = {

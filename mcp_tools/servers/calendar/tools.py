@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcp_tools.servers.calendar.models import (
     AvailabilityArgs,
@@ -39,7 +39,8 @@ from mcp_tools.servers.calendar.timeutil import (
     parse_moment,
     parse_range,
 )
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.servers.google.aliases import PAGING
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.calendar.service import CalendarBackend
@@ -299,9 +300,31 @@ def describe_delete(args: DeleteArgs) -> str:
     return f"Delete event {args.uid}{_whose(args._ours)} (every occurrence, if it repeats)"
 
 
+# Google Calendar API argument names, as other systems' calendar tools pass them.
+_ALIAS_RENAMES = {
+    **PAGING,
+    "timeMin": "start",
+    "timeMax": "end",
+    "eventId": "uid",
+    "event_id": "uid",
+    "summary": "title",
+}
+
+
+def _event_alias(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Google's `{"dateTime": ...}` / `{"date": ...}` start and end as the one string our tools take."""
+    out = dict(arguments)
+    for key in ("start", "end"):
+        value = out.get(key)
+        if isinstance(value, dict):
+            out[key] = next((value[part] for part in ("dateTime", "date") if isinstance(value.get(part), str)), value)
+    return out
+
+
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         name="calendar.availability",
+        aliases=(ToolAlias("calendar_availability", _ALIAS_RENAMES, _event_alias),),
         tier="core",
         title="Busy and free times",
         description="Busy slots (no titles) between start and end; free slots on request.",
@@ -316,6 +339,10 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="calendar.events",
+        aliases=(
+            ToolAlias("calendar_list", _ALIAS_RENAMES, _event_alias),
+            ToolAlias("calendar_events", _ALIAS_RENAMES, _event_alias),
+        ),
         tier="core",
         title="Calendar events",
         description="Events between start and end (repeating ones as occurrences), or one by uid.",
@@ -331,6 +358,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="calendar.create_event",
+        aliases=(ToolAlias("calendar_create", _ALIAS_RENAMES, _event_alias),),
         tier="core",
         title="Create an event",
         description="Create an event; returns its uid.",
@@ -344,6 +372,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="calendar.update_event",
+        aliases=(ToolAlias("calendar_update", _ALIAS_RENAMES, _event_alias),),
         tier="extended",
         title="Change an event",
         description="Change an event (series or one occurrence); a new start alone keeps the duration.",
@@ -357,6 +386,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         name="calendar.delete_event",
+        aliases=(ToolAlias("calendar_delete", _ALIAS_RENAMES, _event_alias),),
         tier="extended",
         title="Delete an event",
         description="Delete an event: the series or one occurrence.",

@@ -20,7 +20,7 @@ from mcp_tools.servers.docs.models import (
 )
 from mcp_tools.servers.google.text import page
 from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.docs.service import DocsService
@@ -178,9 +178,37 @@ def render_replace(result: ReplaceResult) -> str:
     return f"Replaced {result.matches} occurrence(s); revision {result.revision}"
 
 
+# Docs API argument names, as other systems' docs tools pass them.
+_ALIAS_RENAMES = {
+    "documentId": "id",
+    "document_id": "id",
+    "url": "id",
+    "content": "text",
+    "markdown": "text",
+    "body": "text",
+    "containsText": "find",
+    "replaceText": "replace",
+    "matchCase": "match_case",
+    "revisionId": "revision",
+    "requiredRevisionId": "revision",
+}
+
+
+def _replace_alias(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Google's `containsText: {text, matchCase}` object becomes docs.replace's `find` and `match_case`."""
+    out = dict(arguments)
+    criteria = out.get("find")
+    if isinstance(criteria, dict) and isinstance(criteria.get("text"), str):
+        out["find"] = criteria["text"]
+        if "matchCase" in criteria:
+            out.setdefault("match_case", criteria["matchCase"])
+    return out
+
+
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="docs.read",
+        aliases=(ToolAlias("docs_read", _ALIAS_RENAMES),),
         title="Read Google Doc",
         description="A Google Doc as Markdown, with its revision; page with next_offset.",
         input_model=ReadArgs,
@@ -196,6 +224,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="docs.create",
+        aliases=(ToolAlias("docs_create", _ALIAS_RENAMES),),
         title="Create Google Doc",
         description="Create a Google Doc from Markdown (headings, lists, tables, links, bold, italic).",
         input_model=CreateArgs,
@@ -209,6 +238,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="docs.append",
+        aliases=(ToolAlias("docs_append", _ALIAS_RENAMES),),
         title="Append to Google Doc",
         description="Append Markdown at the end of a Google Doc.",
         input_model=AppendArgs,
@@ -222,6 +252,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="docs.replace",
+        aliases=(ToolAlias("docs_replace", _ALIAS_RENAMES, _replace_alias),),
         title="Find and replace in Google Doc",
         description="Replace every occurrence of text in a Google Doc.",
         input_model=ReplaceArgs,

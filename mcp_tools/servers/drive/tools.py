@@ -23,8 +23,9 @@ from mcp_tools.servers.drive.models import (
     UpdateArgs,
     WriteResult,
 )
+from mcp_tools.servers.google.aliases import PAGING
 from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.drive.service import DriveService
@@ -349,9 +350,24 @@ async def share(service: DriveService, args: ShareArgs, ctx: CallContext) -> Sha
     )
 
 
+# Drive API argument names, as other systems' drive tools pass them.
+_ALIAS_RENAMES = {
+    **PAGING,
+    "pageToken": "page_token",
+    "fileId": "id",
+    "file_id": "id",
+    "folderId": "folder",
+    "folder_id": "folder",
+    "parentId": "folder",
+    "mimeType": "mime_type",
+    "title": "name",
+}
+
+
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="drive.search",
+        aliases=(ToolAlias("drive_list", _ALIAS_RENAMES), ToolAlias("drive_search", _ALIAS_RENAMES)),
         title="Search Google Drive",
         description="Find Drive files; no filter lists a folder (root).",
         input_model=SearchArgs,
@@ -367,6 +383,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="drive.read",
+        aliases=(ToolAlias("drive_read", _ALIAS_RENAMES),),
         title="Read Drive file",
         description="Read a file: Docs as Markdown, Sheets as CSV, text paged; binary as base64 or save_to.",
         input_model=ReadArgs,
@@ -383,6 +400,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="drive.create",
+        aliases=(ToolAlias("drive_create", _ALIAS_RENAMES),),
         title="Create Drive file",
         description="Create a Drive file or folder.",
         input_model=CreateArgs,
@@ -396,6 +414,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="drive.update",
+        aliases=(ToolAlias("drive_update", _ALIAS_RENAMES),),
         title="Update Drive file",
         description="Replace a file's content and/or rename it; version refuses a stale write.",
         input_model=UpdateArgs,
@@ -411,6 +430,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="drive.delete",
+        aliases=(ToolAlias("drive_delete", _ALIAS_RENAMES),),
         title="Delete Drive file",
         description="Trash a Drive file or folder.",
         input_model=DeleteArgs,
@@ -425,6 +445,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="drive.share",
+        aliases=(ToolAlias("drive_share", {**_ALIAS_RENAMES, "emailAddress": "email"}),),
         title="Share Drive file",
         description="Share a Drive file.",
         input_model=ShareArgs,

@@ -6,6 +6,7 @@ import base64
 import binascii
 import hashlib
 import mimetypes
+from collections.abc import Callable
 from typing import Any
 
 import anyio.from_thread
@@ -43,7 +44,17 @@ from mcp_tools.servers.files.models import (
     WriteResult,
 )
 from mcp_tools.servers.files.service import FilesService, _fits_unicode
-from mcp_tools.tooling import INLINE_IMAGE_TYPES, MAX_INLINE_IMAGE_BYTES, CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import (
+    INLINE_IMAGE_TYPES,
+    MAX_INLINE_IMAGE_BYTES,
+    CallContext,
+    Risk,
+    ToolAlias,
+    ToolFailure,
+    ToolSpec,
+    alias_error,
+    json_type,
+)
 
 TEXT_SNIFF_BYTES = 8192
 
@@ -598,9 +609,79 @@ def describe_import(args: ImportArgs) -> str:
     return f"Import {source} into {args.path}"
 
 
+def _edit_file_alias(arguments: dict[str, Any]) -> dict[str, Any]:
+    """`search_replace` (one object or a list) becomes `edits`; a top-level replace_all applies to each."""
+    rest = {key: value for key, value in arguments.items() if key not in ("search_replace", "replace_all")}
+    if "search_replace" not in arguments:
+        if "edits" in arguments:
+            return dict(arguments)  # already in files.edit's own terms
+        raise alias_error("edit_file needs search_replace: {old_string, new_string} or a list of them")
+    value = arguments["search_replace"]
+    if isinstance(value, dict):
+        entries, paths = [value], ["search_replace"]
+    elif isinstance(value, list) and value:
+        entries, paths = value, [f"search_replace[{index}]" for index in range(len(value))]
+    elif isinstance(value, list):
+        raise alias_error("edit_file needs at least one entry in search_replace")
+    else:
+        raise alias_error(f"edit_file search_replace must be an object or a list of objects, got {json_type(value)}")
+    edits: list[dict[str, Any]] = []
+    for entry, path in zip(entries, paths, strict=True):
+        if not isinstance(entry, dict):
+            raise alias_error(f"edit_file {path} must be an object {{old_string, new_string}}, got {json_type(entry)}")
+        for key in ("old_string", "new_string"):
+            if key not in entry:
+                raise alias_error(
+                    f"edit_file needs {path}.{key}" if path == "search_replace" else f"edit_file {path} needs {key}"
+                )
+        edit = dict(entry)
+        if "replace_all" in arguments and "replace_all" not in edit:
+            edit["replace_all"] = arguments["replace_all"]
+        edits.append(edit)
+    return {**rest, "edits": edits}
+
+
+def _filesystem_edit_alias(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The reference filesystem server's `edits: [{oldText, newText}]` and `dryRun`."""
+    out = {key: value for key, value in arguments.items() if key != "dryRun"}
+    if "dryRun" in arguments:
+        out["dry_run"] = arguments["dryRun"]
+    edits = arguments.get("edits")
+    if isinstance(edits, list):
+        out["edits"] = [
+            {{"oldText": "old_string", "newText": "new_string"}.get(key, key): value for key, value in edit.items()}
+            if isinstance(edit, dict)
+            else edit
+            for edit in edits
+        ]
+    return _edit_file_alias(out)
+
+
+_IMPORT_ALIAS_RENAMES = {"filename": "path", "destination": "path", "file_path": "path", "data": "content_base64"}
+
+
+def _files_aliases(
+    method: str, *aliases: ToolAlias, **reference: Callable[[dict[str, Any]], dict[str, Any]] | None
+) -> tuple[ToolAlias, ...]:
+    """A files tool's aliases, each also after the server names other systems' examples put before
+    a file tool (`fs.write`, `filesystem.read_file`), and the reference filesystem server's own
+    names for it, which are written only after a server name (`reference`: name -> reshaping)."""
+    out = list(aliases)
+    for server in ("filesystem", "fs"):
+        out += [ToolAlias(f"{server}.{name}", reshape=reshape or dict) for name, reshape in reference.items()]
+        out += [
+            ToolAlias(f"{server}.{alias.name}", alias.renames, alias.reshape)
+            for alias in aliases
+            if alias.name not in reference
+        ]
+        out.append(ToolAlias(f"{server}.{method}"))
+    return tuple(out)
+
+
 TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ToolSpec(
         name="files.list",
+        aliases=_files_aliases("list", ToolAlias("list_files"), list_directory=None),
         tier="core",
         title="List files",
         description="List a folder (type, size, modified), recursive or by glob.",
@@ -615,6 +696,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.read",
+        aliases=_files_aliases("read", ToolAlias("read_file"), read_text_file=None),
         tier="core",
         title="Read a file",
         description="Read a file (UTF-8 as text, else base64) with its sha256, in windows (next_offset).",
@@ -629,6 +711,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.write",
+        aliases=_files_aliases("write", ToolAlias("write_file"), ToolAlias("pilotwrite")),
         tier="core",
         title="Write a file",
         description="Create or replace a file atomically; pass expected_sha256 when replacing.",
@@ -642,6 +725,12 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.edit",
+        aliases=_files_aliases(
+            "edit",
+            ToolAlias("edit_file", reshape=_edit_file_alias),
+            ToolAlias("pilotedit", reshape=_edit_file_alias),
+            edit_file=_filesystem_edit_alias,
+        ),
         tier="core",
         title="Edit a file",
         description="Replace exact text; each old_string must match once unless replace_all. Returns a diff "
@@ -656,6 +745,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.mkdir",
+        aliases=_files_aliases("mkdir", ToolAlias("create_directory")),
         tier="extended",
         title="Create a folder",
         description="Create a folder; fine if it exists.",
@@ -668,6 +758,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.move",
+        aliases=_files_aliases("move", move_file=None),
         tier="extended",
         title="Move or rename",
         description="Move or rename a file or folder; replaces an existing destination only with overwrite.",
@@ -681,6 +772,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.delete",
+        aliases=_files_aliases("delete", ToolAlias("delete_file"), ToolAlias("pilotdelete")),
         tier="extended",
         title="Delete",
         description="Delete a file, or a folder and its contents.",
@@ -694,6 +786,9 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
     ),
     ToolSpec(
         name="files.import",
+        aliases=_files_aliases(
+            "import", ToolAlias("file_ingest", _IMPORT_ALIAS_RENAMES), ToolAlias("file_upload", _IMPORT_ALIAS_RENAMES)
+        ),
         title="Import a file",
         description="Bring a document into the store: download a URL (from hosts allowed for imports) or "
         "store base64 bytes.",

@@ -27,9 +27,10 @@ from mcp_tools.servers.gmail.models import (
     TrashArgs,
     TrashResult,
 )
+from mcp_tools.servers.google.aliases import PAGING
 from mcp_tools.servers.google.text import page
 from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.gmail.service import GmailService
@@ -409,9 +410,40 @@ def _recipients_line(args: ComposeArgs) -> str:
     return ", ".join(names) if names else "the original sender"
 
 
+# Gmail API argument names, as other systems' gmail tools pass them.
+_ALIAS_RENAMES = {
+    **PAGING,
+    "q": "query",
+    "messageId": "id",
+    "message_id": "id",
+    "threadId": "thread_id",
+    "labelIds": "labels",
+}
+_ATTACHMENT_ALIAS_RENAMES = {"messageId": "message_id", "id": "message_id", "partIndex": "index"}
+_LABELS_ALIAS_RENAMES = {"messageIds": "ids", "messageId": "id", "addLabelIds": "add", "removeLabelIds": "remove"}
+
+
+def _read_alias(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A thread id names a thread: gmail.read takes it as `id` with `thread: true`."""
+    out = dict(arguments)
+    if "thread_id" in out and "id" not in out:
+        out["id"] = out.pop("thread_id")
+        out.setdefault("thread", True)
+    return out
+
+
+def _one_or_many_ids_alias(arguments: dict[str, Any]) -> dict[str, Any]:
+    """`id` / `messageId` for one message becomes gmail's `ids` list."""
+    out = dict(arguments)
+    if "id" in out and "ids" not in out:
+        out["ids"] = [out.pop("id")]
+    return out
+
+
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="gmail.search",
+        aliases=(ToolAlias("gmail_list", _ALIAS_RENAMES), ToolAlias("gmail_search", _ALIAS_RENAMES)),
         title="Search Gmail",
         description="Search Gmail; empty query: latest inbox mail.",
         input_model=SearchArgs,
@@ -427,6 +459,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="gmail.read",
+        aliases=(ToolAlias("gmail_read", _ALIAS_RENAMES, _read_alias),),
         title="Read Gmail message",
         description="A message or thread as text, with headers and attachments; page with next_offset.",
         input_model=ReadArgs,
@@ -442,6 +475,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="gmail.attachment",
+        aliases=(ToolAlias("gmail_attachment", _ATTACHMENT_ALIAS_RENAMES),),
         title="Get Gmail attachment",
         description="One attachment: text types as text, others as base64, or saved to the files store.",
         input_model=AttachmentArgs,
@@ -458,6 +492,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="gmail.draft",
+        aliases=(ToolAlias("gmail_draft", _ALIAS_RENAMES),),
         title="Write Gmail draft",
         description="Create or replace a draft; reply_to answers a message in its thread.",
         input_model=DraftArgs,
@@ -472,6 +507,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="gmail.send",
+        aliases=(ToolAlias("gmail_send", _ALIAS_RENAMES),),
         title="Send email",
         description="Send a draft (draft_id) or a new message.",
         input_model=SendArgs,
@@ -488,6 +524,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="gmail.labels",
+        aliases=(ToolAlias("gmail_labels", _LABELS_ALIAS_RENAMES, _one_or_many_ids_alias),),
         title="Gmail labels",
         description="No ids: list labels. With ids: add/remove labels, archive, mark read.",
         input_model=LabelsArgs,
@@ -503,6 +540,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="gmail.trash",
+        aliases=(ToolAlias("gmail_trash", _LABELS_ALIAS_RENAMES, _one_or_many_ids_alias),),
         title="Trash Gmail messages",
         description="Move messages or threads to the trash (never a permanent delete).",
         input_model=TrashArgs,

@@ -9,7 +9,7 @@ from typing import Any
 from mcp_tools.outbound import FetchResult, check_url, fetch
 from mcp_tools.servers.http_requests.models import RequestArgs, RequestResult
 from mcp_tools.servers.http_requests.service import HttpService, StoredResponse
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 
 SAFE_METHODS = ("GET", "HEAD")
 TEXT_TYPES = re.compile(r"^(text/|application/([\w.+-]*\+)?(json|xml|javascript|x-www-form-urlencoded|yaml|csv))")
@@ -173,6 +173,7 @@ def render_request(result: RequestResult) -> str:
 TOOLS: list[ToolSpec[HttpService, Any, Any]] = [
     ToolSpec(
         name="http.request",
+        aliases=(ToolAlias("api_call"),),
         title="HTTP request",
         description=("HTTP request to an allowed host (the server adds credentials); bodies paged by offset."),
         input_model=RequestArgs,

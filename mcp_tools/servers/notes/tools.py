@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_tools.servers.notes import models as m
-from mcp_tools.tooling import CallContext, Risk, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolSpec
 
 if TYPE_CHECKING:  # the service module (regexes, SQLite, sandbox) loads only when the namespace starts
     from mcp_tools.servers.notes.service import NotesService
@@ -135,9 +135,14 @@ async def daily_risk(service: NotesService, args: m.DailyArgs) -> Risk:
     return Risk.MEDIUM if await anyio.to_thread.run_sync(creates) else Risk.LOW
 
 
+# What other systems' models call the notes tools (the vault servers this namespace replaces).
+_SEARCH_ALIAS_RENAMES = {"limit": "top_k", "max_results": "top_k", "maxResults": "top_k", "k": "top_k"}
+
+
 TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ToolSpec(
         name="notes.read",
+        aliases=(ToolAlias("read_note"),),
         render_text=render_read,
         tier="core",
         title="Read a note",
@@ -152,6 +157,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.search",
+        aliases=(ToolAlias("search_notes", _SEARCH_ALIAS_RENAMES),),
         tier="core",
         title="Search notes",
         description=("Find notes by words or meaning; filter by tag, date, folder."),
@@ -165,6 +171,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.write",
+        aliases=(ToolAlias("write_note"),),
         tier="core",
         title="Write a note",
         description=("Create or replace a note; pass expected_sha256 when replacing."),
@@ -181,6 +188,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.update_frontmatter",
+        aliases=(ToolAlias("update_frontmatter", {"frontmatter": "set", "updates": "set"}),),
         tier="extended",
         title="Update frontmatter",
         description="Merge keys into a note's YAML frontmatter; the body stays untouched.",
@@ -194,6 +202,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.backlinks",
+        aliases=(ToolAlias("list_backlinks"),),
         tier="extended",
         title="Backlinks",
         description="Notes that link to this note.",
@@ -207,6 +216,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.forward_links",
+        aliases=(ToolAlias("list_forward_links"),),
         tier="extended",
         title="Forward links",
         description="Links in this note and where they resolve.",
@@ -220,6 +230,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.daily",
+        aliases=(ToolAlias("get_daily_note"),),
         render_text=render_daily,
         tier="core",
         title="Daily note",
@@ -235,6 +246,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.search_by_tag",
+        aliases=(ToolAlias("search_by_tag"),),
         tier="extended",
         title="Notes by tag",
         description="Notes with a tag (frontmatter or inline); 'a' also matches 'a/b'.",
@@ -248,6 +260,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.metadata",
+        aliases=(ToolAlias("get_note_metadata"),),
         tier="extended",
         title="Note metadata",
         description="A note's frontmatter, tags, headings, counts and dates, without its body.",
@@ -261,6 +274,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.rename",
+        aliases=(ToolAlias("rename_note", {"new_name": "new_path", "destination": "new_path"}),),
         render_text=render_rename,
         tier="extended",
         title="Rename a note",
@@ -275,6 +289,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.delete",
+        aliases=(ToolAlias("delete_note"),),
         render_text=render_delete,
         tier="extended",
         title="Delete a note",
@@ -288,6 +303,7 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.random",
+        aliases=(ToolAlias("get_random_note"),),
         tier="extended",
         title="Random note",
         description="A random note, optionally within a tag or folder.",

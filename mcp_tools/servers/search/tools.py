@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp_tools.servers.search.models import AllArgs, AllResult, Partial, Result
 from mcp_tools.servers.search.service import SearchService
-from mcp_tools.tooling import CallContext, Risk, SearchHit, SearchSource, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, SearchHit, SearchSource, ToolAlias, ToolFailure, ToolSpec
 
 MAX_SNIPPET_CHARS = 300
 MAX_TITLE_CHARS = 200
@@ -121,6 +121,11 @@ def render_hit(number: int, hit: Result) -> str:
 TOOLS: list[ToolSpec[SearchService, Any, Any]] = [
     ToolSpec(
         name="search.all",
+        aliases=(
+            ToolAlias(
+                "search", {"top_k": "limit", "max_results": "limit", "maxResults": "limit", "num_results": "limit"}
+            ),
+        ),
         title="Search everything",
         description=("Search notes, files, mail and documents at once; each hit names the call that opens it."),
         input_model=AllArgs,

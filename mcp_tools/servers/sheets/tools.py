@@ -24,7 +24,15 @@ from mcp_tools.servers.sheets.models import (
     Written,
 )
 from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import (
+    CallContext,
+    Risk,
+    ToolAlias,
+    ToolFailure,
+    ToolSpec,
+    alias_error,
+    json_type,
+)
 
 if TYPE_CHECKING:
     from mcp_tools.servers.sheets.service import SheetsService
@@ -154,9 +162,36 @@ async def clear(service: SheetsService, args: ClearArgs, ctx: CallContext) -> Cl
     return Cleared(range=cleared, cells=confirmed["filled"])
 
 
+# Sheets API argument names, as other systems' sheets tools pass them.
+_ALIAS_RENAMES = {
+    "spreadsheetId": "id",
+    "spreadsheet_id": "id",
+    "valueInputOption": "value_input",
+    "value_input_option": "value_input",
+    "valueRenderOption": "value_render",
+    "value_render_option": "value_render",
+}
+
+
+def _options_alias(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Google's valueInputOption / valueRenderOption become `formulas`; a list of sheet names a dict."""
+    out = dict(arguments)
+    for key, formula_value in (("value_input", "USER_ENTERED"), ("value_render", "FORMULA")):
+        if key not in out:
+            continue
+        option = out.pop(key)
+        if not isinstance(option, str):
+            raise alias_error(f"{key} must be a string such as RAW or {formula_value}, got {json_type(option)}")
+        out.setdefault("formulas", option.strip().upper() == formula_value)
+    if isinstance(out.get("sheets"), list) and all(isinstance(name, str) for name in out["sheets"]):
+        out["sheets"] = {name: [] for name in out["sheets"]}
+    return out
+
+
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="sheets.read",
+        aliases=(ToolAlias("sheets_read", _ALIAS_RENAMES, _options_alias),),
         title="Read spreadsheet",
         description="Rows of a Sheets range, with the sheet names; page with next_offset.",
         input_model=ReadArgs,
@@ -172,6 +207,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="sheets.write",
+        aliases=(ToolAlias("sheets_write", _ALIAS_RENAMES, _options_alias),),
         title="Write cells",
         description="Write rows of values into a range; text stays text.",
         input_model=WriteArgs,
@@ -187,6 +223,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="sheets.append",
+        aliases=(ToolAlias("sheets_append", _ALIAS_RENAMES, _options_alias),),
         title="Append rows",
         description="Add rows after the last row of a table.",
         input_model=AppendArgs,
@@ -201,6 +238,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="sheets.create",
+        aliases=(ToolAlias("sheets_create", _ALIAS_RENAMES, _options_alias),),
         title="Create spreadsheet",
         description="New spreadsheet with named sheets and optional header rows.",
         input_model=CreateArgs,
@@ -214,6 +252,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="sheets.clear",
+        aliases=(ToolAlias("sheets_clear", _ALIAS_RENAMES, _options_alias),),
         title="Clear range",
         description="Clear the values of a range (formatting stays).",
         input_model=ClearArgs,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.servers.google.aliases import PAGING
 from mcp_tools.servers.tasks.models import (
     CompleteArgs,
     CreateArgs,
@@ -22,7 +23,7 @@ from mcp_tools.servers.tasks.models import (
     UpdateArgs,
 )
 from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.servers.tasks.service import TasksService
@@ -224,9 +225,36 @@ async def delete(service: TasksService, args: DeleteArgs, ctx: CallContext) -> D
     )
 
 
+# Tasks API argument names, as other systems' tasks tools pass them.
+_ALIAS_RENAMES = {
+    **PAGING,
+    "taskListId": "list",
+    "tasklist": "list",
+    "list_id": "list",
+    "taskId": "id",
+    "task_id": "id",
+    "dueMin": "due_from",
+    "dueMax": "due_to",
+}
+
+
+def _dates_alias(arguments: dict[str, Any]) -> dict[str, Any]:
+    """Google's RFC 3339 `due`/`dueMin`/`dueMax` become the date Google keeps (the part before the T);
+    `showCompleted` becomes tasks.list's `status`."""
+    out = dict(arguments)
+    for key in ("due", "due_from", "due_to"):
+        value = out.get(key)
+        if isinstance(value, str) and len(value) > 10 and value[10] == "T":
+            out[key] = value[:10]
+    if "showCompleted" in out and "status" not in out:
+        out["status"] = "all" if out.pop("showCompleted") else "open"
+    return out
+
+
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="tasks.list",
+        aliases=(ToolAlias("tasks_list", _ALIAS_RENAMES, _dates_alias),),
         title="List Google Tasks",
         description="No list: the task lists; a list: its tasks, subtasks under parents.",
         input_model=ListArgs,
@@ -242,6 +270,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="tasks.get",
+        aliases=(ToolAlias("tasks_get", _ALIAS_RENAMES, _dates_alias),),
         title="Get a task",
         description="One task with its notes.",
         input_model=TaskArgs,
@@ -257,6 +286,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="tasks.create",
+        aliases=(ToolAlias("tasks_create", _ALIAS_RENAMES, _dates_alias),),
         title="Add a task",
         description="Add a task; parent makes it a subtask.",
         input_model=CreateArgs,
@@ -271,6 +301,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="tasks.update",
+        aliases=(ToolAlias("tasks_update", _ALIAS_RENAMES, _dates_alias),),
         title="Change a task",
         description="Change a task's title, notes or due date.",
         input_model=UpdateArgs,
@@ -286,6 +317,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="tasks.complete",
+        aliases=(ToolAlias("tasks_complete", _ALIAS_RENAMES, _dates_alias),),
         title="Complete a task",
         description="Mark a task done.",
         input_model=CompleteArgs,
@@ -301,6 +333,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ),
     ToolSpec(
         name="tasks.delete",
+        aliases=(ToolAlias("tasks_delete", _ALIAS_RENAMES, _dates_alias),),
         title="Delete a task",
         description="Delete a task and its subtasks.",
         input_model=DeleteArgs,

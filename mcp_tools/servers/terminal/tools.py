@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp_tools.servers.terminal.models import ExecuteArgs, ExecuteResult
 from mcp_tools.servers.terminal.service import TerminalService
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, alias_error
 
 LOG_FOLDER = ".terminal"
 KEPT_LOGS = 40  # files in LOG_FOLDER (two per run at most)
@@ -220,9 +220,32 @@ def render_execute(result: ExecuteResult) -> str:
     return "\n".join(lines)
 
 
+def _command_line_alias(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A `command` string is split into argv as a shell would (no shell runs it); a list is argv."""
+    import shlex
+
+    out = dict(arguments)
+    command = out.pop("command", None)
+    if isinstance(command, list):
+        out.setdefault("argv", command)
+    elif isinstance(command, str):
+        try:
+            out.setdefault("argv", shlex.split(command))
+        except ValueError as exc:
+            raise alias_error(f"terminal_execute: command cannot be split into arguments ({exc})") from None
+    return out
+
+
 TOOLS: list[ToolSpec[TerminalService, Any, Any]] = [
     ToolSpec(
         name="terminal.execute",
+        aliases=(
+            ToolAlias(
+                "terminal_execute",
+                {"cmd": "command", "working_directory": "cwd", "workdir": "cwd", "timeout": "timeout_seconds"},
+                _command_line_alias,
+            ),
+        ),
         title="Run a command",
         description=("Run an allowed program in a file-store folder; long output is kept for files.read."),
         input_model=ExecuteArgs,

@@ -18,7 +18,7 @@ from mcp_tools.servers.web.service import (
     parse_response,
     translate_error,
 )
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 
 # One result, text block and structured content together, inside the default 20,000-token
 # result budget: when the largest parts would not fit, snippets are shortened evenly (each cut one
@@ -112,6 +112,12 @@ def render_search(output: SearchOutput) -> str:
 
 SEARCH = ToolSpec(
     name="web.search",
+    aliases=(
+        ToolAlias(
+            "web_search",
+            {"top_k": "max_results", "maxResults": "max_results", "num_results": "max_results", "limit": "max_results"},
+        ),
+    ),
     tier="core",
     title="Web search",
     description=(
