@@ -211,8 +211,9 @@ class GmailService(GoogleService):
         return item, b64url_decode(data.get("data", ""))
 
     # --- composing ----------------------------------------------------------------------------
-    def outgoing(self, tool: str, args: Any) -> Outgoing:
-        """The message the arguments describe, reply headers and attachments included."""
+    def outgoing(self, tool: str, args: Any, files: list[tuple[str, bytes]] | None) -> Outgoing:
+        """The message the arguments describe, reply headers and attachments (`files`, read through
+        files.read by the handler) included."""
         to, subject, in_reply_to, references, thread_id = list(args.to), args.subject, None, None, None
         if args.reply_to:
             original = self.call(
@@ -237,10 +238,10 @@ class GmailService(GoogleService):
                 subject = old if old.lower().startswith("re:") else f"Re: {old}"
             if not to:
                 to = [headers.get("reply-to") or headers.get("from", "")]
-        files = list(args._files or [])  # read through files.read by the handler
-        if args.attachments and args._files is None:
+        attached = list(files or [])
+        if args.attachments and files is None:
             raise ToolFailure("internal_error", "the attachments were not read through files.read")
-        total = sum(len(data) for _, data in files)
+        total = sum(len(data) for _, data in attached)
         if total > self.config.max_send_bytes:
             raise ToolFailure(
                 "too_large",
@@ -255,15 +256,15 @@ class GmailService(GoogleService):
             subject=subject or "",
             text=args.body,
             html=args.html,
-            attachments=files,
+            attachments=attached,
             in_reply_to=in_reply_to,
             references=references,
             thread_id=thread_id,
         )
 
-    def draft(self, args: Any) -> dict[str, Any]:
+    def draft(self, args: Any, files: list[tuple[str, bytes]] | None) -> dict[str, Any]:
         tool = "gmail.draft"
-        outgoing = self.outgoing(tool, args)
+        outgoing = self.outgoing(tool, args, files)
         raw = outgoing.build()
         message: dict[str, Any] = {"threadId": outgoing.thread_id} if outgoing.thread_id else {}
         media = None
@@ -303,13 +304,17 @@ class GmailService(GoogleService):
         else:
             body["raw"] = b64url_encode(raw)
         client = self.client
-        return self.call(
+        sent: dict[str, Any] = self.call(
             "gmail.send",
             lambda s: client.fix_upload(s.users().messages().send(userId=ME, body=body, media_body=media)),
         )
+        return sent
 
     def send_draft(self, draft_id: str) -> dict[str, Any]:
-        return self.call("gmail.send", lambda s: s.users().drafts().send(userId=ME, body={"id": draft_id}))
+        sent: dict[str, Any] = self.call(
+            "gmail.send", lambda s: s.users().drafts().send(userId=ME, body={"id": draft_id})
+        )
+        return sent
 
     def refused_recipients(self, recipients: list[str]) -> list[str]:
         patterns = self.config.allowed_recipients
@@ -318,7 +323,9 @@ class GmailService(GoogleService):
         return [r for r in recipients if not any(fnmatch.fnmatchcase(r.lower(), p) for p in patterns)]
 
     # --- labels and trash ---------------------------------------------------------------------
-    def modify(self, ids: list[str], thread: bool, add: list[str], remove: list[str]) -> tuple[list[str], dict]:
+    def modify(
+        self, ids: list[str], thread: bool, add: list[str], remove: list[str]
+    ) -> tuple[list[str], dict[Any, Any]]:
         tool = "gmail.labels"
         body: dict[str, Any] = {}
         if add:
@@ -332,7 +339,7 @@ class GmailService(GoogleService):
         done, failed = self.batch(tool, requests)
         return [i for i in ids if i in done], failed
 
-    def describe_items(self, tool: str, ids: list[str], thread: bool) -> tuple[dict[str, str], dict]:
+    def describe_items(self, tool: str, ids: list[str], thread: bool) -> tuple[dict[str, str], dict[Any, Any]]:
         """One line (subject, sender) per id; ids that do not exist come back as failures."""
         if thread:
             requests = [
@@ -365,7 +372,7 @@ class GmailService(GoogleService):
             lines[key] = f"{headers.get('subject', '(no subject)')!r} from {headers.get('from', '?')}{count}"
         return lines, failed
 
-    def trash(self, ids: list[str], thread: bool) -> tuple[list[str], dict]:
+    def trash(self, ids: list[str], thread: bool) -> tuple[list[str], dict[Any, Any]]:
         tool = "gmail.trash"
         if thread:
             requests = [(i, lambda s, i=i: s.users().threads().trash(userId=ME, id=i)) for i in ids]

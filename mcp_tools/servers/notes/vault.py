@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow
 from mcp_tools.servers.notes import models as m
@@ -487,7 +487,7 @@ class NotesService:
         if args.expected_sha256 is not None:
             self._check_expected(key, args.expected_sha256, self.read_text(key)[1])
 
-    def precheck_rename(self, args: m.RenameArgs) -> None:
+    def precheck_rename(self, args: m.RenameArgs, facts: m.RenameFacts) -> None:
         """The names must work; for a real rename, how many files and links it will rewrite (for the confirmation)."""
         old, new = self._rename_keys(args)
         if args.dry_run:
@@ -495,12 +495,12 @@ class NotesService:
         with self.write_lock:
             self.refresh()
             plans = self._rename_plans(old, new)
-        args._rewrites = (len(plans), sum(plan[3] for plan in plans.values()))
+        facts.rewrites = (len(plans), sum(plan[3] for plan in plans.values()))
 
-    def precheck_delete(self, args: m.DeleteArgs) -> None:
+    def precheck_delete(self, args: m.DeleteArgs, facts: m.DeleteFacts) -> None:
         key = self.existing_key(args.path)
         if not args.permanent:
-            args._trash_to = self._trash_key(key)
+            facts.trash_to = self._trash_key(key)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -556,7 +556,7 @@ class NotesService:
         lexical = lexical_hits(index, args.query, args.top_k * 3, allowed, depth)
         names = name_matches(index, args.query, allowed, args.top_k * 3)
         semantic: list[tuple[int, int, float]] = []
-        mode = "lexical"
+        mode: Literal["hybrid", "lexical"] = "lexical"
         note = None
         if self.embedder is None:
             note = "no embedding provider configured ([notes] embeddings); lexical search only"
@@ -901,7 +901,9 @@ class NotesService:
                 if source != old:
                     self._write(source, after)
             self.embed_pending(doc_path=new)
-        return m.RenameOutput(path=old, new_path=new, dry_run=False, changed=changed, **totals)
+        return m.RenameOutput(
+            path=old, new_path=new, dry_run=False, changed=changed, files=totals["files"], links=totals["links"]
+        )
 
     def _rename_plans(self, old: str, new: str) -> dict[str, tuple[str, str, str, int]]:
         """Every file the rename of `old` to `new` rewrites; call under the write lock."""
