@@ -7,10 +7,11 @@ import re
 import secrets
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import quote
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from mcp_tools.outbound import (
     RESERVED_HEADERS,
@@ -199,8 +200,6 @@ class RequestArgs(Arguments):
     response_id: str = Field(default="", max_length=40, description="Page an earlier response; no new request.")
     offset: int = Field(default=0, ge=0)
 
-    _credentials: bool = PrivateAttr(default=False)
-
     @model_validator(mode="after")
     def _url_or_page(self) -> RequestArgs:
         if bool(self.url) == bool(self.response_id):
@@ -227,29 +226,36 @@ class RequestResult(Output):
     redirects: list[str]
 
 
-async def request_risk(service: HttpService, args: RequestArgs) -> Risk:
+@dataclass
+class RequestFacts:
+    """Whether the server adds configured credentials for the request's host (the person is told)."""
+
+    credentials: bool = False
+
+
+async def request_risk(service: HttpService, args: RequestArgs, facts: RequestFacts) -> Risk:
     """Reading (GET, HEAD) stays at the configured level; anything that may change something is high."""
     if not args.response_id and args.method not in SAFE_METHODS:
         return Risk.HIGH
     return Risk.LOW
 
 
-async def request_precheck(service: HttpService, args: RequestArgs) -> None:
+async def request_precheck(service: HttpService, args: RequestArgs, facts: RequestFacts) -> None:
     """A host outside the allowlist is refused before anyone is asked."""
     if args.url:
         target = check_url(args.url, service.policy)
-        args._credentials = service.has_credentials(target.host)
+        facts.credentials = service.has_credentials(target.host)
     elif args.response_id not in service.responses:
         raise ToolFailure("not_found", "no recent response with that response_id", "repeat the request")
 
 
-def describe_request(args: RequestArgs) -> str:
+def describe_request(args: RequestArgs, facts: RequestFacts) -> str:
     if not args.url:
         return f"Read on in response {args.response_id} from offset {args.offset}"
     line = f"{args.method} {args.url}"
     if args.body:
         line += f" with a {len(args.body.encode())}-byte body"
-    if args._credentials:
+    if facts.credentials:
         line += " (the server adds the credentials configured for this host)"
     return line
 
@@ -298,8 +304,9 @@ def _page(service: HttpService, stored: StoredResponse, offset: int, max_chars: 
     content_type = stored.headers.get("content-type", "")
     start = offset - offset % 4
     encoding, chunk, _, next_offset = binary_page(stored.body, content_type, start, max_chars)
+    paged: Literal["image", "base64"] = "image" if encoding == "image" else "base64"
     result = RequestResult(
-        **common, encoding=encoding, body=chunk, offset=start, total=len(stored.body), next_offset=next_offset
+        **common, encoding=paged, body=chunk, offset=start, total=len(stored.body), next_offset=next_offset
     )
     return result.with_image(stored.body, content_type.split(";")[0].strip()) if encoding == "image" else result
 
@@ -315,7 +322,7 @@ def _response_headers(service: HttpService, result: FetchResult) -> dict[str, st
     return headers
 
 
-async def http_request(service: HttpService, args: RequestArgs, ctx: CallContext) -> RequestResult:
+async def http_request(service: HttpService, args: RequestArgs, ctx: CallContext, facts: RequestFacts) -> RequestResult:
     if args.response_id:
         stored = service.responses.get(args.response_id)
         if stored is None:
@@ -391,6 +398,7 @@ TOOLS: list[ToolSpec[HttpService, Any, Any]] = [
         describe=describe_request,
         dynamic_risk=request_risk,
         precheck=request_precheck,
+        facts=RequestFacts,
         open_world=True,
         tier="core",
         render_text=render_request,
