@@ -233,7 +233,8 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT, FactsT]):
     makes one instance per call (`facts()`, so a small dataclass with defaults) and passes it
     as the last argument to `prepare(service, args, ctx, facts)`, `dynamic_risk(service, args,
     facts)`, `precheck(service, args, facts)`, `describe(args, facts)` and `handler(service,
-    args, ctx, facts)`, in that order of calls; a tool without `facts` takes none of them.
+    args, ctx, facts)`; a tool without `facts` takes none of them. Nothing else sees that
+    object, so two calls of one tool at once never share what they found.
     """
 
     name: str

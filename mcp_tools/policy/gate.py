@@ -539,7 +539,7 @@ class PolicyGate:
         self,
         tool: BoundTool,
         args: BaseModel,
-        facts: Any,
+        facts: object,
         arguments: dict[str, Any],
         risk: Risk,
         caller: Caller,
@@ -653,7 +653,7 @@ class PolicyGate:
             )
         raise approval_required(approval, state.wire_name, out_of_band.places(approval.id))
 
-    async def _run(self, tool: BoundTool, args: BaseModel, context: CallContext, facts: Any) -> CallOutcome:
+    async def _run(self, tool: BoundTool, args: BaseModel, context: CallContext, facts: object) -> CallOutcome:
         spec = tool.spec
         try:
             output = await spec.run(tool.service, args, context, facts)
