@@ -14,9 +14,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
+from typing_extensions import TypeVar as DefaultedTypeVar
 
 ErrorKind = Literal[
     "invalid_arguments",
@@ -248,17 +249,17 @@ def alias_error(message: str) -> ToolFailure:
 InputT = TypeVar("InputT", bound=BaseModel)
 OutputT = TypeVar("OutputT", bound=BaseModel)
 ServiceT = TypeVar("ServiceT")
+# A tool's per-call facts (`ToolSpec.facts`); `Any` where a list holds tools with different facts.
+FactsT = DefaultedTypeVar("FactsT", default=Any)
 
 
 @dataclass(frozen=True)
-class ToolSpec(Generic[ServiceT, InputT, OutputT]):
+class ToolSpec(Generic[ServiceT, InputT, OutputT, FactsT]):
     """One tool, declared as data.
 
     `risk` is the base level; `dynamic_risk` may raise it from the arguments and the
     service's state (an overwrite, a recipient outside the domain). `describe` is the one
-    line a person reads before confirming a high-risk call. The gate validates the arguments
-    once and passes that same instance to `dynamic_risk`, `describe` and `handler`, so
-    `dynamic_risk` may leave what it found on private attributes for the other two.
+    line a person reads before confirming a high-risk call.
 
     `precheck` runs after validation and before the person is asked: cheap checks that the
     call can run at all (the target exists, an expected hash still matches), raising
@@ -271,32 +272,102 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT]):
     schema and a call that sets it is refused before anything runs. `prepare(service, args, ctx)`
     gathers what the call needs through those tools (the stored files a mail attaches) before
     the risk is computed, the precheck runs and the person is asked.
+
+    `facts` is the class of what one call learns on its way (the file as it is before a delete,
+    the stored files a mail attaches), so that `describe` tells the person about the real target
+    and the handler does not look it up twice. Arguments stay what the caller sent. The gate
+    makes one instance per call (`facts()`, so a small dataclass with defaults) and passes it
+    as the last argument to `prepare(service, args, ctx, facts)`, `dynamic_risk(service, args,
+    facts)`, `precheck(service, args, facts)`, `describe(args, facts)` and `handler(service,
+    args, ctx, facts)`; a tool without `facts` takes none of them. Nothing else sees that
+    object, so two calls of one tool at once never share what they found.
     """
 
     name: str
     description: str
     input_model: type[InputT]
     output_model: type[OutputT]
-    handler: Callable[[ServiceT, InputT, CallContext], Awaitable[OutputT]]
+    handler: (
+        Callable[[ServiceT, InputT, CallContext], Awaitable[OutputT]]
+        | Callable[[ServiceT, InputT, CallContext, FactsT], Awaitable[OutputT]]
+    )
     risk: Risk
-    describe: Callable[[InputT], str]
+    describe: Callable[[InputT], str] | Callable[[InputT, FactsT], str]
     title: str | None = None
     read_only: bool = False
     open_world: bool = False
     idempotent: bool = False
-    dynamic_risk: Callable[[ServiceT, InputT], Awaitable[Risk]] | None = None
-    precheck: Callable[[ServiceT, InputT], Awaitable[None]] | None = None
+    dynamic_risk: (
+        Callable[[ServiceT, InputT], Awaitable[Risk]] | Callable[[ServiceT, InputT, FactsT], Awaitable[Risk]] | None
+    ) = None
+    precheck: (
+        Callable[[ServiceT, InputT], Awaitable[None]] | Callable[[ServiceT, InputT, FactsT], Awaitable[None]] | None
+    ) = None
     tier: Literal["core", "extended"] = "core"
     destructive: bool | None = None  # overrides the derived destructiveHint (e.g. an edit in place)
     render_text: Callable[[OutputT], str] | None = None
     reaches: Mapping[str, str] = field(default_factory=dict, hash=False)
-    prepare: Callable[[ServiceT, InputT, CallContext], Awaitable[None]] | None = None
+    prepare: (
+        Callable[[ServiceT, InputT, CallContext], Awaitable[None]]
+        | Callable[[ServiceT, InputT, CallContext, FactsT], Awaitable[None]]
+        | None
+    ) = None
     # True for a call that only shows what it would do (a dry run): it changes nothing, so it
     # runs as low risk, without asking, whatever risk the tool carries otherwise.
     preview: Callable[[InputT], bool] | None = None
     # Names other systems' models write for this tool (`gmail_list`, `write_file`), with their
     # argument names: text calls resolve them through the catalog (`mcp_tools.catalog`).
     aliases: tuple[ToolAlias, ...] = ()
+    facts: type[FactsT] | None = None
+
+    # The gate calls a tool through these, whether or not it declares `facts`.
+
+    def new_facts(self) -> FactsT | None:
+        """A fresh facts object for one call (None for a tool without facts)."""
+        return None if self.facts is None else self.facts()
+
+    def summary(self, args: InputT, facts: FactsT | None) -> str:
+        """`describe` for this call."""
+        if self.facts is None:
+            return cast(Callable[[InputT], str], self.describe)(args)
+        return cast(Callable[[InputT, FactsT | None], str], self.describe)(args, facts)
+
+    async def gather(self, service: ServiceT, args: InputT, ctx: CallContext, facts: FactsT | None) -> None:
+        """`prepare` for this call, when the tool has one."""
+        if self.prepare is None:
+            return
+        if self.facts is None:
+            await cast(Callable[[ServiceT, InputT, CallContext], Awaitable[None]], self.prepare)(service, args, ctx)
+        else:
+            prepare = cast(Callable[[ServiceT, InputT, CallContext, FactsT | None], Awaitable[None]], self.prepare)
+            await prepare(service, args, ctx, facts)
+
+    async def risk_for(self, service: ServiceT, args: InputT, facts: FactsT | None) -> Risk | None:
+        """`dynamic_risk` for this call, or None when the tool has none."""
+        if self.dynamic_risk is None:
+            return None
+        if self.facts is None:
+            return await cast(Callable[[ServiceT, InputT], Awaitable[Risk]], self.dynamic_risk)(service, args)
+        dynamic_risk = cast(Callable[[ServiceT, InputT, FactsT | None], Awaitable[Risk]], self.dynamic_risk)
+        return await dynamic_risk(service, args, facts)
+
+    async def check(self, service: ServiceT, args: InputT, facts: FactsT | None) -> None:
+        """`precheck` for this call, when the tool has one."""
+        if self.precheck is None:
+            return
+        if self.facts is None:
+            await cast(Callable[[ServiceT, InputT], Awaitable[None]], self.precheck)(service, args)
+        else:
+            precheck = cast(Callable[[ServiceT, InputT, FactsT | None], Awaitable[None]], self.precheck)
+            await precheck(service, args, facts)
+
+    async def run(self, service: ServiceT, args: InputT, ctx: CallContext, facts: FactsT | None) -> OutputT:
+        """`handler` for this call."""
+        if self.facts is None:
+            handler = cast(Callable[[ServiceT, InputT, CallContext], Awaitable[OutputT]], self.handler)
+            return await handler(service, args, ctx)
+        with_facts = cast(Callable[[ServiceT, InputT, CallContext, FactsT | None], Awaitable[OutputT]], self.handler)
+        return await with_facts(service, args, ctx, facts)
 
     @property
     def namespace(self) -> str:

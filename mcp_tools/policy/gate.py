@@ -407,15 +407,17 @@ class PolicyGate:
             call_tool=self._caller_of(tool, caller, notices),
             via=state.via.spec.name if state.via is not None else None,
         )
+        facts = spec.new_facts()  # what this call learns on its way; never shared with another call
         if spec.prepare is not None:
             try:
-                await spec.prepare(tool.service, args, context)
+                await spec.gather(tool.service, args, context, facts)
             except ToolFailure:
                 state.decision = "precheck_failed"
                 raise
         risk = tool.configured_risk
-        if spec.dynamic_risk is not None:
-            risk = effective_risk(risk, await spec.dynamic_risk(tool.service, args))
+        raised = await spec.risk_for(tool.service, args, facts)
+        if raised is not None:
+            risk = effective_risk(risk, raised)
         if spec.preview is not None and risk is not Risk.DENY and spec.preview(args):
             risk = Risk.LOW  # a dry run changes nothing
         state.risk = risk
@@ -424,23 +426,22 @@ class PolicyGate:
             raise ToolFailure("denied_by_policy", f"{spec.name} is denied by the policy config")
         if spec.precheck is not None:
             try:
-                await spec.precheck(tool.service, args)
+                await spec.check(tool.service, args, facts)
             except ToolFailure:
                 state.decision = "precheck_failed"
                 raise
         if risk is Risk.HIGH:
-            verdict = await self._confirm(tool, args, arguments, risk, caller, state)
+            verdict = await self._confirm(tool, args, facts, arguments, risk, caller, state)
             if verdict is not None:
                 return verdict
         if risk > Risk.LOW and self.store.engine != "sqlite":
             # What changes something must not run while its audit row cannot be written.
             await anyio.to_thread.run_sync(self.store.ping)
-        outcome = await self._run(tool, args, context)
+        outcome = await self._run(tool, args, context, facts)
         if risk is Risk.MEDIUM and not outcome.is_error:
-            outcome.action = f"{visible(spec.describe(args))} ({spec.name}, medium risk)"
-            notices.append(
-                f"Action performed: {spec.describe(args)} ({spec.name}, medium risk). Tell the user what was done."
-            )
+            summary = spec.summary(args, facts)
+            outcome.action = f"{visible(summary)} ({spec.name}, medium risk)"
+            notices.append(f"Action performed: {summary} ({spec.name}, medium risk). Tell the user what was done.")
         if notices and not outcome.is_error:
             outcome.notice = "\n".join(notices)
         return outcome
@@ -542,6 +543,7 @@ class PolicyGate:
         self,
         tool: BoundTool,
         args: BaseModel,
+        facts: object,
         arguments: dict[str, Any],
         risk: Risk,
         caller: Caller,
@@ -556,7 +558,7 @@ class PolicyGate:
             state.decision, state.approval_id = "approved_out_of_band", consumed.id
             state.answered_by = self.store.decided_by(consumed.id) or "out_of_band"
             return None
-        summary = spec.describe(args)
+        summary = spec.summary(args, facts)
         if state.via is not None:
             summary += f" (for {state.via.spec.name})"
         request = ConfirmationRequest(spec.name, risk, utf8_safe(scrub_text(summary)), shown, digest)
@@ -655,10 +657,10 @@ class PolicyGate:
             )
         raise approval_required(approval, state.wire_name, out_of_band.places(approval.id))
 
-    async def _run(self, tool: BoundTool, args: BaseModel, context: CallContext) -> CallOutcome:
+    async def _run(self, tool: BoundTool, args: BaseModel, context: CallContext, facts: object) -> CallOutcome:
         spec = tool.spec
         try:
-            output = await spec.handler(tool.service, args, context)
+            output = await spec.run(tool.service, args, context, facts)
         except ToolFailure as failure:
             return failure_outcome(failure)
         except DeferredQuestion as deferred:

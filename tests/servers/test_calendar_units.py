@@ -21,7 +21,7 @@ from mcp_tools.servers.calendar.timeutil import (
     parse_moment,
     parse_range,
 )
-from mcp_tools.servers.calendar.tools import EventsArgs, describe_events, events, events_risk
+from mcp_tools.servers.calendar.tools import EventsArgs, EventsFacts, describe_events, events, events_risk
 from mcp_tools.tooling import CallContext, Environment, NotConfigured, Risk, ToolFailure
 from tests.servers.calendar_fixtures import (  # noqa: F401  (fixtures)
     PASSWORD,
@@ -181,9 +181,9 @@ def make_service(tmp_path: Path, world: World) -> calendar_ns.CalendarService:
 @pytest.mark.anyio
 async def test_handler_returns_exactly_what_the_risk_was_judged_on(tmp_path: Path, world: World) -> None:
     service = make_service(tmp_path, world)
-    args = EventsArgs(start="2026-03-02", end="2026-03-08")
-    assert await events_risk(service, args) is Risk.LOW
-    assert "0 events" in describe_events(args)
+    args, facts = EventsArgs(start="2026-03-02", end="2026-03-08"), EventsFacts()
+    assert await events_risk(service, args, facts) is Risk.LOW
+    assert "0 events" in describe_events(args, facts)
     # The person adds an event between the decision and the run: it is not slipped into this answer.
     world.add_person_event(
         world.shared,
@@ -191,11 +191,13 @@ async def test_handler_returns_exactly_what_the_risk_was_judged_on(tmp_path: Pat
             "Late addition", dt.datetime(2026, 3, 3, 9, tzinfo=BERLIN), dt.datetime(2026, 3, 3, 10, tzinfo=BERLIN)
         ),
     )
-    result = await events(service, args, CallContext())
+    result = await events(service, args, CallContext(), facts)
     assert result.events == []
-    fresh = EventsArgs(start="2026-03-02", end="2026-03-08")
-    assert await events_risk(service, fresh) is Risk.HIGH
-    assert describe_events(fresh).startswith("Show details of 1 event you created yourself (2026-03-02T00:00:00+01:00")
+    fresh, fresh_facts = EventsArgs(start="2026-03-02", end="2026-03-08"), EventsFacts()
+    assert await events_risk(service, fresh, fresh_facts) is Risk.HIGH
+    assert describe_events(fresh, fresh_facts).startswith(
+        "Show details of 1 event you created yourself (2026-03-02T00:00:00+01:00"
+    )
 
 
 @pytest.mark.anyio
@@ -205,11 +207,11 @@ async def test_uid_risk_depends_on_who_created_it(tmp_path: Path, world: World) 
     world.add_person_event(
         world.shared, person_event("Theirs", dt.date(2026, 3, 5), dt.date(2026, 3, 6), uid="their-uid")
     )
-    assert await events_risk(service, EventsArgs(uid=mine.uid)) is Risk.LOW
-    assert await events_risk(service, EventsArgs(uid="their-uid")) is Risk.HIGH
-    assert await events_risk(service, EventsArgs(uid="missing-uid")) is Risk.LOW
+    assert await events_risk(service, EventsArgs(uid=mine.uid), EventsFacts()) is Risk.LOW
+    assert await events_risk(service, EventsArgs(uid="their-uid"), EventsFacts()) is Risk.HIGH
+    assert await events_risk(service, EventsArgs(uid="missing-uid"), EventsFacts()) is Risk.LOW
     with pytest.raises(ToolFailure) as caught:
-        await events(service, EventsArgs(uid="missing-uid"), CallContext())
+        await events(service, EventsArgs(uid="missing-uid"), CallContext(), EventsFacts())
     assert caught.value.kind == "not_found"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from mcp_tools.servers.calendar.service import Occurrence
 from mcp_tools.tooling import Arguments, Output
@@ -48,7 +48,6 @@ class EventsArgs(Arguments):
     uid: str | None = Field(None, pattern=UID_PATTERN, description="one event instead of a range")
     limit: int = Field(50, ge=1, le=100)
     cursor: str | None = Field(None, max_length=100)
-    _answer: EventsAnswer | None = PrivateAttr(default=None)
 
 
 class Event(Output):
@@ -96,7 +95,6 @@ class UpdateArgs(Arguments):
     recurrence: str | None = Field(None, max_length=300, description="RRULE; empty stops it")
     location: str | None = Field(None, max_length=500, description="empty removes")
     description: str | None = Field(None, max_length=8000, description="empty removes")
-    _ours: bool | None = PrivateAttr(default=None)
 
 
 class DeleteArgs(Arguments):
@@ -106,7 +104,6 @@ class DeleteArgs(Arguments):
         max_length=40,
         description="recurrence_id of one occurrence; omit for the series",
     )
-    _ours: bool | None = PrivateAttr(default=None)
 
 
 class EventResult(Output):

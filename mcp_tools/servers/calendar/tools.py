@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_tools.servers.calendar.models import (
@@ -123,14 +124,21 @@ async def fetch_events_answer(service: CalendarBackend, args: EventsArgs) -> Eve
     return EventsAnswer(page, ours, range_text, following if following < len(occurrences) else None)
 
 
-async def events_risk(service: CalendarBackend, args: EventsArgs) -> Risk:
+@dataclass
+class EventsFacts:
+    """The answer as the risk check fetched it: the handler returns that page, not another one."""
+
+    answer: EventsAnswer | None = None
+
+
+async def events_risk(service: CalendarBackend, args: EventsArgs, facts: EventsFacts) -> Risk:
     """Low when every event in the answer was created by the assistant, high otherwise."""
-    args._answer = await fetch_events_answer(service, args)
-    return Risk.HIGH if args._answer.person_events else Risk.LOW
+    facts.answer = await fetch_events_answer(service, args)
+    return Risk.HIGH if facts.answer.person_events else Risk.LOW
 
 
-def describe_events(args: EventsArgs) -> str:
-    answer = args._answer
+def describe_events(args: EventsArgs, facts: EventsFacts) -> str:
+    answer = facts.answer
     where = answer.range_text if answer else (f"event {args.uid}" if args.uid else f"{args.start} to {args.end}")
     if answer is None:
         return f"Show calendar event details ({where}), which may include events you created yourself"
@@ -156,8 +164,8 @@ def _offset(args: EventsArgs) -> int:
     return int(offset_text)
 
 
-async def events(service: CalendarBackend, args: EventsArgs, ctx: CallContext) -> EventsResult:
-    answer = args._answer or await fetch_events_answer(service, args)
+async def events(service: CalendarBackend, args: EventsArgs, ctx: CallContext, facts: EventsFacts) -> EventsResult:
+    answer = facts.answer or await fetch_events_answer(service, args)
     if args.uid is not None and not answer.occurrences:
         raise ToolFailure("not_found", f"no event with uid {args.uid!r} in the calendar")
     following = answer.next_offset
@@ -251,14 +259,21 @@ def _update_plan(service: CalendarBackend, args: UpdateArgs) -> tuple[Changes, d
     return changes, occurrence
 
 
-async def update_precheck(service: CalendarBackend, args: UpdateArgs) -> None:
+@dataclass
+class TargetFacts:
+    """Whether the event a change or delete targets was created by the assistant (None: not known)."""
+
+    ours: bool | None = None
+
+
+async def update_precheck(service: CalendarBackend, args: UpdateArgs, facts: TargetFacts) -> None:
     """The change is valid and the event (and occurrence) exist: tried first, nothing written."""
     changes, occurrence = _update_plan(service, args)
     await service.check_update(args.uid, occurrence, changes)
-    args._ours = bool(service.created.known([args.uid]))
+    facts.ours = bool(service.created.known([args.uid]))
 
 
-async def update_event(service: CalendarBackend, args: UpdateArgs, ctx: CallContext) -> EventResult:
+async def update_event(service: CalendarBackend, args: UpdateArgs, ctx: CallContext, facts: TargetFacts) -> EventResult:
     changes, occurrence = _update_plan(service, args)
     updated = await service.update(args.uid, occurrence, changes)
     return EventResult(event=to_event(service, updated, bool(service.created.known([args.uid]))))
@@ -271,33 +286,35 @@ def _whose(ours: bool | None) -> str:
     return " (created by the assistant)" if ours else " (one of your own events)"
 
 
-def describe_update(args: UpdateArgs) -> str:
+def describe_update(args: UpdateArgs, facts: TargetFacts) -> str:
     target = f"the occurrence at {args.occurrence} of" if args.occurrence else "the event"
     changed = ", ".join(
         f"{name} to {getattr(args, name)!r}"
         for name in ("title", "start", "end", "recurrence", "location", "description")
         if getattr(args, name) is not None
     )
-    return f"Change {target} {args.uid}{_whose(args._ours)}: {changed}"
+    return f"Change {target} {args.uid}{_whose(facts.ours)}: {changed}"
 
 
-async def delete_event(service: CalendarBackend, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
+async def delete_event(
+    service: CalendarBackend, args: DeleteArgs, ctx: CallContext, facts: TargetFacts
+) -> DeleteResult:
     occurrence = None if args.occurrence is None else parse_moment(args.occurrence, service.zone, "occurrence")
     await service.delete(args.uid, occurrence)
     return DeleteResult(deleted=args.uid, occurrence=args.occurrence)
 
 
-async def delete_precheck(service: CalendarBackend, args: DeleteArgs) -> None:
+async def delete_precheck(service: CalendarBackend, args: DeleteArgs, facts: TargetFacts) -> None:
     """The event (and occurrence) exist: tried first, nothing written."""
     occurrence = None if args.occurrence is None else parse_moment(args.occurrence, service.zone, "occurrence")
     await service.check_delete(args.uid, occurrence)
-    args._ours = bool(service.created.known([args.uid]))
+    facts.ours = bool(service.created.known([args.uid]))
 
 
-def describe_delete(args: DeleteArgs) -> str:
+def describe_delete(args: DeleteArgs, facts: TargetFacts) -> str:
     if args.occurrence:
-        return f"Delete the occurrence at {args.occurrence} of event {args.uid}{_whose(args._ours)}"
-    return f"Delete event {args.uid}{_whose(args._ours)} (every occurrence, if it repeats)"
+        return f"Delete the occurrence at {args.occurrence} of event {args.uid}{_whose(facts.ours)}"
+    return f"Delete event {args.uid}{_whose(facts.ours)} (every occurrence, if it repeats)"
 
 
 # Google Calendar API argument names, as other systems' calendar tools pass them.
@@ -321,7 +338,7 @@ def _event_alias(arguments: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-TOOLS: list[ToolSpec] = [
+TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name="calendar.availability",
         aliases=(ToolAlias("calendar_availability", _ALIAS_RENAMES, _event_alias),),
@@ -352,6 +369,7 @@ TOOLS: list[ToolSpec] = [
         risk=Risk.LOW,
         describe=describe_events,
         dynamic_risk=events_risk,
+        facts=EventsFacts,
         read_only=True,
         open_world=True,
         idempotent=True,
@@ -383,6 +401,7 @@ TOOLS: list[ToolSpec] = [
         describe=describe_update,
         open_world=True,
         precheck=update_precheck,
+        facts=TargetFacts,
     ),
     ToolSpec(
         name="calendar.delete_event",
@@ -397,5 +416,6 @@ TOOLS: list[ToolSpec] = [
         describe=describe_delete,
         open_world=True,
         precheck=delete_precheck,
+        facts=TargetFacts,
     ),
 ]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import AfterValidator, Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 
@@ -74,7 +74,6 @@ class ReplaceArgs(Arguments):
     dry_run: bool = Field(default=False, description="Only count matches.")
     expected_matches: int | None = Field(default=None, ge=0, le=1_000_000, description="Known count: asks no one.")
     revision: str = Revision
-    _found: Any = PrivateAttr(default=None)  # (matches, title, revision), left by the precheck
 
     @model_validator(mode="after")
     def _one_line(self) -> ReplaceArgs:

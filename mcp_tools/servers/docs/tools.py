@@ -7,6 +7,7 @@ revision they were computed from.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_tools.servers.docs.models import (
@@ -85,7 +86,8 @@ async def create(service: DocsService, args: CreateArgs, ctx: CallContext) -> Wr
                 raise
         return Written(id=document_id, url=_url(document_id), revision=revision)
 
-    return await service.run(tool, make)
+    created: Written = await service.run(tool, make)
+    return created
 
 
 async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Written:
@@ -105,25 +107,33 @@ async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Wr
         answer = service.update(tool, args.id, plan.requests, document.get("revisionId", ""))
         return Written(id=args.id, url=_url(args.id), revision=revision_after(answer))
 
-    return await service.run(tool, write)
+    appended: Written = await service.run(tool, write)
+    return appended
 
 
 # --- replace -----------------------------------------------------------------------------------
 
 
-async def replace_risk(service: DocsService, args: ReplaceArgs) -> Risk:
+@dataclass
+class ReplaceFacts:
+    """What the precheck found in the document: the matches, its title and the revision it read."""
+
+    found: tuple[int, str, str] | None = None  # (matches, title, revision)
+
+
+async def replace_risk(service: DocsService, args: ReplaceArgs, facts: ReplaceFacts) -> Risk:
     if args.dry_run:
         return Risk.LOW
     return Risk.MEDIUM if args.expected_matches is not None else Risk.HIGH
 
 
-async def precheck_replace(service: DocsService, args: ReplaceArgs) -> None:
+async def precheck_replace(service: DocsService, args: ReplaceArgs, facts: ReplaceFacts) -> None:
     from mcp_tools.servers.docs.service import count_matches
 
     tool = "docs.replace"
     document = await service.run(tool, service.get_current, tool, args.id, args.revision or None)
     matches = count_matches(document, args.find, args.match_case)
-    args._found = (matches, document.get("title", ""), document.get("revisionId", ""))
+    facts.found = (matches, document.get("title", ""), document.get("revisionId", ""))
     if args.dry_run:
         return
     if args.expected_matches is not None and args.expected_matches != matches:
@@ -141,10 +151,10 @@ async def precheck_replace(service: DocsService, args: ReplaceArgs) -> None:
         )
 
 
-def describe_replace(args: ReplaceArgs) -> str:
-    if args._found is None:
+def describe_replace(args: ReplaceArgs, facts: ReplaceFacts) -> str:
+    if facts.found is None:
         return f"replace {args.find!r} with {args.replace!r} in Google Doc {args.id}"
-    matches, title, _ = args._found
+    matches, title, _ = facts.found
     case = "case-sensitive" if args.match_case else "ignoring case"
     return (
         f"Replace {matches} occurrence(s) of {args.find!r} with {args.replace!r} ({case}) "
@@ -152,12 +162,13 @@ def describe_replace(args: ReplaceArgs) -> str:
     )
 
 
-async def replace(service: DocsService, args: ReplaceArgs, ctx: CallContext) -> ReplaceResult:
+async def replace(service: DocsService, args: ReplaceArgs, ctx: CallContext, facts: ReplaceFacts) -> ReplaceResult:
     from mcp_tools.servers.docs.service import revision_after
 
-    if args._found is None:
-        await precheck_replace(service, args)
-    matches, _, revision = args._found
+    if facts.found is None:
+        await precheck_replace(service, args, facts)
+    assert facts.found is not None  # the precheck counted or raised
+    matches, _, revision = facts.found
     if args.dry_run:
         return ReplaceResult(id=args.id, matches=matches, dry_run=True, revision=revision)
     request = {
@@ -262,6 +273,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         describe=describe_replace,
         dynamic_risk=replace_risk,
         precheck=precheck_replace,
+        facts=ReplaceFacts,
         open_world=True,
         tier="extended",
         destructive=True,

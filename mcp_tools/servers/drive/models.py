@@ -6,9 +6,9 @@ import base64
 import binascii
 import datetime as dt
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output, ToolFailure
 
@@ -180,7 +180,6 @@ class UpdateArgs(ContentArgs):
     id: DriveId = Id
     name: Short = None
     version: Annotated[str | None, AfterValidator(_version)] = None
-    _current: Any = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _something(self) -> UpdateArgs:
@@ -191,8 +190,6 @@ class UpdateArgs(ContentArgs):
 
 class DeleteArgs(Arguments):
     id: DriveId = Id
-    _current: Any = PrivateAttr(default=None)
-    _permanent: bool = PrivateAttr(default=False)
 
 
 class DeleteResult(Output):
@@ -208,7 +205,6 @@ class ShareArgs(Arguments):
     role: Literal["reader", "commenter", "writer"] = "reader"
     notify: bool = True
     message: Annotated[str | None, _at_most(2000)] = None
-    _name: str = PrivateAttr(default="")
 
     @model_validator(mode="after")
     def _who(self) -> ShareArgs:

@@ -7,7 +7,8 @@ File content is untrusted: every text block carrying it is fenced. Writes carry 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_tools.servers.drive.models import (
     CreateArgs,
@@ -84,7 +85,7 @@ def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | No
             f"{info.name!r} is {info.size} bytes; drive.read downloads at most {limit} bytes",
             "the person can raise [drive] max_download_bytes, or open it in Google Drive",
         )
-    common = {"file": info, "sheets": [], "warnings": []}
+    common: dict[str, Any] = {"file": info, "sheets": [], "warnings": []}
     if args.save_to:
         exported = mime in EXPORTS
         data = service.read_text(meta, args.sheet or "")[0].encode("utf-8") if exported else service.download(file_id)
@@ -114,10 +115,11 @@ def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | No
     data = service.download(file_id)
     offset = args.offset - args.offset % 4
     encoding, chunk, total, next_offset = binary_page(data, mime, offset, args.max_chars)
+    paged: Literal["image", "base64"] = "image" if encoding == "image" else "base64"
     result = ReadResult(
-        **common, encoding=encoding, content=chunk, offset=offset, total_chars=total, next_offset=next_offset
+        **common, encoding=paged, content=chunk, offset=offset, total_chars=total, next_offset=next_offset
     )
-    return (result.with_image(data, mime) if encoding == "image" else result), None
+    return (result.with_image(data, mime) if paged == "image" else result), None
 
 
 async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadResult:
@@ -125,7 +127,8 @@ async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadR
         from mcp_tools.sandbox import check_key
 
         check_key(args.save_to, "unicode", field="save_to")
-    result, data = await service.run("drive.read", _read, service, args)
+    read_result: tuple[ReadResult, bytes | None] = await service.run("drive.read", _read, service, args)
+    result, data = read_result
     if data is not None and args.save_to:
         from mcp_tools.servers.google.stored import save
 
@@ -205,10 +208,11 @@ def _create(service: DriveService, args: CreateArgs) -> WriteResult:
 
 
 async def create(service: DriveService, args: CreateArgs, ctx: CallContext) -> WriteResult:
-    return await service.run("drive.create", _create, service, args)
+    created: WriteResult = await service.run("drive.create", _create, service, args)
+    return created
 
 
-def _check_version(service: DriveService, tool: str, file_id: str, version: str) -> dict[str, Any]:
+def _check_version(service: DriveService, tool: str, file_id: str, version: str | None) -> dict[str, Any]:
     """The file's metadata; a conflict when the model's version is no longer the file's."""
     current = service.metadata(tool, file_id)
     if version and str(current.get("version", "")) != version:
@@ -220,7 +224,7 @@ def _check_version(service: DriveService, tool: str, file_id: str, version: str)
     return current
 
 
-async def update_risk(service: DriveService, args: UpdateArgs) -> Risk:
+async def update_risk(service: DriveService, args: UpdateArgs, facts: UpdateFacts) -> Risk:
     replaces = bool(args.content or args.content_base64)
     return Risk.HIGH if replaces and not args.version else Risk.MEDIUM
 
@@ -247,12 +251,19 @@ def _prepare_update(service: DriveService, args: UpdateArgs) -> tuple[dict[str, 
     return current, data, mime
 
 
-async def precheck_update(service: DriveService, args: UpdateArgs) -> None:
-    args._current = (await service.run("drive.update", _prepare_update, service, args))[0]
+@dataclass
+class UpdateFacts:
+    """The file as the precheck found it, for the line the person reads and the handler."""
+
+    current: dict[str, Any] | None = None
 
 
-def describe_update(args: UpdateArgs) -> str:
-    name = (args._current or {}).get("name", args.id)
+async def precheck_update(service: DriveService, args: UpdateArgs, facts: UpdateFacts) -> None:
+    facts.current = (await service.run("drive.update", _prepare_update, service, args))[0]
+
+
+def describe_update(args: UpdateArgs, facts: UpdateFacts) -> str:
+    name = (facts.current or {}).get("name", args.id)
     what = []
     if args.content or args.content_base64:
         what.append("replace the content" + ("" if args.version else " (not checked against a version read)"))
@@ -267,31 +278,40 @@ def _update(service: DriveService, args: UpdateArgs) -> WriteResult:
     return _written(service.update(args.id, metadata, data, mime))
 
 
-async def update(service: DriveService, args: UpdateArgs, ctx: CallContext) -> WriteResult:
-    return await service.run("drive.update", _update, service, args)
+async def update(service: DriveService, args: UpdateArgs, ctx: CallContext, facts: UpdateFacts) -> WriteResult:
+    updated: WriteResult = await service.run("drive.update", _update, service, args)
+    return updated
 
 
 # --- delete and share --------------------------------------------------------------------------
 
 
-async def precheck_delete(service: DriveService, args: DeleteArgs) -> None:
-    args._current = await service.run("drive.delete", service.metadata, "drive.delete", args.id)
-    args._permanent = service.config.delete == "permanent"
+@dataclass
+class DeleteFacts:
+    """The file as the precheck found it, and whether it goes for good."""
+
+    current: dict[str, Any] | None = None
+    permanent: bool = False  # [drive] delete = "permanent": gone for good, not to the trash
 
 
-def describe_delete(args: DeleteArgs) -> str:
+async def precheck_delete(service: DriveService, args: DeleteArgs, facts: DeleteFacts) -> None:
+    facts.current = await service.run("drive.delete", service.metadata, "drive.delete", args.id)
+    facts.permanent = service.config.delete == "permanent"
+
+
+def describe_delete(args: DeleteArgs, facts: DeleteFacts) -> str:
     from mcp_tools.servers.drive.service import FOLDER, type_name
 
-    current = args._current or {}
+    current = facts.current or {}
     name, kind = current.get("name", args.id), type_name(current.get("mimeType", ""))
     inside = " and everything in it" if current.get("mimeType") == FOLDER else ""
-    if args._permanent:
+    if facts.permanent:
         return f"PERMANENTLY delete {kind} {name!r} (id {args.id}){inside} from Google Drive; this cannot be undone"
     return f"Move {kind} {name!r} (id {args.id}){inside} to the Google Drive trash (restorable for 30 days)"
 
 
-def _delete(service: DriveService, args: DeleteArgs) -> DeleteResult:
-    current = args._current or service.metadata("drive.delete", args.id)
+def _delete(service: DriveService, args: DeleteArgs, facts: DeleteFacts) -> DeleteResult:
+    current = facts.current or service.metadata("drive.delete", args.id)
     if service.config.delete == "permanent":
         service.delete(args.id)
         return DeleteResult(id=args.id, name=current.get("name", ""), outcome="deleted")
@@ -299,14 +319,22 @@ def _delete(service: DriveService, args: DeleteArgs) -> DeleteResult:
     return DeleteResult(id=args.id, name=current.get("name", ""), outcome="trashed")
 
 
-async def delete(service: DriveService, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
-    return await service.run("drive.delete", _delete, service, args)
+async def delete(service: DriveService, args: DeleteArgs, ctx: CallContext, facts: DeleteFacts) -> DeleteResult:
+    deleted: DeleteResult = await service.run("drive.delete", _delete, service, args, facts)
+    return deleted
 
 
 ROLES = {"reader": "view", "commenter": "comment", "writer": "edit"}
 
 
-async def precheck_share(service: DriveService, args: ShareArgs) -> None:
+@dataclass
+class ShareFacts:
+    """The name of the file being shared, as the precheck found it."""
+
+    name: str = ""
+
+
+async def precheck_share(service: DriveService, args: ShareArgs, facts: ShareFacts) -> None:
     config = service.config
     if args.type == "anyone" and not config.allow_link_sharing:
         raise ToolFailure(
@@ -322,18 +350,18 @@ async def precheck_share(service: DriveService, args: ShareArgs) -> None:
             f"share only with addresses at {', '.join(config.allowed_domains)}",
         )
     current = await service.run("drive.share", service.metadata, "drive.share", args.id)
-    args._name = current.get("name", "")
+    facts.name = current.get("name", "")
 
 
-def describe_share(args: ShareArgs) -> str:
+def describe_share(args: ShareArgs, facts: ShareFacts) -> str:
     who = "anyone with the link" if args.type == "anyone" else f"{args.email} ({args.type})"
     told = ""
     if args.notify and args.type != "anyone":
         told = f", emailing them: {args.message[:300]!r}" if args.message else " and email them"
-    return f"Give {who} {ROLES[args.role]} access ({args.role}) to {args._name or args.id!r} (id {args.id}){told}"
+    return f"Give {who} {ROLES[args.role]} access ({args.role}) to {facts.name or args.id!r} (id {args.id}){told}"
 
 
-async def share(service: DriveService, args: ShareArgs, ctx: CallContext) -> ShareResult:
+async def share(service: DriveService, args: ShareArgs, ctx: CallContext, facts: ShareFacts) -> ShareResult:
     permission: dict[str, Any] = {"type": args.type, "role": args.role}
     if args.email:
         permission["emailAddress"] = args.email
@@ -342,7 +370,7 @@ async def share(service: DriveService, args: ShareArgs, ctx: CallContext) -> Sha
     made = await service.run("drive.share", service.share, args.id, permission, args.notify, args.message or "")
     return ShareResult(
         id=args.id,
-        name=args._name,
+        name=facts.name,
         permission_id=made.get("id", ""),
         type=made.get("type", args.type),
         role=made.get("role", args.role),
@@ -424,6 +452,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         describe=describe_update,
         dynamic_risk=update_risk,
         precheck=precheck_update,
+        facts=UpdateFacts,
         open_world=True,
         tier="extended",
         destructive=True,
@@ -439,6 +468,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         risk=Risk.HIGH,
         describe=describe_delete,
         precheck=precheck_delete,
+        facts=DeleteFacts,
         open_world=True,
         tier="extended",
         destructive=True,
@@ -454,6 +484,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         risk=Risk.HIGH,
         describe=describe_share,
         precheck=precheck_share,
+        facts=ShareFacts,
         open_world=True,
         tier="extended",
         destructive=True,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 
@@ -73,8 +74,13 @@ class WriteArgs(Arguments):
     expected_sha256: str | None = Sha256Arg
     create_parents: bool = True
 
-    _existing_size: int | None = PrivateAttr(default=None)
-    _existing_known: bool = PrivateAttr(default=False)
+
+@dataclass
+class ExistingFacts:
+    """The file a write or an import would replace, as its risk check found it (for the person)."""
+
+    known: bool = False  # False: it could not be looked at
+    size: int | None = None  # None: there is no file there yet
 
 
 class WriteResult(Output):
@@ -124,7 +130,12 @@ class MoveArgs(Arguments):
     overwrite: bool = False
     create_parents: bool = True
 
-    _destination_size: int | None = PrivateAttr(default=None)
+
+@dataclass
+class MoveFacts:
+    """The size of the file an overwriting move replaces, as its risk check found it (None: none found)."""
+
+    destination_size: int | None = None
 
 
 class MoveResult(Output):
@@ -137,8 +148,13 @@ class DeleteArgs(Arguments):
     path: str = PathArg
     recursive: bool = Field(default=False, description="Needed for a folder.")
 
-    _target: Entry | None = PrivateAttr(default=None)
-    _file_count: int | None = PrivateAttr(default=None)
+
+@dataclass
+class DeleteFacts:
+    """What a delete removes, as its risk check found it: the entry and, for a folder, how many are in it."""
+
+    target: Entry | None = None
+    file_count: int | None = None
 
 
 class DeleteResult(Output):
@@ -152,9 +168,6 @@ class ImportArgs(Arguments):
     url: str = Field(default="", max_length=4096)
     content_base64: str = Field(default="", max_length=100_000_000, description="instead of url")
     expected_sha256: str | None = Sha256Arg
-
-    _existing_size: int | None = PrivateAttr(default=None)
-    _existing_known: bool = PrivateAttr(default=False)
 
     @model_validator(mode="after")
     def _one_source(self) -> ImportArgs:

@@ -7,7 +7,7 @@ import binascii
 import hashlib
 import mimetypes
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio.from_thread
 import anyio.to_thread
@@ -26,10 +26,12 @@ from mcp_tools.servers.files.backend import (
 from mcp_tools.servers.files.edit import EditRequest, apply_edits, unified_diff
 from mcp_tools.servers.files.models import (
     DeleteArgs,
+    DeleteFacts,
     DeleteResult,
     EditArgs,
     EditResult,
     Entry,
+    ExistingFacts,
     ImportArgs,
     ImportResult,
     ListArgs,
@@ -37,6 +39,7 @@ from mcp_tools.servers.files.models import (
     MkdirArgs,
     MkdirResult,
     MoveArgs,
+    MoveFacts,
     MoveResult,
     ReadArgs,
     ReadResult,
@@ -214,6 +217,7 @@ async def read_file(service: FilesService, args: ReadArgs, ctx: CallContext) -> 
     text = _decode_text(window.data, truncated)
     mime_type = _mime_type(key, text is not None)
     image = None
+    encoding: Literal["text", "base64", "image"]
     if text is not None:
         if ctx.via is None and len(text) > args.max_chars:
             text = text[: args.max_chars]
@@ -273,7 +277,7 @@ def _content_bytes(args: WriteArgs) -> bytes:
         ) from None
 
 
-async def write_file(service: FilesService, args: WriteArgs, ctx: CallContext) -> WriteResult:
+async def write_file(service: FilesService, args: WriteArgs, ctx: CallContext, facts: ExistingFacts) -> WriteResult:
     key = _key(service, args.path)
     data = _content_bytes(args)
     if len(data) > service.max_write_bytes:
@@ -290,7 +294,7 @@ async def write_file(service: FilesService, args: WriteArgs, ctx: CallContext) -
     return WriteResult(path=key, size=len(data), sha256=_sha256(data), created=created)
 
 
-async def write_precheck(service: FilesService, args: WriteArgs) -> None:
+async def write_precheck(service: FilesService, args: WriteArgs, facts: ExistingFacts) -> None:
     """Valid content within the limit, and the file still as it was read."""
     key = _key(service, args.path)
     size = len(_content_bytes(args))
@@ -303,13 +307,13 @@ async def write_precheck(service: FilesService, args: WriteArgs) -> None:
         await _check_unchanged(service, key, args.expected_sha256, await service.run(service.store.stat, key))
 
 
-async def write_risk(service: FilesService, args: WriteArgs) -> Risk:
+async def write_risk(service: FilesService, args: WriteArgs, facts: ExistingFacts) -> Risk:
     try:
         existing = await service.run(service.store.stat, _key(service, args.path))
     except ToolFailure:
         return Risk.LOW  # no escalation: the handler refuses the call with the reason
-    args._existing_known = True
-    args._existing_size = None if existing is None else (existing.size or 0)
+    facts.known = True
+    facts.size = None if existing is None else (existing.size or 0)
     if existing is not None and args.expected_sha256 is None:
         return Risk.HIGH
     return Risk.LOW  # the configured level stands
@@ -321,15 +325,15 @@ def _approx_content_size(args: WriteArgs) -> int:
     return len(args.content) * 3 // 4
 
 
-def describe_write(args: WriteArgs) -> str:
+def describe_write(args: WriteArgs, facts: ExistingFacts) -> str:
     kind = "text" if args.encoding == "text" else "binary data"
     size = human_size(_approx_content_size(args))
-    if not args._existing_known:
+    if not facts.known:
         return f"Write {size} of {kind} to {args.path}, replacing it if it exists"
-    if args._existing_size is None:
+    if facts.size is None:
         return f"Create {args.path} with {size} of {kind}"
     checked = " (only if unchanged since it was read)" if args.expected_sha256 else ""
-    return f"Replace {args.path} ({human_size(args._existing_size)}) with {size} of new {kind}{checked}"
+    return f"Replace {args.path} ({human_size(facts.size)}) with {size} of new {kind}{checked}"
 
 
 # -- files.edit -----------------------------------------------------------------------------
@@ -418,7 +422,7 @@ def _move_keys(service: FilesService, args: MoveArgs) -> tuple[str, str]:
     return source, destination
 
 
-async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext) -> MoveResult:
+async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext, facts: MoveFacts) -> MoveResult:
     source, destination = _move_keys(service, args)
     replaced = await service.run(
         service.store.move,
@@ -430,7 +434,7 @@ async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext) -> 
     return MoveResult(source=source, destination=destination, replaced=replaced)
 
 
-async def move_precheck(service: FilesService, args: MoveArgs) -> None:
+async def move_precheck(service: FilesService, args: MoveArgs, facts: MoveFacts) -> None:
     """The source exists; the destination is a new path, or a file that overwrite may replace."""
     source, destination = _move_keys(service, args)
     await _existing(service, source, "source")
@@ -445,27 +449,27 @@ async def move_precheck(service: FilesService, args: MoveArgs) -> None:
         raise ToolFailure("conflict", f"{destination} already exists", "pass overwrite: true to replace it")
 
 
-async def move_risk(service: FilesService, args: MoveArgs) -> Risk:
+async def move_risk(service: FilesService, args: MoveArgs, facts: MoveFacts) -> Risk:
     if not args.overwrite:
         return Risk.LOW  # the configured level stands
     try:
         existing = await service.run(service.store.stat, _key(service, args.destination, "destination"))
     except ToolFailure:
         return Risk.HIGH
-    args._destination_size = None if existing is None else (existing.size or 0)
+    facts.destination_size = None if existing is None else (existing.size or 0)
     return Risk.HIGH
 
 
-def describe_move(args: MoveArgs) -> str:
+def describe_move(args: MoveArgs, facts: MoveFacts) -> str:
     line = f"Move {args.source} to {args.destination}"
     if args.overwrite:
-        if args._destination_size is not None:
-            return f"{line}, replacing the existing {args.destination} ({human_size(args._destination_size)})"
+        if facts.destination_size is not None:
+            return f"{line}, replacing the existing {args.destination} ({human_size(facts.destination_size)})"
         return f"{line}, replacing {args.destination} if it exists"
     return line
 
 
-async def delete_file(service: FilesService, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
+async def delete_file(service: FilesService, args: DeleteArgs, ctx: CallContext, facts: DeleteFacts) -> DeleteResult:
     key = _key(service, args.path)
     target = await service.run(service.store.stat, key)
     if target is None:
@@ -485,7 +489,7 @@ async def delete_file(service: FilesService, args: DeleteArgs, ctx: CallContext)
     return DeleteResult(path=key, type=target.type, removed=removed)
 
 
-async def delete_info(service: FilesService, args: DeleteArgs) -> Risk:
+async def delete_info(service: FilesService, args: DeleteArgs, facts: DeleteFacts) -> Risk:
     """Never escalates (delete is high by default); notes what will go, for the line people read.
 
     The gate calls this only when the configured risk is below high, so a lowered level still
@@ -494,15 +498,15 @@ async def delete_info(service: FilesService, args: DeleteArgs) -> Risk:
     try:
         key = _key(service, args.path)
         target = await service.run(service.store.stat, key)
-        args._target = None if target is None else _as_entry(target)
+        facts.target = None if target is None else _as_entry(target)
         if target is not None and target.type == "folder":
-            args._file_count = await service.run(service.store.count_below, key, 10_000)
+            facts.file_count = await service.run(service.store.count_below, key, 10_000)
     except ToolFailure:
         pass
     return Risk.LOW
 
 
-async def delete_precheck(service: FilesService, args: DeleteArgs) -> None:
+async def delete_precheck(service: FilesService, args: DeleteArgs, facts: DeleteFacts) -> None:
     """The target exists, and a folder goes only with recursive."""
     key = _key(service, args.path)
     target = await _existing(service, key)
@@ -512,13 +516,13 @@ async def delete_precheck(service: FilesService, args: DeleteArgs) -> None:
         )
 
 
-def describe_delete(args: DeleteArgs) -> str:
-    target = args._target
+def describe_delete(args: DeleteArgs, facts: DeleteFacts) -> str:
+    target = facts.target
     if target is None:
         extra = " and everything in it" if args.recursive else ""
         return f"Delete {args.path}{extra}"
     if target.type == "folder":
-        count = args._file_count
+        count = facts.file_count
         inside = "" if count is None else f" and the {count}{'+' if count >= 10_000 else ''} entries in it"
         return f"Delete folder {args.path}{inside}"
     if target.type == "file":
@@ -529,7 +533,7 @@ def describe_delete(args: DeleteArgs) -> str:
 # -- files.import ---------------------------------------------------------------------------
 
 
-async def import_precheck(service: FilesService, args: ImportArgs) -> None:
+async def import_precheck(service: FilesService, args: ImportArgs, facts: ExistingFacts) -> None:
     """The path's form and the URL's host, refused before anyone is asked."""
     _key(service, args.path)
     if args.url:
@@ -566,7 +570,7 @@ async def _fetch_for_import(service: FilesService, url: str) -> tuple[bytes, str
     return result.body, content_type.split(";")[0].strip()
 
 
-async def import_file(service: FilesService, args: ImportArgs, ctx: CallContext) -> ImportResult:
+async def import_file(service: FilesService, args: ImportArgs, ctx: CallContext, facts: ExistingFacts) -> ImportResult:
     key = _key(service, args.path)
     if args.url:
         await ctx.report_progress(0, None, f"downloading {args.url}")
@@ -591,21 +595,21 @@ async def import_file(service: FilesService, args: ImportArgs, ctx: CallContext)
     )
 
 
-async def import_risk(service: FilesService, args: ImportArgs) -> Risk:
+async def import_risk(service: FilesService, args: ImportArgs, facts: ExistingFacts) -> Risk:
     """Like a write: replacing an existing file without its hash asks first."""
     try:
         existing = await service.run(service.store.stat, _key(service, args.path))
     except ToolFailure:
         return Risk.LOW
-    args._existing_known = True
-    args._existing_size = None if existing is None else (existing.size or 0)
+    facts.known = True
+    facts.size = None if existing is None else (existing.size or 0)
     return Risk.HIGH if existing is not None and args.expected_sha256 is None else Risk.LOW
 
 
-def describe_import(args: ImportArgs) -> str:
+def describe_import(args: ImportArgs, facts: ExistingFacts) -> str:
     source = args.url or f"{human_size(len(args.content_base64) * 3 // 4)} of uploaded data"
-    if args._existing_known and args._existing_size is not None:
-        return f"Import {source} into {args.path}, replacing it ({human_size(args._existing_size)})"
+    if facts.known and facts.size is not None:
+        return f"Import {source} into {args.path}, replacing it ({human_size(facts.size)})"
     return f"Import {source} into {args.path}"
 
 
@@ -722,6 +726,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         describe=describe_write,
         dynamic_risk=write_risk,
         precheck=write_precheck,
+        facts=ExistingFacts,
     ),
     ToolSpec(
         name="files.edit",
@@ -769,6 +774,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         describe=describe_move,
         dynamic_risk=move_risk,
         precheck=move_precheck,
+        facts=MoveFacts,
     ),
     ToolSpec(
         name="files.delete",
@@ -783,6 +789,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         describe=describe_delete,
         dynamic_risk=delete_info,
         precheck=delete_precheck,
+        facts=DeleteFacts,
     ),
     ToolSpec(
         name="files.import",
@@ -799,6 +806,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         describe=describe_import,
         dynamic_risk=import_risk,
         precheck=import_precheck,
+        facts=ExistingFacts,
         open_world=True,
         tier="extended",
     ),

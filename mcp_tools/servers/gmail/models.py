@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 
@@ -121,7 +121,6 @@ class ComposeArgs(Arguments):
     html: str = Field(default="", max_length=500_000, description="HTML alternative.")
     reply_to: GmailId = Field(default="", max_length=64, description="Message id to answer.")
     attachments: list[str] = Field(default_factory=list, max_length=10, description="Paths in the files store.")
-    _files: list[tuple[str, bytes]] | None = PrivateAttr(default=None)  # read through files.read by the handler
 
     @model_validator(mode="after")
     def _addresses(self) -> ComposeArgs:
@@ -151,7 +150,6 @@ class DraftResult(Output):
 
 class SendArgs(ComposeArgs):
     draft_id: GmailId = Field(default="", max_length=64, description="Draft to send, alone.")
-    _prepared: Any = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _one_source(self) -> SendArgs:
@@ -205,7 +203,6 @@ class LabelsResult(Output):
 class TrashArgs(Arguments):
     ids: list[str] = Field(min_length=1, max_length=50)
     thread: bool = Field(default=False, description="ids are thread ids.")
-    _lines: Any = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _check(self) -> TrashArgs:

@@ -211,8 +211,9 @@ class GmailService(GoogleService):
         return item, b64url_decode(data.get("data", ""))
 
     # --- composing ----------------------------------------------------------------------------
-    def outgoing(self, tool: str, args: Any) -> Outgoing:
-        """The message the arguments describe, reply headers and attachments included."""
+    def outgoing(self, tool: str, args: Any, files: list[tuple[str, bytes]] | None) -> Outgoing:
+        """The message the arguments describe, reply headers and attachments (`files`, read through
+        files.read by the handler) included."""
         to, subject, in_reply_to, references, thread_id = list(args.to), args.subject, None, None, None
         if args.reply_to:
             original = self.call(
@@ -237,10 +238,10 @@ class GmailService(GoogleService):
                 subject = old if old.lower().startswith("re:") else f"Re: {old}"
             if not to:
                 to = [headers.get("reply-to") or headers.get("from", "")]
-        files = list(args._files or [])  # read through files.read by the handler
-        if args.attachments and args._files is None:
+        attached = list(files or [])
+        if args.attachments and files is None:
             raise ToolFailure("internal_error", "the attachments were not read through files.read")
-        total = sum(len(data) for _, data in files)
+        total = sum(len(data) for _, data in attached)
         if total > self.config.max_send_bytes:
             raise ToolFailure(
                 "too_large",
@@ -255,15 +256,15 @@ class GmailService(GoogleService):
             subject=subject or "",
             text=args.body,
             html=args.html,
-            attachments=files,
+            attachments=attached,
             in_reply_to=in_reply_to,
             references=references,
             thread_id=thread_id,
         )
 
-    def draft(self, args: Any) -> dict[str, Any]:
+    def draft(self, args: Any, files: list[tuple[str, bytes]] | None) -> dict[str, Any]:
         tool = "gmail.draft"
-        outgoing = self.outgoing(tool, args)
+        outgoing = self.outgoing(tool, args, files)
         raw = outgoing.build()
         message: dict[str, Any] = {"threadId": outgoing.thread_id} if outgoing.thread_id else {}
         media = None

@@ -6,7 +6,8 @@ Scopes are checked before each call, so a missing grant names the scope and the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_tools.servers.gmail.models import (
     AttachmentArgs,
@@ -172,9 +173,10 @@ async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallConte
 
     offset = args.offset - args.offset % 4
     encoding, chunk, total, next_offset = binary_page(data, item.content_type, offset, args.max_chars)
+    paged: Literal["image", "base64"] = "image" if encoding == "image" else "base64"
     result = AttachmentResult(
         **common,
-        encoding=encoding,
+        encoding=paged,
         content=chunk,
         saved_path=None,
         offset=offset,
@@ -214,8 +216,8 @@ def render_attachment(result: AttachmentResult) -> str:
 # --- draft and send ----------------------------------------------------------------------------
 
 
-async def load_attachments(service: GmailService, args: ComposeArgs, ctx: CallContext) -> None:
-    """The files-store attachments, read with files.read through the policy gate, before anything is sent."""
+async def read_attachments(service: GmailService, args: ComposeArgs, ctx: CallContext) -> list[tuple[str, bytes]]:
+    """The files-store attachments (name, bytes), read with files.read through the policy gate."""
     from mcp_tools.sandbox import check_key
     from mcp_tools.servers.google.stored import load
 
@@ -233,13 +235,12 @@ async def load_attachments(service: GmailService, args: ComposeArgs, ctx: CallCo
                 "send fewer or smaller files",
             )
         files.append((path.rsplit("/", 1)[-1], data))
-    args._files = files
+    return files
 
 
 async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> DraftResult:
-    if args._files is None:
-        await load_attachments(service, args, ctx)
-    made = await service.run("gmail.draft", service.draft, args)
+    files = await read_attachments(service, args, ctx)
+    made = await service.run("gmail.draft", service.draft, args, files)
     outgoing = made["outgoing"]
     return DraftResult(
         draft_id=made["draft_id"],
@@ -253,14 +254,27 @@ async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> Dra
     )
 
 
-def _prepare_send(service: GmailService, args: SendArgs) -> dict[str, Any]:
+@dataclass
+class SendFacts:
+    """The attachments as `prepare` read them, then the message as the precheck built and checked it."""
+
+    files: list[tuple[str, bytes]] | None = None
+    prepared: dict[str, Any] | None = None  # raw, thread_id, summary (what the person reads), digest
+
+
+async def load_attachments(service: GmailService, args: SendArgs, ctx: CallContext, facts: SendFacts) -> None:
+    """Read before anything is sent, so the person confirms the message with its attachments."""
+    facts.files = await read_attachments(service, args, ctx)
+
+
+def _prepare_send(service: GmailService, args: SendArgs, files: list[tuple[str, bytes]] | None) -> dict[str, Any]:
     from mcp_tools.servers.gmail.mime import summarize_outgoing
     from mcp_tools.servers.gmail.service import digest
 
     if args.draft_id:
         raw, thread_id = service.draft_raw(args.draft_id)
     else:
-        outgoing = service.outgoing("gmail.send", args)
+        outgoing = service.outgoing("gmail.send", args, files)
         raw, thread_id = outgoing.build(), outgoing.thread_id
     summary = summarize_outgoing(raw)
     if not summary["recipients"]:
@@ -275,8 +289,8 @@ def _prepare_send(service: GmailService, args: SendArgs) -> dict[str, Any]:
     return {"raw": raw, "thread_id": thread_id, "summary": summary, "digest": digest(raw)}
 
 
-async def precheck_send(service: GmailService, args: SendArgs) -> None:
-    args._prepared = await service.run("gmail.send", _prepare_send, service, args)
+async def precheck_send(service: GmailService, args: SendArgs, facts: SendFacts) -> None:
+    facts.prepared = await service.run("gmail.send", _prepare_send, service, args, facts.files)
 
 
 def _size(size: int) -> str:
@@ -287,8 +301,8 @@ def _size(size: int) -> str:
     return str(size)
 
 
-def describe_send(args: SendArgs) -> str:
-    prepared = args._prepared
+def describe_send(args: SendArgs, facts: SendFacts) -> str:
+    prepared = facts.prepared
     if prepared is None:
         return f"send draft {args.draft_id}" if args.draft_id else f"send email to {', '.join(args.to + args.cc)}"
     info = prepared["summary"]
@@ -306,13 +320,13 @@ def describe_send(args: SendArgs) -> str:
     return "\n".join(lines)
 
 
-async def send(service: GmailService, args: SendArgs, ctx: CallContext) -> SendResult:
-    prepared = args._prepared
-    if prepared is None:
-        if args._files is None:
-            await load_attachments(service, args, ctx)
-        await precheck_send(service, args)
-        prepared = args._prepared
+async def send(service: GmailService, args: SendArgs, ctx: CallContext, facts: SendFacts) -> SendResult:
+    if facts.prepared is None:
+        if facts.files is None:
+            await load_attachments(service, args, ctx, facts)
+        await precheck_send(service, args, facts)
+    prepared = facts.prepared
+    assert prepared is not None  # the precheck built it or raised
 
     def deliver() -> dict[str, Any]:
         from mcp_tools.servers.gmail.service import digest
@@ -349,7 +363,7 @@ async def labels(service: GmailService, args: LabelsArgs, ctx: CallContext) -> L
             failed=[],
         )
 
-    def change() -> tuple[list[str], dict]:
+    def change() -> tuple[list[str], dict[Any, Any]]:
         add = service.resolve_labels(tool, args.add)
         remove = service.resolve_labels(tool, args.remove)
         if args.archive:
@@ -380,22 +394,29 @@ def describe_labels(args: LabelsArgs) -> str:
     return f"{', '.join(what)} on {len(args.ids)} {'thread' if args.thread else 'message'}(s)"
 
 
-async def precheck_trash(service: GmailService, args: TrashArgs) -> None:
+@dataclass
+class TrashFacts:
+    """One line (subject, sender) per id, read by the precheck for the person."""
+
+    lines: dict[str, str] | None = None
+
+
+async def precheck_trash(service: GmailService, args: TrashArgs, facts: TrashFacts) -> None:
     lines, failed = await service.run("gmail.trash", service.describe_items, "gmail.trash", args.ids, args.thread)
     if failed:
         first = next(iter(failed.items()))
         raise ToolFailure(first[1].kind, f"{first[0]}: {first[1].message}", first[1].hint)
-    args._lines = lines
+    facts.lines = lines
 
 
-def describe_trash(args: TrashArgs) -> str:
+def describe_trash(args: TrashArgs, facts: TrashFacts) -> str:
     kind = "thread" if args.thread else "message"
     lines = [f"Move {len(args.ids)} {kind}(s) to the Gmail trash (recoverable for 30 days):"]
-    lines += [f"- {item}: {(args._lines or {}).get(item, '')}" for item in args.ids[:20]]
+    lines += [f"- {item}: {(facts.lines or {}).get(item, '')}" for item in args.ids[:20]]
     return "\n".join(lines)
 
 
-async def trash(service: GmailService, args: TrashArgs, ctx: CallContext) -> TrashResult:
+async def trash(service: GmailService, args: TrashArgs, ctx: CallContext, facts: TrashFacts) -> TrashResult:
     trashed, failed = await service.run("gmail.trash", service.trash, list(dict.fromkeys(args.ids)), args.thread)
     raise_if_none_done(trashed, failed)
     return TrashResult(trashed=trashed, failed=_failed(failed))
@@ -517,6 +538,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         describe=describe_send,
         prepare=load_attachments,
         precheck=precheck_send,
+        facts=SendFacts,
         open_world=True,
         tier="core",
         destructive=True,
@@ -549,6 +571,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         risk=Risk.HIGH,
         describe=describe_trash,
         precheck=precheck_trash,
+        facts=TrashFacts,
         idempotent=True,
         open_world=True,
         tier="extended",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from mcp_tools.outbound import RESERVED_HEADERS
 from mcp_tools.servers.http_requests.config import HEADER_NAME
@@ -20,8 +20,6 @@ class RequestArgs(Arguments):
     body: str = Field(default="", max_length=1_000_000)
     response_id: str = Field(default="", max_length=40, description="Page an earlier response; no new request.")
     offset: int = Field(default=0, ge=0)
-
-    _credentials: bool = PrivateAttr(default=False)
 
     @model_validator(mode="after")
     def _url_or_page(self) -> RequestArgs:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from mcp_tools.outbound import FetchResult, check_url, fetch
 from mcp_tools.servers.http_requests.models import RequestArgs, RequestResult
@@ -18,29 +19,36 @@ TEXT_TYPES = re.compile(r"^(text/|application/([\w.+-]*\+)?(json|xml|javascript|
 # --- the tool -------------------------------------------------------------------------------------
 
 
-async def request_risk(service: HttpService, args: RequestArgs) -> Risk:
+@dataclass
+class RequestFacts:
+    """Whether the server adds configured credentials for the request's host (the person is told)."""
+
+    credentials: bool = False
+
+
+async def request_risk(service: HttpService, args: RequestArgs, facts: RequestFacts) -> Risk:
     """Reading (GET, HEAD) stays at the configured level; anything that may change something is high."""
     if not args.response_id and args.method not in SAFE_METHODS:
         return Risk.HIGH
     return Risk.LOW
 
 
-async def request_precheck(service: HttpService, args: RequestArgs) -> None:
+async def request_precheck(service: HttpService, args: RequestArgs, facts: RequestFacts) -> None:
     """A host outside the allowlist is refused before anyone is asked."""
     if args.url:
         target = check_url(args.url, service.policy)
-        args._credentials = service.has_credentials(target.host)
+        facts.credentials = service.has_credentials(target.host)
     elif args.response_id not in service.responses:
         raise ToolFailure("not_found", "no recent response with that response_id", "repeat the request")
 
 
-def describe_request(args: RequestArgs) -> str:
+def describe_request(args: RequestArgs, facts: RequestFacts) -> str:
     if not args.url:
         return f"Read on in response {args.response_id} from offset {args.offset}"
     line = f"{args.method} {args.url}"
     if args.body:
         line += f" with a {len(args.body.encode())}-byte body"
-    if args._credentials:
+    if facts.credentials:
         line += " (the server adds the credentials configured for this host)"
     return line
 
@@ -89,8 +97,9 @@ def _page(service: HttpService, stored: StoredResponse, offset: int, max_chars: 
     content_type = stored.headers.get("content-type", "")
     start = offset - offset % 4
     encoding, chunk, _, next_offset = binary_page(stored.body, content_type, start, max_chars)
+    paged: Literal["image", "base64"] = "image" if encoding == "image" else "base64"
     result = RequestResult(
-        **common, encoding=encoding, body=chunk, offset=start, total=len(stored.body), next_offset=next_offset
+        **common, encoding=paged, body=chunk, offset=start, total=len(stored.body), next_offset=next_offset
     )
     return result.with_image(stored.body, content_type.split(";")[0].strip()) if encoding == "image" else result
 
@@ -106,7 +115,7 @@ def _response_headers(service: HttpService, result: FetchResult) -> dict[str, st
     return headers
 
 
-async def http_request(service: HttpService, args: RequestArgs, ctx: CallContext) -> RequestResult:
+async def http_request(service: HttpService, args: RequestArgs, ctx: CallContext, facts: RequestFacts) -> RequestResult:
     if args.response_id:
         stored = service.responses.get(args.response_id)
         if stored is None:
@@ -183,6 +192,7 @@ TOOLS: list[ToolSpec[HttpService, Any, Any]] = [
         describe=describe_request,
         dynamic_risk=request_risk,
         precheck=request_precheck,
+        facts=RequestFacts,
         open_world=True,
         tier="core",
         render_text=render_request,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 
@@ -86,7 +87,6 @@ class RenameArgs(Arguments):
     path: str = NotePath
     new_path: str = Field(max_length=1024)
     dry_run: bool = False
-    _rewrites: tuple[int, int] | None = PrivateAttr(default=None)  # (files, links), found by the precheck
     cursor: str | None = Field(default=None, max_length=20, description="dry_run: next_cursor of the last page")
 
     @model_validator(mode="after")
@@ -99,7 +99,20 @@ class RenameArgs(Arguments):
 class DeleteArgs(Arguments):
     path: str = NotePath
     permanent: bool = False
-    _trash_to: str | None = PrivateAttr(default=None)  # where the note goes, found by the precheck
+
+
+@dataclass
+class RenameFacts:
+    """What a rename will rewrite, counted by the precheck for the confirmation."""
+
+    rewrites: tuple[int, int] | None = None  # (files, links); None: not counted (a dry run)
+
+
+@dataclass
+class DeleteFacts:
+    """Where the note goes in the vault's trash folder, found by the precheck."""
+
+    trash_to: str | None = None
 
 
 class RandomArgs(Arguments):

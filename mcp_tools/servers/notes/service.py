@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow
 from mcp_tools.servers.notes import models as m
@@ -489,7 +489,7 @@ class NotesService(Renaming):
         if args.expected_sha256 is not None:
             self._check_expected(key, args.expected_sha256, self.read_text(key)[1])
 
-    def precheck_rename(self, args: m.RenameArgs) -> None:
+    def precheck_rename(self, args: m.RenameArgs, facts: m.RenameFacts) -> None:
         """The names must work; for a real rename, how many files and links it will rewrite (for the confirmation)."""
         old, new = self._rename_keys(args)
         if args.dry_run:
@@ -497,12 +497,12 @@ class NotesService(Renaming):
         with self.write_lock:
             self.refresh()
             plans = self._rename_plans(old, new)
-        args._rewrites = (len(plans), sum(plan[3] for plan in plans.values()))
+        facts.rewrites = (len(plans), sum(plan[3] for plan in plans.values()))
 
-    def precheck_delete(self, args: m.DeleteArgs) -> None:
+    def precheck_delete(self, args: m.DeleteArgs, facts: m.DeleteFacts) -> None:
         key = self.existing_key(args.path)
         if not args.permanent:
-            args._trash_to = self._trash_key(key)
+            facts.trash_to = self._trash_key(key)
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -558,7 +558,7 @@ class NotesService(Renaming):
         lexical = lexical_hits(index, args.query, args.top_k * 3, allowed, depth)
         names = name_matches(index, args.query, allowed, args.top_k * 3)
         semantic: list[tuple[int, int, float]] = []
-        mode = "lexical"
+        mode: Literal["hybrid", "lexical"] = "lexical"
         note = None
         if self.embedder is None:
             note = "no embedding provider configured ([notes] embeddings); lexical search only"

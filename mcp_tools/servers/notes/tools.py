@@ -34,29 +34,45 @@ def precheck(method: str) -> Callable[[NotesService, Any], Awaitable[None]]:
     return check
 
 
-async def rename_handler(service: NotesService, args: m.RenameArgs, ctx: CallContext) -> m.RenameOutput:
+async def precheck_rename(service: NotesService, args: m.RenameArgs, facts: m.RenameFacts) -> None:
+    await anyio.to_thread.run_sync(service.precheck_rename, args, facts)
+
+
+async def precheck_delete(service: NotesService, args: m.DeleteArgs, facts: m.DeleteFacts) -> None:
+    await anyio.to_thread.run_sync(service.precheck_delete, args, facts)
+
+
+async def delete_handler(
+    service: NotesService, args: m.DeleteArgs, ctx: CallContext, facts: m.DeleteFacts
+) -> m.DeleteOutput:
+    return await anyio.to_thread.run_sync(service.delete, args)
+
+
+async def rename_handler(
+    service: NotesService, args: m.RenameArgs, ctx: CallContext, facts: m.RenameFacts
+) -> m.RenameOutput:
     await ctx.report_progress(0, 1, f"planning the rename of {args.path}")
     result = await anyio.to_thread.run_sync(partial(service.rename, args))
     await ctx.report_progress(1, 1, f"{len(result.changed)} files {'would change' if args.dry_run else 'changed'}")
     return result
 
 
-def describe_rename(args: m.RenameArgs) -> str:
+def describe_rename(args: m.RenameArgs, facts: m.RenameFacts) -> str:
     if args.dry_run:
         return f"preview renaming note {args.path!r} to {args.new_path!r} (changes nothing)"
     line = f"rename note {args.path!r} to {args.new_path!r}"
-    if args._rewrites is None:
+    if facts.rewrites is None:
         return line + ", rewriting the links to it"
-    files, links = args._rewrites
+    files, links = facts.rewrites
     if not links:
         return line + "; no links need rewriting"
     return line + f", rewriting {links} {plural(links, 'link')} in {files} {plural(files, 'file')}"
 
 
-def describe_delete(args: m.DeleteArgs) -> str:
+def describe_delete(args: m.DeleteArgs, facts: m.DeleteFacts) -> str:
     if args.permanent:
         return f"permanently delete note {args.path!r} (it does not go to the trash folder; this cannot be undone)"
-    where = f" as {args._trash_to!r}" if args._trash_to else ""
+    where = f" as {facts.trash_to!r}" if facts.trash_to else ""
     return f"move note {args.path!r} to the vault's trash folder{where}"
 
 
@@ -284,7 +300,8 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         handler=rename_handler,
         risk=Risk.HIGH,
         describe=describe_rename,
-        precheck=precheck("precheck_rename"),
+        precheck=precheck_rename,
+        facts=m.RenameFacts,
         preview=lambda a: a.dry_run,
     ),
     ToolSpec(
@@ -296,10 +313,11 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         description=("Move a note to the vault's trash (or delete it: permanent); lists notes that linked to it."),
         input_model=m.DeleteArgs,
         output_model=m.DeleteOutput,
-        handler=threaded("delete"),
+        handler=delete_handler,
         risk=Risk.HIGH,
         describe=describe_delete,
-        precheck=precheck("precheck_delete"),
+        precheck=precheck_delete,
+        facts=m.DeleteFacts,
     ),
     ToolSpec(
         name="notes.random",

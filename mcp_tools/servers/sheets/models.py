@@ -6,7 +6,7 @@ import math
 import re
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field, PrivateAttr, WithJsonSchema, field_validator, model_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from mcp_tools.servers.sheets import a1
 from mcp_tools.tooling import Arguments, Output
@@ -157,7 +157,6 @@ class Created(Output):
 class ClearArgs(Arguments):
     id: SpreadsheetId
     range: Range = Field(min_length=1, description="A1 range, or a sheet name for the whole sheet.")
-    _survey: Any = PrivateAttr(default=None)
 
 
 class Cleared(Output):

@@ -8,6 +8,7 @@ person allowed them in `[sheets] allow_formulas`; that refusal comes before any 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_tools.servers.sheets import a1
@@ -131,22 +132,29 @@ async def create(service: SheetsService, args: CreateArgs, ctx: CallContext) -> 
 # --- clear -------------------------------------------------------------------------------------
 
 
-async def precheck_clear(service: SheetsService, args: ClearArgs) -> None:
-    args._survey = await service.run("sheets.clear", service.survey, args.id, a1.parse(args.range))
+@dataclass
+class ClearFacts:
+    """The range as the precheck surveyed it (range, title, filled cells, digest): what the person confirms."""
+
+    survey: dict[str, Any] | None = None
 
 
-def describe_clear(args: ClearArgs) -> str:
-    survey = args._survey
+async def precheck_clear(service: SheetsService, args: ClearArgs, facts: ClearFacts) -> None:
+    facts.survey = await service.run("sheets.clear", service.survey, args.id, a1.parse(args.range))
+
+
+def describe_clear(args: ClearArgs, facts: ClearFacts) -> str:
+    survey = facts.survey
     if survey is None:
         return f"clear {args.range} in spreadsheet {args.id}"
     return f"Clear {survey['range']} in spreadsheet {survey['title']!r}: {survey['filled']} cell(s) hold data"
 
 
-async def clear(service: SheetsService, args: ClearArgs, ctx: CallContext) -> Cleared:
-    confirmed = args._survey
-    if confirmed is None:
-        await precheck_clear(service, args)
-        confirmed = args._survey
+async def clear(service: SheetsService, args: ClearArgs, ctx: CallContext, facts: ClearFacts) -> Cleared:
+    if facts.survey is None:
+        await precheck_clear(service, args, facts)
+    confirmed = facts.survey
+    assert confirmed is not None  # the precheck surveyed it or raised
 
     def run() -> str:
         now = service.survey(args.id, a1.parse(args.range))
@@ -261,6 +269,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         risk=Risk.HIGH,
         describe=describe_clear,
         precheck=precheck_clear,
+        facts=ClearFacts,
         idempotent=True,
         open_world=True,
         tier="extended",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, PrivateAttr, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from mcp_tools.tooling import Arguments, Output
 
@@ -127,7 +127,7 @@ class CompleteArgs(TaskArgs):
 
 
 class DeleteArgs(TaskArgs):
-    _found: Any = PrivateAttr(default=None)
+    """The task to delete."""
 
 
 class DeleteResult(Output):

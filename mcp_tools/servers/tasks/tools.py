@@ -7,6 +7,7 @@ titles and notes may come from anywhere (mail turned into tasks): the text block
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_tools.servers.google.aliases import PAGING
@@ -105,7 +106,7 @@ async def get(service: TasksService, args: TaskArgs, ctx: CallContext) -> OneTas
     def run() -> OneTask:
         found = service.resolve_list(tool, args.list)
         task = service.get(tool, found["id"], args.id, found["title"])
-        return OneTask(list_id=found["id"], list_title=found["title"], task=task)
+        return OneTask(list_id=found["id"], list_title=found["title"], task=Task.model_validate(task))
 
     result: OneTask = await service.run(tool, run)
     return result
@@ -127,7 +128,7 @@ async def create(service: TasksService, args: CreateArgs, ctx: CallContext) -> O
     def run() -> OneTask:
         found = service.resolve_list(tool, args.list)
         task = service.create(tool, found["id"], found["title"], body, args.parent)
-        return OneTask(list_id=found["id"], list_title=found["title"], task=task)
+        return OneTask(list_id=found["id"], list_title=found["title"], task=Task.model_validate(task))
 
     result: OneTask = await service.run(tool, run)
     return result
@@ -153,7 +154,7 @@ async def update(service: TasksService, args: UpdateArgs, ctx: CallContext) -> O
     def run() -> OneTask:
         found = service.resolve_list(tool, args.list)
         task = service.patch(tool, found["id"], args.id, found["title"], body)
-        return OneTask(list_id=found["id"], list_title=found["title"], task=task)
+        return OneTask(list_id=found["id"], list_title=found["title"], task=Task.model_validate(task))
 
     result: OneTask = await service.run(tool, run)
     return result
@@ -176,7 +177,7 @@ async def complete(service: TasksService, args: CompleteArgs, ctx: CallContext) 
     def run() -> OneTask:
         found = service.resolve_list(tool, args.list)
         task = service.patch(tool, found["id"], args.id, found["title"], body)
-        return OneTask(list_id=found["id"], list_title=found["title"], task=task)
+        return OneTask(list_id=found["id"], list_title=found["title"], task=Task.model_validate(task))
 
     result: OneTask = await service.run(tool, run)
     return result
@@ -185,24 +186,31 @@ async def complete(service: TasksService, args: CompleteArgs, ctx: CallContext) 
 # --- delete -------------------------------------------------------------------------------------
 
 
-async def precheck_delete(service: TasksService, args: DeleteArgs) -> None:
+@dataclass
+class DeleteFacts:
+    """The task about to be deleted, as the precheck read it (None until it has)."""
+
+    task_list: dict[str, Any] | None = None
+    task: dict[str, Any] | None = None
+    subtasks: int = 0
+
+
+async def precheck_delete(service: TasksService, args: DeleteArgs, facts: DeleteFacts) -> None:
     tool = "tasks.delete"
 
-    def run() -> dict[str, Any]:
-        found = service.resolve_list(tool, args.list)
-        task = service.get(tool, found["id"], args.id, found["title"])
-        subtasks = service.subtask_count(tool, found["id"], args.id)
-        return {"list": found, "task": task, "subtasks": subtasks}
+    def run() -> None:
+        facts.task_list = service.resolve_list(tool, args.list)
+        facts.task = service.get(tool, facts.task_list["id"], args.id, facts.task_list["title"])
+        facts.subtasks = service.subtask_count(tool, facts.task_list["id"], args.id)
 
-    args._found = await service.run(tool, run)
+    await service.run(tool, run)
 
 
-def describe_delete(args: DeleteArgs) -> str:
-    found = args._found
-    if found is None:
+def describe_delete(args: DeleteArgs, facts: DeleteFacts) -> str:
+    task, task_list, subtasks = facts.task, facts.task_list, facts.subtasks
+    if task is None or task_list is None:
         return f"delete task {args.id} from list {args.list!r}"
-    task, subtasks = found["task"], found["subtasks"]
-    line = f"Delete the task {task['title']!r} from the list {found['list']['title']!r}"
+    line = f"Delete the task {task['title']!r} from the list {task_list['title']!r}"
     details = [f"due {task['due']}"] if task["due"] else []
     details += ["completed"] if task["status"] == "completed" else []
     details += [f"with its {subtasks} subtask(s)"] if subtasks else []
@@ -214,15 +222,14 @@ def render_delete(result: DeleteResult) -> str:
     return f"Deleted the task {result.title!r} (id {result.deleted}){subtasks} from the list {result.list_title!r}."
 
 
-async def delete(service: TasksService, args: DeleteArgs, ctx: CallContext) -> DeleteResult:
+async def delete(service: TasksService, args: DeleteArgs, ctx: CallContext, facts: DeleteFacts) -> DeleteResult:
     tool = "tasks.delete"
-    if args._found is None:
-        await precheck_delete(service, args)
-    found = args._found
-    await service.run(tool, service.delete, tool, found["list"]["id"], args.id, found["list"]["title"])
-    return DeleteResult(
-        deleted=args.id, title=found["task"]["title"], list_title=found["list"]["title"], subtasks=found["subtasks"]
-    )
+    if facts.task is None:
+        await precheck_delete(service, args, facts)
+    task, task_list = facts.task, facts.task_list
+    assert task is not None and task_list is not None  # the precheck found both or raised
+    await service.run(tool, service.delete, tool, task_list["id"], args.id, task_list["title"])
+    return DeleteResult(deleted=args.id, title=task["title"], list_title=task_list["title"], subtasks=facts.subtasks)
 
 
 # Tasks API argument names, as other systems' tasks tools pass them.
@@ -342,6 +349,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         risk=Risk.HIGH,
         describe=describe_delete,
         precheck=precheck_delete,
+        facts=DeleteFacts,
         open_world=True,
         tier="extended",
         destructive=True,

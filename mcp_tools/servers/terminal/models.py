@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from mcp_tools.tooling import Arguments, Output
 
@@ -17,10 +16,6 @@ class ExecuteArgs(Arguments):
     shell: str = Field(default="", max_length=16_384, description="Instead of argv, if allowed: a sh command line.")
     cwd: str = Field(default="", max_length=1024, description="Folder in the file store.")
     timeout_seconds: float = Field(default=0, ge=0, le=24 * 3600)
-
-    _program: str = PrivateAttr(default="")
-    _directory: Path | None = PrivateAttr(default=None)
-    _isolation: str = PrivateAttr(default="")
 
     @model_validator(mode="after")
     def _one_command(self) -> ExecuteArgs:

@@ -10,6 +10,8 @@ import shlex
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mcp_tools.servers.terminal.models import ExecuteArgs, ExecuteResult
@@ -34,7 +36,16 @@ def command_line(args: ExecuteArgs) -> list[str]:
     return ["/bin/sh", "-c", args.shell] if args.shell else list(args.argv)
 
 
-async def execute_precheck(service: TerminalService, args: ExecuteArgs) -> None:
+@dataclass
+class ExecuteFacts:
+    """What the precheck resolved: the program's real path, the folder, how the command is isolated."""
+
+    program: str = ""
+    directory: Path | None = None
+    isolation: str = ""
+
+
+async def execute_precheck(service: TerminalService, args: ExecuteArgs, facts: ExecuteFacts) -> None:
     """Refused before the person is asked: the program, the shell setting, the folder, the timeout."""
     if args.shell and not service.config.shell:
         raise ToolFailure(
@@ -43,7 +54,7 @@ async def execute_precheck(service: TerminalService, args: ExecuteArgs) -> None:
             "pass argv as a list instead; the person can set [terminal] shell = true",
         )
     argv = command_line(args)
-    args._program = service.program(argv[0], shell=bool(args.shell))
+    facts.program = service.program(argv[0], shell=bool(args.shell))
     directory = service.sandbox.resolve(args.cwd, field="cwd", allow_empty=True)
     if not directory.is_dir():
         raise ToolFailure("not_found", f"cwd {args.cwd!r} is not a folder under the files root")
@@ -52,19 +63,19 @@ async def execute_precheck(service: TerminalService, args: ExecuteArgs) -> None:
         raise ToolFailure("denied_by_policy", f"cwd {args.cwd!r} is inside a folder hidden from commands")
     if args.timeout_seconds > service.config.max_timeout_seconds:
         raise ToolFailure("invalid_arguments", f"timeout_seconds is above {service.config.max_timeout_seconds:g}")
-    args._directory = directory
-    args._isolation = service.isolation.describe()
+    facts.directory = directory
+    facts.isolation = service.isolation.describe()
 
 
-async def always_high(service: TerminalService, args: ExecuteArgs) -> Risk:
+async def always_high(service: TerminalService, args: ExecuteArgs, facts: ExecuteFacts) -> Risk:
     """No rule lowers it: a command line is never routine."""
     return Risk.HIGH
 
 
-def describe_execute(args: ExecuteArgs) -> str:
+def describe_execute(args: ExecuteArgs, facts: ExecuteFacts) -> str:
     shown = " ".join(shown_argument(arg) for arg in command_line(args))
     where = args.cwd or "the files root"
-    isolation = args._isolation or "isolation unknown"
+    isolation = facts.isolation or "isolation unknown"
     return f"Run `{shown}` in {where} ({isolation})"
 
 
@@ -136,15 +147,15 @@ def _keep_output(service: TerminalService, run_id: str, stdout: Capture, stderr:
     return key
 
 
-async def execute(service: TerminalService, args: ExecuteArgs, ctx: CallContext) -> ExecuteResult:
+async def execute(service: TerminalService, args: ExecuteArgs, ctx: CallContext, facts: ExecuteFacts) -> ExecuteResult:
     import anyio
 
-    if args._directory is None:
-        await execute_precheck(service, args)
-    assert args._directory is not None
+    if facts.directory is None:
+        await execute_precheck(service, args, facts)
+    assert facts.directory is not None
     argv = command_line(args)
-    argv[0] = args._program
-    full = service.isolation.command(argv, args._directory, service.sandbox.root)
+    argv[0] = facts.program
+    full = service.isolation.command(argv, facts.directory, service.sandbox.root)
     timeout = args.timeout_seconds or service.config.timeout_seconds
     stdout, stderr = Capture(service.config.max_output_bytes), Capture(service.config.max_output_bytes)
     started = time.monotonic()
@@ -153,7 +164,7 @@ async def execute(service: TerminalService, args: ExecuteArgs, ctx: CallContext)
         process = await anyio.open_process(
             full,
             stdin=subprocess.DEVNULL,  # never the server's own stdin (the MCP stream on stdio)
-            cwd=args._directory,
+            cwd=facts.directory,
             env=dict(service.child_env),
             start_new_session=True,  # its own process group, so a timeout kills every child too
         )
@@ -255,6 +266,7 @@ TOOLS: list[ToolSpec[TerminalService, Any, Any]] = [
         describe=describe_execute,
         dynamic_risk=always_high,
         precheck=execute_precheck,
+        facts=ExecuteFacts,
         open_world=True,
         tier="core",
         render_text=render_execute,
