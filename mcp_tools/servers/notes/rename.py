@@ -1,30 +1,53 @@
 """Renaming a note without breaking a link: the plan of every file it rewrites, shown (dry run) or applied.
 
-`NotesService` takes these methods from `Renaming`; they run under its write lock.
+`NotesService` takes these methods from `Renaming`; they run under its write lock. What they use
+of the service is the `RenameHost` protocol, so this module does not import the service.
 """
 
 from __future__ import annotations
 
 import posixpath
+import threading
 import unicodedata
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from mcp_tools.sandbox import Sandbox
 from mcp_tools.servers.notes import models as m
+from mcp_tools.servers.notes.index import NoteIndex
+from mcp_tools.servers.notes.keys import NOTE_SUFFIX, FragmentChecker, note_key, unified_diff
 from mcp_tools.servers.notes.links import Resolution, Resolver, rewrite_link, splice, stem_of
 from mcp_tools.servers.notes.markdown import Link, parse_note
 from mcp_tools.tooling import ToolFailure
 
-if TYPE_CHECKING:
-    from mcp_tools.servers.notes.service import NotesService
+
+class RenameHost(Protocol):
+    """What renaming uses of the notes service."""
+
+    @property
+    def index(self) -> NoteIndex: ...
+    @property
+    def sandbox(self) -> Sandbox: ...
+    @property
+    def write_lock(self) -> threading.RLock: ...
+
+    def existing_key(self, path: str) -> str: ...
+    def refresh(self) -> None: ...
+    def read_text(self, key: str) -> tuple[str, str]: ...
+    def index_path(self, key: str) -> str: ...
+    def embed_pending(self, *, doc_path: str | None = None) -> int: ...
+    def _check_expected(self, key: str, expected: str | None, current: str | None) -> None: ...
+    def _current_hash(self, key: str) -> str | None: ...
+    def _write(self, key: str, text: str) -> str: ...
+    def _rename_keys(self, args: m.RenameArgs) -> tuple[str, str]: ...
+    def _rename_plans(self, old: str, new: str) -> dict[str, tuple[str, str, str, int]]: ...
+    def _plan_rename(self, old: str, new: str, sources: set[str]) -> dict[str, tuple[str, str, str, int]]: ...
 
 
 class Renaming:
     """The rename methods of `NotesService` (typed as its methods: they use its index, sandbox and lock)."""
 
-    def _rename_keys(self: NotesService, args: m.RenameArgs) -> tuple[str, str]:  # type: ignore[misc]
+    def _rename_keys(self: RenameHost, args: m.RenameArgs) -> tuple[str, str]:
         """The note to rename and its new key; the note must exist and the new name be free."""
-        from mcp_tools.servers.notes.service import note_key  # service.py imports this module
-
         old = self.existing_key(args.path)
         new = note_key(args.new_path)
         self.sandbox.check(new, field="new_path")
@@ -37,9 +60,7 @@ class Renaming:
             raise ToolFailure("conflict", f"{new} already exists", "choose another name or delete it first")
         return old, new
 
-    def rename(self: NotesService, args: m.RenameArgs) -> m.RenameOutput:  # type: ignore[misc]
-        from mcp_tools.servers.notes.service import FragmentChecker, unified_diff
-
+    def rename(self: RenameHost, args: m.RenameArgs) -> m.RenameOutput:
         with self.write_lock:
             old, new = self._rename_keys(args)
             self.refresh()  # links from notes edited a moment ago count too
@@ -88,7 +109,7 @@ class Renaming:
             self.embed_pending(doc_path=new)
         return m.RenameOutput(path=old, new_path=new, dry_run=False, changed=changed, **totals)
 
-    def _rename_plans(self: NotesService, old: str, new: str) -> dict[str, tuple[str, str, str, int]]:  # type: ignore[misc]
+    def _rename_plans(self: RenameHost, old: str, new: str) -> dict[str, tuple[str, str, str, int]]:
         """Every file the rename of `old` to `new` rewrites; call under the write lock."""
         sources = {r.source_path for r in self.index.links_to(old)} | {old}
         # notes whose links the new name could capture (a closer or exact match) are checked too
@@ -96,10 +117,8 @@ class Renaming:
         with self.index.lock:  # the resolver must not change under the plan
             return self._plan_rename(old, new, sources)
 
-    def _plan_rename(self: NotesService, old: str, new: str, sources: set[str]) -> dict[str, tuple[str, str, str, int]]:  # type: ignore[misc]
+    def _plan_rename(self: RenameHost, old: str, new: str, sources: set[str]) -> dict[str, tuple[str, str, str, int]]:
         """source -> (text before, text after, sha256 before, links changed) for every file to edit."""
-        from mcp_tools.servers.notes.service import NOTE_SUFFIX
-
         before_resolver = self.index.resolver
         documents = {path: self.index.document(path) for path in self.index.paths()}
         aliases = {path: doc.aliases for path, doc in documents.items() if doc}

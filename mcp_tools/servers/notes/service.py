@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import difflib
 import json
 import os
 import posixpath
 import random
-import re
 import stat as stat_module
 import threading
 import unicodedata
@@ -39,17 +37,16 @@ from mcp_tools.servers.notes.embeddings import (
 )
 from mcp_tools.servers.notes.frontmatter import merge_frontmatter
 from mcp_tools.servers.notes.index import FileState, NoteIndex, sha256_hex
+from mcp_tools.servers.notes.keys import NOTE_SUFFIX, FragmentChecker, note_key
 from mcp_tools.servers.notes.links import has_foreign_extension
-from mcp_tools.servers.notes.markdown import ParsedNote, name_key, parse_note, plain_title, section_span
+from mcp_tools.servers.notes.markdown import parse_note, section_span
 from mcp_tools.servers.notes.rename import Renaming
 from mcp_tools.servers.notes.search import lexical_hits, name_matches, rank, vector_hits
 from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
 
-NOTE_SUFFIX = ".md"
 EMBED_BATCH = 64
 RECONCILE_BATCH = 100
 BUILT_KEY = "built_for_vault"  # meta: the vault a full pass finished for
-MAX_DIFF_CHARS = 20_000
 
 Progress = Callable[[int, int], None]
 
@@ -65,23 +62,6 @@ class IndexProgress:
     removed: int = 0
     skipped: list[str] = field(default_factory=list)
     embedding_error: str | None = None
-
-
-def note_key(path: str) -> str:
-    """A note path as given, with `.md` added when missing; folders starting with '.' are not notes."""
-    key = path
-    if any(part in (".", "..") for part in path.split("/")):
-        raise ToolFailure(
-            "invalid_arguments", f"path {path!r} has a '.' or '..' segment; give the path from the vault's root"
-        )
-    if not key.lower().endswith(NOTE_SUFFIX):
-        key += NOTE_SUFFIX
-    if any(part.startswith(".") for part in key.split("/")[:-1]) or key.split("/")[-1].startswith("."):
-        raise ToolFailure(
-            "invalid_arguments",
-            f"path {path!r} is inside a hidden folder or is a hidden file; notes live outside '.' folders",
-        )
-    return key
 
 
 def iso_from_ns(ns: int) -> str:
@@ -122,43 +102,6 @@ def build_embedder(config: NotesConfig, env: Environment, state_dir: Path) -> Em
             batch=config.embedding_batch,
         )
     )
-
-
-class FragmentChecker:
-    """Whether the `#heading` or `#^block` a link names exists in its target; parses each target once."""
-
-    def __init__(self, service: NotesService, known: dict[str, ParsedNote] | None = None) -> None:
-        self.service = service
-        self.parsed: dict[str, ParsedNote | None] = dict(known or {})
-
-    def problem(self, resolved: str | None, fragment: str) -> str | None:
-        if resolved is None or not fragment.startswith("#") or len(fragment) < 2:
-            return None
-        parsed = self._parse(resolved)
-        if parsed is None:
-            return None
-        if fragment.startswith("#^"):
-            block = fragment[2:]
-            return None if block in parsed.block_ids else f"{resolved} has no block ^{block}"
-        wanted = heading_key(fragment[1:].split("#")[-1])
-        if any(heading_key(h.text) == wanted for h in parsed.headings):
-            return None
-        return f"{resolved} has no heading {fragment[1:]!r}"
-
-    def _parse(self, key: str) -> ParsedNote | None:
-        if key not in self.parsed:
-            try:
-                text, _ = self.service.read_text(key)
-            except ToolFailure:
-                self.parsed[key] = None
-            else:
-                self.parsed[key] = parse_note(text, posixpath.basename(key)[: -len(NOTE_SUFFIX)])
-        return self.parsed[key]
-
-
-def heading_key(text: str) -> str:
-    """Headings as links name them: Obsidian drops the characters a link cannot hold."""
-    return name_key(" ".join(re.sub(r"[#|^:%\[\]]", " ", plain_title(text)).split()))
 
 
 class FolderReader:
@@ -855,15 +798,6 @@ def paginate(rows: list[Any], limit: int, cursor: str | None) -> tuple[int, list
     page = rows[start : start + limit]
     next_cursor = str(start + limit) if start + limit < len(rows) else None
     return start, page, next_cursor
-
-
-def unified_diff(path: str, before: str, after: str) -> str:
-    diff = "".join(
-        difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-        )
-    )
-    return diff if len(diff) <= MAX_DIFF_CHARS else diff[:MAX_DIFF_CHARS] + "\n… (diff truncated)\n"
 
 
 def text_page(text: str, offset: int, max_chars: int) -> tuple[str, int | None]:

@@ -8,7 +8,8 @@ from collections.abc import Iterable
 import anyio
 
 from mcp_tools.sandbox import TEMP_SUFFIX, escape_name
-from mcp_tools.servers.notes.service import NOTE_SUFFIX, NotesService
+from mcp_tools.servers.notes.keys import NOTE_SUFFIX
+from mcp_tools.servers.notes.service import NotesService
 
 
 def classify(root: str, changed: Iterable[str]) -> tuple[set[str], bool]:
