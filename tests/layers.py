@@ -41,7 +41,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             *package("mcp_tools.oauth"),
         ),
     ),
-    ("composition", ("mcp_tools.app", "mcp_tools.config_template")),  # the template reads namespace configs
+    ("composition", ("mcp_tools.app", "mcp_tools.config_template")),
+    # the out-of-band approval channels composition builds (the approvals page is a face)
+    ("channels", ("mcp_tools.approvals.telegram", "mcp_tools.approvals.hook")),  # the template reads namespace configs
     ("catalog", (*package("mcp_tools.catalog"), "mcp_tools.discovery")),
     ("policy", package("mcp_tools.policy")),
     ("namespaces", ("mcp_tools.servers.*",)),
@@ -57,6 +59,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mcp_tools.toolsets",
             "mcp_tools.secrets",
             "mcp_tools.text",
+            "mcp_tools.suggest",  # the one "did you mean"
             "mcp_tools.charsets",
             "mcp_tools.commands",
             "mcp_tools.logs",

@@ -52,7 +52,7 @@ def test_no_module_imports_from_a_layer_above() -> None:
 
 def test_the_graph_holds_module_function_and_type_checking_imports() -> None:
     kinds = {(edge.source, edge.target): edge.kind for found in GRAPH.values() for edge in found}
-    assert kinds[("mcp_tools.__main__", "mcp_tools.cli")] == "module"
+    assert kinds[("mcp_tools.__main__", "mcp_tools.cli.main")] == "module"  # `from mcp_tools.cli import main`
     assert "function" in kinds.values()
     assert "type" in kinds.values()
     # `from mcp_tools.policy import gate` and `from mcp_tools.policy.gate import X` both lead to the module

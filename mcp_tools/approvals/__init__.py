@@ -1,7 +1,7 @@
 """Approvals outside the chat: the approvals page, the Telegram bot and the notify hook.
 
 The policy layer (`mcp_tools.policy.channels`) knows only the small `ApprovalChannel`
-interface; this package holds the channels and builds them from `[approvals]`.
+interface; this package holds the channels, and composition (`mcp_tools.app`) builds them from `[approvals]`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ if TYPE_CHECKING:
 
     from mcp_tools.approvals.page import ApprovalsPage
     from mcp_tools.config import ApprovalPageSettings, Config
-    from mcp_tools.policy.channels import ApprovalChannel, OutOfBand
-    from mcp_tools.policy.decisions import Decisions
+    from mcp_tools.policy.channels import OutOfBand
     from mcp_tools.policy.store import StateStore
 
 
@@ -25,36 +24,6 @@ def page_url(config: Config) -> str:
         return page.url
     host = f"[{page.host}]" if ":" in page.host else page.host
     return f"http://{host}:{page.port}/approvals"
-
-
-def build_out_of_band(config: Config, decisions: Decisions) -> OutOfBand:
-    """The channels `[approvals]` configures; heavy parts load only when a channel is on."""
-    from mcp_tools.policy.channels import OutOfBand, PageChannel
-
-    settings = config.approvals
-    channels: list[ApprovalChannel] = []
-    if settings.page.enabled and settings.page.url:
-        channels.append(PageChannel())
-    if settings.telegram is not None:
-        from mcp_tools.approvals.telegram import TelegramChannel
-
-        token = config.telegram_token()
-        if token is None:
-            from mcp_tools.config import TELEGRAM_TOKEN_ENV, ConfigError
-
-            raise ConfigError(f"[approvals.telegram] needs bot_token (or {TELEGRAM_TOKEN_ENV})")
-        channels.append(TelegramChannel(settings.telegram, token, config.state_dir(), decisions.store))
-    if settings.notify is not None and (settings.notify.command or settings.notify.url):
-        from mcp_tools.approvals.hook import NotifyHook
-
-        channels.append(NotifyHook(settings.notify))
-    return OutOfBand(
-        decisions,
-        channels,
-        wait_seconds=settings.wait_seconds,
-        progress_interval=settings.progress_interval_seconds,
-        page_url=settings.page.url if settings.page.enabled else None,  # a link only to a page that runs
-    )
 
 
 def serve_page_here(
