@@ -120,7 +120,9 @@ class OAuthGuard:
         from mcp.server.auth.routes import create_auth_routes
         from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 
-        issuer = AuthSettings(issuer_url=self.settings.issuer_url, resource_server_url=None).issuer_url
+        issuer = AuthSettings.model_validate(
+            {"issuer_url": self.settings.issuer_url, "resource_server_url": None}
+        ).issuer_url
         routes = create_auth_routes(
             self.embedded,
             issuer_url=issuer,

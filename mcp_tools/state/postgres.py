@@ -60,7 +60,7 @@ def apply_migrations(connection: psycopg.Connection[Any]) -> list[int]:
         for version, name, sql in known:
             if version in done:
                 continue
-            connection.execute(sql)  # type: ignore[arg-type]
+            connection.execute(sql)
             connection.execute("INSERT INTO schema_version VALUES (%s, %s, %s)", (version, name, time.time()))
             applied_now.append(version)
     return applied_now
@@ -73,7 +73,7 @@ class _Translated:
         self._connection = connection
 
     def execute(self, sql: str, params: Any = ()) -> psycopg.Cursor[Any]:
-        return self._connection.execute(_placeholders(sql), tuple(params))  # type: ignore[arg-type]
+        return self._connection.execute(_placeholders(sql), tuple(params))
 
 
 _TRANSLATED: dict[str, str] = {}
