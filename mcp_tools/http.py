@@ -451,7 +451,7 @@ def oauth_guard(app: App) -> Any:
         embedded = EmbeddedAuthorizationServer(
             store, issuer, settings.resource, issuer + "/approvals/consent", scopes, audit
         )
-    return OAuthGuard(settings, find_spec, audit, embedded=embedded)
+    return OAuthGuard(settings, find_spec, audit, embedded=embedded, store=app.gate.store)
 
 
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:

@@ -115,6 +115,12 @@ CREATE TABLE IF NOT EXISTS request_state_nonces (
     nonce_sha256 TEXT PRIMARY KEY,
     expires REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS rate_calls (
+    principal TEXT NOT NULL,
+    ts REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rate_calls_by_principal ON rate_calls (principal, ts);
+CREATE INDEX IF NOT EXISTS rate_calls_ts ON rate_calls (ts);
 """
 # The embedded OAuth authorization server's clients, consent requests, codes and tokens
 # (`mcp_tools.oauth.store` holds the queries).
@@ -630,6 +636,30 @@ class StateStore:
                     "ON CONFLICT (principal, namespace, tool) DO NOTHING",
                     (principal, namespace, tool),
                 )
+
+    # -- calls per minute ---------------------------------------------------------------------
+
+    def _keyed_transaction(self, key: str) -> contextlib.AbstractContextManager[Connection]:
+        """A transaction that is the only one holding `key` (SQLite: the only writer at all)."""
+        return self._transaction()
+
+    def spend_calls(self, principal: str, calls: int, limit: int, window_seconds: float = 60.0) -> float | None:
+        """Count `calls` tool calls against the principal's `limit` per sliding window, for every
+        process sharing the store; None when they fit (and are counted), else the seconds until
+        they would (nothing is counted)."""
+        now = float(self.clock())
+        with self._keyed_transaction("rate_calls\n" + principal) as db:
+            db.execute("DELETE FROM rate_calls WHERE ts<=?", (now - window_seconds,))
+            count, oldest = db.execute(
+                "SELECT COUNT(*), MIN(ts) FROM rate_calls WHERE principal=? AND ts>?", (principal, now - window_seconds)
+            ).fetchone()
+            if count + calls > limit:
+                return float(max(1, int(window_seconds - (now - oldest)) + 1)) if count else window_seconds
+            db.execute(
+                "INSERT INTO rate_calls (principal, ts) VALUES " + ",".join(["(?, ?)"] * calls),
+                [value for _ in range(calls) for value in (principal, now)],
+            )
+        return None
 
     # -- requestState nonces ----------------------------------------------------------------
 

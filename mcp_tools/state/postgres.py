@@ -75,6 +75,9 @@ class _Translated:
     def execute(self, sql: str, params: Any = ()) -> psycopg.Cursor[Any]:
         return self._connection.execute(_placeholders(sql), tuple(params))
 
+    def transaction(self) -> Any:
+        return self._connection.transaction()
+
 
 _TRANSLATED: dict[str, str] = {}
 
@@ -197,6 +200,14 @@ class PostgresStateStore(StateStore):
 
     def _transaction(self) -> Any:
         return self._connection(lock=True)
+
+    @contextmanager
+    def _keyed_transaction(self, key: str) -> Iterator[_Translated]:
+        """A transaction serialised with others of the same key only (an advisory lock), never
+        with approvals."""
+        with self._connection(lock=False) as db, db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+            yield db
 
     def _reading(self) -> Any:
         return self._connection(lock=False)
