@@ -148,6 +148,10 @@ CREATE TABLE IF NOT EXISTS oauth_grants (
 CREATE INDEX IF NOT EXISTS oauth_grants_family ON oauth_grants (family);
 CREATE INDEX IF NOT EXISTS oauth_grants_client ON oauth_grants (client_id);
 """
+APPROVED_FOR_CALL = (
+    "SELECT {columns} FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='approved' "
+    "AND expires>? ORDER BY created LIMIT 1"
+)
 AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
 MAX_LIVE_TICKETS = 20  # approval cards issued for one approval that still work
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
@@ -347,21 +351,17 @@ class StateStore:
         one token is no use to a session holding another.
         """
         now = self.clock()
-        with self._transaction() as db:
+        wanted = (tool, args_sha256, principal, now)
+        with self._reading() as db:  # most calls have none: a read, without the write lock
+            if db.execute(APPROVED_FOR_CALL.format(columns="1"), wanted).fetchone() is None:
+                return None
+        with self._transaction() as db:  # one statement under the write lock: the check and the use
             row = db.execute(
-                "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='approved' "
-                "AND expires>? ORDER BY created LIMIT 1",
-                (tool, args_sha256, principal, now),
+                "UPDATE approvals SET status='consumed', consumed=? "
+                f"WHERE id=({APPROVED_FOR_CALL.format(columns='id')}) AND status='approved' RETURNING *",
+                (now, *wanted),
             ).fetchone()
-            if row is None:
-                return None
-            updated = db.execute(
-                "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved'",
-                (now, row[0]),
-            ).rowcount
-            if updated != 1:  # pragma: no cover - guarded by the write lock
-                return None
-        return dataclasses.replace(_approval(row), status="consumed", consumed=now)
+        return None if row is None else _approval(row)
 
     def recent_denial(self, tool: str, args_sha256: str) -> Approval | None:
         """A denial the person made for this exact call that has not expired yet."""
