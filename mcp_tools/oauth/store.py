@@ -25,7 +25,6 @@ from mcp_tools.policy.store import StateStore
 from mcp_tools.state.sealed import is_sealed, seal, unseal
 
 logger = logging.getLogger("mcp_tools.oauth")
-OLD_TABLES = {"clients": "oauth_clients", "requests": "oauth_requests", "grants": "oauth_grants"}
 
 
 def digest(secret: str) -> str:
@@ -176,6 +175,22 @@ class OAuthStore:
         rows were copied. Clients registered and tokens issued before the upgrade keep working."""
         if not path.exists():
             return 0
+        try:
+            copied = self._copy_from(path)
+        except sqlite3.Error as exc:  # an unreadable file: its clients register again
+            logger.warning("%s could not be read (%s); its clients must sign in again", path.name, exc)
+            return 0
+        try:
+            path.rename(path.with_name(path.name + ".imported"))
+        except OSError as exc:  # copied again at the next start, changing nothing
+            logger.warning("%s was copied but could not be renamed: %s", path.name, exc)
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                path.with_name(path.name + suffix).unlink()
+        logger.info("moved %d rows of %s into the state store", copied, path.name)
+        return copied
+
+    def _copy_from(self, path: Path) -> int:
         copied = 0
         with contextlib.closing(sqlite3.connect(path, timeout=10)) as old, self.state.transaction() as db:
             tables = {row[0] for row in old.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -205,9 +220,4 @@ class OAuthStore:
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING",
                         row,
                     ).rowcount
-        path.rename(path.with_name(path.name + ".imported"))
-        for suffix in ("-wal", "-shm"):
-            with contextlib.suppress(OSError):
-                path.with_name(path.name + suffix).unlink()
-        logger.info("moved %d rows of %s into the state store", copied, path.name)
         return copied

@@ -221,3 +221,15 @@ async def test_clients_and_tokens_of_an_older_oauth_file_move_into_the_state_sto
     with replica.state.reading() as db:  # moved in sealed, like every client registered since
         assert "Replicated client" not in db.execute("SELECT info FROM oauth_clients").fetchone()[0]
     assert OAuthStore(replica.state, KEY).import_file(old) == 0  # once
+
+
+def test_an_unreadable_older_oauth_file_is_left_alone_and_the_server_goes_on(
+    open_store: OpenStore, tmp_path: Path
+) -> None:
+    old = tmp_path / "oauth.sqlite3"
+    old.write_bytes(b"not a database, " * 512)
+    store = OAuthStore(open_store(), KEY)
+    assert store.import_file(old) == 0
+    assert old.exists()  # kept for the person to look at
+    store.put_client("fresh", {"client_id": "fresh"})
+    assert store.get_client("fresh") == {"client_id": "fresh"}
