@@ -8,7 +8,9 @@
 4. 32 clients through nginx to two `serve --http` replicas against one replica, calls per second.
 
 Each pair runs interleaved round by round; figures are medians over rounds, and the ratios are
-PostgreSQL / SQLite (goal: at most 1.2x) and two replicas / one.
+PostgreSQL / SQLite (goal: at most 1.2x) and two replicas / one. Beside the times, the round trips
+to the database a low call and an approval cycle make (counted, so they do not depend on how busy
+the machine is).
 Run: `python bench/state.py [--rounds 5] [--calls 200] [--clients 32]`.
 """
 
@@ -58,12 +60,46 @@ def settings(root: Path, url: str | None) -> dict[str, Any]:
     return chosen
 
 
+ROUND_TRIPS = [0]
+
+
+def count_round_trips() -> None:
+    """Count the exchanges with the server the state store waits for (a wait that needs no I/O,
+    such as the commit of an autocommit connection, is none), not the listener's."""
+    import threading
+
+    import psycopg
+
+    wait = psycopg.Connection.wait
+
+    def counted(self: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == "mcp-tools-state-listen":
+            return wait(self, gen, *args, **kwargs)
+
+        def watched() -> Any:
+            answer, first = None, True
+            while True:
+                try:
+                    step = gen.send(answer)
+                except StopIteration as done:
+                    return done.value
+                if first:
+                    ROUND_TRIPS[0] += 1
+                    first = False
+                answer = yield step
+
+        return wait(self, watched(), *args, **kwargs)
+
+    psycopg.Connection.wait = counted  # type: ignore[method-assign]
+
+
 async def per_call(app: Any, calls: int, cycle: bool) -> float:
     """Seconds per low call, or per approval cycle."""
     server = build_server(app, "bench")
     decisions = Decisions(app.store, 600)
     async with app.running(), Client(server) as client:
         await client.call_tool("demo_echo", {"text": "warm"})
+        ROUND_TRIPS[0] = 0
         started = time.perf_counter()
         for index in range(calls):
             if not cycle:
@@ -130,19 +166,24 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--parts", default="calls,startup,replicas", help="which measurements to run")
     args = parser.parse_args()
+    count_round_trips()
     server = PostgresServer()
     server.start()
     work = Path(tempfile.mkdtemp(prefix="bench-state-"))
     try:
         url = server.create_database()
 
+        round_trips: dict[str, float] = {}
+
         def in_process(engine: str, cycle: bool) -> Callable[[], float]:
             def run() -> float:
                 root = work / f"{engine}-{time.perf_counter_ns()}"
                 app = build_app(parse_config(settings(root, url if engine == "postgresql" else None), {}))
+                calls = args.calls if not cycle else max(10, args.calls // 5)
                 try:
-                    return anyio.run(per_call, app, args.calls if not cycle else max(10, args.calls // 5), cycle)
+                    return anyio.run(per_call, app, calls, cycle)
                 finally:
+                    round_trips[engine] = ROUND_TRIPS[0] / calls
                     app.store.close()
 
             return run
@@ -152,7 +193,8 @@ def main() -> None:
             medians = interleave(args.rounds, {e: in_process(e, cycle) for e in ("sqlite", "postgresql")})
             print(
                 f"{label}: sqlite {medians['sqlite'] * 1e3:.2f} ms, postgresql {medians['postgresql'] * 1e3:.2f} ms, "
-                f"ratio {medians['postgresql'] / medians['sqlite']:.2f}x"
+                f"ratio {medians['postgresql'] / medians['sqlite']:.2f}x, "
+                f"{round_trips['postgresql']:.1f} round trips to PostgreSQL"
             )
 
         if "startup" in parts:

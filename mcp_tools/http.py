@@ -444,14 +444,17 @@ def oauth_guard(app: App) -> Any:
     if settings.embedded:
         from mcp_tools.oauth.embedded import EmbeddedAuthorizationServer
         from mcp_tools.oauth.store import OAuthStore
+        from mcp_tools.state import derive_key
 
-        store = OAuthStore(app.environment.state_dir / "oauth.sqlite3")
+        secret = app.config.state_secret()
+        store = OAuthStore(app.gate.store, derive_key(secret, "oauth clients") if secret else None)
+        store.import_file(app.environment.state_dir / "oauth.sqlite3")  # from before the state store held it
         issuer = settings.issuer_url
         scopes = list(dict.fromkeys([*settings.required_scopes, *settings.scopes]))
         embedded = EmbeddedAuthorizationServer(
             store, issuer, settings.resource, issuer + "/approvals/consent", scopes, audit
         )
-    return OAuthGuard(settings, find_spec, audit, embedded=embedded)
+    return OAuthGuard(settings, find_spec, audit, embedded=embedded, store=app.gate.store)
 
 
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:

@@ -357,6 +357,29 @@ def test_calls_per_minute_answer_429_with_retry_after(provider: Provider, tmp_pa
     assert any(r["decision"] == "rate_limited" for r in audit_rows(config))
 
 
+def test_replicas_sharing_a_postgresql_state_share_each_principals_calls_per_minute(
+    provider: Provider, postgres_url: str, tmp_path: Path
+) -> None:
+    resource = f"http://127.0.0.1:{free_port()}/mcp"  # the balancer's address, in front of both
+    state = f'[state]\nurl = "{postgres_url}"\nsecret = "replicas-share-this-secret-of-32-bytes"\n'
+    configs = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        config = oauth_config(tmp_path / name, provider.issuer, "calls_per_minute = 3\n", resource)
+        config.write_text(config.read_text() + state)
+        configs.append(config)
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "demo_echo", "arguments": {}}}
+    headers = {**MCP_HEADERS, **bearer(provider.token(resource))}
+    with http_server(configs[0]) as first, http_server(configs[1]) as second:
+        statuses = [httpx2.post(base + "/mcp", json=call, headers=headers).status_code for base in (first, second) * 2]
+        assert 429 not in statuses[:3] and statuses[3] == 429  # three calls in all, not three a replica
+        limited = httpx2.post(first + "/mcp", json=call, headers=headers)
+        assert limited.status_code == 429 and 1 <= int(limited.headers["retry-after"]) <= 61
+        other = httpx2.post(second + "/mcp", json=call, headers={**MCP_HEADERS, **bearer(CI_TOKEN)})
+        assert other.status_code != 429  # the limit is per principal
+    assert any(r["decision"] == "rate_limited" for r in audit_rows(configs[1]))
+
+
 def test_an_http_issuer_off_loopback_is_refused(tmp_path: Path) -> None:
     config = demo_config(tmp_path, f'[http.oauth]\nissuer = "http://login.example.org"\nresource = "{RESOURCE}"\n')
     done = run_cli(config, "doctor")

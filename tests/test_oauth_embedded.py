@@ -37,10 +37,25 @@ INIT = {
 
 
 class Server:
-    def __init__(self, base: str, config: Path) -> None:
+    def __init__(self, base: str, config: Path, state_url: str | None = None) -> None:
         self.base = base
         self.config = config
         self.resource = base + "/mcp"
+        self.state_url = state_url
+
+    def stored(self) -> bytes:
+        """Everything the state keeps of the OAuth flow, as bytes to search."""
+        if self.state_url is None:
+            state = self.config.parent / "state"
+            return b"".join(path.read_bytes() for path in sorted(state.glob("policy.sqlite3*")))
+        import psycopg
+
+        with psycopg.connect(self.state_url) as db:
+            rows = [
+                db.execute(f"SELECT * FROM {table}").fetchall()  # type: ignore[call-overload]
+                for table in ("oauth_clients", "oauth_requests", "oauth_grants")
+            ]
+        return json.dumps(rows, default=str).encode()
 
     def browser(self) -> httpx2.Client:
         """A browser signed in to the approvals page, as the person who runs the server."""
@@ -77,17 +92,21 @@ class Server:
         return [row["outcome"] for row in self.audit() if row["decision"] == "oauth_refused"]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The embedded authorization server keeping its clients and tokens in the SQLite state file,
+    then in a PostgreSQL state."""
     tmp_path = tmp_path_factory.mktemp("embedded")
     port = free_port()
+    state_url = request.getfixturevalue("postgres_server").create_database() if request.param != "sqlite" else None
+    state = f'[state]\nurl = "{state_url}"\nsecret = "{secrets.token_hex(32)}"\n' if state_url else ""
     config = demo_config(
         tmp_path,
         f'[http.oauth]\nembedded = true\nresource = "http://127.0.0.1:{port}/mcp"\n'
-        '[http.oauth.scopes]\n"mcp:read" = ["read_only"]\n"mcp:write" = ["*"]\n',
+        '[http.oauth.scopes]\n"mcp:read" = ["read_only"]\n"mcp:write" = ["*"]\n' + state,
     )
     with http_server(config, port=port) as base:
-        yield Server(base, config)
+        yield Server(base, config, state_url)
 
 
 async def test_the_sdks_oauth_client_signs_in_with_the_persons_consent(server: Server) -> None:
@@ -127,7 +146,7 @@ async def test_the_sdks_oauth_client_signs_in_with_the_persons_consent(server: S
     rows = [row for row in server.audit() if row["tool"] == "demo.echo"]
     assert rows and rows[-1]["principal"] == f"owner@{server.base}"
     assert "code" in answered and answered.get("iss") == server.base
-    stored = (server.config.parent / "state" / "oauth.sqlite3").read_bytes()
+    stored = server.stored()
     assert answered["code"].encode() not in stored  # kept hashed
     assert auth.context.current_tokens is not None
     assert auth.context.current_tokens.access_token.encode() not in stored

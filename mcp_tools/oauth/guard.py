@@ -10,6 +10,7 @@ for that caller either (`mcp_server` reads the reach this puts in the request sc
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections import deque
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from mcp_tools.oauth.settings import OAuthSettings
 METADATA_PREFIX = "/.well-known/oauth-protected-resource"
 MAX_INSPECTED_BODY = 4_000_000  # larger bodies pass on; the MCP server still hides out-of-reach tools
 UNAUTHENTICATED = "unauthenticated"
+logger = logging.getLogger("mcp_tools.oauth")
 AUTHORIZATION_SERVER_PATHS = ("/.well-known/oauth-authorization-server", "/authorize", "/token", "/register", "/revoke")
 
 
@@ -82,6 +84,7 @@ class OAuthGuard:
         audit: Audit,
         clock: Callable[[], float] = time.monotonic,
         embedded: Any = None,
+        store: Any = None,
     ) -> None:
         from mcp.server.auth.routes import build_resource_metadata_url
 
@@ -93,6 +96,9 @@ class OAuthGuard:
         self.clock = clock
         self.metadata_url = str(build_resource_metadata_url(settings.resource))  # type: ignore[arg-type]
         self.calls: dict[str, deque[float]] = {}
+        # Replicas sharing a PostgreSQL state share each principal's budget there; a SQLite
+        # state is one machine's, counted in this process.
+        self.shared_budget = store if store is not None and getattr(store, "engine", "sqlite") != "sqlite" else None
 
     def routes(self) -> list[Route]:
         """RFC 9728 metadata at the well-known path for the resource, served by the SDK's handler."""
@@ -120,7 +126,9 @@ class OAuthGuard:
         from mcp.server.auth.routes import create_auth_routes
         from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 
-        issuer = AuthSettings(issuer_url=self.settings.issuer_url, resource_server_url=None).issuer_url
+        issuer = AuthSettings.model_validate(
+            {"issuer_url": self.settings.issuer_url, "resource_server_url": None}
+        ).issuer_url
         routes = create_auth_routes(
             self.embedded,
             issuer_url=issuer,
@@ -227,20 +235,33 @@ class OAuthGuard:
                 return self.challenge(403, "insufficient_scope", wanted)
         limit = self.settings.calls_per_minute
         if limit is not None:
-            now = self.clock()
-            window = self.calls.setdefault(principal, deque())
-            while window and window[0] <= now - 60:
-                window.popleft()
-            if len(window) + len(names) > limit:
-                retry = max(1, int(60 - (now - window[0])) + 1) if window else 60
+            retry = self._spend(principal, len(names), limit)
+            if retry is not None:
                 self.audit(principal, names[0][:200], "rate_limited", f"over {limit} calls per minute")
                 return Response(
                     json.dumps({"error": "rate_limited", "message": f"at most {limit} tool calls per minute"}),
                     status_code=429,
                     media_type="application/json",
-                    headers={"Retry-After": str(retry)},
+                    headers={"Retry-After": str(int(retry))},
                 )
-            window.extend([now] * len(names))
+        return None
+
+    def _spend(self, principal: str, calls: int, limit: int) -> float | None:
+        """None when `calls` more fit the principal's minute (they are counted), else seconds to wait."""
+        if self.shared_budget is not None:
+            from mcp_tools.policy.store import StateStoreUnavailable
+
+            try:
+                return self.shared_budget.spend_calls(principal, calls, limit)  # type: ignore[no-any-return]
+            except StateStoreUnavailable:  # this replica still counts its own calls meanwhile
+                logger.warning("calls per minute counted per replica: the state store cannot be reached")
+        now = self.clock()
+        window = self.calls.setdefault(principal, deque())
+        while window and window[0] <= now - 60:
+            window.popleft()
+        if len(window) + calls > limit:
+            return max(1, int(60 - (now - window[0])) + 1) if window else 60
+        window.extend([now] * calls)
         return None
 
 

@@ -107,14 +107,51 @@ CREATE TABLE IF NOT EXISTS page_sessions (
 );
 CREATE TABLE IF NOT EXISTS enabled_tools (
     principal TEXT NOT NULL,
+    namespace TEXT NOT NULL DEFAULT '',
     tool TEXT NOT NULL,
-    PRIMARY KEY (principal, tool)
+    PRIMARY KEY (principal, namespace, tool)
 );
 CREATE TABLE IF NOT EXISTS request_state_nonces (
     nonce_sha256 TEXT PRIMARY KEY,
     expires REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS rate_calls (
+    principal TEXT NOT NULL,
+    ts REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rate_calls_by_principal ON rate_calls (principal, ts);
+CREATE INDEX IF NOT EXISTS rate_calls_ts ON rate_calls (ts);
 """
+# The embedded OAuth authorization server's clients, consent requests, codes and tokens
+# (`mcp_tools.oauth.store` holds the queries).
+OAUTH_SCHEMA = """
+CREATE TABLE IF NOT EXISTS oauth_clients (
+    client_id TEXT PRIMARY KEY,
+    info TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_requests (
+    id_sha256 TEXT PRIMARY KEY,
+    data TEXT NOT NULL,
+    expires REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_grants (
+    sha256 TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,          -- code, access, refresh
+    client_id TEXT NOT NULL,
+    family TEXT NOT NULL,        -- every token descended from one consent
+    data TEXT NOT NULL,
+    expires REAL NOT NULL,
+    used REAL,                   -- a code exchanged, a refresh token rotated
+    revoked REAL
+);
+CREATE INDEX IF NOT EXISTS oauth_grants_family ON oauth_grants (family);
+CREATE INDEX IF NOT EXISTS oauth_grants_client ON oauth_grants (client_id);
+"""
+APPROVED_FOR_CALL = (
+    "SELECT {columns} FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='approved' "
+    "AND expires>? ORDER BY created LIMIT 1"
+)
 AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
 MAX_LIVE_TICKETS = 20  # approval cards issued for one approval that still work
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
@@ -199,7 +236,8 @@ def new_approval_id() -> str:
 
 
 class Cursor(Protocol):
-    rowcount: int
+    @property
+    def rowcount(self) -> int: ...
 
     def fetchone(self) -> Any: ...
 
@@ -207,7 +245,7 @@ class Cursor(Protocol):
 
 
 class Connection(Protocol):
-    def execute(self, sql: str, params: Any = ()) -> Cursor: ...
+    def execute(self, sql: str, params: Any = (), /) -> Cursor: ...
 
 
 class StateStoreError(RuntimeError):
@@ -313,21 +351,17 @@ class StateStore:
         one token is no use to a session holding another.
         """
         now = self.clock()
-        with self._transaction() as db:
+        wanted = (tool, args_sha256, principal, now)
+        with self._reading() as db:  # most calls have none: a read, without the write lock
+            if db.execute(APPROVED_FOR_CALL.format(columns="1"), wanted).fetchone() is None:
+                return None
+        with self._transaction() as db:  # one statement under the write lock: the check and the use
             row = db.execute(
-                "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='approved' "
-                "AND expires>? ORDER BY created LIMIT 1",
-                (tool, args_sha256, principal, now),
+                "UPDATE approvals SET status='consumed', consumed=? "
+                f"WHERE id=({APPROVED_FOR_CALL.format(columns='id')}) AND status='approved' RETURNING *",
+                (now, *wanted),
             ).fetchone()
-            if row is None:
-                return None
-            updated = db.execute(
-                "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved'",
-                (now, row[0]),
-            ).rowcount
-            if updated != 1:  # pragma: no cover - guarded by the write lock
-                return None
-        return dataclasses.replace(_approval(row), status="consumed", consumed=now)
+        return None if row is None else _approval(row)
 
     def recent_denial(self, tool: str, args_sha256: str) -> Approval | None:
         """A denial the person made for this exact call that has not expired yet."""
@@ -563,7 +597,7 @@ class StateStore:
                 "INSERT INTO page_sessions (cookie_sha256, expires, principal) VALUES (?, ?, ?)",
                 (cookie_sha256, now + ttl_seconds, principal),
             )
-        return now + ttl_seconds
+        return float(now + ttl_seconds)
 
     def page_session(self, cookie_sha256: str) -> tuple[float, str | None] | None:
         """`(expires, principal)` of the signed-in browser's session; None when it ended or never was."""
@@ -580,20 +614,52 @@ class StateStore:
 
     # -- toolsets a principal enabled (dynamic discovery) -----------------------------------
 
-    def enabled_tools(self, principal: str) -> set[str]:
+    def enabled_tools(self, principal: str, namespace: str | None = None) -> set[str]:
+        """The canonical names the principal enabled (on one mounted namespace's endpoint, if given).
+
+        A key `principal + "\\n" + namespace` (what callers passed before the two were columns of
+        their own) is still understood."""
+        principal, namespace = _principal_and_namespace(principal, namespace)
         with self._reading() as db:
-            rows = db.execute("SELECT tool FROM enabled_tools WHERE principal=?", (principal,)).fetchall()
+            rows = db.execute(
+                "SELECT tool FROM enabled_tools WHERE principal=? AND namespace=?", (principal, namespace)
+            ).fetchall()
         return {row[0] for row in rows}
 
-    def enable_tools(self, principal: str, tools: set[str]) -> None:
+    def enable_tools(self, principal: str, tools: set[str], namespace: str | None = None) -> None:
         """Add to the principal's enabled tools (canonical names); enabling only ever grows the set."""
+        principal, namespace = _principal_and_namespace(principal, namespace)
         with self._appending() as db:
             for tool in sorted(tools):
                 db.execute(
-                    "INSERT INTO enabled_tools (principal, tool) VALUES (?, ?) "
-                    "ON CONFLICT (principal, tool) DO NOTHING",
-                    (principal, tool),
+                    "INSERT INTO enabled_tools (principal, namespace, tool) VALUES (?, ?, ?) "
+                    "ON CONFLICT (principal, namespace, tool) DO NOTHING",
+                    (principal, namespace, tool),
                 )
+
+    # -- calls per minute ---------------------------------------------------------------------
+
+    def _keyed_transaction(self, key: str) -> contextlib.AbstractContextManager[Connection]:
+        """A transaction that is the only one holding `key` (SQLite: the only writer at all)."""
+        return self._transaction()
+
+    def spend_calls(self, principal: str, calls: int, limit: int, window_seconds: float = 60.0) -> float | None:
+        """Count `calls` tool calls against the principal's `limit` per sliding window, for every
+        process sharing the store; None when they fit (and are counted), else the seconds until
+        they would (nothing is counted)."""
+        now = float(self.clock())
+        with self._keyed_transaction("rate_calls\n" + principal) as db:
+            db.execute("DELETE FROM rate_calls WHERE ts<=?", (now - window_seconds,))
+            count, oldest = db.execute(
+                "SELECT COUNT(*), MIN(ts) FROM rate_calls WHERE principal=? AND ts>?", (principal, now - window_seconds)
+            ).fetchone()
+            if count + calls > limit:
+                return float(max(1, int(window_seconds - (now - oldest)) + 1)) if count else window_seconds
+            db.execute(
+                "INSERT INTO rate_calls (principal, ts) VALUES " + ",".join(["(?, ?)"] * calls),
+                [value for _ in range(calls) for value in (principal, now)],
+            )
+        return None
 
     # -- requestState nonces ----------------------------------------------------------------
 
@@ -772,7 +838,7 @@ class PolicyStore(SqliteFile, StateStore):
     """The state in one SQLite file: the default, for one machine."""
 
     def __init__(self, path: Path, clock: Any = time.time) -> None:
-        super().__init__(path, SCHEMA + APPROVAL_EVENTS_SCHEMA)
+        super().__init__(path, SCHEMA + APPROVAL_EVENTS_SCHEMA + OAUTH_SCHEMA)
         self.clock = clock
         self._migrate()
 
@@ -788,6 +854,30 @@ class PolicyStore(SqliteFile, StateStore):
             columns = {row[1] for row in db.execute("PRAGMA table_info(approval_meta)")}
             if "client" not in columns:  # a state file from before clients were remembered
                 db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
+            columns = {row[1] for row in db.execute("PRAGMA table_info(enabled_tools)")}
+            if "namespace" not in columns:  # principal and namespace were one "\n"-joined key
+                rows = db.execute("SELECT principal, tool FROM enabled_tools").fetchall()
+                db.execute("DROP TABLE enabled_tools")
+                db.execute(
+                    "CREATE TABLE enabled_tools (principal TEXT NOT NULL, namespace TEXT NOT NULL DEFAULT '', "
+                    "tool TEXT NOT NULL, PRIMARY KEY (principal, namespace, tool))"
+                )
+                for key, tool in rows:
+                    db.execute(
+                        "INSERT OR IGNORE INTO enabled_tools VALUES (?, ?, ?)",
+                        (*_principal_and_namespace(key, None), tool),
+                    )
+
+
+def _principal_and_namespace(principal: str, namespace: str | None) -> tuple[str, str]:
+    """The two columns of an enabled-tools key; `""` is the endpoint of every namespace. A combined
+    key splits at its last newline (a namespace name has none; a principal might)."""
+    if namespace is not None:
+        return principal, namespace
+    if "\n" in principal:
+        head, _, tail = principal.rpartition("\n")
+        return head, tail
+    return principal, ""
 
 
 def _approval(row: tuple[Any, ...]) -> Approval:

@@ -6,6 +6,7 @@ advisory lock (replicas that start together migrate once) and recorded in `schem
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import threading
@@ -25,8 +26,12 @@ from mcp_tools.secrets import known_secrets
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 MIGRATION_LOCK = 0x6D6370746F6F6C73  # "mcptools": one migrator at a time across replicas
 NOTIFY_CHANNEL = "mcp_tools_approvals"
+BEGIN_LOCKED = "BEGIN; LOCK TABLE approvals IN SHARE ROW EXCLUSIVE MODE"
 LISTEN_CHECK_SECONDS = 1.0
 IDLE_CHECK_SECONDS = 2.0
+# A statement answered this recently shows the database is up as well as a ping would: the
+# check before a medium or high call (its audit row must be writable) costs no round trip then.
+ANSWERED_RECENTLY_SECONDS = 0.25
 logger = logging.getLogger("mcp_tools.state")
 
 
@@ -60,7 +65,7 @@ def apply_migrations(connection: psycopg.Connection[Any]) -> list[int]:
         for version, name, sql in known:
             if version in done:
                 continue
-            connection.execute(sql)  # type: ignore[arg-type]
+            connection.execute(sql)
             connection.execute("INSERT INTO schema_version VALUES (%s, %s, %s)", (version, name, time.time()))
             applied_now.append(version)
     return applied_now
@@ -73,7 +78,10 @@ class _Translated:
         self._connection = connection
 
     def execute(self, sql: str, params: Any = ()) -> psycopg.Cursor[Any]:
-        return self._connection.execute(_placeholders(sql), tuple(params))  # type: ignore[arg-type]
+        return self._connection.execute(_placeholders(sql), tuple(params))
+
+    def transaction(self) -> Any:
+        return self._connection.transaction()
 
 
 _TRANSLATED: dict[str, str] = {}
@@ -99,6 +107,7 @@ class PostgresStateStore(StateStore):
         self._listener: threading.Thread | None = None
         self._closed = threading.Event()
         self._last_used: dict[int, float] = {}
+        self._last_answer = float("-inf")
         self._pool = ConnectionPool(
             url,
             min_size=1,
@@ -177,13 +186,20 @@ class PostgresStateStore(StateStore):
             with self._pool.connection() as connection:
                 try:
                     if lock:
-                        with connection.transaction():
-                            # One writer of approvals at a time, as BEGIN IMMEDIATE gives SQLite:
-                            # the check and the change are one step, and events commit in order.
-                            connection.execute("LOCK TABLE approvals IN SHARE ROW EXCLUSIVE MODE")
+                        # One writer of approvals at a time, as BEGIN IMMEDIATE gives SQLite: the
+                        # check and the change are one step, and events commit in order. BEGIN
+                        # and the lock go out together: one round trip, not two.
+                        connection.execute(BEGIN_LOCKED)
+                        try:
                             yield _Translated(connection)
+                        except BaseException:
+                            with contextlib.suppress(psycopg.Error):
+                                connection.execute("ROLLBACK")
+                            raise
+                        connection.execute("COMMIT")
                     else:
                         yield _Translated(connection)
+                    self._last_answer = time.monotonic()
                 finally:
                     self._last_used[id(connection)] = time.monotonic()
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
@@ -192,11 +208,21 @@ class PostgresStateStore(StateStore):
             metrics.current().store(self.engine, time.perf_counter() - started)
 
     def ping(self) -> None:
+        if time.monotonic() - self._last_answer < ANSWERED_RECENTLY_SECONDS:
+            return
         with self._reading() as db:
             db.execute("SELECT 1").fetchone()
 
     def _transaction(self) -> Any:
         return self._connection(lock=True)
+
+    @contextmanager
+    def _keyed_transaction(self, key: str) -> Iterator[_Translated]:
+        """A transaction serialised with others of the same key only (an advisory lock), never
+        with approvals."""
+        with self._connection(lock=False) as db, db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+            yield db
 
     def _reading(self) -> Any:
         return self._connection(lock=False)
