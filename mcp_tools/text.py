@@ -12,7 +12,7 @@ import quopri
 import re
 import secrets
 from html.parser import HTMLParser
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote, unquote_to_bytes
 
 from mcp_tools.charsets import MULTI_BYTE as _MULTI_BYTE_ENCODINGS
@@ -245,7 +245,9 @@ def fence(label: str, content: str) -> str:
     )
 
 
-def binary_page(data: bytes, mime: str, offset: int, max_chars: int) -> tuple[str, str, int, int | None]:
+def binary_page(
+    data: bytes, mime: str, offset: int, max_chars: int
+) -> tuple[Literal["image", "base64"], str, int, int | None]:
     """Binary content as the model may take it: `("image", "", 0, None)` for a small image (attach it
     with `Output.with_image`), else one page of its base64 at `offset` (a multiple of 4, so each
     page decodes alone): `("base64", chunk, total_chars, next_offset)`."""

@@ -82,7 +82,7 @@ async def search(service: InboxService, args: SearchArgs, ctx: CallContext) -> S
 
 
 async def _load(service: InboxService, message_id: str) -> dict[str, Any]:
-    message = await _run(service.store.get, message_id.strip())
+    message: dict[str, Any] | None = await _run(service.store.get, message_id.strip())
     if message is None:
         raise ToolFailure("not_found", f"no email with id {message_id!r}", ID_HINT)
     return message
