@@ -477,10 +477,10 @@ class ClientStates:
         # one is not "local" in another, so the set stays in the process.
         self.store = app.store if app.store is not None and app.store.engine != "sqlite" else None
 
-    def stored_as(self, ctx: ServerRequestContext[Any, Any]) -> str:
-        """The key of a principal's set in the state store: one set per mounted namespace, as here."""
-        principal = principal_of(ctx, "local")
-        return principal if self.namespace is None else f"{principal}\n{self.namespace}"
+    def stored_as(self, ctx: ServerRequestContext[Any, Any]) -> tuple[str, str]:
+        """The principal and endpoint of a set in the state store: one set per mounted namespace
+        (`""` for the endpoint of every namespace)."""
+        return principal_of(ctx, "local"), self.namespace or ""
 
     def enabled(self, ctx: ServerRequestContext[Any, Any]) -> set[str]:
         if is_modern(ctx):
@@ -488,7 +488,8 @@ class ClientStates:
             if self.store is not None:
                 # While the store is away, the last set seen here is served.
                 with contextlib.suppress(StateStoreUnavailable):
-                    self.by_principal[key] = self.store.enabled_tools(self.stored_as(ctx))
+                    principal, namespace = self.stored_as(ctx)
+                    self.by_principal[key] = self.store.enabled_tools(principal, namespace)
             return self.by_principal.setdefault(key, set())
         # The SDK builds a ServerSession per request around the connection's one `Connection`.
         connection = getattr(ctx.session, "_connection", ctx.session)
@@ -498,7 +499,8 @@ class ClientStates:
         """Store a principal's grown set where every replica sees it."""
         if self.store is not None and is_modern(ctx):
             try:
-                self.store.enable_tools(self.stored_as(ctx), enabled)
+                principal, namespace = self.stored_as(ctx)
+                self.store.enable_tools(principal, enabled, namespace)
             except StateStoreUnavailable:  # this replica serves the set; the others once it is stored
                 logging.getLogger("mcp_tools").warning("enabled toolsets not stored: the state store cannot be reached")
 

@@ -870,14 +870,9 @@ class PolicyStore(SqliteFile, StateStore):
 
 
 def _principal_and_namespace(principal: str, namespace: str | None) -> tuple[str, str]:
-    """The two columns of an enabled-tools key; `""` is the endpoint of every namespace. A combined
-    key splits at its last newline (a namespace name has none; a principal might)."""
-    if namespace is not None:
-        return principal, namespace
-    if "\n" in principal:
-        head, _, tail = principal.rpartition("\n")
-        return head, tail
-    return principal, ""
+    """The two columns of an enabled-tools key; `""` is the endpoint of every namespace. A principal
+    is taken whole, newlines and all: it never names a namespace."""
+    return principal, namespace or ""
 
 
 def _approval(row: tuple[Any, ...]) -> Approval:

@@ -60,15 +60,6 @@ def label_of(block: int | None, item: int | None) -> str:
     return f"block {block}" + (f", item {item}" if item is not None else "")
 
 
-def json_type(value: Any) -> str:
-    """How an error names a JSON value's type."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return {str: "a string", list: "an array", dict: "an object", type(None): "null"}.get(type(value), "a value")
-
-
 @dataclass(frozen=True, slots=True)
 class Prose:
     """Text of the reply that is for the person, not a call: streamed as soon as it is decided."""

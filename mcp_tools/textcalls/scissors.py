@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 from mcp_tools.catalog import is_known
-from mcp_tools.textcalls.calls import DELIMITER, JSON_HINT, MAX_CALLS, ParsedCall, ParseProblem, json_type
+from mcp_tools.textcalls.calls import DELIMITER, JSON_HINT, MAX_CALLS, ParsedCall, ParseProblem
 from mcp_tools.textcalls.shapes import DECODER, UNICODE_PROBLEM, lone_surrogate
+from mcp_tools.tooling import json_type
 
 SCISSORS_KEYS = ("id", "type", "operation", "parameters", "priority")
 SCISSORS_HINT = (

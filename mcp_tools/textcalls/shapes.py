@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools.catalog import is_alias, is_known
-from mcp_tools.textcalls.calls import json_type
+from mcp_tools.tooling import json_type
 
 NAME_KEYS = ("tool", "tool_name", "name", "function")  # first present wins: in flat calls "name" may be an argument
 ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")

@@ -22,9 +22,7 @@ def test_each_namespace_endpoint_keeps_its_own_set(open_store: OpenStore) -> Non
     first.enable_tools("ada", {"gmail.send"})
     assert second.enabled_tools("ada", namespace="notes") == {"notes.search"}
     assert second.enabled_tools("ada") == {"gmail.send"}
-    # the combined key callers passed before is the same set
-    assert second.enabled_tools("ada\nnotes") == {"notes.search"}
-    second.enable_tools("ada\nnotes", {"notes.read"})
+    second.enable_tools("ada", {"notes.read"}, namespace="notes")
     assert first.enabled_tools("ada", namespace="notes") == {"notes.search", "notes.read"}
 
 
@@ -32,6 +30,7 @@ def test_attack_a_principal_named_with_a_newline_cannot_reach_anothers_namespace
     store = open_store()
     store.enable_tools("ada", {"notes.delete"}, namespace="notes")
     assert store.enabled_tools("ada\nnotes", namespace="") == set()
+    assert store.enabled_tools("ada\nnotes") == set()  # taken whole, not split into ada on the notes endpoint
     store.enable_tools("ada\nnotes", {"demo.echo"}, namespace="")
     assert store.enabled_tools("ada", namespace="notes") == {"notes.delete"}
 
