@@ -133,7 +133,9 @@ async def page_flow(app: App, files: Path, round: int) -> Trace:
     from mcp_tools.approvals import serve_page_here
     from mcp_tools.approvals.page import new_login_link
 
-    page = serve_page_here(app, page_security("127.0.0.1", []), f"{PAGE}/approvals")
+    page = serve_page_here(
+        app.config.approvals.page, app.store, app.out_of_band, page_security("127.0.0.1", []), f"{PAGE}/approvals"
+    )
     assert page is not None
     site = Starlette(routes=[Mount("/approvals", app=page)])
     target = f"gone-{round}.txt"

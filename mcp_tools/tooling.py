@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Literal, TypeVar, cast
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
 from typing_extensions import TypeVar as DefaultedTypeVar
@@ -320,54 +320,9 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT, FactsT]):
     aliases: tuple[ToolAlias, ...] = ()
     facts: type[FactsT] | None = None
 
-    # The gate calls a tool through these, whether or not it declares `facts`.
-
     def new_facts(self) -> FactsT | None:
         """A fresh facts object for one call (None for a tool without facts)."""
         return None if self.facts is None else self.facts()
-
-    def summary(self, args: InputT, facts: FactsT | None) -> str:
-        """`describe` for this call."""
-        if self.facts is None:
-            return cast(Callable[[InputT], str], self.describe)(args)
-        return cast(Callable[[InputT, FactsT | None], str], self.describe)(args, facts)
-
-    async def gather(self, service: ServiceT, args: InputT, ctx: CallContext, facts: FactsT | None) -> None:
-        """`prepare` for this call, when the tool has one."""
-        if self.prepare is None:
-            return
-        if self.facts is None:
-            await cast(Callable[[ServiceT, InputT, CallContext], Awaitable[None]], self.prepare)(service, args, ctx)
-        else:
-            prepare = cast(Callable[[ServiceT, InputT, CallContext, FactsT | None], Awaitable[None]], self.prepare)
-            await prepare(service, args, ctx, facts)
-
-    async def risk_for(self, service: ServiceT, args: InputT, facts: FactsT | None) -> Risk | None:
-        """`dynamic_risk` for this call, or None when the tool has none."""
-        if self.dynamic_risk is None:
-            return None
-        if self.facts is None:
-            return await cast(Callable[[ServiceT, InputT], Awaitable[Risk]], self.dynamic_risk)(service, args)
-        dynamic_risk = cast(Callable[[ServiceT, InputT, FactsT | None], Awaitable[Risk]], self.dynamic_risk)
-        return await dynamic_risk(service, args, facts)
-
-    async def check(self, service: ServiceT, args: InputT, facts: FactsT | None) -> None:
-        """`precheck` for this call, when the tool has one."""
-        if self.precheck is None:
-            return
-        if self.facts is None:
-            await cast(Callable[[ServiceT, InputT], Awaitable[None]], self.precheck)(service, args)
-        else:
-            precheck = cast(Callable[[ServiceT, InputT, FactsT | None], Awaitable[None]], self.precheck)
-            await precheck(service, args, facts)
-
-    async def run(self, service: ServiceT, args: InputT, ctx: CallContext, facts: FactsT | None) -> OutputT:
-        """`handler` for this call."""
-        if self.facts is None:
-            handler = cast(Callable[[ServiceT, InputT, CallContext], Awaitable[OutputT]], self.handler)
-            return await handler(service, args, ctx)
-        with_facts = cast(Callable[[ServiceT, InputT, CallContext, FactsT | None], Awaitable[OutputT]], self.handler)
-        return await with_facts(service, args, ctx, facts)
 
     @property
     def namespace(self) -> str:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_tools import metrics
 from mcp_tools.config import PolicySettings
+from mcp_tools.policy import hooks
 from mcp_tools.policy.display import arguments_text, visible
 from mcp_tools.policy.redact import redact
 from mcp_tools.policy.result_budget import (
@@ -410,12 +411,12 @@ class PolicyGate:
         facts = spec.new_facts()  # what this call learns on its way; never shared with another call
         if spec.prepare is not None:
             try:
-                await spec.gather(tool.service, args, context, facts)
+                await hooks.gather(spec, tool.service, args, context, facts)
             except ToolFailure:
                 state.decision = "precheck_failed"
                 raise
         risk = tool.configured_risk
-        raised = await spec.risk_for(tool.service, args, facts)
+        raised = await hooks.risk_for(spec, tool.service, args, facts)
         if raised is not None:
             risk = effective_risk(risk, raised)
         if spec.preview is not None and risk is not Risk.DENY and spec.preview(args):
@@ -426,7 +427,7 @@ class PolicyGate:
             raise ToolFailure("denied_by_policy", f"{spec.name} is denied by the policy config")
         if spec.precheck is not None:
             try:
-                await spec.check(tool.service, args, facts)
+                await hooks.check(spec, tool.service, args, facts)
             except ToolFailure:
                 state.decision = "precheck_failed"
                 raise
@@ -439,7 +440,7 @@ class PolicyGate:
             await anyio.to_thread.run_sync(self.store.ping)
         outcome = await self._run(tool, args, context, facts)
         if risk is Risk.MEDIUM and not outcome.is_error:
-            summary = spec.summary(args, facts)
+            summary = hooks.summary(spec, args, facts)
             outcome.action = f"{visible(summary)} ({spec.name}, medium risk)"
             notices.append(f"Action performed: {summary} ({spec.name}, medium risk). Tell the user what was done.")
         if notices and not outcome.is_error:
@@ -558,7 +559,7 @@ class PolicyGate:
             state.decision, state.approval_id = "approved_out_of_band", consumed.id
             state.answered_by = self.store.decided_by(consumed.id) or "out_of_band"
             return None
-        summary = spec.summary(args, facts)
+        summary = hooks.summary(spec, args, facts)
         if state.via is not None:
             summary += f" (for {state.via.spec.name})"
         request = ConfirmationRequest(spec.name, risk, utf8_safe(scrub_text(summary)), shown, digest)
@@ -660,7 +661,7 @@ class PolicyGate:
     async def _run(self, tool: BoundTool, args: BaseModel, context: CallContext, facts: object) -> CallOutcome:
         spec = tool.spec
         try:
-            output = await spec.run(tool.service, args, context, facts)
+            output = await hooks.run(spec, tool.service, args, context, facts)
         except ToolFailure as failure:
             return failure_outcome(failure)
         except DeferredQuestion as deferred:
