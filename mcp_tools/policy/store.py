@@ -615,10 +615,7 @@ class StateStore:
     # -- toolsets a principal enabled (dynamic discovery) -----------------------------------
 
     def enabled_tools(self, principal: str, namespace: str | None = None) -> set[str]:
-        """The canonical names the principal enabled (on one mounted namespace's endpoint, if given).
-
-        A key `principal + "\\n" + namespace` (what callers passed before the two were columns of
-        their own) is still understood."""
+        """The canonical names the principal enabled (on one mounted namespace's endpoint, if given)."""
         principal, namespace = _principal_and_namespace(principal, namespace)
         with self._reading() as db:
             rows = db.execute(
@@ -865,7 +862,7 @@ class PolicyStore(SqliteFile, StateStore):
                 for key, tool in rows:
                     db.execute(
                         "INSERT OR IGNORE INTO enabled_tools VALUES (?, ?, ?)",
-                        (*_principal_and_namespace(key, None), tool),
+                        (*_split_combined_key(key), tool),
                     )
 
 
@@ -873,6 +870,13 @@ def _principal_and_namespace(principal: str, namespace: str | None) -> tuple[str
     """The two columns of an enabled-tools key; `""` is the endpoint of every namespace. A principal
     is taken whole, newlines and all: it never names a namespace."""
     return principal, namespace or ""
+
+
+def _split_combined_key(key: str) -> tuple[str, str]:
+    """A row stored before principal and namespace were two columns: `principal + "\\n" + namespace`,
+    split at its last newline (a namespace name has none)."""
+    head, newline, tail = key.rpartition("\n")
+    return (head, tail) if newline else (key, "")
 
 
 def _approval(row: tuple[Any, ...]) -> Approval:
