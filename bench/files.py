@@ -137,7 +137,7 @@ def write_config(folder: Path, root: Path) -> Path:
         textwrap.dedent(
             f"""
             [server]
-            servers = ["files"]
+            namespaces = ["files"]
             state_dir = "{folder / "state"}"
             data_dir = "{folder / "data"}"
 

@@ -140,7 +140,7 @@ async def main(clients: int, calls: int, rounds: int, against: str | None) -> No
         (files_root / "note.txt").write_text("hello from the benchmark\n" * 40)
         config = base / "config.toml"
         config.write_text(
-            f'[server]\nservers = ["files"]\nstate_dir = "{base / "state"}"\ndata_dir = "{base / "data"}"\n'
+            f'[server]\nnamespaces = ["files"]\nstate_dir = "{base / "state"}"\ndata_dir = "{base / "data"}"\n'
             f'[files]\nroot = "{files_root}"\n[http.tokens]\nbench = "{TOKEN}"\n'
         )
         script = base / "bare_server.py"

@@ -66,7 +66,7 @@ async def main(revisions: list[str], rounds: int, calls: int, big_mb: int) -> No
             write_file(root / name, size)
         config = base / "config.toml"
         config.write_text(
-            f'[server]\nservers = ["files"]\nstate_dir = "{base / "state"}"\ndata_dir = "{base / "data"}"\n'
+            f'[server]\nnamespaces = ["files"]\nstate_dir = "{base / "state"}"\ndata_dir = "{base / "data"}"\n'
             f'[files]\nroot = "{root}"\n'
         )
         await anyio.sleep(3)  # the files settle, as files do that someone reads

@@ -115,7 +115,7 @@ async def web(base: Path) -> None:
     with FakeTavily() as fake:
         fake.answer = HUGE
         fake.results = [huge_result(number) for number in range(20)]
-        settings = {"server": {"servers": ["web"]}, "web": {"api_key": VALID_KEY, "api_base_url": fake.url}}
+        settings = {"server": {"namespaces": ["web"]}, "web": {"api_key": VALID_KEY, "api_base_url": fake.url}}
         async with connect(base, settings, elicit=None) as client:
             await measure(client, "1 MB answer and snippets", "web_search", LARGEST)
 
@@ -126,7 +126,7 @@ async def search_everything(base: Path) -> None:
 
     paragraph = "The glacier radar survey measured the ice tongue once more. " * 200
     settings = {
-        "server": {"servers": ["notes", "files", "inbox", "search"]},
+        "server": {"namespaces": ["notes", "files", "inbox", "search"]},
         "notes": {"vault": str(base / "vault"), "watch": False},
         "inbox": {"addresses": [mail.INBOX_ADDRESS]},
         "search": {"timeout_seconds": 60},

@@ -125,7 +125,7 @@ async def main(rounds: int, calls: int, against: str | None, source_only: bool) 
             """One per checkout: each keeps its own definitions cache and notes index."""
             path = base / f"config-{name}.toml"
             path.write_text(
-                f'[server]\nservers = ["files", "notes", "inbox"]\nstate_dir = "{base / f"state-{name}"}"\n'
+                f'[server]\nnamespaces = ["files", "notes", "inbox"]\nstate_dir = "{base / f"state-{name}"}"\n'
                 f'data_dir = "{base / "data"}"\n[files]\nroot = "{files_root}"\n[notes]\nvault = "{vault}"\n'
             )
             return path

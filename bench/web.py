@@ -117,7 +117,7 @@ def render_cost(rounds: int) -> list[float]:
 async def mcp_searches(fake_url: str, rounds: int) -> list[float]:
     from tests.harness import connect
 
-    settings = {"server": {"servers": ["web"]}, "web": {"api_key": VALID_KEY, "api_base_url": fake_url}}
+    settings = {"server": {"namespaces": ["web"]}, "web": {"api_key": VALID_KEY, "api_base_url": fake_url}}
     samples = []
     with tempfile.TemporaryDirectory() as tmp:
         async with connect(Path(tmp), settings, elicit=None) as client:
