@@ -51,7 +51,12 @@ TOKEN = "tok-bench-0123456789"
 
 def settings(root: Path, url: str | None) -> dict[str, Any]:
     chosen: dict[str, Any] = {
-        "server": {"namespaces": ["demo"], "tools": ["*"], "state_dir": str(root / "state"), "data_dir": str(root / "d")},
+        "server": {
+            "namespaces": ["demo"],
+            "tools": ["*"],
+            "state_dir": str(root / "state"),
+            "data_dir": str(root / "d"),
+        },
         "policy": {"on_no_elicitation": "approve_out_of_band"},
         "approvals": {"page": {"enabled": False}},
     }
