@@ -431,6 +431,21 @@ def test_one_opaque_token_is_introspected_once_for_many_requests(provider: Provi
     assert token not in json.dumps(audit_rows(config))
 
 
+def test_an_introspected_read_scope_reaches_only_read_tools(provider: Provider, tmp_path: Path) -> None:
+    port = free_port()
+    resource = f"http://localhost:{port}/mcp"
+    extra = f'introspection_client_id = "robot"\nintrospection_client_secret = "{SECRET}"\n'
+    config = oauth_config(tmp_path, provider.issuer, extra, resource)
+    token = provider.token(resource, scope="mcp:read")
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "demo_note", "arguments": {}}}
+    with http_server(config, port=port) as base:
+        answer = httpx2.post(base + "/mcp", json=call, headers={**MCP_HEADERS, **bearer(token)})
+        assert answer.status_code == 403 and 'scope="mcp:write"' in answer.headers["www-authenticate"]
+        wide = httpx2.post(base + "/mcp", json=call, headers={**MCP_HEADERS, **bearer(provider.token(resource))})
+        assert wide.status_code != 403
+    assert any(r["decision"] == "insufficient_scope" and r["tool"] == "demo.note" for r in audit_rows(config))
+
+
 class Clock:
     """The resource server's clock, moved by the test instead of waited for."""
 
