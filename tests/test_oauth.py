@@ -299,6 +299,13 @@ def _hs256_with_public_key(provider: Provider) -> str:
     return f"{header}.{body}.{_b64(signature)}"
 
 
+def _own_key_in_header(provider: Provider) -> str:
+    from joserfc.jwk import ECKey
+
+    key = ECKey.generate_key("P-256", private=True)
+    return provider.forge(_claims(provider), key, {"alg": "ES256", "typ": "at+jwt", "jwk": key.as_dict(private=False)})
+
+
 ATTACKS = {
     "another audience (a real token)": lambda p: p.token(OTHER_RESOURCE, scope="mcp:read"),
     "expired": lambda p: p.forge(_claims(p, exp=_now() - 3600, iat=_now() - 7200)),
@@ -306,6 +313,7 @@ ATTACKS = {
     "unknown signing key": lambda p: p.forge(_claims(p), key=new_key("k2")),
     "a known kid, another key": lambda p: p.forge(_claims(p), key=new_key("k1")),
     "alg none": _alg_none,
+    "its own key in the header (jwk)": _own_key_in_header,
     "HS256 signed with the public key": _hs256_with_public_key,
     "wrong issuer": lambda p: p.forge(_claims(p, iss="http://127.0.0.1:1/evil")),
     "no audience": lambda p: p.forge(_claims(p, aud=None)),
