@@ -299,6 +299,13 @@ def _hs256_with_public_key(provider: Provider) -> str:
     return f"{header}.{body}.{_b64(signature)}"
 
 
+def _own_key_in_header(provider: Provider) -> str:
+    from joserfc.jwk import ECKey
+
+    key = ECKey.generate_key("P-256", private=True)
+    return provider.forge(_claims(provider), key, {"alg": "ES256", "typ": "at+jwt", "jwk": key.as_dict(private=False)})
+
+
 ATTACKS = {
     "another audience (a real token)": lambda p: p.token(OTHER_RESOURCE, scope="mcp:read"),
     "expired": lambda p: p.forge(_claims(p, exp=_now() - 3600, iat=_now() - 7200)),
@@ -306,10 +313,12 @@ ATTACKS = {
     "unknown signing key": lambda p: p.forge(_claims(p), key=new_key("k2")),
     "a known kid, another key": lambda p: p.forge(_claims(p), key=new_key("k1")),
     "alg none": _alg_none,
+    "its own key in the header (jwk)": _own_key_in_header,
     "HS256 signed with the public key": _hs256_with_public_key,
     "wrong issuer": lambda p: p.forge(_claims(p, iss="http://127.0.0.1:1/evil")),
     "no audience": lambda p: p.forge(_claims(p, aud=None)),
     "no expiry": lambda p: p.forge(_claims(p, exp=None)),
+    "sender-constrained (cnf), sent without its proof": lambda p: p.forge(_claims(p, cnf={"jkt": _b64(b"k" * 32)})),
     "garbage": lambda p: "not-a-token",
 }
 
@@ -402,6 +411,190 @@ def test_opaque_tokens_are_introspected(provider: Provider, tmp_path: Path) -> N
     refused = [r for r in audit_rows(config) if r["decision"] == "token_refused"]
     assert [r["outcome"] for r in refused] == ["token is not active", "token is for another audience"]
     assert SECRET not in json.dumps(audit_rows(config))
+
+
+def introspections(provider: Provider, token: str) -> int:
+    """How often the provider was asked about `token` (its test hook counts them)."""
+    answer = httpx2.get(provider.issuer + "/test/introspections", params={"token": token})
+    return int(answer.json()["count"])
+
+
+def test_one_opaque_token_is_introspected_once_for_many_requests(provider: Provider, tmp_path: Path) -> None:
+    port = free_port()
+    resource = f"http://localhost:{port}/mcp"
+    extra = f'introspection_client_id = "robot"\nintrospection_client_secret = "{SECRET}"\n'
+    config = oauth_config(tmp_path, provider.issuer, extra, resource)
+    token, other = provider.token(resource), provider.token(resource)
+    log = tmp_path / "server.log"
+    with http_server(config, port=port, log=log):
+        base = f"http://127.0.0.1:{port}"
+        assert [post_init(base, token).status_code for _ in range(5)] == [200] * 5
+        assert post_init(base, other).status_code == 200
+        assert post_init(base, other + "x").status_code == 401
+        assert post_init(base, other + "x").status_code == 401  # a refusal is not kept: asked again
+    assert introspections(provider, token) == 1
+    assert introspections(provider, other) == 1
+    assert introspections(provider, other + "x") == 2
+    assert token not in log.read_text() and other not in log.read_text()
+    assert token not in json.dumps(audit_rows(config))
+
+
+def test_an_introspected_read_scope_reaches_only_read_tools(provider: Provider, tmp_path: Path) -> None:
+    port = free_port()
+    resource = f"http://localhost:{port}/mcp"
+    extra = f'introspection_client_id = "robot"\nintrospection_client_secret = "{SECRET}"\n'
+    config = oauth_config(tmp_path, provider.issuer, extra, resource)
+    token = provider.token(resource, scope="mcp:read")
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "demo_note", "arguments": {}}}
+    with http_server(config, port=port) as base:
+        answer = httpx2.post(base + "/mcp", json=call, headers={**MCP_HEADERS, **bearer(token)})
+        assert answer.status_code == 403 and 'scope="mcp:write"' in answer.headers["www-authenticate"]
+        wide = httpx2.post(base + "/mcp", json=call, headers={**MCP_HEADERS, **bearer(provider.token(resource))})
+        assert wide.status_code != 403
+    assert any(r["decision"] == "insufficient_scope" and r["tool"] == "demo.note" for r in audit_rows(config))
+
+
+class Clock:
+    """The resource server's clock, moved by the test instead of waited for."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def introspecting_server(provider: Provider, clock: Clock, **settings: Any) -> tuple[Any, str]:
+    """A `ResourceServer` that introspects at the provider, and the resource its tokens must name."""
+    from mcp_tools.oauth.resource import ResourceServer
+    from mcp_tools.oauth.settings import OAuthSettings
+
+    resource = f"http://localhost:{free_port()}/mcp"
+    options = OAuthSettings.model_validate(
+        {
+            "issuer": provider.issuer,
+            "resource": resource,
+            "introspection_client_id": "robot",
+            "introspection_client_secret": SECRET,
+            **settings,
+        }
+    )
+    return ResourceServer(options, clock=clock), resource
+
+
+def revoke(provider: Provider, token: str) -> None:
+    answer = httpx2.post(provider.issuer + "/token/revocation", data={"token": token}, auth=("robot", SECRET))
+    assert answer.status_code == 200, answer.text
+
+
+async def test_concurrent_requests_with_one_token_share_one_introspection(provider: Provider) -> None:
+    import asyncio
+
+    server, resource = introspecting_server(provider, Clock())
+    token = provider.token(resource)
+    accepted = await asyncio.gather(*[server.check(token) for _ in range(8)])
+    assert {found.subject for found in accepted} == {"robot"}
+    assert introspections(provider, token) == 1
+
+
+async def test_an_introspected_token_is_not_served_from_the_cache_once_it_expires(provider: Provider) -> None:
+    from mcp_tools.oauth.resource import TokenRefused
+
+    clock = Clock()
+    server, resource = introspecting_server(provider, clock, introspection_cache_seconds=3600, leeway_seconds=0)
+    token = provider.token(resource)  # lives 300 seconds at the provider
+    first = await server.check(token)
+    await server.check(token)
+    assert introspections(provider, token) == 1
+    clock.now = first.expires_at + 1
+    with pytest.raises(TokenRefused, match="token expired"):
+        await server.check(token)
+    assert introspections(provider, token) == 2  # asked again: the cached answer ended at exp
+    assert len(server.introspected) == 0
+
+
+async def test_a_token_revoked_at_the_issuer_is_refused_once_the_cache_time_passes(provider: Provider) -> None:
+    from mcp_tools.oauth.resource import TokenRefused
+
+    clock = Clock()
+    server, resource = introspecting_server(provider, clock, introspection_cache_seconds=60)
+    token = provider.token(resource)
+    await server.check(token)
+    revoke(provider, token)
+    await server.check(token)  # the documented trade-off: up to introspection_cache_seconds
+    clock.now += 61
+    with pytest.raises(TokenRefused, match="not active"):
+        await server.check(token)
+    with pytest.raises(TokenRefused, match="not active"):
+        await server.check(token)  # and a refusal is not kept in place of the answer
+    assert introspections(provider, token) == 3
+
+
+async def test_a_cache_time_of_zero_asks_the_issuer_every_time(provider: Provider) -> None:
+    from mcp_tools.oauth.resource import TokenRefused
+
+    server, resource = introspecting_server(provider, Clock(), introspection_cache_seconds=0)
+    token = provider.token(resource)
+    await server.check(token)
+    await server.check(token)
+    revoke(provider, token)
+    with pytest.raises(TokenRefused, match="not active"):
+        await server.check(token)
+    assert introspections(provider, token) == 3 and len(server.introspected) == 0
+
+
+async def test_the_cache_keeps_its_entries_and_drops_the_least_recently_used(provider: Provider) -> None:
+    server, resource = introspecting_server(provider, Clock(), introspection_cache_entries=2)
+    first, second, third = (provider.token(resource) for _ in range(3))
+    for token in (first, second, first, third):  # `second` is now the least recently used
+        await server.check(token)
+    assert len(server.introspected) == 2
+    await server.check(first)
+    await server.check(second)
+    assert [introspections(provider, token) for token in (first, second, third)] == [1, 2, 1]
+
+
+async def test_the_cache_holds_hashes_of_tokens_and_nothing_logs_a_token(
+    provider: Provider, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp_tools.oauth.resource import TokenRefused
+
+    caplog.set_level("DEBUG")
+    server, resource = introspecting_server(provider, Clock())
+    token = provider.token(resource)
+    await server.check(token)
+    with pytest.raises(TokenRefused):
+        await server.check(token + "x")
+    assert server.introspected.keys() == [hashlib.sha256(token.encode()).digest()]
+    held = repr(vars(server)) + repr(vars(server.introspected))
+    assert token not in held and token.encode() not in b"".join(server.introspected.keys())
+    assert token not in caplog.text
+
+
+async def test_a_sender_constrained_opaque_token_is_refused_without_its_proof(provider: Provider) -> None:
+    """A DPoP-bound token, stolen without its private key, is not a bearer token here."""
+    from joserfc import jwt
+    from joserfc.jwk import ECKey
+
+    from mcp_tools.oauth.resource import TokenRefused
+
+    server, resource = introspecting_server(provider, Clock())
+    key = ECKey.generate_key("P-256", private=True)
+    proof = jwt.encode(
+        {"typ": "dpop+jwt", "alg": "ES256", "jwk": key.as_dict(private=False)},
+        {"htm": "POST", "htu": provider.issuer + "/token", "iat": _now(), "jti": _b64(hashlib.sha256(b"1").digest())},
+        key,
+    )
+    answer = httpx2.post(
+        provider.issuer + "/token",
+        data={"grant_type": "client_credentials", "resource": resource, "scope": "mcp:read mcp:write"},
+        auth=("robot", SECRET),
+        headers={"DPoP": proof},
+    )
+    assert answer.status_code == 200 and answer.json()["token_type"] == "DPoP", answer.text
+    with pytest.raises(TokenRefused, match="bearer"):
+        await server.check(answer.json()["access_token"])
+    assert len(server.introspected) == 0
 
 
 def test_a_rotated_signing_key_is_fetched_when_a_token_names_it(tmp_path: Path) -> None:

@@ -4,17 +4,22 @@ A JWT access token is checked against the issuer's JWKS (found through the issue
 cached, fetched again when a token names a key we do not know): signature with an asymmetric
 algorithm only (no `none`, no HMAC keyed with a public key), `iss`, `aud` containing this
 server's `resource` (RFC 8707), `exp`/`nbf` with a small leeway, the required scopes. Any other
-token is asked about at the issuer's introspection endpoint (RFC 7662), when configured. A token
-for another audience is refused; it is never passed on to anything.
+token is asked about at the issuer's introspection endpoint (RFC 7662), when configured; an
+accepted answer is kept (by the token's sha256, never the token) until the earlier of its `exp`
+and `introspection_cache_seconds`, and checked again on every use. A token for another audience
+is refused; it is never passed on to anything. A sender-constrained token (`cnf`: DPoP, mTLS) is
+refused too: this server checks no proof of possession, so it would be a bearer token to a thief.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
 import json
 import logging
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -53,6 +58,46 @@ class KeyCache:
     fetched: float = 0.0
 
 
+class IntrospectionCache:
+    """Accepted introspection answers, LRU and bounded, each kept until its own deadline.
+
+    Keys are sha256 digests of the tokens: the tokens themselves are never held. Only answers
+    that were accepted are kept; a refusal (inactive, another audience, a failed call) is not.
+    """
+
+    def __init__(self, entries: int) -> None:
+        self.entries = entries
+        self._answers: OrderedDict[bytes, tuple[dict[str, Any], float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._answers)
+
+    def keys(self) -> list[bytes]:
+        return list(self._answers)
+
+    def get(self, key: bytes, now: float) -> dict[str, Any] | None:
+        found = self._answers.get(key)
+        if found is None:
+            return None
+        claims, until = found
+        if now >= until:
+            del self._answers[key]
+            return None
+        self._answers.move_to_end(key)
+        return dict(claims)
+
+    def put(self, key: bytes, claims: dict[str, Any], until: float) -> None:
+        self._answers[key] = (dict(claims), until)
+        self._answers.move_to_end(key)
+        while len(self._answers) > self.entries:
+            self._answers.popitem(last=False)
+
+
+def token_key(token: str) -> bytes:
+    """What a token is known by in memory: its sha256, never the token."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+
 def principal_for(issuer: str, subject: str) -> str:
     """Who a token speaks for: its subject, unique only together with its issuer."""
     return f"{subject}@{issuer}"
@@ -69,6 +114,8 @@ class ResourceServer:
         self._issuer: IssuerInfo | None = None
         self._keys = KeyCache()
         self._lock = asyncio.Lock()
+        self.introspected = IntrospectionCache(settings.introspection_cache_entries)
+        self._asking: dict[bytes, asyncio.Future[dict[str, Any]]] = {}
 
     # -- token checks ------------------------------------------------------------------------
 
@@ -142,6 +189,8 @@ class ResourceServer:
             raise TokenRefused("token not yet valid", claimed)
         if not isinstance(subject, str) or not subject:
             raise TokenRefused("token has no subject")
+        if claims.get("cnf") is not None:
+            raise TokenRefused("sender-constrained token (cnf): no proof of possession is checked here", claimed)
         scopes = _scopes_of(claims)
         missing = [scope for scope in settings.required_scopes if scope not in scopes]
         if missing:
@@ -157,6 +206,31 @@ class ResourceServer:
         )
 
     async def _introspect(self, token: str) -> AccessToken:
+        seconds = self.settings.introspection_cache_seconds
+        if seconds <= 0:
+            return self._accept(await self._ask_issuer(token))
+        key = token_key(token)
+        cached = self.introspected.get(key, self.clock())
+        if cached is not None:
+            return self._accept(cached)  # expiry, audience and scopes are checked on every use
+        asking = self._asking.get(key)
+        if asking is None:  # one question at a time per token: concurrent requests share its answer
+            asking = asyncio.ensure_future(self._ask_issuer(token))
+            self._asking[key] = asking
+            asking.add_done_callback(lambda done: self._asked(key, done))
+        claims = await asyncio.shield(asking)
+        accepted = self._accept(claims)
+        expires = claims["exp"]  # _accept refuses a token without one
+        self.introspected.put(key, claims, min(self.clock() + seconds, float(expires)))
+        return accepted
+
+    def _asked(self, key: bytes, done: asyncio.Future[dict[str, Any]]) -> None:
+        self._asking.pop(key, None)
+        if not done.cancelled():
+            done.exception()  # retrieved here, so an answer no request waited for logs nothing
+
+    async def _ask_issuer(self, token: str) -> dict[str, Any]:
+        """The issuer's RFC 7662 answer for an active token; `TokenRefused` for anything else."""
         import httpx
 
         info = await self._issuer_info()
@@ -179,10 +253,15 @@ class ResourceServer:
             raise TokenRefused("introspection failed")
         if claims.get("active") is not True:
             raise TokenRefused("token is not active")
+        token_type = claims.get("token_type")
+        if token_type is not None and str(token_type).lower() != "bearer":
+            raise TokenRefused(f"not a bearer access token ({str(token_type)[:20]})")
+        if claims.get("token_use", "access_token") != "access_token":
+            raise TokenRefused("not an access token")
         claims.setdefault("iss", self.issuer)
         if not claims.get("sub") and isinstance(claims.get("client_id"), str):
             claims["sub"] = claims["client_id"]  # a client acting for itself (client credentials)
-        return self._accept(claims)
+        return claims
 
     # -- discovery -----------------------------------------------------------------------------
 

@@ -35,6 +35,21 @@ class OAuthSettings(BaseModel):
         default=None, description="For opaque (non-JWT) access tokens: RFC 7662 introspection credentials."
     )
     introspection_client_secret: SecretStr | None = Field(default=None, description="With introspection_client_id.")
+    introspection_cache_seconds: float = Field(
+        default=60,
+        ge=0,
+        le=3600,
+        description=(
+            "How long an active introspection answer is reused (never past the token's exp); "
+            "a token revoked at the issuer may be accepted this long; 0 asks the issuer every time."
+        ),
+    )
+    introspection_cache_entries: int = Field(
+        default=10_000,
+        ge=1,
+        le=1_000_000,
+        description="Most introspection answers kept; the least recently used go first.",
+    )
     leeway_seconds: int = Field(default=30, ge=0, le=300, description="Clock skew allowed on exp and nbf.")
     jwks_min_refresh_seconds: float = Field(
         default=30, ge=0, le=3600, description="Least time between fetches of the issuer's keys for an unknown kid."

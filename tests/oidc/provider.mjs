@@ -25,6 +25,7 @@ const provider = new Provider(issuer, {
     registration: { enabled: Boolean(config.interactive) },
     clientCredentials: { enabled: true },
     introspection: { enabled: true, allowedPolicy: async () => true },
+    revocation: { enabled: true, allowedPolicy: async () => true },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => undefined,
@@ -46,6 +47,19 @@ const provider = new Provider(issuer, {
       },
     },
   },
+});
+// How often each token was introspected, for the tests of the resource server's cache:
+// GET /test/introspections?token=... answers {"count": n}.
+const introspections = new Map();
+provider.use(async (ctx, next) => {
+  if (ctx.path === '/test/introspections') {
+    ctx.body = { count: introspections.get(ctx.query.token) ?? 0 };
+    return;
+  }
+  await next();
+  if (ctx.oidc?.route === 'introspection' && typeof ctx.oidc.params?.token === 'string') {
+    introspections.set(ctx.oidc.params.token, (introspections.get(ctx.oidc.params.token) ?? 0) + 1);
+  }
 });
 server.on('request', provider.callback());
 process.stdout.write(JSON.stringify({ issuer }) + '\n');
