@@ -71,13 +71,13 @@ class ServerSettings(_Section):
         default=None,
         description="Namespaces to run. Unset: every namespace that is configured (files and inbox need nothing). "
         "Its old name, servers, is still read.",
-        examples=[["files", "notes", "calendar", "web", "inbox"]],
+        examples=[["files", "inbox"]],
     )
     tools: list[str] | None = Field(
         default=None,
         description="Tools to serve: namespace, namespace.tier (core | extended), namespace.tool, '*' or '*.core'; "
         "a leading '-' excludes. Unset: ['*.core'], the core tier of every running namespace.",
-        examples=[["files", "notes.core", "-files.move"]],
+        examples=[["files", "inbox.core", "-files.move"]],
     )
     discovery: Literal["static", "dynamic"] = Field(
         default="static",
