@@ -186,6 +186,26 @@ def test_ctrl_c_at_the_prompt_declines_and_is_audited(tmp_path: Path) -> None:
     ]
 
 
+def test_audit_tail_counts_rows_exactly_and_refuses_negative_counts(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    for text in ("a", "b", "c"):
+        assert run_cli(config, "call", "demo.echo", "--args", json.dumps({"text": text})).returncode == 0
+
+    def rows(*tail: str) -> list[str]:
+        result = run_cli(config, "audit", "--json", *tail)
+        assert result.returncode == 0, result.stderr
+        return [json.loads(line)["arguments"]["text"] for line in result.stdout.splitlines()]
+
+    assert rows() == ["a", "b", "c"]
+    assert rows("--tail", "2") == ["b", "c"]
+    assert rows("--tail", "0") == []
+    plain = run_cli(config, "audit", "--tail", "0")
+    assert plain.returncode == 0 and plain.stdout == ""
+    for bad, says in (("-1", "-1 is negative; give 0 or more rows"), ("two", "'two' is not a whole number")):
+        refused = run_cli(config, "audit", "--tail", bad)
+        assert refused.returncode == 2 and says in refused.stderr and refused.stdout == ""
+
+
 def test_the_cli_speaks_to_the_person_not_the_model(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
     prompt, out, code = answer_on_terminal(config, "call", "demo.erase", "--args", '{"target": "t"}', answer=b"n\n")
