@@ -499,6 +499,8 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
     path, required = locate_config(explicit, environ)
     if path is None:
         return Config(environ=environ)
+    if path.is_dir():
+        raise ConfigError(folder_given_as_config(path))
     if not path.is_file():
         if required:
             from mcp_tools.commands import mcp_tools
@@ -512,6 +514,19 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
     config = parse_config(raw, environ)
     config.source = path
     return config
+
+
+def folder_given_as_config(folder: Path) -> str:
+    """What to say when the config path names a folder: the file to give instead."""
+    from mcp_tools.commands import executable, quote
+
+    inside = folder / "config.toml"
+    if inside.is_file():
+        return f"config path {folder} is a folder; give the config file inside it, e.g. --config {quote(inside)}"
+    return (
+        f"config path {folder} is a folder, not a config file (a TOML file such as {inside}); "
+        f"run `{executable()} --config {quote(inside)} config init` to write one there"
+    )
 
 
 def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Config:
