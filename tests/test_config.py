@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,7 +59,7 @@ def test_env_variable_selects_the_config(tmp_path: Path) -> None:
         ({"frobnicate": {}}, "unknown section [frobnicate]"),
     ],
 )
-def test_errors_name_the_bad_key(raw: dict, message: str) -> None:
+def test_errors_name_the_bad_key(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config(raw, {})
     assert message in str(caught.value)
