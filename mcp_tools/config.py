@@ -207,6 +207,13 @@ class HttpSettings(_Section):
     max_requests: int = Field(
         default=100, ge=1, le=100_000, description="Requests handled at once; more get 503 (not /healthz)."
     )
+    max_body_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=64 * 1024,
+        le=1024 * 1024 * 1024,
+        description="Largest MCP request body (one tool call, its arguments included); a larger one gets 413 "
+        "with a JSON-RPC error naming this limit. Base64 content takes 4/3 of its size.",
+    )
     header_timeout_seconds: float = Field(
         default=10,
         gt=0,
