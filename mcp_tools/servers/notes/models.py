@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
 
@@ -134,17 +134,9 @@ class IndexState(BaseModel):
     complete: bool
     embedded_chunks: int = 0
     total_chunks: int = 0
-    skipped: int = Field(default=0, description="notes found but not indexed (left out when 0)")
-    skipped_notes: list[SkippedNote] = Field(default_factory=list, description="the first 20 skipped, and why")
-
-    @model_serializer(mode="wrap")
-    def _without_empty_skips(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """The skip fields only when something was skipped: search results stay lean."""
-        data: dict[str, Any] = handler(self)
-        if not self.skipped:
-            data.pop("skipped", None)
-            data.pop("skipped_notes", None)
-        return data
+    # notes not indexed, and the first 20 of them with why; present only when there are any
+    skipped: int = Field(default=0, exclude_if=lambda count: not count)
+    skipped_notes: list[SkippedNote] = Field(default_factory=list, exclude_if=lambda notes: not notes)
 
 
 class ReadOutput(Output):
