@@ -373,6 +373,36 @@ class ProtocolVersionCheck:
         await Response(body, status_code=400, media_type="application/json")(scope, receive, send)
 
 
+class StreamsEndCleanly:
+    """An MCP event stream open when the server stops (Ctrl-C) is ended, not dropped.
+
+    On shutdown the SDK's event-stream responses stop without sending the end of their body, and
+    uvicorn logs "ASGI callable returned without completing response" for each connected
+    client. Here a response that was started is always finished: the client sees its stream end,
+    and the server stops without an error in its log."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = finished = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started, finished
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                finished = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        finally:
+            if started and not finished:
+                with anyio.CancelScope(shield=True), contextlib.suppress(OSError, RuntimeError):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 class BodyTooLargeExplained:
     """The SDK refuses a request body over `[http] max_body_bytes` with a bare 413 ("Request body
     too large"), which a client shows as a vague failure. Here that answer becomes a JSON-RPC
@@ -523,7 +553,9 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
             max_request_body_size=max_body,
         )
         managers.append(manager)
-        endpoint = ProtocolVersionCheck(BodyTooLargeExplained(StreamableHTTPASGIApp(manager), max_body))
+        endpoint = ProtocolVersionCheck(
+            BodyTooLargeExplained(StreamsEndCleanly(StreamableHTTPASGIApp(manager)), max_body)
+        )
         routes.append(Route(path, endpoint=endpoint))
 
     consent = oauth.embedded if oauth is not None else None

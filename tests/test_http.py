@@ -294,3 +294,58 @@ async def test_a_body_over_the_limit_gets_a_json_rpc_error_naming_the_limit_and_
         async with http_client(larger + "/mcp", "tok-laptop-0123456789") as client:
             written = ok(await client.call_tool("files_write", {"path": "big.txt", "content": content}))
     assert written and (tmp_path / "data" / "files" / "big.txt").stat().st_size == len(content)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: Path, mode: str) -> None:
+    """SIGINT while a client holds its event stream open and waits on a call: exit 0, and nothing
+    in the log but the banner (no ASGI error, no traceback)."""
+    import signal
+    import subprocess
+    import sys
+
+    import anyio
+
+    from tests.processes import DEMO_ENTRY, ROOT, child_env, free_port
+    from tests.servers.notes_fixtures import wait_for
+
+    config = demo_config(tmp_path, TOKENS)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), "serve", "--http", "--port", str(port)],
+        env=child_env(),
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        await wait_for(lambda: process.poll() is None and healthy(base), timeout=30)
+        async with http_client(base + "/mcp", "tok-laptop-0123456789", mode=mode) as client:
+            assert ok(await client.call_tool("demo_echo", {"text": "connected"}))
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(client.call_tool, "demo_erase", {"target": "waiting"})  # waits for an approval
+                await wait_for(lambda: pending_approvals(config), timeout=30)
+                process.send_signal(signal.SIGINT)
+                code = await anyio.to_thread.run_sync(lambda: process.wait(timeout=30))
+                calls.cancel_scope.cancel()
+    finally:
+        process.kill()
+        process.wait()
+    assert process.stderr is not None
+    log = process.stderr.read().decode()
+    process.stderr.close()
+    assert code == 0
+    assert [line for line in log.splitlines() if not line.startswith("mcp-tools: ")] == [], log
+
+
+def healthy(base: str) -> bool:
+    try:
+        return httpx2.get(base + "/healthz", timeout=1).status_code == 200
+    except httpx2.HTTPError:
+        return False
+
+
+def pending_approvals(config: Path) -> list[Any]:
+    listed: list[Any] = json.loads(run_cli(config, "approvals", "list", "--json").stdout)
+    return listed
