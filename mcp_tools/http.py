@@ -437,7 +437,7 @@ class BodyTooLargeExplained:
     def error(self) -> dict[str, Any]:
         from mcp_types.jsonrpc import INVALID_REQUEST
 
-        size = f"{self.limit / (1024 * 1024):g} MiB" if self.limit >= 1024 * 1024 else f"{self.limit // 1024} KiB"
+        size = f"{self.limit / (1024 * 1024):.3g} MiB" if self.limit >= 1024 * 1024 else f"{self.limit // 1024} KiB"
         return {
             "code": INVALID_REQUEST,
             "message": f"the request is larger than this server accepts ({self.limit} bytes, {size}; "
