@@ -207,6 +207,13 @@ class HttpSettings(_Section):
     max_requests: int = Field(
         default=100, ge=1, le=100_000, description="Requests handled at once; more get 503 (not /healthz)."
     )
+    max_body_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=64 * 1024,
+        le=1024 * 1024 * 1024,
+        description="Largest MCP request body (one tool call, its arguments included); a larger one gets 413 "
+        "with a JSON-RPC error naming this limit. Base64 content takes 4/3 of its size.",
+    )
     header_timeout_seconds: float = Field(
         default=10,
         gt=0,
@@ -499,6 +506,8 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
     path, required = locate_config(explicit, environ)
     if path is None:
         return Config(environ=environ)
+    if path.is_dir():
+        raise ConfigError(folder_given_as_config(path))
     if not path.is_file():
         if required:
             from mcp_tools.commands import mcp_tools
@@ -512,6 +521,19 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
     config = parse_config(raw, environ)
     config.source = path
     return config
+
+
+def folder_given_as_config(folder: Path) -> str:
+    """What to say when the config path names a folder: the file to give instead."""
+    from mcp_tools.commands import executable, quote
+
+    inside = folder / "config.toml"
+    if inside.is_file():
+        return f"config path {folder} is a folder; give the config file inside it, e.g. --config {quote(inside)}"
+    return (
+        f"config path {folder} is a folder, not a config file (a TOML file such as {inside}); "
+        f"run `{executable()} --config {quote(inside)} config init` to write one there"
+    )
 
 
 def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Config:

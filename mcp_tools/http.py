@@ -27,7 +27,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_tools.app import App
 from mcp_tools.commands import mcp_tools
@@ -373,6 +373,80 @@ class ProtocolVersionCheck:
         await Response(body, status_code=400, media_type="application/json")(scope, receive, send)
 
 
+class StreamsEndCleanly:
+    """An MCP event stream open when the server stops (Ctrl-C) is ended, not dropped.
+
+    On shutdown the SDK's event-stream responses stop without sending the end of their body, and
+    uvicorn logs "ASGI callable returned without completing response" for each connected
+    client. Here a response that was started is always finished: the client sees its stream end,
+    and the server stops without an error in its log."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        started = finished = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started, finished
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                finished = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        finally:
+            if started and not finished:
+                with anyio.CancelScope(shield=True), contextlib.suppress(OSError, RuntimeError):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class BodyTooLargeExplained:
+    """The SDK refuses a request body over `[http] max_body_bytes` with a bare 413 ("Request body
+    too large"), which a client shows as a vague failure. Here that answer becomes a JSON-RPC
+    error naming the limit, the setting and what to do, which the SDK's client hands to the caller
+    as the request's error. The SDK still does the counting, declared or streamed."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = False
+
+        async def explain(message: Message) -> None:
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 413:
+                refused = True
+                return
+            if not refused:
+                await send(message)
+            elif not message.get("more_body", False):
+                await send_explanation(send)
+
+        async def send_explanation(send: Send) -> None:
+            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": self.error()}).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 413, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, explain)
+
+    def error(self) -> dict[str, Any]:
+        from mcp_types.jsonrpc import INVALID_REQUEST
+
+        size = f"{self.limit / (1024 * 1024):.3g} MiB" if self.limit >= 1024 * 1024 else f"{self.limit // 1024} KiB"
+        return {
+            "code": INVALID_REQUEST,
+            "message": f"the request is larger than this server accepts ({self.limit} bytes, {size}; "
+            "[http] max_body_bytes): nothing ran. Send less in one call, e.g. split a large write into "
+            "smaller files; or the server's operator raises [http] max_body_bytes",
+            "data": {"limit_bytes": self.limit, "setting": "[http] max_body_bytes"},
+        }
+
+
 def _bad_request(status: int, message: str) -> Response:
     return JSONResponse({"error": "bad_request", "message": message}, status_code=status)
 
@@ -470,12 +544,19 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
         *(oauth.routes() if oauth is not None else []),
     ]
 
+    max_body = app.config.http.max_body_bytes
+
     def mount(path: str, namespace: str | None) -> None:
         manager = StreamableHTTPSessionManager(
-            app=build_server(app, transport="http", namespace=namespace), security_settings=settings
+            app=build_server(app, transport="http", namespace=namespace),
+            security_settings=settings,
+            max_request_body_size=max_body,
         )
         managers.append(manager)
-        routes.append(Route(path, endpoint=ProtocolVersionCheck(StreamableHTTPASGIApp(manager))))
+        endpoint = ProtocolVersionCheck(
+            BodyTooLargeExplained(StreamsEndCleanly(StreamableHTTPASGIApp(manager)), max_body)
+        )
+        routes.append(Route(path, endpoint=endpoint))
 
     consent = oauth.embedded if oauth is not None else None
     routes.extend(approval_routes(app, host, app.config.http.port if port is None else port, settings, consent))

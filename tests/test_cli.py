@@ -186,6 +186,41 @@ def test_ctrl_c_at_the_prompt_declines_and_is_audited(tmp_path: Path) -> None:
     ]
 
 
+def test_audit_tail_counts_rows_exactly_and_refuses_negative_counts(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    for text in ("a", "b", "c"):
+        assert run_cli(config, "call", "demo.echo", "--args", json.dumps({"text": text})).returncode == 0
+
+    def rows(*tail: str) -> list[str]:
+        result = run_cli(config, "audit", "--json", *tail)
+        assert result.returncode == 0, result.stderr
+        return [json.loads(line)["arguments"]["text"] for line in result.stdout.splitlines()]
+
+    assert rows() == ["a", "b", "c"]
+    assert rows("--tail", "2") == ["b", "c"]
+    assert rows("--tail", "0") == []
+    plain = run_cli(config, "audit", "--tail", "0")
+    assert plain.returncode == 0 and plain.stdout == ""
+    for bad, says in (("-1", "-1 is negative; give 0 or more rows"), ("two", "'two' is not a whole number")):
+        refused = run_cli(config, "audit", "--tail", bad)
+        assert refused.returncode == 2 and says in refused.stderr and refused.stdout == ""
+
+
+def test_any_command_given_a_folder_as_config_says_it_is_a_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "settings"
+    folder.mkdir()
+    for command in (("tools",), ("audit",), ("config", "init")):
+        result = run_cli(folder, *command)
+        assert result.returncode != 0 and "Traceback" not in result.stderr
+        assert f"{folder} is a folder" in result.stderr and "does not exist" not in result.stderr, command
+        assert f"--config {folder / 'config.toml'} config init" in result.stderr
+    assert not (folder / "config.toml").exists()
+    written = run_cli(folder / "config.toml", "config", "init")
+    assert written.returncode == 0, written.stderr
+    pointed = run_cli(folder, "tools")
+    assert pointed.returncode == 2 and f"e.g. --config {folder / 'config.toml'}" in pointed.stderr
+
+
 def test_the_cli_speaks_to_the_person_not_the_model(tmp_path: Path) -> None:
     config = demo_config(tmp_path)
     prompt, out, code = answer_on_terminal(config, "call", "demo.erase", "--args", '{"target": "t"}', answer=b"n\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,22 @@ def test_explicit_config_must_exist(tmp_path: Path) -> None:
         load_config(tmp_path / "missing.toml", {})
 
 
+def test_a_folder_given_as_the_config_names_the_file_to_give(tmp_path: Path) -> None:
+    folder = tmp_path / "settings"
+    folder.mkdir()
+    with pytest.raises(ConfigError) as empty:
+        load_config(folder, {})
+    assert f"{folder} is a folder" in str(empty.value) and "does not exist" not in str(empty.value)
+    assert f"--config {folder / 'config.toml'} config init" in str(empty.value)
+    (folder / "config.toml").write_text('[server]\nnamespaces = ["files"]\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as holding:
+        load_config(None, {"MCP_TOOLS_CONFIG": str(folder)})
+    assert f"{folder} is a folder; give the config file inside it, e.g. --config {folder / 'config.toml'}" in str(
+        holding.value
+    )
+    assert load_config(folder / "config.toml", {}).server.namespaces == ["files"]
+
+
 def test_env_variable_selects_the_config(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text("[policy]\nread_only = true\n")
@@ -42,7 +59,7 @@ def test_env_variable_selects_the_config(tmp_path: Path) -> None:
         ({"frobnicate": {}}, "unknown section [frobnicate]"),
     ],
 )
-def test_errors_name_the_bad_key(raw: dict, message: str) -> None:
+def test_errors_name_the_bad_key(raw: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config(raw, {})
     assert message in str(caught.value)

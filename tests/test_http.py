@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.harness import elicitation_handler, failure, ok
+from tests.harness import ElicitBehaviour, elicitation_handler, failure, ok
 from tests.processes import bearer, demo_config, http_server, run_cli
 
 pytestmark = pytest.mark.anyio
@@ -39,10 +41,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 
 @asynccontextmanager
-async def http_client(url: str, token: str, **kwargs: object):
+async def http_client(url: str, token: str, **kwargs: Any) -> AsyncIterator[Client]:
     async with (
         httpx2.AsyncClient(headers=bearer(token), timeout=30) as http,
-        Client(streamable_http_client(url, http_client=http), **kwargs) as client,  # type: ignore[arg-type]
+        Client(streamable_http_client(url, http_client=http), **kwargs) as client,
     ):
         yield client
 
@@ -89,14 +91,14 @@ async def test_combined_and_per_namespace_endpoints(server: tuple[str, Path], mo
     assert outside["kind"] == "unknown_tool"
 
 
-def audit_rows(config: Path) -> list[dict]:
+def audit_rows(config: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in run_cli(config, "audit", "--json", "--tail", "500").stdout.splitlines()]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 @pytest.mark.parametrize(("answer", "runs"), [("accept", True), ("decline", False)])
 async def test_elicitation_over_http_for_a_token_marked_person_answers_forms(
-    server: tuple[str, Path], mode: str, answer: str, runs: bool
+    server: tuple[str, Path], mode: str, answer: ElicitBehaviour, runs: bool
 ) -> None:
     base, config = server
     target = f"http-{mode}-{answer}"
@@ -120,7 +122,7 @@ async def test_attack_a_plain_token_cannot_approve_its_own_call_by_answering_the
     """The remote agent holding the token declares elicitation and accepts every form it is sent."""
     base, config = server
     target = f"self-approved-{mode}"
-    asked: list[object] = []
+    asked: list[types.ElicitRequestParams] = []
     async with http_client(
         base + "/mcp", "tok-laptop-0123456789", mode=mode, elicitation_callback=elicitation_handler("accept", asked)
     ) as agent:
@@ -250,9 +252,100 @@ def test_attack_forged_host_and_origin_are_refused_on_the_approvals_page_with_a_
 
 
 def failure_of(response: httpx2.Response) -> str:
-    return response.json()["results"][0]["error"]
+    error: str = response.json()["results"][0]["error"]
+    return error
 
 
 def approvals_status(config: Path, approval_id: str) -> str:
     shown = json.loads(run_cli(config, "approvals", "show", approval_id).stdout)
     return str(shown["status"])
+
+
+async def test_a_body_over_the_limit_gets_a_json_rpc_error_naming_the_limit_and_the_remedy(
+    server: tuple[str, Path], tmp_path: Path
+) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    base, config = server
+    content = "x" * (5 * 1024 * 1024)
+    async with http_client(base + "/mcp", "tok-laptop-0123456789") as client:
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("files_write", {"path": "big.txt", "content": content})
+        assert ok(await client.call_tool("demo_echo", {"text": "still here"}))  # the session goes on
+    message = str(refused.value)
+    assert "larger than this server accepts (4194304 bytes, 4 MiB; [http] max_body_bytes)" in message
+    assert "nothing ran" in message and "split a large write" in message
+    assert refused.value.error.data == {"limit_bytes": 4194304, "setting": "[http] max_body_bytes"}
+    assert not (config.parent / "data" / "files" / "big.txt").exists()
+
+    # Streamed without a Content-Length, the same answer.
+    def pieces() -> Iterator[bytes]:
+        yield b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "demo_echo", "arguments":'
+        for _ in range(5):
+            yield b'{"text": "' + b"y" * (1024 * 1024) + b'"}'
+
+    headers = {**MCP_HEADERS, **bearer("tok-laptop-0123456789")}
+    streamed = httpx2.post(base + "/mcp", content=pieces(), headers=headers, timeout=30)
+    assert streamed.status_code == 413 and streamed.headers["content-type"] == "application/json"
+    assert streamed.json()["error"]["data"]["limit_bytes"] == 4194304
+
+    raised = demo_config(tmp_path, TOKENS + "[http]\nmax_body_bytes = 8388608\n", servers='["demo", "files"]')
+    with http_server(raised) as larger:
+        async with http_client(larger + "/mcp", "tok-laptop-0123456789") as client:
+            written = ok(await client.call_tool("files_write", {"path": "big.txt", "content": content}))
+    assert written and (tmp_path / "data" / "files" / "big.txt").stat().st_size == len(content)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: Path, mode: str) -> None:
+    """SIGINT while a client holds its event stream open and waits on a call: exit 0, and nothing
+    in the log but the banner (no ASGI error, no traceback)."""
+    import signal
+    import subprocess
+    import sys
+
+    import anyio
+
+    from tests.processes import DEMO_ENTRY, ROOT, child_env, free_port
+    from tests.servers.notes_fixtures import wait_for
+
+    config = demo_config(tmp_path, TOKENS)
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), "serve", "--http", "--port", str(port)],
+        env=child_env(),
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        await wait_for(lambda: process.poll() is None and healthy(base), timeout=30)
+        async with http_client(base + "/mcp", "tok-laptop-0123456789", mode=mode) as client:
+            assert ok(await client.call_tool("demo_echo", {"text": "connected"}))
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(client.call_tool, "demo_erase", {"target": "waiting"})  # waits for an approval
+                await wait_for(lambda: pending_approvals(config), timeout=30)
+                process.send_signal(signal.SIGINT)
+                code = await anyio.to_thread.run_sync(lambda: process.wait(timeout=30))
+                calls.cancel_scope.cancel()
+    finally:
+        process.kill()
+        process.wait()
+    assert process.stderr is not None
+    log = process.stderr.read().decode()
+    process.stderr.close()
+    assert code == 0
+    assert [line for line in log.splitlines() if not line.startswith("mcp-tools: ")] == [], log
+
+
+def healthy(base: str) -> bool:
+    try:
+        return httpx2.get(base + "/healthz", timeout=1).status_code == 200
+    except httpx2.HTTPError:
+        return False
+
+
+def pending_approvals(config: Path) -> list[Any]:
+    listed: list[Any] = json.loads(run_cli(config, "approvals", "list", "--json").stdout)
+    return listed

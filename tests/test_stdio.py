@@ -8,13 +8,14 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.harness import annotation, elicitation_handler, failure, ok
+from tests.harness import ElicitBehaviour, annotation, elicitation_handler, failure, ok
 from tests.processes import DEMO_ENTRY, ROOT, child_env, demo_config, run_cli, stdio_params
 
 pytestmark = pytest.mark.anyio
@@ -32,7 +33,9 @@ async def test_lists_tools_with_wire_names_and_annotations(tmp_path: Path, mode:
 
 @BOTH_ERAS
 @pytest.mark.parametrize(("answer", "runs"), [("accept", True), ("decline", False), ("cancel", False)])
-async def test_elicitation_decides_high_risk_calls(tmp_path: Path, mode: str, answer: str, runs: bool) -> None:
+async def test_elicitation_decides_high_risk_calls(
+    tmp_path: Path, mode: str, answer: ElicitBehaviour, runs: bool
+) -> None:
     config = demo_config(tmp_path)
     async with Client(stdio_params(config), mode=mode, elicitation_callback=elicitation_handler(answer)) as client:
         result = await client.call_tool("demo_erase", {"target": "t"})
@@ -103,7 +106,7 @@ def test_malformed_requests_get_errors_and_the_server_keeps_serving(tmp_path: Pa
         cwd=str(ROOT),
     )
     assert process.stdin is not None and process.stdout is not None
-    replies: dict[object, dict] = {}
+    replies: dict[object, dict[str, Any]] = {}
     try:
         for message in messages:
             process.stdin.write(((message if isinstance(message, str) else json.dumps(message)) + "\n").encode())
@@ -215,4 +218,38 @@ def test_a_client_that_goes_away_ends_the_server_quietly(tmp_path: Path) -> None
         process.kill()
     stderr = process.stderr.read().decode()
     process.stderr.close()
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+
+
+@pytest.mark.parametrize("then", ["nothing", "a request"])
+def test_a_client_that_stops_reading_ends_the_server_even_with_stdin_open(tmp_path: Path, then: str) -> None:
+    """The client closes its end of our stdout but not of our stdin: the server ends by itself,
+    whether or not it has an answer to write, with no traceback (exit 141, as a pipe writer)."""
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(demo_config(tmp_path)), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    process.stdin.write(
+        (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
+    )
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    process.stdout.close()
+    if then == "a request":
+        process.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
+        process.stdin.flush()
+    try:
+        code = process.wait(timeout=30)
+    finally:
+        process.kill()
+        process.stdin.close()
+    stderr = process.stderr.read().decode()
+    process.stderr.close()
+    assert code == 141
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr

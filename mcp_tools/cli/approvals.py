@@ -9,7 +9,14 @@ import sys
 import time
 from typing import Any
 
-from mcp_tools.cli.common import config_of, forget_listening, listening_base, record_listening, tcp_port
+from mcp_tools.cli.common import (
+    config_of,
+    count_of_rows,
+    forget_listening,
+    listening_base,
+    record_listening,
+    tcp_port,
+)
 from mcp_tools.config import Config, ConfigError
 
 
@@ -41,7 +48,13 @@ def add_commands(commands: Any) -> None:
     approvals.set_defaults(handler=cmd_approvals_list, all=False, json=False)
 
     audit = commands.add_parser("audit", help="the audit log of every call")
-    audit.add_argument("--tail", type=int, default=20, help="how many of the latest rows (default 20)")
+    audit.add_argument(
+        "--tail",
+        type=count_of_rows,
+        default=20,
+        metavar="N",
+        help="how many of the latest rows (default 20; 0 prints none, a negative number is refused)",
+    )
     audit.add_argument("--json", action="store_true", help="one JSON object per line")
     audit.set_defaults(handler=cmd_audit)
 
@@ -172,7 +185,7 @@ def page_server(page: Any) -> Any:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     store, _ = open_store(args)
-    for row in store.tail(max(1, args.tail)):
+    for row in store.tail(args.tail) if args.tail else []:
         item = row.as_dict()
         if args.json:
             print(json.dumps(item, ensure_ascii=False))

@@ -67,6 +67,17 @@ def tcp_port(text: str) -> int:
     return port
 
 
+def count_of_rows(text: str) -> int:
+    """How many rows to show: 0 or more, refused by the parser otherwise."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"{count} is negative; give 0 or more rows")
+    return count
+
+
 def quiet_broken_pipe() -> int:
     """The reader went away (`mcp-tools call ... | head`): stop quietly, as a shell tool would."""
     devnull = os.open(os.devnull, os.O_WRONLY)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_tools.cli.common import config_of, tools_of, write_atomically
-from mcp_tools.config import default_config_path
+from mcp_tools.config import default_config_path, folder_given_as_config
 
 
 def add_commands(commands: Any) -> None:
@@ -101,6 +101,9 @@ def cmd_config_init(args: argparse.Namespace) -> int:
     from mcp_tools.config_template import config_template
 
     path = Path(args.config or os.environ.get("MCP_TOOLS_CONFIG") or default_config_path()).expanduser()
+    if path.is_dir():
+        print(f"mcp-tools: {folder_given_as_config(path)}", file=sys.stderr)
+        return 1
     if path.exists() and not args.force:
         print(f"mcp-tools: {path} exists; use --force to replace it", file=sys.stderr)
         return 1

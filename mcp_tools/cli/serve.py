@@ -62,12 +62,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         _serve_metrics(app, args.metrics_port)
     if not args.http:
         try:
-            anyio.run(_serve_stdio, app)
+            client_left = anyio.run(_serve_stdio, app)
         except BaseExceptionGroup as group:  # the client closed our stdout: it is gone, end quietly
             if group.split(BrokenPipeError)[1] is not None:
                 raise
             return quiet_broken_pipe()
-        return 0
+        return quiet_broken_pipe() if client_left else 0
     from mcp_tools.http import build_http_app
     from mcp_tools.http_server import bind, serve
 
@@ -122,27 +122,95 @@ def terminal_notice() -> str:
     )
 
 
-async def _serve_stdio(app: Any) -> None:
+async def _serve_stdio(app: Any) -> bool:
+    """Serve until stdin ends; True when the client left instead (nobody reads our stdout)."""
+    import anyio
     from mcp.server.stdio import stdio_server
 
     from mcp_tools.mcp_server import build_server
 
     server = build_server(app, transport="stdio")
     serving()
-    stdin = None
+    stdin: WireLines | None = None
+    wire_in = None
     if sys.stdin.isatty():  # a person, not a client: say what this is, and let Ctrl-C end it at once
         print(terminal_notice(), file=sys.stderr, flush=True)
         if os.name == "posix":  # waiting on a console handle is not possible on Windows
-            stdin = TerminalLines(sys.stdin.fileno())
-    async with app.running(), stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+            stdin = WireLines(sys.stdin.fileno())
+    elif os.name == "posix" and _is_pipe(0):
+        wire_in = _take_stdin()
+        stdin = WireLines(wire_in)
+    reader_of_stdout = _stdout_to_watch()
+    client_left = False
+    try:
+        async with app.running(), anyio.create_task_group() as serving_group:
+            if reader_of_stdout is not None:
+
+                async def end_when_the_reader_leaves(fd: int) -> None:
+                    nonlocal client_left
+                    await anyio.wait_readable(fd)  # the write end of a pipe: only its reader closing wakes it
+                    client_left = True
+                    serving_group.cancel_scope.cancel()
+
+                serving_group.start_soon(end_when_the_reader_leaves, reader_of_stdout)
+            async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+            serving_group.cancel_scope.cancel()
+    finally:
+        if reader_of_stdout is not None:
+            os.close(reader_of_stdout)
+        if wire_in is not None:
+            os.dup2(wire_in, 0)
+            os.close(wire_in)
+    return client_left
 
 
-class TerminalLines:
-    """Lines typed on a terminal, read as the event loop sees them arrive.
+def _is_pipe(fd: int) -> bool:
+    import stat
 
-    The SDK reads stdin in a worker thread, which holds Ctrl-C until the next Enter; waiting on
-    the descriptor instead lets cancellation end the server at once.
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _take_stdin() -> int:
+    """The client's end of stdin on a private descriptor; fd 0 reads the null device meanwhile,
+    so programs the tools start never read the client's messages."""
+    import fcntl
+
+    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return wire
+
+
+def _stdout_to_watch() -> int | None:
+    """A descriptor of stdout to learn from when the client stops reading it (Linux: the write
+    end of a pipe turns readable, as an error, only once its reader has closed), else None."""
+    import stat
+
+    if sys.platform != "linux":
+        return None
+    try:
+        if not stat.S_ISFIFO(os.fstat(1).st_mode):  # not a socket: it turns readable whenever the client writes
+            return None
+    except OSError:
+        return None
+    import fcntl
+
+    return fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+
+
+class WireLines:
+    """Lines from stdin (a client's pipe, or a person's terminal), read as the event loop sees
+    them arrive.
+
+    The SDK reads stdin in a worker thread, which cannot be cancelled: Ctrl-C would wait for the
+    next Enter, and a client that stops reading our answers but keeps stdin open would keep the
+    server alive. Waiting on the descriptor instead lets cancellation end the server at once.
     """
 
     def __init__(self, fd: int) -> None:
@@ -151,15 +219,19 @@ class TerminalLines:
     async def __aiter__(self) -> AsyncIterator[str]:
         import anyio
 
-        pending = b""
+        pieces: list[bytes] = []  # of the line not yet ended; a long line is joined once
         while True:
             await anyio.wait_readable(self.fd)
             chunk = os.read(self.fd, 65536)
             if not chunk:
-                if pending:
-                    yield pending.decode("utf-8", errors="replace")
+                if pieces:
+                    yield b"".join(pieces).decode("utf-8", errors="replace")
                 return
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
+            if b"\n" not in chunk:
+                pieces.append(chunk)
+                continue
+            first, *lines, rest = chunk.split(b"\n")
+            yield (b"".join(pieces) + first).decode("utf-8", errors="replace") + "\n"
             for line in lines:
                 yield line.decode("utf-8", errors="replace") + "\n"
+            pieces = [rest] if rest else []

@@ -167,38 +167,16 @@ def describe_validation_error(tool: ToolSpec[Any, Any, Any], exc: ValidationErro
     return "; ".join(parts[:8]) + ("" if len(parts) <= 8 else f"; and {len(parts) - 8} more problems")
 
 
-# Names models often give an argument, and what our tools call it.
-ARGUMENT_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "command": ("argv", "shell"),
-    "cmd": ("argv", "shell"),
-    "args": ("argv", "arguments"),
-    "file": ("path",),
-    "filename": ("path", "name"),
-    "file_path": ("path",),
-    "filepath": ("path",),
-    "content": ("text", "body"),
-    "contents": ("content", "text"),
-    "text": ("content", "body"),
-    "body": ("text", "content"),
-    "q": ("query",),
-    "search": ("query",),
-    "url": ("uri", "link"),
-    "max_results": ("limit",),
-    "count": ("limit",),
-}
-
-
 def _accepted(model: type[BaseModel], loc: tuple[int | str, ...], exc: ValidationError) -> str:
     """For an unknown argument: the closest accepted one (with what it holds) and the whole list."""
-    from mcp_tools.suggest import closest
+    from mcp_tools.suggest import closest_argument
 
     where = _model_at(model, loc[:-1])
     if where is None:
         return ""
     fields = {(info.alias or name): info for name, info in where.model_fields.items()}
     given = str(loc[-1])
-    guesses = [name for name in ARGUMENT_SYNONYMS.get(given.lower(), ()) if name in fields]
-    guesses += closest(given, fields)
+    guesses = closest_argument(given, fields)
     if not guesses:  # the one required argument left missing at the same place is the likely meaning
         missing = [e["loc"][-1] for e in exc.errors() if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
         guesses = [str(name) for name in missing[:1]]

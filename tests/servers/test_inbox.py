@@ -132,3 +132,21 @@ async def test_errors_tell_the_model_what_to_fix(client: tuple[Client, InboxServ
     assert typo["kind"] == "invalid_arguments"
     too_many = failure(await connected.call_tool("inbox_search", {"limit": 500}))
     assert too_many["kind"] == "invalid_arguments"
+
+
+async def test_an_argument_named_by_its_usual_meaning_suggests_the_real_one(
+    client: tuple[Client, InboxService],
+) -> None:
+    connected, _ = client
+    for given, meant in (
+        ("after", "since"),
+        ("before", "until"),
+        ("max_results", "limit"),
+        ("maxResults", "limit"),
+        ("q", "query"),
+        ("from", "sender"),
+    ):
+        error = failure(await connected.call_tool("inbox_search", {given: "2026-01-01"}))
+        assert error["kind"] == "invalid_arguments"
+        assert error["message"].startswith(f"inbox.search does not take {given}; did you mean {meant} ("), error
+        assert "It takes query, sender, since, until" in error["message"]

@@ -497,9 +497,12 @@ def test_common_words_are_left_out_of_the_or_query_on_large_vaults(
     monkeypatch.setattr(search_module, "PRUNE_FROM_CHUNKS", 0)
     matches: list[str] = []
     original = service.index.lexical
-    monkeypatch.setattr(
-        service.index, "lexical", lambda match, limit: (matches.append(match), original(match, limit))[1]
-    )
+
+    def recording(match: str, limit: int) -> Any:
+        matches.append(match)
+        return original(match, limit)
+
+    monkeypatch.setattr(service.index, "lexical", recording)
     result = service.search(SearchArgs(query="the zygote", top_k=5))
     assert matches == ['"the" AND "zygote"', '"zygote"']  # "the" is in every chunk: not worth a full scan
     assert [r.path for r in result.results] == ["rare.md"]
@@ -543,3 +546,18 @@ async def test_the_delete_confirmation_names_the_note_and_where_it_goes(tmp_path
         "move note 'Projects/Beta.md' to the vault's trash folder as '.trash/Beta 1.md'",
         "permanently delete note 'Projects/Beta.md' (it does not go to the trash folder; this cannot be undone)",
     ]
+
+
+async def test_search_says_which_notes_are_not_indexed_and_why(tmp_path: Path, vault: Path) -> None:  # noqa: F811
+    deep = "/".join(f"{number}" + "d" * 239 for number in range(5)) + "/Far Plan.md"
+    (vault / deep).parent.mkdir(parents=True)
+    (vault / deep).write_text("# Far plan\n\nzeppelin itinerary\n", encoding="utf-8")
+    async with connect(tmp_path, notes_settings(vault)) as client:
+        result = await wait_indexed(client)
+        found = ok(await client.call_tool("notes_search", {"query": "zeppelin"}))
+    assert found["results"] == [] and result["index"]["indexed"] == len(VAULT)
+    assert found["index"]["skipped"] == 1
+    assert found["index"]["skipped_notes"] == [
+        {"path": deep, "reason": f"cannot be read: path is {len(deep)} characters long; the limit is 1024"}
+    ]
+    assert "1 note is not indexed, so never found (index.skipped_notes says why)" in found["note"]

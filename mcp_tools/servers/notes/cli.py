@@ -51,15 +51,17 @@ async def _index_command(service: NotesService, args: argparse.Namespace) -> int
     index_state = service.index_state()
     print(
         f"{index_state.indexed} notes in the index: {state.indexed} indexed, {state.unchanged} unchanged, "
-        f"{state.removed} removed, {len(state.skipped)} skipped (too large or not UTF-8) in {elapsed:.1f}s"
+        f"{state.removed} removed, {len(state.skipped)} skipped in {elapsed:.1f}s"
     )
     if service.embedder is not None:
         covered = f"{index_state.embedded_chunks}/{index_state.total_chunks}"
         print(f"embeddings: {embedded} chunks embedded; {covered} done")
         if service.progress.embedding_error:
             print(f"embedding error: {service.progress.embedding_error}")
-    for key in state.skipped[:20]:
-        print(f"skipped: {key}")
+    for skipped in index_state.skipped_notes:
+        print(f"skipped: {skipped.path}: {skipped.reason}")
+    if index_state.skipped > len(index_state.skipped_notes):
+        print(f"... and {index_state.skipped - len(index_state.skipped_notes)} more skipped")
     service.close()
     return 1 if service.progress.embedding_error else 0
 

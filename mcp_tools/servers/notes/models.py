@@ -123,12 +123,20 @@ class RandomArgs(Arguments):
 # -- outputs --------------------------------------------------------------------------------
 
 
+class SkippedNote(BaseModel):
+    path: str
+    reason: str
+
+
 class IndexState(BaseModel):
     indexed: int
     total: int
     complete: bool
     embedded_chunks: int = 0
     total_chunks: int = 0
+    # notes not indexed, and the first 20 of them with why; present only when there are any
+    skipped: int = Field(default=0, exclude_if=lambda count: not count)
+    skipped_notes: list[SkippedNote] = Field(default_factory=list, exclude_if=lambda notes: not notes)
 
 
 class ReadOutput(Output):

@@ -64,6 +64,9 @@ class IndexProgress:
     embedding_error: str | None = None
 
 
+SKIPPED_SHOWN = 20  # notes.search and the CLI name this many skipped notes (with why); the count is whole
+
+
 def iso_from_ns(ns: int) -> str:
     return dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC).isoformat(timespec="seconds")
 
@@ -146,6 +149,8 @@ class NotesService(Renaming):
         self._index_lock = threading.Lock()
         self.vectors = VectorMatrix()
         self.progress = IndexProgress()
+        self.skipped: dict[str, str] = {}  # notes found but not indexed, and why
+        self._skipped_lock = threading.Lock()
         self._built = False  # a full pass over this vault has finished (recorded in the index)
         self.stopping = threading.Event()
         self.write_lock = threading.RLock()
@@ -204,35 +209,59 @@ class NotesService(Renaming):
         """Bring one note's index entry up to date: 'indexed', 'unchanged', 'removed' or 'skipped'.
 
         `known` is the indexed state when the caller has it; `new` says the note is not indexed;
-        `folders` reads notes found by `scan` through one open descriptor per folder."""
+        `folders` reads notes found by `scan` through one open descriptor per folder. Why a note
+        was skipped is kept in `skipped`, for the index status and notes.search."""
+        try:
+            outcome, reason = self._index_one(key, known, info=info, new=new, folders=folders)
+        except ToolFailure as exc:  # a name the sandbox refuses: too long, control characters
+            outcome, reason = "skipped", f"cannot be read: {exc.message}"
+        with self._skipped_lock:
+            if reason is None:
+                self.skipped.pop(key, None)
+            else:
+                self.skipped[key] = reason
+        return outcome
+
+    def _index_one(
+        self,
+        key: str,
+        known: FileState | None,
+        *,
+        info: os.stat_result | None,
+        new: bool,
+        folders: FolderReader | None,
+    ) -> tuple[str, str | None]:
         index = self.index
         if info is None:
             info = self.sandbox.stat(key)
         if info is None or not stat_module.S_ISREG(info.st_mode):
-            return "removed" if index.remove(key) else "unchanged"
+            return ("removed" if index.remove(key) else "unchanged"), None
         if known is None and not new:
             known = self._state_of(key)
         if known and known.mtime_ns == info.st_mtime_ns and known.size == info.st_size:
-            return "unchanged"
+            return "unchanged", None
         if info.st_size > self.config.max_note_bytes:
             index.remove(key)
-            return "skipped"
+            return "skipped", f"{info.st_size} bytes, over [notes] max_note_bytes ({self.config.max_note_bytes})"
         try:
             if folders is None:
                 data = self.sandbox.read_bytes(key, max_bytes=self.config.max_note_bytes)
             else:
                 data = folders.read(key, self.config.max_note_bytes)
             text = data.decode("utf-8")
-        except (ToolFailure, UnicodeDecodeError):
+        except ToolFailure as exc:
             index.remove(key)
-            return "skipped"
+            return "skipped", f"cannot be read: {exc.message}"
+        except UnicodeDecodeError as exc:
+            index.remove(key)
+            return "skipped", f"not UTF-8 (byte {exc.start})"
         state = FileState(info.st_mtime_ns, len(data), sha256_hex(data))
         if known and known.hash == state.hash:
             index.touch(key, state)
-            return "unchanged"
+            return "unchanged", None
         parsed = parse_note(text, posixpath.basename(key)[: -len(NOTE_SUFFIX)])
         index.upsert(key, text, parsed, state, created=info.st_mtime_ns / 1e9)
-        return "indexed"
+        return "indexed", None
 
     def _state_of(self, key: str) -> FileState | None:
         doc = self.index.document(key)
@@ -257,12 +286,7 @@ class NotesService(Renaming):
                 with self.index.transaction(), FolderReader(self.sandbox) as folders:
                     for key, info in files[start : start + RECONCILE_BATCH]:
                         present.add(key)
-                        try:
-                            outcome = self.index_path(
-                                key, known.get(key), info=info, new=key not in known, folders=folders
-                            )
-                        except ToolFailure:  # a name the sandbox refuses (control characters)
-                            outcome = "skipped"
+                        outcome = self.index_path(key, known.get(key), info=info, new=key not in known, folders=folders)
                         if outcome == "skipped":
                             state.skipped.append(key)
                         else:
@@ -273,6 +297,9 @@ class NotesService(Renaming):
             for key in set(known) - present:
                 if self.index.remove(key):
                     state.removed += 1
+            with self._skipped_lock:  # notes gone since they were skipped
+                for key in set(self.skipped) - present:
+                    del self.skipped[key]
             state.finished_once = True
             if not self._built:
                 self.index.set_meta(BUILT_KEY, str(self.root))
@@ -294,6 +321,9 @@ class NotesService(Renaming):
                 self.index_path(key, state, info=info)
         for key in set(known) - present:
             self.index.remove(key)
+        with self._skipped_lock:
+            for key in set(self.skipped) - present:
+                del self.skipped[key]
 
     def embed_pending(self, progress: Progress | None = None, doc_path: str | None = None) -> int:
         """Embed chunks without vectors; returns how many were embedded."""
@@ -361,12 +391,16 @@ class NotesService(Renaming):
             self._built = self.index.get_meta(BUILT_KEY) == str(self.root)
         complete = self._built
         total = indexed if complete else max(state.total, indexed)
+        with self._skipped_lock:
+            skipped = sorted(self.skipped.items())
         return m.IndexState(
             indexed=min(state.done, total) if state.running and not complete else indexed,
             total=total,
             complete=complete,
             embedded_chunks=embedded,
             total_chunks=chunks,
+            skipped=len(skipped),
+            skipped_notes=[m.SkippedNote(path=key, reason=reason) for key, reason in skipped[:SKIPPED_SHOWN]],
         )
 
     # -- helpers ------------------------------------------------------------------------------
@@ -534,6 +568,9 @@ class NotesService(Renaming):
         if not state.complete:
             progress = f"{state.indexed}/{state.total} notes" if state.indexed < state.total else "being built"
             note = (note + "; " if note else "") + f"the index is {progress}; results may be partial"
+        if state.skipped:
+            some = "1 note is" if state.skipped == 1 else f"{state.skipped} notes are"
+            note = (note + "; " if note else "") + f"{some} not indexed, so never found (index.skipped_notes says why)"
         docs = index.documents_by_id(h.doc_id for h in hits)
         results = [
             m.SearchHit(
