@@ -12,7 +12,7 @@ from tests.harness import connect
 from tests.servers.notes_fixtures import notes_settings, wait_indexed, write_vault
 
 pytestmark = pytest.mark.anyio
-LINKERS = 600
+LINKERS = 250
 
 
 def big_vault(root: Path) -> Path:
@@ -30,6 +30,7 @@ def big_vault(root: Path) -> Path:
     return write_vault(root, files)
 
 
+@pytest.mark.slow
 async def test_every_notes_tool_fits_the_budget_with_its_largest_arguments(tmp_path: Path) -> None:
     vault = big_vault(tmp_path / "vault")
     async with connect(tmp_path, notes_settings(vault, daily_folder="Daily")) as client:
