@@ -52,6 +52,7 @@ class FakeBotApi:
     base: str = ""
     polling: int = 0  # getUpdates requests in flight: Telegram allows one
     conflicts: int = 0
+    closing: bool = False  # the test is over: a long poll in flight answers at once, not at its deadline
 
     def __post_init__(self) -> None:
         self._lock = threading.Condition()
@@ -270,7 +271,7 @@ class FakeBotApi:
                     self.updates = [u for u in self.updates if u["update_id"] >= offset]
                 while True:
                     ready = [u for u in self.updates if allowed is None or any(k in u for k in allowed)]
-                    if ready or time.monotonic() >= deadline:
+                    if ready or self.closing or time.monotonic() >= deadline:
                         return ready
                     self._lock.wait(min(0.05, max(0.0, deadline - time.monotonic())))
             finally:
@@ -306,5 +307,6 @@ def running_fake(fake: FakeBotApi | None = None) -> Iterator[FakeBotApi]:
     finally:
         server.should_exit = True
         with fake._lock:
+            fake.closing = True
             fake._lock.notify_all()
         thread.join(timeout=10)
