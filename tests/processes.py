@@ -18,6 +18,9 @@ from mcp import StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_ENTRY = str(ROOT / "tests" / "serve_demo.py")
+# How often a fake's `serve_forever` looks for `shutdown()`: the stop waits for that look, and
+# fakes stop at the end of most tests.
+STOP_POLL_SECONDS = 0.005
 
 
 def write_config(path: Path, text: str) -> Path:

@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from tests.processes import STOP_POLL_SECONDS
 from tests.servers.fake_google.discovery import Discovery, Rejected
 
 SCOPE_PREFIX = "https://www.googleapis.com/auth/"
@@ -204,7 +205,7 @@ class FakeGoogle:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True)
         self._thread.start()
         return self
 
