@@ -109,14 +109,17 @@ class FakeBotApi:
         return query_id
 
     def answer_to(self, query_id: str, timeout: float = 15) -> str:
-        return self._until(lambda: self.answers.get(query_id), timeout, f"callback query {query_id} not answered")
+        unanswered = f"callback query {query_id} not answered"
+        answer: str = self._until(lambda: self.answers.get(query_id), timeout, unanswered)
+        return answer
 
     def edited_text(self, message_id: int, containing: str, timeout: float = 15) -> str:
         def edited() -> str | None:
             text = self.messages[message_id]["text"]
             return text if containing in text else None
 
-        return self._until(edited, timeout, f"message {message_id} never showed {containing!r}")
+        text: str = self._until(edited, timeout, f"message {message_id} never showed {containing!r}")
+        return text
 
     def methods(self) -> list[str]:
         with self._lock:
@@ -198,7 +201,8 @@ class FakeBotApi:
                 data = button.get("callback_data")
                 if not isinstance(data, str) or not 1 <= len(data.encode()) <= 64:
                     raise BadRequest("Bad Request: BUTTON_DATA_INVALID")
-        return markup
+        checked: dict[str, Any] = markup
+        return checked
 
     def api_getMe(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"id": 123456789, "is_bot": True, "first_name": "Approvals", "username": "approvals_test_bot"}
@@ -207,7 +211,7 @@ class FakeBotApi:
         chat_id = self._chat(params)
         text = self._text(params)
         markup = self._markup(params)
-        message = {
+        message: dict[str, Any] = {
             "message_id": next(self._ids),
             "chat": {"id": chat_id, "type": "private"},
             "date": int(time.time()),
