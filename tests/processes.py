@@ -18,6 +18,9 @@ from mcp import StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_ENTRY = str(ROOT / "tests" / "serve_demo.py")
+# How often a fake's `serve_forever` looks for `shutdown()`: the stop waits for that look, and
+# fakes stop at the end of most tests.
+STOP_POLL_SECONDS = 0.005
 
 
 def write_config(path: Path, text: str) -> Path:
@@ -60,6 +63,41 @@ def run_cli(config: Path, *args: str, input_text: str | None = None) -> subproce
         input=input_text,
         timeout=60,
     )
+
+
+def cli_in_process(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`mcp-tools --config CONFIG ARGS...` run by `main` in this process, for a test that only
+    reads or sets state through the CLI (an audit, an approval, a sign-in link) while what it tests
+    is elsewhere: no interpreter to start and no modules to import again. Tests of the command
+    itself use `run_cli`. `main` runs on a thread of its own, so an async test may call this too.
+    """
+    import contextlib
+    import io
+    import logging
+    import threading
+
+    from mcp_tools.cli import main
+    from mcp_tools.servers import CATALOG
+
+    argv = ["--config", str(config), *args]
+    out, err = io.StringIO(), io.StringIO()
+    codes: list[int] = []
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    added = "demo" not in CATALOG
+    CATALOG.setdefault("demo", "tests.demo_namespace")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            thread = threading.Thread(target=lambda: codes.append(main(argv)))
+            thread.start()
+            thread.join(60)
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        if added:
+            del CATALOG["demo"]
+    assert codes, f"mcp-tools {' '.join(args)} did not end: {err.getvalue()}"
+    return subprocess.CompletedProcess(argv, codes[0], out.getvalue(), err.getvalue())
 
 
 def answer_on_terminal(config: Path, *args: str, answer: bytes | signal.Signals) -> tuple[bytes, str, int]:

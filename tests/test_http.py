@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.harness import ElicitBehaviour, elicitation_handler, failure, ok
-from tests.processes import bearer, demo_config, http_server, run_cli
+from tests.processes import bearer, cli_in_process, demo_config, http_server, run_cli
 
 pytestmark = pytest.mark.anyio
 # `phone` is marked as a client that shows confirmation forms to the person; `laptop` is a plain token.
@@ -92,7 +92,7 @@ async def test_combined_and_per_namespace_endpoints(server: tuple[str, Path], mo
 
 
 def audit_rows(config: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in run_cli(config, "audit", "--json", "--tail", "500").stdout.splitlines()]
+    return [json.loads(line) for line in cli_in_process(config, "audit", "--json", "--tail", "500").stdout.splitlines()]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
@@ -131,7 +131,7 @@ async def test_attack_a_plain_token_cannot_approve_its_own_call_by_answering_the
         [row] = [row for row in audit_rows(config) if row["arguments"] == {"target": target}]
         assert (row["decision"], row["answered_by"]) == ("approval_required", None)
         # The person approves out of band; the same call then runs, and the audit says who said yes.
-        assert run_cli(config, "approvals", "approve", refused["approval_id"]).returncode == 0
+        assert cli_in_process(config, "approvals", "approve", refused["approval_id"]).returncode == 0
         assert ok(await agent.call_tool("demo_erase", {"target": target})) == {"erased": target}
     rows = [row for row in audit_rows(config) if row["arguments"] == {"target": target}]
     assert [(row["decision"], row["answered_by"]) for row in rows] == [
@@ -146,7 +146,7 @@ async def test_audit_names_the_token_as_principal(server: tuple[str, Path], mode
     base, config = server
     async with http_client(base + "/mcp", "tok-laptop-0123456789", mode=mode) as client:
         assert ok(await client.call_tool("demo_echo", {"text": f"who {mode}"}))
-    rows = [json.loads(line) for line in run_cli(config, "audit", "--json", "--tail", "200").stdout.splitlines()]
+    rows = [json.loads(line) for line in cli_in_process(config, "audit", "--json", "--tail", "200").stdout.splitlines()]
     mine = [row for row in rows if row["arguments"] == {"text": f"who {mode}"}]
     assert [(row["principal"], row["transport"]) for row in mine] == [("laptop", "http")]
     assert all("tok-" not in json.dumps(row) for row in rows)
@@ -176,12 +176,12 @@ async def test_an_approval_asked_for_by_one_token_cannot_be_used_by_another(serv
     async with http_client(base + "/mcp", "tok-laptop-0123456789") as laptop:
         asked = failure(await laptop.call_tool("demo_erase", arguments))
         assert asked["kind"] == "approval_required"
-        assert run_cli(config, "approvals", "approve", asked["approval_id"]).returncode == 0
+        assert cli_in_process(config, "approvals", "approve", asked["approval_id"]).returncode == 0
         async with http_client(base + "/mcp", "tok-phone-9876543210") as phone:
             stolen = failure(await phone.call_tool("demo_erase", arguments))
         assert stolen["kind"] == "approval_required" and stolen["approval_id"] != asked["approval_id"]
         assert ok(await laptop.call_tool("demo_erase", arguments)) == {"erased": "bound-to-laptop"}
-    rows = [json.loads(line) for line in run_cli(config, "audit", "--json", "--tail", "200").stdout.splitlines()]
+    rows = [json.loads(line) for line in cli_in_process(config, "audit", "--json", "--tail", "200").stdout.splitlines()]
     mine = [(row["principal"], row["decision"]) for row in rows if row["arguments"] == arguments]
     assert mine == [("laptop", "approval_required"), ("phone", "approval_required"), ("laptop", "approved_out_of_band")]
 
@@ -234,7 +234,7 @@ def test_attack_forged_host_and_origin_are_refused_on_the_approvals_page_with_a_
             agent.post("/text-calls", json={"reply": '{"name": "demo.erase", "arguments": {"target": "page-forged"}}'})
         )
     approval_id = asked.split("Approval id: ")[1].split()[0].rstrip(".")
-    token = run_cli(config, "approvals", "login", "--http").stdout.strip().split("token=", 1)[1]
+    token = cli_in_process(config, "approvals", "login", "--http").stdout.strip().split("token=", 1)[1]
     with httpx2.Client(base_url=base) as browser:
         assert browser.get(f"/approvals/login?token={token}").status_code == 200
         page = browser.get("/approvals/")
@@ -257,7 +257,7 @@ def failure_of(response: httpx2.Response) -> str:
 
 
 def approvals_status(config: Path, approval_id: str) -> str:
-    shown = json.loads(run_cli(config, "approvals", "show", approval_id).stdout)
+    shown = json.loads(cli_in_process(config, "approvals", "show", approval_id).stdout)
     return str(shown["status"])
 
 

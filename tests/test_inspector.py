@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.npm_packages import npm_ci
-from tests.processes import ROOT, bearer, child_env, http_server, run_cli, write_config
+from tests.processes import ROOT, bearer, child_env, cli_in_process, http_server, write_config
 from tests.results import error_payload
 
 pytestmark = pytest.mark.slow
@@ -89,7 +89,7 @@ def stdio_target(config: Path) -> list[str]:
 
 
 def pending_approvals(config: Path) -> list[dict[str, Any]]:
-    listed = run_cli(config, "approvals", "list", "--json")
+    listed = cli_in_process(config, "approvals", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     return list(json.loads(listed.stdout))
 
@@ -117,7 +117,7 @@ def check_error_results(inspector: Inspector, config: Path, connection: list[str
     assert missing["kind"] == "not_found" and "old_string was not found" in missing["message"]
     assert "read the file again" in missing["hint"]
 
-    assert run_cli(config, "approvals", "approve", approval["approval_id"]).returncode == 0
+    assert cli_in_process(config, "approvals", "approve", approval["approval_id"]).returncode == 0
     code, result, stderr = inspector.run(
         *connection, "--method", "tools/call", "--tool-name", "files_delete", "--tool-arg", "path=report.md", *target
     )

@@ -29,7 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.harness import failure, ok
 from tests.npm_packages import npm_ci
 from tests.oauth_clients import MemoryStorage
-from tests.processes import ROOT, bearer, demo_config, free_port, http_server, run_cli
+from tests.processes import ROOT, bearer, cli_in_process, demo_config, free_port, http_server, run_cli
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 PINNED = ROOT / "tests" / "oidc"
@@ -163,7 +163,7 @@ async def client_with(base: str, token: str) -> Any:
 
 
 def audit_rows(config: Path) -> list[dict[str, Any]]:
-    done = run_cli(config, "audit", "--json", "--tail", "500")
+    done = cli_in_process(config, "audit", "--json", "--tail", "500")
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
@@ -210,7 +210,7 @@ async def test_an_approval_is_bound_to_the_subject_that_asked(server: tuple[str,
     async with client_with(base, provider.token(RESOURCE)) as robot:
         asked = failure(await robot.call_tool("demo_erase", arguments))
         assert asked["kind"] == "approval_required"
-        assert run_cli(config, "approvals", "approve", asked["approval_id"]).returncode == 0
+        assert cli_in_process(config, "approvals", "approve", asked["approval_id"]).returncode == 0
         async with client_with(base, provider.token(RESOURCE, client="other-robot")) as other:
             stolen = failure(await other.call_tool("demo_erase", arguments))
         assert stolen["kind"] == "approval_required" and stolen["approval_id"] != asked["approval_id"]

@@ -23,9 +23,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.oauth_clients import MemoryStorage
-from tests.processes import bearer, demo_config, free_port, http_server, run_cli
+from tests.processes import bearer, cli_in_process, demo_config, free_port, http_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 REDIRECT_URI = "http://127.0.0.1:1/callback"  # never opened: the browser stops at it
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
@@ -60,7 +60,7 @@ class Server:
     def browser(self) -> httpx2.Client:
         """A browser signed in to the approvals page, as the person who runs the server."""
         browser = httpx2.Client(timeout=30)
-        link = run_cli(self.config, "approvals", "login", "--http").stdout.strip()
+        link = cli_in_process(self.config, "approvals", "login", "--http").stdout.strip()
         assert browser.get(link).status_code == 200
         return browser
 
@@ -85,7 +85,7 @@ class Server:
         return {k: v[0] for k, v in parse_qs(urlsplit(back).query).items()}
 
     def audit(self) -> list[dict[str, Any]]:
-        done = run_cli(self.config, "audit", "--json", "--tail", "500")
+        done = cli_in_process(self.config, "audit", "--json", "--tail", "500")
         return [json.loads(line) for line in done.stdout.splitlines()]
 
     def refusals(self) -> list[str]:

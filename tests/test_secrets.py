@@ -15,7 +15,7 @@ from mcp_tools.logs import BODY_LOGGERS, configure_logging
 from mcp_tools.secrets import KnownSecrets, known_secrets, scrub_text, strip_userinfo
 from mcp_tools.servers.web import WebConfig
 from tests.harness import connect, failure, make_config, ok, text_of
-from tests.processes import run_cli, write_config
+from tests.processes import STOP_POLL_SECONDS, run_cli, write_config
 
 TAVILY = "tvly-prod-Zq81mLk2PfX0aa93"
 CALDAV = "caldav-pass-7Hq2w9"
@@ -319,7 +319,7 @@ async def test_a_host_credential_echoed_json_escaped_is_scrubbed(tmp_path: Path)
             self.wfile.write(data)
 
     httpd = ThreadingHTTPServer(("127.0.0.2", 0), Escaping)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True)
     thread.start()
     outbound = {
         "enabled": True,

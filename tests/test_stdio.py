@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from tests.harness import ElicitBehaviour, annotation, elicitation_handler, failure, ok
-from tests.processes import DEMO_ENTRY, ROOT, child_env, demo_config, run_cli, stdio_params
+from tests.processes import DEMO_ENTRY, ROOT, child_env, cli_in_process, demo_config, stdio_params
 
 pytestmark = pytest.mark.anyio
 BOTH_ERAS = pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
@@ -43,7 +43,7 @@ async def test_elicitation_decides_high_risk_calls(
         assert ok(result) == {"erased": "t"}
     else:
         assert failure(result)["kind"] == "declined_by_user"
-    audit = [json.loads(line) for line in run_cli(config, "audit", "--json").stdout.splitlines()]
+    audit = [json.loads(line) for line in cli_in_process(config, "audit", "--json").stdout.splitlines()]
     assert [(row["tool"], row["decision"], row["transport"]) for row in audit] == [
         ("demo.erase", "confirmed" if runs else "declined", "stdio")
     ]
@@ -55,20 +55,20 @@ async def test_client_without_elicitation_uses_out_of_band_approval(tmp_path: Pa
     async with Client(stdio_params(config), mode=mode) as client:
         first = failure(await client.call_tool("demo_erase", {"target": "t"}))
         assert first["kind"] == "approval_required"
-        listed = json.loads(run_cli(config, "approvals", "list", "--json").stdout)
+        listed = json.loads(cli_in_process(config, "approvals", "list", "--json").stdout)
         assert [item["id"] for item in listed] == [first["approval_id"]]
         assert listed[0]["arguments"] == {"target": "t"} and listed[0]["status"] == "pending"
-        approve = run_cli(config, "approvals", "approve", first["approval_id"])
+        approve = cli_in_process(config, "approvals", "approve", first["approval_id"])
         assert approve.returncode == 0, approve.stderr
         assert ok(await client.call_tool("demo_erase", {"target": "t"})) == {"erased": "t"}
         third = failure(await client.call_tool("demo_erase", {"target": "t"}))
         assert third["kind"] == "approval_required" and third["approval_id"] != first["approval_id"]
-        assert run_cli(config, "approvals", "deny", third["approval_id"]).returncode == 0
+        assert cli_in_process(config, "approvals", "deny", third["approval_id"]).returncode == 0
         assert failure(await client.call_tool("demo_erase", {"target": "t"}))["kind"] == "declined_by_user"
     # A used approval cannot be decided again.
-    again = run_cli(config, "approvals", "approve", first["approval_id"])
+    again = cli_in_process(config, "approvals", "approve", first["approval_id"])
     assert again.returncode == 1 and "consumed" in again.stderr
-    decisions = [json.loads(line)["decision"] for line in run_cli(config, "audit", "--json").stdout.splitlines()]
+    decisions = [json.loads(line)["decision"] for line in cli_in_process(config, "audit", "--json").stdout.splitlines()]
     assert decisions == ["approval_required", "approved_out_of_band", "approval_required", "declined"]
 
 

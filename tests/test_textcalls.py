@@ -24,7 +24,7 @@ from mcp_tools.textcalls import (
 )
 from mcp_tools.tooling import ToolFailure
 from tests.harness import make_config
-from tests.processes import answer_on_terminal, demo_config, run_cli
+from tests.processes import answer_on_terminal, cli_in_process, demo_config, run_cli
 
 FENCE = "```"
 
@@ -583,7 +583,7 @@ def test_call_text_runs_a_reply_from_a_file_and_from_stdin(tmp_path: Path) -> No
     text = run_cli(config, "call-text", "-", input_text='{"name": "demo_echo", "arguments": {"text": "x"}}')
     assert text.returncode == 0 and text.stdout.startswith("[block 1] demo.echo: ok\n")
     assert "echo: hello: x" in text.stdout
-    audit = [json.loads(line) for line in run_cli(config, "audit", "--json").stdout.splitlines()]
+    audit = [json.loads(line) for line in cli_in_process(config, "audit", "--json").stdout.splitlines()]
     assert [row["transport"] for row in audit] == ["text"] * 3
 
 

@@ -366,6 +366,7 @@ async def test_serve_tools_selects_for_one_run(tmp_path: Path) -> None:
     assert names == ["files_list", "files_read", "files_write", "files_edit", "demo_echo"]
 
 
+@pytest.mark.slow
 def test_tools_and_doctor_say_what_is_served_and_why(tmp_path: Path) -> None:
     from tests.processes import demo_config, run_cli
 

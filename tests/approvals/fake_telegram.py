@@ -52,6 +52,7 @@ class FakeBotApi:
     base: str = ""
     polling: int = 0  # getUpdates requests in flight: Telegram allows one
     conflicts: int = 0
+    closing: bool = False  # the test is over: a long poll in flight answers at once, not at its deadline
 
     def __post_init__(self) -> None:
         self._lock = threading.Condition()
@@ -108,14 +109,17 @@ class FakeBotApi:
         return query_id
 
     def answer_to(self, query_id: str, timeout: float = 15) -> str:
-        return self._until(lambda: self.answers.get(query_id), timeout, f"callback query {query_id} not answered")
+        unanswered = f"callback query {query_id} not answered"
+        answer: str = self._until(lambda: self.answers.get(query_id), timeout, unanswered)
+        return answer
 
     def edited_text(self, message_id: int, containing: str, timeout: float = 15) -> str:
         def edited() -> str | None:
             text = self.messages[message_id]["text"]
             return text if containing in text else None
 
-        return self._until(edited, timeout, f"message {message_id} never showed {containing!r}")
+        text: str = self._until(edited, timeout, f"message {message_id} never showed {containing!r}")
+        return text
 
     def methods(self) -> list[str]:
         with self._lock:
@@ -197,7 +201,8 @@ class FakeBotApi:
                 data = button.get("callback_data")
                 if not isinstance(data, str) or not 1 <= len(data.encode()) <= 64:
                     raise BadRequest("Bad Request: BUTTON_DATA_INVALID")
-        return markup
+        checked: dict[str, Any] = markup
+        return checked
 
     def api_getMe(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"id": 123456789, "is_bot": True, "first_name": "Approvals", "username": "approvals_test_bot"}
@@ -206,7 +211,7 @@ class FakeBotApi:
         chat_id = self._chat(params)
         text = self._text(params)
         markup = self._markup(params)
-        message = {
+        message: dict[str, Any] = {
             "message_id": next(self._ids),
             "chat": {"id": chat_id, "type": "private"},
             "date": int(time.time()),
@@ -270,7 +275,7 @@ class FakeBotApi:
                     self.updates = [u for u in self.updates if u["update_id"] >= offset]
                 while True:
                     ready = [u for u in self.updates if allowed is None or any(k in u for k in allowed)]
-                    if ready or time.monotonic() >= deadline:
+                    if ready or self.closing or time.monotonic() >= deadline:
                         return ready
                     self._lock.wait(min(0.05, max(0.0, deadline - time.monotonic())))
             finally:
@@ -306,5 +311,6 @@ def running_fake(fake: FakeBotApi | None = None) -> Iterator[FakeBotApi]:
     finally:
         server.should_exit = True
         with fake._lock:
+            fake.closing = True
             fake._lock.notify_all()
         thread.join(timeout=10)

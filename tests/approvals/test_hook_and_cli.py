@@ -18,7 +18,16 @@ import pytest
 
 from mcp_tools.app import build_app
 from tests.harness import connect, failure, make_config
-from tests.processes import DEMO_ENTRY, ROOT, child_env, demo_config, free_port, run_cli, stdio_params
+from tests.processes import (
+    DEMO_ENTRY,
+    ROOT,
+    STOP_POLL_SECONDS,
+    child_env,
+    demo_config,
+    free_port,
+    run_cli,
+    stdio_params,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +49,7 @@ def receiver() -> Iterator[tuple[str, list[dict[str, Any]]]]:
             pass
 
     server = HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/hook", received

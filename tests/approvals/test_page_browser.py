@@ -22,7 +22,7 @@ import pytest
 from tests.approvals.browser import ARTIFACTS, LAUNCH_ARGS, chromium_or_skip
 from tests.approvals.helpers import TOKENS, approvals, http_client, store_of, wait_for_pending
 from tests.harness import failure, ok
-from tests.processes import DEMO_ENTRY, ROOT, child_env, demo_config, free_port, http_server, run_cli
+from tests.processes import DEMO_ENTRY, ROOT, child_env, cli_in_process, demo_config, free_port, http_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 CONFIG = TOKENS + "[approvals]\nwait_seconds = 60\nprogress_interval_seconds = 1\n"
@@ -37,7 +37,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 
 def sign_in_link(config: Path, base: str) -> str:
-    result = run_cli(config, "approvals", "login", "--http")
+    result = cli_in_process(config, "approvals", "login", "--http")
     assert result.returncode == 0, result.stderr
     token = result.stdout.strip().split("token=", 1)[1]
     return f"{base}/approvals/login?token={token}"
@@ -236,7 +236,7 @@ async def test_desktop_and_phone_show_times_in_the_persons_zone_and_the_answer_o
                 await expect(answer).to_be_in_viewport()  # where the person looks, not at the top of the page
                 await phone.screenshot(path=str(ARTIFACTS / "approvals-phone-approved.png"))
                 for item in pending[:-1]:
-                    assert run_cli(config, "approvals", "deny", item["id"]).returncode == 0
+                    assert cli_in_process(config, "approvals", "deny", item["id"]).returncode == 0
         finally:
             await browser.close()
     assert ok(results[pending[-1]["arguments"]["target"]]) == {"erased": pending[-1]["arguments"]["target"]}

@@ -187,6 +187,7 @@ async def test_the_message_shows_decisions_made_elsewhere(
     assert app.services["demo"].erased == ["by-cli"]
 
 
+@pytest.mark.slow
 async def test_servers_sharing_one_bot_poll_in_turn_and_any_of_them_takes_the_press(
     tmp_path: Path, fake: FakeBotApi, demo_namespace: str
 ) -> None:

@@ -22,7 +22,7 @@ from mcp import Client
 from tests.approvals.fake_telegram import CHAT, TOKEN, FakeBotApi, running_fake
 from tests.approvals.helpers import TOKENS, approvals, audit, http_client, wait_for_pending
 from tests.harness import failure, ok
-from tests.processes import demo_config, http_server, run_cli, stdio_params
+from tests.processes import cli_in_process, demo_config, http_server, run_cli, stdio_params
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -132,7 +132,7 @@ async def test_page_telegram_and_cli_race_and_exactly_one_wins(tmp_path: Path, f
     env = {"MCP_TOOLS_TELEGRAM_BOT_TOKEN": TOKEN}
     outcome: dict[str, Any] = {}
     with http_server(config, **env) as base:
-        token = run_cli(config, "approvals", "login", "--http").stdout.strip().split("token=", 1)[1]
+        token = cli_in_process(config, "approvals", "login", "--http").stdout.strip().split("token=", 1)[1]
         browser = httpx2.Client(base_url=base)
         assert browser.get(f"/approvals/login?token={token}").status_code == 200
         csrf = browser.get("/approvals/").text.split('name="csrf" value="', 1)[1].split('"', 1)[0]

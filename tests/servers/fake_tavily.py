@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.processes import STOP_POLL_SECONDS
+
 VALID_KEY = "tvly-dev-fake0123456789abcdef"
 
 SEARCH_FIELDS = {
@@ -100,7 +102,7 @@ class FakeTavily:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), name="fake-tavily", daemon=True
+            target=self._server.serve_forever, args=(STOP_POLL_SECONDS,), name="fake-tavily", daemon=True
         )
 
     @property

@@ -13,6 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from tests.processes import STOP_POLL_SECONDS
+
 
 @dataclass
 class Recorder:
@@ -73,7 +75,7 @@ def local_server(
     server = ThreadingHTTPServer((host, port), _handler(recorder))
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True)
     thread.start()
     try:
         yield server, recorder

@@ -16,6 +16,7 @@ from mcp_tools.servers.inbox import NAMESPACE
 from mcp_tools.servers.inbox.config import InboxConfig
 from mcp_tools.servers.inbox.service import InboxService
 from mcp_tools.tooling import Environment
+from tests.processes import STOP_POLL_SECONDS
 
 INBOX_ADDRESS = "inbox@assistant.example"
 PDF_BYTES = b"%PDF-1.4\n" + bytes(range(256)) * 4 + b"\n%%EOF\n"
@@ -360,7 +361,7 @@ def fake_chat_server(expected_key: str | None = "sk-test-secret-key") -> Iterato
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     try:

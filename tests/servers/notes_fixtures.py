@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.processes import STOP_POLL_SECONDS
+
 EMBED_DIMENSIONS = 256
 EMBED_KEY = "sk-notes-test-key-never-shown"
 
@@ -186,7 +188,7 @@ def start_embedding_service(synonyms: dict[str, str] | None = None) -> tuple[Emb
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True).start()
     return state, server
 
 

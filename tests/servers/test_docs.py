@@ -449,7 +449,7 @@ async def test_docs_over_stdio_in_a_real_server_process_beside_gmail(
 ):
     from mcp import Client
 
-    from tests.processes import run_cli, stdio_params
+    from tests.processes import cli_in_process, stdio_params
 
     stored = planning_doc(docs)
     settings = docs_settings(tmp_path, google, [scopes.DRIVE_FILE, scopes.GMAIL_READONLY])
@@ -464,7 +464,7 @@ async def test_docs_over_stdio_in_a_real_server_process_beside_gmail(
         data = ok(await client.call_tool("docs_read", {"id": stored.id}))
     assert "docs_read" in names and "docs_append" not in names  # the default: core tools only
     assert data["text"] == PLANNING_MARKDOWN
-    assert '"docs.read"' in run_cli(config, "audit", "--json").stdout
+    assert '"docs.read"' in cli_in_process(config, "audit", "--json").stdout
 
 
 async def test_a_create_whose_text_fails_says_the_empty_document_exists(

@@ -176,6 +176,7 @@ async def test_charset_labels_are_read_as_browsers_read_them(
         assert [text["content"] for text in texts] == ["\u2018notes\u2019 \u2014 \u20ac5"]
 
 
+@pytest.mark.slow
 async def test_two_megabyte_mail_is_paged_to_the_end(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):
     raw, body = big()
     stored = gmail.add(raw)

@@ -453,7 +453,7 @@ def test_auth_google_without_a_client_file_says_what_to_set(tmp_path: Path, caps
 async def test_gmail_over_stdio_in_a_real_server_process(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):
     from mcp import Client
 
-    from tests.processes import run_cli, stdio_params
+    from tests.processes import cli_in_process, stdio_params
 
     gmail.add(plain(subject="Over stdio"))
     settings = sign_in(tmp_path, google, expires_in=30)
@@ -467,7 +467,7 @@ async def test_gmail_over_stdio_in_a_real_server_process(tmp_path: Path, google:
         data = ok(await client.call_tool("gmail_search", {"query": "stdio"}))
     assert data["messages"][0]["subject"] == "Over stdio"
     assert token_data(tmp_path)["token"] not in (before, None)  # refreshed in the server process, and stored
-    audit = run_cli(config, "audit", "--json").stdout
+    audit = cli_in_process(config, "audit", "--json").stdout
     assert '"gmail.search"' in audit and token_data(tmp_path)["refresh_token"] not in audit
 
 

@@ -4,6 +4,7 @@ the result budget and says how to get the rest."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,7 @@ from tests.harness import connect
 from tests.servers.notes_fixtures import notes_settings, wait_indexed, write_vault
 
 pytestmark = pytest.mark.anyio
-LINKERS = 600
+LINKERS = 250
 
 
 def big_vault(root: Path) -> Path:
@@ -30,11 +31,12 @@ def big_vault(root: Path) -> Path:
     return write_vault(root, files)
 
 
+@pytest.mark.slow
 async def test_every_notes_tool_fits_the_budget_with_its_largest_arguments(tmp_path: Path) -> None:
     vault = big_vault(tmp_path / "vault")
     async with connect(tmp_path, notes_settings(vault, daily_folder="Daily")) as client:
         await wait_indexed(client)
-        calls = {
+        calls: dict[str, tuple[str, dict[str, Any]]] = {
             "read": ("notes_read", {"path": "Long", "max_chars": 30_000}),
             "daily": ("notes_daily", {"date": "2026-01-05", "max_chars": 30_000}),
             "search": ("notes_search", {"query": "filler text diff long", "top_k": 50}),

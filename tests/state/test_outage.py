@@ -31,6 +31,7 @@ def own_postgres() -> Iterator[PostgresServer]:
         server.close()
 
 
+@pytest.mark.slow
 async def test_calls_in_an_outage_are_unavailable_and_the_server_recovers(
     own_postgres: PostgresServer, tmp_path: Path, demo_namespace: str
 ) -> None:

@@ -21,7 +21,17 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.harness import elicitation_handler, failure, ok
 from tests.nginx import nginx, upstreams_used
 from tests.postgres import PostgresServer
-from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, demo_config, free_port, http_server, run_cli
+from tests.processes import (
+    DEMO_ENTRY,
+    ROOT,
+    bearer,
+    child_env,
+    cli_in_process,
+    demo_config,
+    free_port,
+    http_server,
+    run_cli,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 TOKEN = "tok-laptop-0123456789"
@@ -73,7 +83,7 @@ async def client(base: str, elicit: bool = False) -> AsyncIterator[Client]:
 
 
 def audit(config: Path) -> list[dict]:
-    result = run_cli(config, "audit", "--json", "--tail", "5000")
+    result = cli_in_process(config, "audit", "--json", "--tail", "5000")
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
@@ -85,7 +95,7 @@ async def test_an_approval_granted_with_the_cli_is_used_once_by_whichever_replic
     async with client(base) as mcp:
         asked = failure(await mcp.call_tool("demo_erase", arguments))
         assert asked["kind"] == "approval_required"
-        assert run_cli(config_b, "approvals", "approve", asked["approval_id"]).returncode == 0
+        assert cli_in_process(config_b, "approvals", "approve", asked["approval_id"]).returncode == 0
         results = [await mcp.call_tool("demo_erase", arguments) for _ in range(4)]
         echoes = [ok(await mcp.call_tool("demo_echo", {"text": str(i)})) for i in range(6)]
     ran = [result for result in results if not result.is_error]
@@ -209,7 +219,7 @@ async def test_a_replica_killed_under_load_loses_no_approval_and_no_audit_row(
                 for worker in range(6):
                     group.start_soon(load, worker)
         assert victim.poll() is not None and len(answered) >= 80
-        assert run_cli(configs[1], "approvals", "approve", asked["approval_id"]).returncode == 0
+        assert cli_in_process(configs[1], "approvals", "approve", asked["approval_id"]).returncode == 0
         async with client(base) as mcp:
             assert ok(await mcp.call_tool("demo_erase", {"target": "survives"})) == {"erased": "survives"}
     audited = {row["arguments"].get("text") for row in audit(configs[1]) if row["tool"] == "demo.echo"}

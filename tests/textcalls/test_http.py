@@ -10,7 +10,7 @@ import httpx2
 import pytest
 
 from tests.harness import failure, ok
-from tests.processes import bearer, demo_config, http_server, run_cli
+from tests.processes import bearer, cli_in_process, demo_config, http_server
 
 TOKENS = '[http.tokens]\nlaptop = "tok-laptop-0123456789"\n'
 SCISSORS = "\u2702\ufe0f\U0001f431"
@@ -52,7 +52,7 @@ def test_a_scissors_reply_returns_results_and_markdown(server: tuple[str, Path])
         "executing",
         "completed",
     }
-    audit = [json.loads(line) for line in run_cli(config, "audit", "--json").stdout.splitlines()]
+    audit = [json.loads(line) for line in cli_in_process(config, "audit", "--json").stdout.splitlines()]
     assert audit[-1]["transport"] == "text" and audit[-1]["principal"] == "laptop"
 
 
@@ -73,7 +73,7 @@ def test_high_risk_calls_wait_for_an_approval_bound_to_the_call(server: tuple[st
     error = first["results"][0]["error"]
     assert first["calls"][0]["status"] == "failed" and "approval" in error
     approval_id = error.split("Approval id: ")[1].split()[0].rstrip(".")
-    assert run_cli(config, "approvals", "approve", approval_id).returncode == 0
+    assert cli_in_process(config, "approvals", "approve", approval_id).returncode == 0
     second = post(base, json={"reply": reply}).json()
     assert second["results"] == [{"id": "call_1", "name": "demo.erase", "content": {"erased": "drafts"}}]
 

@@ -20,9 +20,10 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from tests.processes import STOP_POLL_SECONDS
 from tests.servers.fake_google.discovery import Discovery, Rejected
 
 SCOPE_PREFIX = "https://www.googleapis.com/auth/"
@@ -204,7 +205,7 @@ class FakeGoogle:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(STOP_POLL_SECONDS,), daemon=True)
         self._thread.start()
         return self
 
@@ -400,7 +401,7 @@ class FakeGoogle:
         message = email.parser.BytesParser(policy=email.policy.compat32).parsebytes(
             f"Content-Type: {content_type}\r\n\r\n".encode() + body
         )
-        parts = message.get_payload()
+        parts = cast(list[Any], message.get_payload())  # a multipart message: its parts
         if len(parts) > 100:
             self.violations.append(f"batch of {len(parts)} requests (limit 100)")
             raise ApiError(400, "Too many requests in batch.")
@@ -408,7 +409,7 @@ class FakeGoogle:
         out: list[bytes] = []
         for part in parts:
             content_id = part["Content-ID"]
-            inner = part.get_payload(decode=False)
+            inner: str = part.get_payload(decode=False)
             head, _, inner_body = inner.replace("\r\n", "\n").partition("\n\n")
             lines = head.split("\n")
             verb, target, _ = lines[0].split(" ", 2)
