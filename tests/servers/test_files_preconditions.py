@@ -132,6 +132,7 @@ async def test_overwriting_a_link_that_leads_out_is_refused_without_asking(tmp_p
     """Attack: a link planted in the store points outside; the write can never run, so nobody is asked."""
     outside = tmp_path / "outside.txt"
     outside.write_bytes(b"keep")
+    assert local.root is not None
     (local.root / "out.txt").symlink_to(outside)
     seen: list[types.ElicitRequestParams] = []
     app = build_app(make_config(tmp_path, local.settings))
