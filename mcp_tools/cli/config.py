@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_tools.cli.common import config_of, tools_of, write_atomically
+from mcp_tools.cli.common import config_of, tools_of, write_through
 from mcp_tools.config import default_config_path
 
 
@@ -105,12 +105,12 @@ def cmd_config_init(args: argparse.Namespace) -> int:
         print(f"mcp-tools: {path} exists; use --force to replace it", file=sys.stderr)
         return 1
     try:
-        write_atomically(path, config_template())
+        saved = write_through(path, config_template(), backup=True)
     except OSError as exc:
         print(
             f"mcp-tools: cannot write {path}: {exc.strerror or exc}; pass --config with a file you can write",
             file=sys.stderr,
         )
         return 1
-    print(f"Wrote {path}")
+    print(f"Wrote {path}" + (f" (the previous file is kept as {saved})" if saved else ""))
     return 0
