@@ -45,6 +45,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
     print(f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}")
+    weak = config.weak_http_tokens()
+    if weak:
+        from mcp_tools.config import MAKE_TOKEN, MIN_TOKEN_CHARS
+        from mcp_tools.net import is_loopback
+
+        what = f"token(s) {', '.join(weak)} shorter than {MIN_TOKEN_CHARS} characters or too repetitive"
+        if is_loopback(config.http.host):
+            print(f"           warning: {what}; `serve --http` beyond loopback refuses them. Make one: {MAKE_TOKEN}")
+        else:
+            problems["http"] = f"{what}: `serve --http` refuses them on {config.http.host}; make one with: {MAKE_TOKEN}"
+            print(f"           problem: {problems['http']}")
     policy = config.policy
     print(
         f"policy:    {len(policy.rules)} own rules, read_only={str(policy.read_only).lower()}, "
