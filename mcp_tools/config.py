@@ -521,7 +521,7 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
             raise ConfigError(f"config file {path} does not exist (run `{mcp_tools('config', 'init')}` to write one)")
         return Config(environ=environ)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     config = parse_config(raw, environ)
