@@ -26,6 +26,17 @@ APP_NAME = "mcp-tools"
 CONFIG_ENV = "MCP_TOOLS_CONFIG"
 TOKEN_ENV = "MCP_TOOLS_HTTP_TOKEN"
 TOKEN_ENV_PREFIX = "MCP_TOOLS_HTTP_TOKEN_"
+MIN_TOKEN_CHARS = 32
+MIN_TOKEN_DISTINCT_CHARS = 10
+MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
+
+
+def weak_token(token: str) -> bool:
+    """Shorter than 32 characters, or so repetitive ("aaaa...", "abab...") that length says
+    little: a token made by `secrets.token_urlsafe(32)` (43 characters) is neither."""
+    return len(token) < MIN_TOKEN_CHARS or len(set(token)) < MIN_TOKEN_DISTINCT_CHARS
+
+
 ModelT = TypeVar("ModelT", bound=BaseModel)
 CORE_SECTIONS = ("server", "policy", "http", "approvals", "state")
 STATE_URL_ENV = "MCP_TOOLS_STATE_URL"
@@ -402,6 +413,10 @@ class Config:
     def data_dir(self) -> Path:
         return _pick_dir(self.server.data_dir, self.environ.get("MCP_TOOLS_DATA_DIR"), "data")
 
+    def weak_http_tokens(self) -> list[str]:
+        """The names of bearer tokens too short or too repetitive to stand a guessing attack."""
+        return sorted(name for name, token in self.http_tokens().items() if weak_token(token))
+
     def http_tokens(self) -> dict[str, str]:
         """Named bearer tokens: `[http.tokens]`, `MCP_TOOLS_HTTP_TOKEN` and `MCP_TOOLS_HTTP_TOKEN_<NAME>`."""
         tokens = {name: entry.token.get_secret_value() for name, entry in self.http.tokens.items()}
@@ -515,7 +530,7 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
             raise ConfigError(f"config file {path} does not exist (run `{mcp_tools('config', 'init')}` to write one)")
         return Config(environ=environ)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     config = parse_config(raw, environ)

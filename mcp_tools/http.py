@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_tools.app import App
 from mcp_tools.commands import mcp_tools
-from mcp_tools.config import ConfigError
+from mcp_tools.config import MAKE_TOKEN, MIN_TOKEN_CHARS, ConfigError
 from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
 from mcp_tools.net import host_origin_refusal, is_loopback
 from mcp_tools.secrets import known_secrets
@@ -67,6 +67,22 @@ def resolve_tokens(app: App, host: str) -> dict[str, str]:
     token = path.read_text().strip()
     known_secrets.add(token)
     return {"local": token}
+
+
+def refuse_weak_tokens(app: App, host: str) -> None:
+    """A guessable bearer token on a reachable address hands over the person's accounts: refused;
+    on loopback, where only this machine can try, a warning."""
+    weak = app.config.weak_http_tokens()
+    if not weak:
+        return
+    names = ", ".join(weak)
+    what = (
+        f"the HTTP bearer token(s) {names} are shorter than {MIN_TOKEN_CHARS} characters or too repetitive; "
+        f"make one with: {MAKE_TOKEN}"
+    )
+    if not is_loopback(host):
+        raise ConfigError(f"refusing to serve HTTP on {host}: {what}")
+    logger.warning("%s (accepted on loopback only)", what)
 
 
 def local_token_path(app: App) -> Path:
@@ -534,6 +550,7 @@ def oauth_guard(app: App) -> Any:
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
     """The ASGI app; its lifespan runs the namespaces' background work and the MCP sessions."""
     oauth = oauth_guard(app)
+    refuse_weak_tokens(app, host)
     tokens = app.config.http_tokens() if oauth is not None else resolve_tokens(app, host)
     settings = security_settings(app, host)
     managers: list[StreamableHTTPSessionManager] = []

@@ -79,6 +79,78 @@ from typing import BinaryIO, Literal
 
 from mcp_tools.tooling import ToolFailure
 
+# Credentials commonly kept in a home directory, and the config folders of the MCP clients
+# (Claude Desktop's holds the server entry, its environment and so any token put there) and of
+# this project; hidden inside the sandbox, and never inside a root or working folder.
+HOME_SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/mcp-tools",
+    ".config/Claude",
+    "Library/Application Support/Claude",
+    "Library/Application Support/mcp-tools",
+    ".claude",
+    ".claude.json",
+)
+
+
+def contains(folder: Path, path: Path) -> bool:
+    """Whether `path` is `folder` or lies below it, as written or once symlinks are resolved."""
+    pairs = ((Path(os.path.abspath(folder)), Path(os.path.abspath(path))), (folder.resolve(), path.resolve()))
+    return any(inner == outer or outer in inner.parents for outer, inner in pairs)
+
+
+def protected_paths(
+    state_dir: Path, data_dir: Path, config_file: Path | None, home: Path | None, environ: dict[str, str]
+) -> list[Path]:
+    """What a root or working folder must not hold: our state and data, the config's folder, the
+    home directory's credential folders and the MCP clients' config folders."""
+    found = [state_dir, data_dir]
+    if config_file is not None:
+        found.append(config_file.parent)
+    found += home_secrets(home, environ)
+    return found
+
+
+def home_secrets(home: Path | None, environ: dict[str, str]) -> list[Path]:
+    found = [home / name for name in HOME_SECRETS] if home else []
+    xdg_config = environ.get("XDG_CONFIG_HOME")
+    if xdg_config:
+        found += [Path(xdg_config) / "mcp-tools", Path(xdg_config) / "Claude"]
+    return found
+
+
+def protected_in(
+    root: Path,
+    state_dir: Path,
+    data_dir: Path,
+    config_file: Path | None,
+    home: Path | None,
+    environ: dict[str, str],
+) -> Path | None:
+    """The protected path a store's root would expose (it holds it, or lies inside our state or a
+    credential folder), or None. A root inside the data folder is fine (even where it shares the
+    state folder): the default file store lives there."""
+    for protected in protected_paths(state_dir, data_dir, config_file, home, environ):
+        if contains(root, protected):
+            return protected
+    if contains(state_dir, root) and not contains(data_dir, root):
+        return state_dir
+    for protected in home_secrets(home, environ):
+        if contains(protected, root):
+            return protected
+    return None
+
+
 KeyPolicy = Literal["strict", "unicode"]
 
 MAX_KEY_CHARS = 1024

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -310,3 +312,98 @@ def test_serve_imports_no_other_command_groups_heavy_modules(tmp_path: Path) -> 
         "mcp_tools.cli.google",
     } & modules
     assert not others, others
+
+
+def test_install_keeps_the_existing_entrys_env_and_keeps_a_backup(tmp_path: Path) -> None:
+    """ATTACK on the person's setup: re-running --write must not drop the Telegram token in env."""
+    config = demo_config(tmp_path)
+    claude = tmp_path / "claude.json"
+    before = {
+        "mcpServers": {
+            "mcp-tools": {
+                "command": "/old/python",
+                "args": ["-m", "mcp_tools", "serve"],
+                "env": {"MCP_TOOLS_TELEGRAM_TOKEN": "123:abc"},
+                "disabled": False,
+            }
+        }
+    }
+    claude.write_text(json.dumps(before))
+    result = run_cli(config, "install", "claude-desktop", "--write", "--claude-config", str(claude))
+    assert result.returncode == 0, result.stderr
+    entry = json.loads(claude.read_text())["mcpServers"]["mcp-tools"]
+    assert entry["env"] == {"MCP_TOOLS_TELEGRAM_TOKEN": "123:abc"} and entry["disabled"] is False
+    assert entry["args"] == ["-m", "mcp_tools", "--config", str(config), "serve"] and entry["command"] != "/old/python"
+    assert "Updated 'mcp-tools'" in result.stdout and "kept its disabled, env" in result.stdout
+    assert "Added" not in result.stdout
+    backup = tmp_path / "claude.json.bak"
+    assert json.loads(backup.read_text()) == before and str(backup) in result.stdout
+    assert "123:abc" not in result.stdout + result.stderr
+
+
+def test_install_into_a_new_file_says_added_and_makes_no_backup(tmp_path: Path) -> None:
+    claude = tmp_path / "Claude" / "claude.json"
+    result = run_cli(demo_config(tmp_path), "install", "claude-desktop", "--write", "--claude-config", str(claude))
+    assert result.returncode == 0, result.stderr
+    assert "Added 'mcp-tools'" in result.stdout
+    assert list(claude.parent.iterdir()) == [claude]
+
+
+def test_install_writes_through_a_symlinked_claude_config(tmp_path: Path) -> None:
+    """A config kept in a dotfiles folder and linked into place stays a link to the updated file."""
+    real = tmp_path / "dotfiles" / "claude.json"
+    real.parent.mkdir()
+    real.write_text(json.dumps({"mcpServers": {}, "theme": "dark"}))
+    link = tmp_path / "claude.json"
+    link.symlink_to(real)
+    result = run_cli(demo_config(tmp_path), "install", "claude-desktop", "--write", "--claude-config", str(link))
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and link.resolve() == real
+    assert set(json.loads(real.read_text())["mcpServers"]) == {"mcp-tools"}
+    assert (tmp_path / "dotfiles" / "claude.json.bak").is_file()
+
+
+@pytest.mark.parametrize("command", [["config", "init", "--force"], ["install", "claude-desktop", "--write"]])
+def test_a_special_file_is_never_replaced_by_a_file(tmp_path: Path, command: list[str]) -> None:
+    """As root, `--config /dev/full --force` replaced the device node with a plain file. A FIFO
+    stands in for the device here (so a regression cannot break the machine running the tests);
+    a link to one is refused the same way, and so is a folder as Claude Desktop's config."""
+    special = tmp_path / "pipe"
+    os.mkfifo(special)
+    link = tmp_path / "config-link"
+    link.symlink_to(special)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    targets = [special, link] + ([folder] if command[0] == "install" else [])
+    for target in map(str, targets):
+        if command[0] == "config":
+            result = subprocess.run(
+                [sys.executable, "-m", "mcp_tools", "--config", target, *command],
+                capture_output=True,
+                text=True,
+                env=child_env(),
+                cwd=str(ROOT),
+            )
+        else:
+            result = run_cli(demo_config(tmp_path), *command, "--claude-config", target)
+        assert "Traceback" not in result.stderr, result.stderr
+        assert result.returncode == 1 and "not a regular file" in result.stderr, result.stderr
+        assert stat.S_ISFIFO(special.lstat().st_mode) and link.is_symlink() and folder.is_dir()
+
+
+def test_config_init_force_writes_through_a_link_and_keeps_a_backup(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "config.toml"
+    real.parent.mkdir()
+    real.write_text("# mine\n")
+    link = tmp_path / "config.toml"
+    link.symlink_to(real)
+    result = subprocess.run(
+        [sys.executable, "-m", "mcp_tools", "--config", str(link), "config", "init", "--force"],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink() and "[server]" in real.read_text()
+    assert (tmp_path / "dotfiles" / "config.toml.bak").read_text() == "# mine\n"

@@ -72,6 +72,21 @@ def test_invalid_toml_is_reported_with_the_file(tmp_path: Path) -> None:
         load_config(path, {})
 
 
+def test_a_config_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """Windows Notepad saves UTF-8 with a BOM; it is not part of the TOML and must not be line 1's error."""
+    path = tmp_path / "c.toml"
+    path.write_bytes("\ufeff# Réglages\n[policy]\nread_only = true\n".encode())
+    config = load_config(path, {})
+    assert config.policy.read_only is True and config.source == path
+
+
+def test_a_byte_order_mark_inside_the_file_is_still_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_bytes("[policy]\n\ufeffread_only = true\n".encode())
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(path, {})
+
+
 def test_token_values_never_appear_in_errors() -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config({"http": {"tokens": {"laptop": 12345678}}}, {})

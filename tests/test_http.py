@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,8 +17,11 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.harness import ElicitBehaviour, elicitation_handler, failure, ok
-from tests.processes import bearer, cli_in_process, demo_config, http_server, run_cli
+from mcp_tools.app import build_app
+from mcp_tools.config import ConfigError, weak_token
+from mcp_tools.http import build_http_app
+from tests.harness import ElicitBehaviour, elicitation_handler, failure, make_config, ok
+from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, cli_in_process, demo_config, http_server, run_cli
 
 pytestmark = pytest.mark.anyio
 # `phone` is marked as a client that shows confirmation forms to the person; `laptop` is a plain token.
@@ -349,3 +355,57 @@ def healthy(base: str) -> bool:
 def pending_approvals(config: Path) -> list[Any]:
     listed: list[Any] = json.loads(run_cli(config, "approvals", "list", "--json").stdout)
     return listed
+
+
+# -- weak bearer tokens -----------------------------------------------------------------------
+
+STRONG = "Vq3x9L_kP2mZ8rT4wY7uB1nC6dF0gH5j"  # 32 characters, 32 distinct
+
+
+def test_a_one_character_token_is_refused_on_a_public_address(tmp_path: Path) -> None:
+    """ATTACK: `MCP_TOOLS_HTTP_TOKEN=a serve --http --host 0.0.0.0` would hand the accounts to a
+    guesser; the server does not start, and says how to make a token without echoing this one."""
+    config = demo_config(tmp_path)
+    result = subprocess.run(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), "serve", "--http", "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=child_env(MCP_TOOLS_HTTP_TOKEN="hunter2-hunter2"),
+        cwd=str(ROOT),
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "refusing to serve HTTP on 0.0.0.0" in result.stderr and "shorter than 32 characters" in result.stderr
+    assert "secrets.token_urlsafe(32)" in result.stderr and "hunter2" not in result.stderr
+
+
+@pytest.mark.parametrize("token", ["short-token-0123456789", "ab" * 20])
+def test_weak_configured_tokens_are_refused_off_loopback(tmp_path: Path, token: str) -> None:
+    app = build_app(make_config(tmp_path, {"http": {"tokens": {"phone": token, "laptop": STRONG}}}))
+    with pytest.raises(ConfigError, match="token\\(s\\) phone are shorter than 32 characters or too repetitive"):
+        build_http_app(app, "192.0.2.10")
+    assert weak_token(token) and not weak_token(STRONG)
+
+
+def test_a_strong_token_serves_a_public_address(tmp_path: Path) -> None:
+    app = build_app(make_config(tmp_path, {"http": {"tokens": {"laptop": STRONG}}}))
+    assert build_http_app(app, "0.0.0.0") is not None
+
+
+def test_a_weak_token_on_loopback_is_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    app = build_app(make_config(tmp_path, {"http": {"tokens": {"dev": "abc"}}}))
+    with caplog.at_level(logging.WARNING):
+        assert build_http_app(app, "127.0.0.1") is not None
+    assert any("token(s) dev are shorter than 32" in record.getMessage() for record in caplog.records)
+
+
+def test_doctor_reports_a_weak_token(tmp_path: Path) -> None:
+    public = demo_config(tmp_path, '[http]\nhost = "0.0.0.0"\n[http.tokens]\nphone = "qwzx"\n')
+    result = run_cli(public, "doctor")
+    assert result.returncode == 1
+    assert "problem: token(s) phone shorter than 32 characters" in result.stdout
+    assert "secrets.token_urlsafe(32)" in result.stdout and "qwzx" not in result.stdout
+    local = demo_config(tmp_path, '[http.tokens]\nphone = "qwzx"\n')
+    result = run_cli(local, "doctor")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "warning: token(s) phone shorter than 32 characters" in result.stdout

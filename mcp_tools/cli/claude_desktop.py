@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_tools.cli.common import write_atomically
+from mcp_tools.cli.common import write_through
 
 
 def add_commands(commands: Any) -> None:
@@ -51,7 +51,7 @@ def cmd_install_claude(args: argparse.Namespace) -> int:
         print(f"mcp-tools: this entry serves {used}; `--write` merges it into {path}", file=sys.stderr)
         return 0
     current: Any = {}
-    if path.exists():
+    if path.exists() and path.is_file():  # anything else is refused by the write, with the reason
         try:
             current = json.loads(path.read_text(encoding="utf-8-sig") or "{}")  # a BOM, as Windows editors write
         except json.JSONDecodeError as exc:
@@ -66,11 +66,26 @@ def cmd_install_claude(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    current["mcpServers"][args.name] = entry
+    servers = current["mcpServers"]
+    before = servers.get(args.name)
+    if isinstance(before, dict):
+        # Only command and args are ours: the env (a Telegram token, say) and any other key stay.
+        servers[args.name] = {**before, **entry}
+        kept = sorted(set(before) - set(entry))
+        verb = "Updated" if servers[args.name] != before else "Rewrote the unchanged"
+        done = f"{verb} {args.name!r} in {path}" + (f" (kept its {', '.join(kept)})" if kept else "")
+    elif before is not None:
+        servers[args.name] = entry
+        done = f"Replaced {args.name!r} in {path} (it was not an object)"
+    else:
+        servers[args.name] = entry
+        done = f"Added {args.name!r} to {path}"
     try:
-        write_atomically(path, json.dumps(current, indent=2) + "\n")
+        saved = write_through(path, json.dumps(current, indent=2) + "\n", backup=True)
     except OSError as exc:
         print(f"mcp-tools: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    print(f"Added {args.name!r} to {path}, serving {used}. Restart Claude Desktop to load it.")
+    print(f"{done}, serving {used}. Restart Claude Desktop to load it.")
+    if saved is not None:
+        print(f"The previous file is kept as {saved}.")
     return 0

@@ -4,6 +4,7 @@ atomic writes, and where a running page listens."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import sys
@@ -98,6 +99,37 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def write_through(path: Path, text: str, *, backup: bool = False) -> Path | None:
+    """Replace a config file the person may have linked elsewhere: a symlink's target is written
+    (the link stays), anything but a regular file (a device, a folder) is refused, and with
+    `backup` the old content is kept as `<file>.bak` first. Returns the backup's path, if made."""
+    import stat
+    import tempfile
+
+    target = Path(os.path.realpath(path))
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device or other special file"
+        raise OSError(errno.EINVAL, f"it is {kind}, not a regular file; give the path of a file")
+    saved = None
+    if backup and mode is not None:
+        saved = target.with_name(target.name + ".bak")
+        data = target.read_bytes()
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{saved.name}.")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.replace(temp, saved)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+    write_atomically(target, text)
+    return saved
 
 
 def record_listening(config: Config, which: str, base: str) -> Path:

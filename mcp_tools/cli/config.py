@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_tools.cli.common import config_of, tools_of, write_atomically
+from mcp_tools.cli.common import config_of, tools_of, write_through
 from mcp_tools.config import default_config_path, folder_given_as_config
 
 
@@ -45,6 +45,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
     print(f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}")
+    weak = config.weak_http_tokens()
+    if weak:
+        from mcp_tools.config import MAKE_TOKEN, MIN_TOKEN_CHARS
+        from mcp_tools.net import is_loopback
+
+        what = f"token(s) {', '.join(weak)} shorter than {MIN_TOKEN_CHARS} characters or too repetitive"
+        if is_loopback(config.http.host):
+            print(f"           warning: {what}; `serve --http` beyond loopback refuses them. Make one: {MAKE_TOKEN}")
+        else:
+            problems["http"] = f"{what}: `serve --http` refuses them on {config.http.host}; make one with: {MAKE_TOKEN}"
+            print(f"           problem: {problems['http']}")
     policy = config.policy
     print(
         f"policy:    {len(policy.rules)} own rules, read_only={str(policy.read_only).lower()}, "
@@ -108,12 +119,12 @@ def cmd_config_init(args: argparse.Namespace) -> int:
         print(f"mcp-tools: {path} exists; use --force to replace it", file=sys.stderr)
         return 1
     try:
-        write_atomically(path, config_template())
+        saved = write_through(path, config_template(), backup=True)
     except OSError as exc:
         print(
             f"mcp-tools: cannot write {path}: {exc.strerror or exc}; pass --config with a file you can write",
             file=sys.stderr,
         )
         return 1
-    print(f"Wrote {path}")
+    print(f"Wrote {path}" + (f" (the previous file is kept as {saved})" if saved else ""))
     return 0

@@ -132,6 +132,7 @@ async def test_overwriting_a_link_that_leads_out_is_refused_without_asking(tmp_p
     """Attack: a link planted in the store points outside; the write can never run, so nobody is asked."""
     outside = tmp_path / "outside.txt"
     outside.write_bytes(b"keep")
+    assert local.root is not None
     (local.root / "out.txt").symlink_to(outside)
     seen: list[types.ElicitRequestParams] = []
     app = build_app(make_config(tmp_path, local.settings))
@@ -140,3 +141,39 @@ async def test_overwriting_a_link_that_leads_out_is_refused_without_asking(tmp_p
     assert error["kind"] == "invalid_arguments" and "symbolic link" in error["message"]
     assert seen == [] and app.store.list_approvals(include_done=True) == []
     assert outside.read_bytes() == b"keep"
+
+
+async def test_writing_onto_a_folder_fails_before_anyone_is_asked(tmp_path: Path, backend: FilesBackend) -> None:
+    """Replacing a folder by a file can never run: no question "Replace reports (0 B)" first."""
+    backend.put("reports/q3.md", b"numbers")
+    seen: list[types.ElicitRequestParams] = []
+    app = build_app(make_config(tmp_path, backend.settings))
+    async with connect(tmp_path, app=app, elicit="accept", seen=seen) as client:
+        error = failure(await client.call_tool("files_write", {"path": "reports", "content": "x"}))
+    assert error["kind"] == "conflict" and "reports is a folder" in error["message"]
+    assert seen == []
+    assert [(row.decision, row.outcome) for row in app.store.tail()] == [("precheck_failed", "conflict")]
+    assert backend.get("reports/q3.md") == b"numbers"
+
+
+async def test_writing_onto_a_folder_creates_no_approval(tmp_path: Path, backend: FilesBackend) -> None:
+    backend.put("reports/q3.md", b"numbers")
+    app = build_app(make_config(tmp_path, backend.settings))
+    async with connect(tmp_path, app=app, elicit=None) as client:
+        error = failure(await client.call_tool("files_write", {"path": "reports", "content": "x"}))
+        imported = failure(await client.call_tool("files_import", {"path": "reports", "content_base64": "eA=="}))
+    assert error["kind"] == "conflict" and "is a folder" in error["message"]
+    assert imported["kind"] == "conflict" and "is a folder" in imported["message"]
+    assert app.store.list_approvals(include_done=True) == []
+
+
+async def test_moving_onto_a_folder_fails_before_anyone_is_asked(tmp_path: Path, backend: FilesBackend) -> None:
+    backend.put("draft.md", b"d")
+    backend.put("reports/q3.md", b"numbers")
+    app = build_app(make_config(tmp_path, backend.settings))
+    async with connect(tmp_path, app=app, elicit=None) as client:
+        error = failure(
+            await client.call_tool("files_move", {"source": "draft.md", "destination": "reports", "overwrite": True})
+        )
+    assert error["kind"] == "conflict" and "reports is a folder" in error["message"]
+    assert app.store.list_approvals(include_done=True) == []

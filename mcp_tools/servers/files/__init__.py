@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 
 import anyio
 import anyio.to_thread
 
+from mcp_tools.sandbox import protected_in
 from mcp_tools.servers.files.config import FilesConfig
 from mcp_tools.servers.files.service import FilesService
 from mcp_tools.servers.files.tools import TOOLS
@@ -59,6 +61,14 @@ def create(config: FilesConfig | None, env: Environment) -> FilesService:
     from mcp_tools.servers.files.local import LocalBackend
 
     root = (config.root or env.data_dir / "files").expanduser()
+    home = Path(env.env["HOME"]) if env.env.get("HOME", "").startswith("/") else None
+    protected = protected_in(root, env.state_dir, env.data_dir, env.config_file, home, dict(env.env))
+    if protected is not None:
+        raise NotConfigured(
+            f"[files] root {root} would expose {protected} (our config, state or data, or credentials), "
+            "and a write there could change the policy itself: choose a folder of its own, e.g. "
+            '"~/Documents/assistant", or leave root unset for the default'
+        )
     return FilesService(LocalBackend(root, names=config.names), config)
 
 

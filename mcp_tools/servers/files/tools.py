@@ -120,6 +120,16 @@ async def _check_unchanged(
     check_expected(key, current, expected_sha256)
 
 
+def _refuse_folder(key: str, target: StoredEntry | None) -> None:
+    """A write or an import onto a folder could never run: nobody is asked to replace one."""
+    if target is not None and target.type == "folder":
+        raise ToolFailure(
+            "conflict",
+            f"{key} is a folder; it cannot be replaced by a file",
+            "give a file path, e.g. 'folder/name.txt'",
+        )
+
+
 # -- files.list -----------------------------------------------------------------------------
 
 
@@ -303,8 +313,10 @@ async def write_precheck(service: FilesService, args: WriteArgs, facts: Existing
     sandbox = getattr(service.store, "sandbox", None)
     if sandbox is not None:  # a link leading out of the store is refused by the write: say so first
         await service.run(sandbox.resolve, key)
+    target = await service.run(service.store.stat, key)
+    _refuse_folder(key, target)
     if args.expected_sha256 is not None:
-        await _check_unchanged(service, key, args.expected_sha256, await service.run(service.store.stat, key))
+        await _check_unchanged(service, key, args.expected_sha256, target)
 
 
 async def write_risk(service: FilesService, args: WriteArgs, facts: ExistingFacts) -> Risk:
@@ -534,8 +546,9 @@ def describe_delete(args: DeleteArgs, facts: DeleteFacts) -> str:
 
 
 async def import_precheck(service: FilesService, args: ImportArgs, facts: ExistingFacts) -> None:
-    """The path's form and the URL's host, refused before anyone is asked."""
-    _key(service, args.path)
+    """The path's form, a folder in the way and the URL's host, refused before anyone is asked."""
+    key = _key(service, args.path)
+    _refuse_folder(key, await service.run(service.store.stat, key))
     if args.url:
         from mcp_tools.outbound import check_url
 

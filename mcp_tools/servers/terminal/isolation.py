@@ -19,59 +19,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcp_tools.sandbox import contains, home_secrets
 from mcp_tools.tooling import NotConfigured
 
-# Credentials commonly kept in a home directory, and the config folders of the MCP clients
-# (Claude Desktop's holds the server entry, its environment and so any token put there) and of
-# this project; hidden inside the sandbox, and never inside a root or working folder.
-HOME_SECRETS = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".kube",
-    ".docker",
-    ".netrc",
-    ".git-credentials",
-    ".pgpass",
-    ".config/gcloud",
-    ".config/gh",
-    ".config/mcp-tools",
-    ".config/Claude",
-    "Library/Application Support/Claude",
-    "Library/Application Support/mcp-tools",
-    ".claude",
-    ".claude.json",
-)
 # Where the sockets of a desktop session live: D-Bus, ssh-agent, gpg-agent, systemd, containers.
 RUNTIME_DIRS = ("/run", "/var/run")
 PROBE_TIMEOUT_SECONDS = 10
-
-
-def contains(folder: Path, path: Path) -> bool:
-    """Whether `path` is `folder` or lies below it, as written or once symlinks are resolved."""
-    pairs = ((Path(os.path.abspath(folder)), Path(os.path.abspath(path))), (folder.resolve(), path.resolve()))
-    return any(inner == outer or outer in inner.parents for outer, inner in pairs)
-
-
-def protected_paths(
-    state_dir: Path, data_dir: Path, config_file: Path | None, home: Path | None, environ: dict[str, str]
-) -> list[Path]:
-    """What a root or working folder must not hold: our state and data, the config's folder, the
-    home directory's credential folders and the MCP clients' config folders."""
-    found = [state_dir, data_dir]
-    if config_file is not None:
-        found.append(config_file.parent)
-    found += home_secrets(home, environ)
-    return found
-
-
-def home_secrets(home: Path | None, environ: dict[str, str]) -> list[Path]:
-    found = [home / name for name in HOME_SECRETS] if home else []
-    xdg_config = environ.get("XDG_CONFIG_HOME")
-    if xdg_config:
-        found += [Path(xdg_config) / "mcp-tools", Path(xdg_config) / "Claude"]
-    return found
 
 
 @dataclass(frozen=True)
