@@ -76,6 +76,14 @@ def test_doctor_reports_each_namespace(tmp_path: Path) -> None:
     assert "not selected" in result.stdout and str(tmp_path / "state") in result.stdout
 
 
+def test_doctor_says_a_server_that_serves_no_tool_is_a_problem(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, servers="[]")
+    result = run_cli(config, "doctor")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "tools:     0 served" in result.stdout and "no tool is served" in result.stdout
+    assert "problem(s) to fix: tools" in result.stderr
+
+
 def test_config_init_writes_a_valid_commented_config(tmp_path: Path) -> None:
     path = tmp_path / "cfg" / "config.toml"
     result = run_cli(path, "config", "init")

@@ -63,6 +63,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     )
     selection = app.selection.describe() if app.selection else "everything"
     print(f"tools:     {len(app.visible_tools())} served, selection {selection}, discovery={config.server.discovery}")
+    if not app.visible_tools() and "tools" not in problems:  # a server a client connects to and finds empty
+        problems["tools"] = "no tool is served: check [server] namespaces, tools or --tools and the namespaces below"
     if "tools" in problems:
         print(f"           problem: {problems['tools']}")
     channels = ", ".join(channel.name for channel in app.out_of_band.channels) or "none (approval_required at once)"
