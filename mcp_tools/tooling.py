@@ -280,7 +280,8 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT, FactsT]):
     as the last argument to `prepare(service, args, ctx, facts)`, `dynamic_risk(service, args,
     facts)`, `precheck(service, args, facts)`, `describe(args, facts)` and `handler(service,
     args, ctx, facts)`; a tool without `facts` takes none of them. Nothing else sees that
-    object, so two calls of one tool at once never share what they found.
+    object, so two calls of one tool at once never share what they found. A `target_version`
+    field on it (what changes when the target does) is part of what an approval covers.
     """
 
     name: str

@@ -7,6 +7,7 @@ or not, leaves one audit row.
 
 from __future__ import annotations
 
+import copy
 import enum
 import hashlib
 import json
@@ -137,9 +138,10 @@ def canonical_arguments(args: BaseModel) -> dict[str, Any]:
     return args.model_dump(mode="json", by_alias=True)
 
 
-def arguments_digest(tool: str, arguments: dict[str, Any]) -> str:
-    """sha256 over the tool name and its canonical JSON arguments: what an approval covers."""
-    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def arguments_digest(tool: str, arguments: dict[str, Any], seen: tuple[str, ...] = ()) -> str:
+    """sha256 over the tool name, its canonical JSON arguments and what the person was shown
+    (`seen`: the summary and the target's version): what an approval covers."""
+    canonical = json.dumps([arguments, *seen], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(f"{tool}\n{canonical}".encode()).hexdigest()
 
 
@@ -413,6 +415,8 @@ class PolicyGate:
             verdict = await self._confirm(tool, args, facts, arguments, risk, caller, state)
             if verdict is not None:
                 return verdict
+            if state.asked_now and spec.facts is not None:
+                facts = await self._still_as_shown(tool, args, facts, state)
         if risk > Risk.LOW and self.store.engine != "sqlite":
             # What changes something must not run while its audit row cannot be written.
             await anyio.to_thread.run_sync(self.store.ping)
@@ -530,24 +534,25 @@ class PolicyGate:
     ) -> CallOutcome | None:
         """None means: go ahead. Anything else is the answer to give instead of running."""
         spec = tool.spec
-        digest = arguments_digest(spec.name, arguments)
+        seen = self._seen(spec, args, facts, state)
+        summary = seen[0]
+        # An approval covers what the person was shown: a target that changed since (another
+        # size, another time) gets a new question, never the old answer.
+        digest = arguments_digest(spec.name, arguments, seen)
         shown = redact(arguments, self.settings.audit_max_chars)
         consumed = self.store.consume_approval(spec.name, digest, caller.principal)
         if consumed is not None:
             state.decision, state.approval_id = "approved_out_of_band", consumed.id
             state.answered_by = self.store.decided_by(consumed.id) or "out_of_band"
             return None
-        summary = hooks.summary(spec, args, facts)
-        if state.via is not None:
-            summary += f" (for {state.via.spec.name})"
-        request = ConfirmationRequest(spec.name, risk, utf8_safe(scrub_text(summary)), shown, digest)
+        request = ConfirmationRequest(spec.name, risk, summary, shown, digest)
         if caller.asker is not None:
             answer = await caller.asker.ask(request)
             if isinstance(answer, AskLater):
                 return CallOutcome(text="", ask_later=answer)
             state.answered_by = getattr(caller.asker, "channel", None) or f"elicitation:{caller.transport}"
             if answer is Answer.ACCEPT:
-                state.decision = "confirmed"
+                state.decision, state.asked_now = "confirmed", True
                 metrics.current().approval("elicitation", "approved")
                 return None
             state.decision = "declined"
@@ -595,8 +600,46 @@ class PolicyGate:
             await out_of_band.announce(approval, request.message(), caller.transport, caller.client)
             if out_of_band.wait_seconds > 0:
                 await self._wait_for_person(approval, out_of_band, caller, state)
+                state.asked_now = True
                 return None
         raise approval_required(approval, state.wire_name, out_of_band.places(approval.id) if out_of_band else None)
+
+    def _seen(
+        self, spec: ToolSpec[Any, Any, Any, Any], args: BaseModel, facts: object, state: _CallRecord
+    ) -> tuple[str, ...]:
+        """What the person is shown of a call: the summary, and the version of its target when the
+        tool's checks found one (a file's size and time, not shown but part of what was seen)."""
+        summary = hooks.summary(spec, args, facts)
+        if state.via is not None:
+            summary += f" (for {state.via.spec.name})"
+        summary = utf8_safe(scrub_text(summary))
+        version = hooks.target_version(facts)
+        return (summary,) if version is None else (summary, version)
+
+    async def _still_as_shown(self, tool: BoundTool, args: BaseModel, facts: object, state: _CallRecord) -> object:
+        """After the person took time to answer: look at the target again, and run only if it is
+        still what they were shown. Returns the facts as they are now."""
+        spec = tool.spec
+        shown = self._seen(spec, args, facts, state)
+        fresh = copy.copy(facts)
+        try:
+            await hooks.risk_for(spec, tool.service, args, fresh)
+            await hooks.check(spec, tool.service, args, fresh)
+        except ToolFailure as failure:
+            raise ToolFailure(
+                failure.kind,
+                f"{spec.name} was not run: while the person was deciding, this changed: {failure.message}",
+                failure.hint,
+            ) from None
+        now = self._seen(spec, args, fresh, state)
+        if now != shown:
+            raise ToolFailure(
+                "conflict",
+                f"{spec.name} was not run: its target changed while the person was deciding "
+                f"(they were shown: {shown[0]}; now: {now[0]}).",
+                "Call it again so the person is asked about it as it is now.",
+            )
+        return fresh
 
     async def _wait_for_person(
         self, approval: Approval, out_of_band: OutOfBand, caller: Caller, state: _CallRecord
@@ -845,3 +888,4 @@ class _CallRecord:
     wire_name: str = ""  # the tool to call again after an approval: the outer one for a nested call
     via: BoundTool | None = None
     answered_by: str | None = None
+    asked_now: bool = False  # the person answered while this call waited: its target may have changed since

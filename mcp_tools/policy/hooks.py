@@ -15,6 +15,16 @@ from mcp_tools.tooling import CallContext, Risk, ToolSpec
 Spec = ToolSpec[Any, Any, Any, Any]
 
 
+def target_version(facts: Any) -> str | None:
+    """What the call's checks saw of its target (a file's size and time), when its facts say.
+
+    An approval covers it as well as the arguments, so a target changed after the person was
+    asked is asked about again instead of being acted on under the old answer.
+    """
+    version = getattr(facts, "target_version", None)
+    return version if isinstance(version, str) else None
+
+
 def summary(spec: Spec, args: Any, facts: Any) -> str:
     """`describe` for this call."""
     if spec.facts is None:

@@ -410,7 +410,9 @@ async def test_a_draft_changed_while_the_person_is_asked_is_not_sent(
     async with connect(tmp_path, settings, seen=seen) as client:
         draft_id = ok(await client.call_tool("gmail_draft", {"to": ["bob@example.org"], "body": "v1"}))["draft_id"]
         error = failure(await client.call_tool("gmail_send", {"draft_id": draft_id}))
-    assert error["kind"] == "conflict" and "changed after it was confirmed" in error["message"]
+    # the gate looks at the draft again after the yes: what the person was shown is not there now
+    assert error["kind"] == "conflict" and "changed while the person was deciding" in error["message"]
+    assert "now: Send email from me@example.com\nTo: eve@evil.test" in error["message"]
     assert "bob@example.org" in seen[0].message
     assert "gmail.users.drafts.send" not in google.calls and draft_id in gmail.drafts
 

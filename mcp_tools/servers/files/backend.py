@@ -26,11 +26,17 @@ class StoredEntry:
     type: StoredType
     size: int | None = None
     mtime: float | None = None
+    tag: str | None = None  # what the backend says changes with the content (an S3 ETag, an inode and time)
 
     @property
     def sort_key(self) -> str:
         """Listing order and cursors: a folder sorts as 'name/', as S3 lists it, on both backends."""
         return self.key + "/" if self.type == "folder" else self.key
+
+    @property
+    def version(self) -> str:
+        """What changes when the entry does (size and modification time): an approval binds to it."""
+        return f"{self.type}:{self.size}:{self.mtime!r}:{self.tag}"
 
     @property
     def modified(self) -> str | None:

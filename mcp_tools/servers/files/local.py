@@ -37,7 +37,8 @@ def _type_of(mode: int) -> StoredType:
 
 def _entry(key: str, info: os.stat_result) -> StoredEntry:
     kind = _type_of(info.st_mode)
-    return StoredEntry(key, kind, info.st_size if kind == "file" else None, info.st_mtime)
+    tag = f"{info.st_ino}:{info.st_mtime_ns}"  # a replacing write makes a new inode; an edit in place, a new time
+    return StoredEntry(key, kind, info.st_size if kind == "file" else None, info.st_mtime, tag)
 
 
 def _is_temp(name: str) -> bool:

@@ -81,6 +81,7 @@ class ExistingFacts:
 
     known: bool = False  # False: it could not be looked at
     size: int | None = None  # None: there is no file there yet
+    target_version: str | None = None  # the file as it was when the person was asked
 
 
 class WriteResult(Output):
@@ -136,6 +137,7 @@ class MoveFacts:
     """The size of the file an overwriting move replaces, as its risk check found it (None: none found)."""
 
     destination_size: int | None = None
+    target_version: str | None = None  # the file replaced, as it was when the person was asked
 
 
 class MoveResult(Output):
@@ -155,6 +157,7 @@ class DeleteFacts:
 
     target: Entry | None = None
     file_count: int | None = None
+    target_version: str | None = None  # the entry as it was when the person was asked
 
 
 class DeleteResult(Output):

@@ -141,7 +141,8 @@ class S3Backend:
     def stat(self, key: str) -> StoredEntry | None:
         head = self._head(key)
         if head is not None:
-            return StoredEntry(key, "file", int(head["ContentLength"]), head["LastModified"].timestamp())
+            size, modified = int(head["ContentLength"]), head["LastModified"].timestamp()
+            return StoredEntry(key, "file", size, modified, tag=head.get("ETag"))
         if self._is_folder(key):
             return StoredEntry(key, "folder")
         return None

@@ -324,11 +324,17 @@ async def write_risk(service: FilesService, args: WriteArgs, facts: ExistingFact
         existing = await service.run(service.store.stat, _key(service, args.path))
     except ToolFailure:
         return Risk.LOW  # no escalation: the handler refuses the call with the reason
-    facts.known = True
-    facts.size = None if existing is None else (existing.size or 0)
+    _note_existing(facts, existing)
     if existing is not None and args.expected_sha256 is None:
         return Risk.HIGH
     return Risk.LOW  # the configured level stands
+
+
+def _note_existing(facts: ExistingFacts, existing: StoredEntry | None) -> None:
+    """What a write or an import would replace, for the person's question and its approval."""
+    facts.known = True
+    facts.size = None if existing is None else (existing.size or 0)
+    facts.target_version = None if existing is None else existing.version
 
 
 def _approx_content_size(args: WriteArgs) -> int:
@@ -469,6 +475,7 @@ async def move_risk(service: FilesService, args: MoveArgs, facts: MoveFacts) -> 
     except ToolFailure:
         return Risk.HIGH
     facts.destination_size = None if existing is None else (existing.size or 0)
+    facts.target_version = None if existing is None else existing.version
     return Risk.HIGH
 
 
@@ -511,6 +518,7 @@ async def delete_info(service: FilesService, args: DeleteArgs, facts: DeleteFact
         key = _key(service, args.path)
         target = await service.run(service.store.stat, key)
         facts.target = None if target is None else _as_entry(target)
+        facts.target_version = None if target is None else target.version
         if target is not None and target.type == "folder":
             facts.file_count = await service.run(service.store.count_below, key, 10_000)
     except ToolFailure:
@@ -614,8 +622,7 @@ async def import_risk(service: FilesService, args: ImportArgs, facts: ExistingFa
         existing = await service.run(service.store.stat, _key(service, args.path))
     except ToolFailure:
         return Risk.LOW
-    facts.known = True
-    facts.size = None if existing is None else (existing.size or 0)
+    _note_existing(facts, existing)
     return Risk.HIGH if existing is not None and args.expected_sha256 is None else Risk.LOW
 
 
