@@ -6,6 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mcp_tools.catalog import Catalog, NamespaceStatus, wire_name
@@ -145,6 +146,20 @@ class App:
             yield self
 
 
+# The bearer token `serve --http` makes on loopback when none is configured, under the state dir.
+LOCAL_HTTP_TOKEN_FILE = "http-token"
+
+
+def _know_the_generated_http_token(state_dir: Path) -> None:
+    """Every process of this config (`mcp-tools call`, `audit`) knows the token the HTTP server made,
+    so an argument that carries it is redacted from the audit row that process writes too."""
+    try:
+        token = (state_dir / LOCAL_HTTP_TOKEN_FILE).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return
+    known_secrets.add(token)
+
+
 def build_app(
     config: Config, servers: list[str] | None = None, tools: list[str] | None = None, diagnose: bool = False
 ) -> App:
@@ -174,6 +189,7 @@ def build_app(
     known_secrets.add_from_environ(config.environ)
     known_secrets.add_all(config.http_tokens().values())
     known_secrets.add_from_model(config.approvals)
+    _know_the_generated_http_token(state_dir)
     requested = servers if servers is not None else config.server.namespaces
     try:
         store = open_state_store(config)

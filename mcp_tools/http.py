@@ -29,7 +29,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_tools.app import App
+from mcp_tools.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.commands import mcp_tools
 from mcp_tools.config import MAKE_TOKEN, MIN_TOKEN_CHARS, ConfigError
 from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
@@ -86,7 +86,7 @@ def refuse_weak_tokens(app: App, host: str) -> None:
 
 
 def local_token_path(app: App) -> Path:
-    return app.environment.state_dir / "http-token"
+    return app.environment.state_dir / LOCAL_HTTP_TOKEN_FILE
 
 
 def security_settings(app: App, host: str) -> TransportSecuritySettings:

@@ -351,3 +351,21 @@ def test_a_credential_registered_with_its_scheme_word_leaves_the_word_readable()
         secrets.scrub("send a Bearer token, e.g. Bearer%20Xk29pLm4Qw8z")
         == "send a Bearer token, e.g. Bearer%20[redacted]"
     )
+
+
+def test_attack_the_token_serve_http_made_is_redacted_by_every_process_of_its_config(tmp_path: Path) -> None:
+    """`serve --http` without a configured token makes one in `<state_dir>/http-token`. A model that
+    gets hold of it and passes it through `mcp-tools call` (another process) must not leave it in the
+    audit row or the output that process writes."""
+    from tests.processes import demo_config
+
+    config = demo_config(tmp_path)
+    (tmp_path / "state").mkdir()
+    generated = "Vq3x9L_kP2mZ8rT4wY7uB1nC6dF0gH5jAa"
+    (tmp_path / "state" / "http-token").write_text(generated + "\n")
+    called = run_cli(config, "call", "demo.echo", "--args", f'{{"text": "token {generated}"}}', "--json")
+    assert called.returncode == 0, called.stderr
+    assert generated not in called.stdout and "[redacted]" in called.stdout
+    audit = run_cli(config, "audit", "--json")
+    assert generated not in audit.stdout and generated[:12] not in audit.stdout
+    assert "[redacted]" in audit.stdout
