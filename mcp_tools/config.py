@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from mcp_tools.oauth.settings import OAuthSettings
 from mcp_tools.secrets import scrub_text
 from mcp_tools.servers import CATALOG, SHARED_SECTIONS
+from mcp_tools.suggest import closest
 
 APP_NAME = "mcp-tools"
 CONFIG_ENV = "MCP_TOOLS_CONFIG"
@@ -567,8 +568,10 @@ def parse_config(raw: Mapping[str, Any], environ: Mapping[str, str] | None = Non
         if key in CORE_SECTIONS:
             continue
         if key not in CATALOG and key not in SHARED_SECTIONS:
-            expected = ", ".join([*CORE_SECTIONS, *sorted(CATALOG), *sorted(SHARED_SECTIONS)])
-            raise ConfigError(f"unknown section [{key}]; expected one of: {expected}")
+            known = list(dict.fromkeys([*CORE_SECTIONS, *sorted(CATALOG), *sorted(SHARED_SECTIONS)]))
+            guess = closest(key, known)
+            meant = f"did you mean [{guess[0]}]? " if guess else ""
+            raise ConfigError(f"unknown section [{key}]; {meant}expected one of: {', '.join(known)}")
         if not isinstance(value, Mapping):
             raise ConfigError(f"[{key}] must be a table of settings")
         sections[key] = dict(value)

@@ -283,7 +283,12 @@ def text_calls_endpoint(app: App) -> Any:
         async for chunk in request.stream():
             body += chunk
             if len(body) > MAX_TEXT_CALL_BODY:
-                return _bad_request(413, f"the body is larger than {MAX_TEXT_CALL_BODY} bytes")
+                return _bad_request(
+                    413,
+                    f"the reply is larger than a text call accepts ({MAX_TEXT_CALL_BODY:,} bytes, about "
+                    f"{MAX_TEXT_CALL_BODY / 1_048_576:.1f} MiB): nothing ran. Send only the model's last reply, "
+                    "or stream it with ?stream=1 (calls past the limit are not run)",
+                )
         format_, output = request.query_params.get("format", "auto"), request.query_params.get("output", "report")
         reply: str | bytes = body
         if request.headers.get("content-type", "").split(";")[0].strip().lower() == "application/json":

@@ -57,6 +57,8 @@ def test_env_variable_selects_the_config(tmp_path: Path) -> None:
         ({"http": {"port": "eighty"}}, "http.port"),
         ({"http": {"tokn": {}}}, "http.tokn: unknown setting"),
         ({"frobnicate": {}}, "unknown section [frobnicate]"),
+        ({"sever": {}}, "unknown section [sever]; did you mean [server]?"),
+        ({"notess": {}}, "did you mean [notes]?"),
     ],
 )
 def test_errors_name_the_bad_key(raw: dict[str, Any], message: str) -> None:
@@ -163,3 +165,10 @@ def test_an_unknown_namespace_is_refused_under_either_spelling(fresh_deprecation
     for key in ("namespaces", "servers"):
         with pytest.raises(ConfigError, match=r"server\.namespaces: Value error, unknown namespace 'gmial'"):
             parse_config({"server": {key: ["gmial"]}}, {})
+
+
+def test_an_unknown_section_lists_each_known_section_once() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"frobnicate": {}}, {})
+    listed = str(caught.value).split("expected one of: ")[1].split(", ")
+    assert len(listed) == len(set(listed)) and "server" in listed and "notes" in listed

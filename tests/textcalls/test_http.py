@@ -94,6 +94,9 @@ def test_bad_requests_are_refused_with_a_reason(server: tuple[str, Path], kwargs
     response = httpx2.post(base + "/text-calls", headers=headers, timeout=30, **kwargs)
     assert response.status_code == status
     assert response.json()["error"] == "bad_request" and response.json()["message"]
+    if status == 413:  # the limit in words a person reads, and what to do
+        assert "4,064,000 bytes, about 3.9 MiB" in response.json()["message"]
+        assert "nothing ran" in response.json()["message"] and "stream=1" in response.json()["message"]
 
 
 def test_a_streamed_request_answers_with_ndjson_events(server: tuple[str, Path]) -> None:
