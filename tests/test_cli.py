@@ -415,3 +415,14 @@ def test_config_init_force_writes_through_a_link_and_keeps_a_backup(tmp_path: Pa
     assert result.returncode == 0, result.stderr
     assert link.is_symlink() and "[server]" in real.read_text()
     assert (tmp_path / "dotfiles" / "config.toml.bak").read_text() == "# mine\n"
+
+
+def test_tools_lists_what_runs_and_names_a_namespace_asked_for_that_cannot_start(tmp_path: Path) -> None:
+    """`tools` answers like `serve` would start: the tools it can serve, then why the rest cannot."""
+    config = demo_config(tmp_path, servers='["demo", "notes"]')
+    listed = run_cli(config, "tools", "--json")
+    assert listed.returncode == 1
+    assert "demo.echo" in {row["name"] for row in json.loads(listed.stdout)}
+    assert "namespace notes cannot start" in listed.stderr and "[notes] vault" in listed.stderr
+    budget = run_cli(config, "tools", "--budget", "--tools", "demo,notes.core")
+    assert budget.returncode == 0 and "notes.search" in budget.stdout  # definitions need no vault

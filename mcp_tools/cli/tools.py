@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from mcp_tools.cli.common import add_namespaces_option, config_of, namespaces_of, tools_of
@@ -31,7 +32,15 @@ def cmd_tools(args: argparse.Namespace) -> int:
             if problem.startswith("invalid config"):
                 raise ConfigError(problem)
         return print_budget(app, app.visible_tools() + selected_but_not_running(app), args.json)
-    app = build_app(config_of(args), namespaces_of(args), tools_of(args))
+    cannot_start: str | None = None
+    try:
+        app = build_app(config_of(args), namespaces_of(args), tools_of(args))
+    except ConfigError as exc:  # a namespace asked for by name cannot start: list the rest, then say why
+        app = build_app(config_of(args), namespaces_of(args), tools_of(args), diagnose=True)
+        if any(problem.startswith("invalid config") for _, problem in app.problems):
+            app.store.close()
+            raise
+        cannot_start = str(exc)
     app.store.close()
     served = app.visible_tools()
     rows: list[dict[str, Any]] = []
@@ -54,7 +63,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
         )
     if args.json:
         print(json.dumps(rows, indent=2))
-        return 0
+        return _cannot_start(cannot_start)
     print(
         f"selection: {app.selection.describe() if app.selection else 'everything'}; discovery: "
         f"{app.config.server.discovery}"
@@ -71,7 +80,15 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(
             f"{hidden} more tools of the running namespaces are not served; `{mcp_tools('tools', '--all')}` says why."
         )
-    return 0
+    return _cannot_start(cannot_start)
+
+
+def _cannot_start(reason: str | None) -> int:
+    """1, with the reason on stderr, when a namespace asked for could not start (as `serve` would refuse)."""
+    if reason is None:
+        return 0
+    print(f"mcp-tools: {reason}", file=sys.stderr)
+    return 1
 
 
 def selected_but_not_running(app: Any) -> list[Any]:

@@ -315,7 +315,10 @@ async def test_a_range_that_changes_while_the_person_decides_is_not_cleared(
 
     async with connect(tmp_path, sheets_settings(tmp_path, google), seen=ChangedMeanwhile()) as client:
         error = failure(await client.call_tool("sheets_clear", {"id": book.id, "range": "Data"}))
-    assert error["kind"] == "conflict" and "10 cells hold data now" in error["message"]
+    # the gate looks at the range again after the yes: the person was shown 9 cells, not 10
+    assert error["kind"] == "conflict" and "changed while the person was deciding" in error["message"]
+    assert "shown: Clear Data in spreadsheet 'Budget': 9 cell(s)" in error["message"]
+    assert "now: Clear Data in spreadsheet 'Budget': 10 cell(s) hold data" in error["message"]
     assert values_calls(google, "clear") == 0
 
 
