@@ -79,6 +79,14 @@ class FilesBackend:
             assert self.endpoint is not None
             self.endpoint.client().put_object(Bucket=self.bucket, Key=self.prefix + key, Body=data)
 
+    def remove(self, key: str) -> None:
+        """Remove a file behind the server's back."""
+        if self.root is not None:
+            (self.root / key).unlink()
+        else:
+            assert self.endpoint is not None
+            self.endpoint.client().delete_object(Bucket=self.bucket, Key=self.prefix + key)
+
     def get(self, key: str) -> bytes | None:
         if self.root is not None:
             path = self.root / key

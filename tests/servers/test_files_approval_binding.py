@@ -177,10 +177,7 @@ async def test_attack_a_file_removed_while_the_person_reads_a_delete_question_is
     app = files_app(tmp_path, backend)
 
     async def yes_after_it_is_gone(context: ClientRequestContext, params: types.ElicitRequestParams):
-        assert backend.root is None or (backend.root / "draft.txt").unlink() is None
-        if backend.root is None:
-            assert backend.endpoint is not None
-            backend.endpoint.client().delete_object(Bucket=backend.bucket, Key=backend.prefix + "draft.txt")
+        backend.remove("draft.txt")
         return types.ElicitResult(action="accept", content={"confirm": True})
 
     server = build_server(app, transport="test")
