@@ -708,25 +708,34 @@ class PolicyGate:
     async def _append_audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> bool:
         """Write the call's audit row (batched with the calls finishing beside it); False when the
         state store cannot be reached."""
-        self._count(state, outcome, started)
+        row = self._counted_row(caller, state, outcome, started)
         try:
-            await self.store.append_audit(self._audit_row(caller, state, outcome, started))
-        except StateStoreUnavailable:
-            return False
-        except Exception:  # the audit log must never turn a finished call into a crash
-            logger.exception("could not write the audit row for %s", state.tool)
+            await self.store.append_audit(row)
+        except Exception as exc:
+            return self._audit_not_written(state, exc)
         return True
 
     def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> bool:
         """Write the call's audit row now (a cancelled call cannot wait); False when the state store
         cannot be reached."""
-        self._count(state, outcome, started)
+        row = self._counted_row(caller, state, outcome, started)
         try:
-            self.store.record(self._audit_row(caller, state, outcome, started))
-        except StateStoreUnavailable:
+            self.store.record(row)
+        except Exception as exc:
+            return self._audit_not_written(state, exc)
+        return True
+
+    def _counted_row(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> AuditRow:
+        self._count(state, outcome, started)
+        return self._audit_row(caller, state, outcome, started)
+
+    @staticmethod
+    def _audit_not_written(state: _CallRecord, exc: Exception) -> bool:
+        """False when the store is unreachable (the caller withholds the result); any other failure
+        is logged and the call's answer stands: the audit log never turns a finished call into a crash."""
+        if isinstance(exc, StateStoreUnavailable):
             return False
-        except Exception:  # the audit log must never turn a finished call into a crash
-            logger.exception("could not write the audit row for %s", state.tool)
+        logger.error("could not write the audit row for %s", state.tool, exc_info=exc)
         return True
 
     def _audit_row(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> AuditRow:

@@ -268,3 +268,35 @@ async def test_an_unknown_argument_with_no_likely_meaning_is_named_and_the_list_
         error = failure(await client.call_tool("demo_echo", {"text": "hi", "zzqx": 1}))
     assert error["kind"] == "invalid_arguments"
     assert error["message"] == "demo.echo does not take zzqx; it takes text"
+
+
+async def test_an_audit_row_that_fails_to_write_is_logged_and_the_answer_stands(
+    tmp_path: Path, demo_namespace: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A broken audit log (not an unreachable store) never turns a finished call into a crash."""
+    app = demo_app(tmp_path)
+
+    async def broken(row: object) -> None:
+        raise RuntimeError("disk quota")
+
+    app.store.append_audit = broken  # type: ignore[method-assign]
+    async with connect(tmp_path, app=app) as client:
+        assert ok(await client.call_tool("demo_echo", {"text": "hi"})) == {"echo": "hello: hi"}
+    [record] = [r for r in caplog.records if "could not write the audit row" in r.getMessage()]
+    assert "demo.echo" in record.getMessage() and record.exc_info is not None
+
+
+async def test_an_audit_row_the_store_cannot_take_withholds_the_result(tmp_path: Path, demo_namespace: str) -> None:
+    """With the state store unreachable the answer would have no audit row: the caller gets
+    `unavailable` instead of a result nobody can account for."""
+    from mcp_tools.policy.store import StateStoreUnavailable
+
+    app = demo_app(tmp_path)
+
+    async def unreachable(row: object) -> None:
+        raise StateStoreUnavailable("the state store cannot be reached")
+
+    app.store.append_audit = unreachable  # type: ignore[method-assign]
+    async with connect(tmp_path, app=app) as client:
+        error = failure(await client.call_tool("demo_echo", {"text": "hi"}))
+    assert error["kind"] == "unavailable"
