@@ -35,7 +35,9 @@ def test_call_runs_through_the_policy(tmp_path: Path) -> None:
     assert high.returncode == 1
     error = json.loads(high.stdout)["error"]
     assert error["kind"] == "approval_required"
-    assert run_cli(config, "approvals", "approve", error["approval_id"]).returncode == 0
+    approved = run_cli(config, "approvals", "approve", error["approval_id"])
+    assert approved.returncode == 0 and "the same call with the same arguments may run once" in approved.stdout
+    assert "while what it acts on is as described (if that changes, you are asked again)" in approved.stdout
     again = run_cli(config, "call", "demo.erase", "--args", '{"target": "t"}', "--json")
     assert again.returncode == 0 and json.loads(again.stdout) == {"erased": "t"}
     bad = run_cli(config, "call", "demo.echo", "--args", "{not json")

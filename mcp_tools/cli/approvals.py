@@ -109,7 +109,8 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
     if decided.status == "approved":
         print(
             "A call waiting for it runs now; otherwise the same call with the same arguments may run once, "
-            f"until {decided.as_dict(now)['expires']}."
+            f"until {decided.as_dict(now)['expires']}, while what it acts on is as described (if that changes, "
+            "you are asked again)."
         )
     return 0
 
