@@ -113,6 +113,14 @@ class DeleteFacts:
     """Where the note goes in the vault's trash folder, found by the precheck."""
 
     trash_to: str | None = None
+    target_version: str | None = None  # the note as it was when the person was asked
+
+
+@dataclass
+class WriteFacts:
+    """The note a write would replace, as its risk check found it."""
+
+    target_version: str | None = None  # None: no note there yet
 
 
 class RandomArgs(Arguments):

@@ -478,8 +478,25 @@ class NotesService(Renaming):
 
     def precheck_delete(self, args: m.DeleteArgs, facts: m.DeleteFacts) -> None:
         key = self.existing_key(args.path)
+        facts.target_version = self.version_of(key)
         if not args.permanent:
             facts.trash_to = self._trash_key(key)
+
+    def note_version(self, path: str) -> str | None:
+        """`version_of` the note at `path`, in either Unicode normalisation of its name."""
+        try:
+            return self.version_of(self.existing_key(path))
+        except ToolFailure:
+            return None
+
+    def version_of(self, key: str) -> str | None:
+        """What changes when the note does (an atomic save makes a new inode; an edit, a new time):
+        an approval to replace or delete it covers this version only. None: no note there."""
+        try:
+            info = self.sandbox.stat(key)
+        except ToolFailure:
+            return None
+        return None if info is None else f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}"
 
     # -- tools --------------------------------------------------------------------------------
 

@@ -133,11 +133,25 @@ def render_delete(out: m.DeleteOutput) -> str:
     return "\n".join(lines)
 
 
-async def write_risk(service: NotesService, args: m.WriteArgs) -> Risk:
+async def write_risk(service: NotesService, args: m.WriteArgs, facts: m.WriteFacts) -> Risk:
     """Replacing a note without proving which version was read is an overwrite."""
     if args.expected_sha256 is None and await anyio.to_thread.run_sync(service.exists, args.path):
+        facts.target_version = await anyio.to_thread.run_sync(service.note_version, args.path)
         return Risk.HIGH
     return Risk.MEDIUM
+
+
+async def write_handler(service: NotesService, args: m.WriteArgs, ctx: CallContext, facts: m.WriteFacts) -> Any:
+    return await anyio.to_thread.run_sync(service.write, args)
+
+
+async def precheck_write(service: NotesService, args: m.WriteArgs, facts: m.WriteFacts) -> None:
+    await anyio.to_thread.run_sync(service.precheck_write, args)
+
+
+def describe_write(args: m.WriteArgs, facts: m.WriteFacts) -> str:
+    replacing = "" if args.expected_sha256 else ", replacing it if it exists"
+    return f"write note {args.path} ({len(args.content)} characters){replacing}"
 
 
 async def daily_risk(service: NotesService, args: m.DailyArgs) -> Risk:
@@ -193,14 +207,12 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         description=("Create or replace a note; pass expected_sha256 when replacing."),
         input_model=m.WriteArgs,
         output_model=m.WriteOutput,
-        handler=threaded("write"),
+        handler=write_handler,
         risk=Risk.MEDIUM,
         dynamic_risk=write_risk,
-        describe=lambda a: (
-            f"write note {a.path} ({len(a.content)} characters)"
-            + ("" if a.expected_sha256 else ", replacing it if it exists")
-        ),
-        precheck=precheck("precheck_write"),
+        describe=describe_write,
+        precheck=precheck_write,
+        facts=m.WriteFacts,
     ),
     ToolSpec(
         name="notes.update_frontmatter",
