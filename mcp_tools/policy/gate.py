@@ -712,7 +712,7 @@ class PolicyGate:
         try:
             await self.store.append_audit(row)
         except Exception as exc:
-            return self._audit_not_written(state, exc)
+            return self._audit_not_written(state, row, exc)
         return True
 
     def _audit(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> bool:
@@ -722,18 +722,28 @@ class PolicyGate:
         try:
             self.store.record(row)
         except Exception as exc:
-            return self._audit_not_written(state, exc)
+            return self._audit_not_written(state, row, exc)
         return True
 
     def _counted_row(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> AuditRow:
         self._count(state, outcome, started)
         return self._audit_row(caller, state, outcome, started)
 
-    @staticmethod
-    def _audit_not_written(state: _CallRecord, exc: Exception) -> bool:
-        """False when the store is unreachable (the caller withholds the result); any other failure
-        is logged and the call's answer stands: the audit log never turns a finished call into a crash."""
+    def _audit_not_written(self, state: _CallRecord, row: AuditRow, exc: Exception) -> bool:
+        """Whether the call's answer may go out without its row in the store.
+
+        The store unreachable: a call that may have changed something (medium or high, run after
+        the store answered its check) keeps its row in the local spool and its answer, since
+        withholding it would tell the model it did not run; anything else gets False (the caller
+        answers `unavailable`). Any other failure is logged and the answer stands: the audit log
+        never turns a finished call into a crash."""
         if isinstance(exc, StateStoreUnavailable):
+            ran = state.decision in ("ran", "confirmed", "approved_out_of_band")
+            if ran and state.risk is not None and state.risk > Risk.LOW and self.store.spool_audit(row):
+                logger.warning(
+                    "%s ran as the state store went down; its audit row waits in the local spool", state.tool
+                )
+                return True
             return False
         logger.error("could not write the audit row for %s", state.tool, exc_info=exc)
         return True

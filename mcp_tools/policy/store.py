@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from mcp_tools import metrics
+from mcp_tools.state.spool import AuditSpool
 
 ApprovalStatus = Literal["pending", "approved", "denied", "consumed", "expired", "withdrawn"]
 
@@ -269,6 +270,9 @@ class StateStore:
     # sets, what it raised)
     _audit_queue: list[AuditRow]
     _audit_flushed: tuple[Any, list[Exception]] | None = None
+    # Where rows of calls that ran while the store was down wait (`mcp_tools.state.spool`); None
+    # for a store that is never down (the SQLite file).
+    audit_spool: AuditSpool | None = None
 
     def close(self) -> None:
         raise NotImplementedError
@@ -748,7 +752,21 @@ class StateStore:
             finally:
                 flushed.set()
 
+    def spool_audit(self, row: AuditRow) -> bool:
+        """Keep the row of a call that ran while the store could not take it, to be written with
+        the next row that is; False where there is no spool."""
+        if self.audit_spool is None:
+            return False
+        self.audit_spool.keep(dataclasses.asdict(row))
+        return True
+
     def _insert_audit(self, rows: list[AuditRow]) -> None:
+        self._write_audit_rows(rows)
+        if self.audit_spool is not None and self.audit_spool.pending:  # the store is back: rows wait
+            with contextlib.suppress(StateStoreUnavailable):  # gone again: they wait for the next write
+                self.audit_spool.replay(lambda kept: self._write_audit_rows([AuditRow(**row) for row in kept]))
+
+    def _write_audit_rows(self, rows: list[AuditRow]) -> None:
         values = [
             (
                 row.ts,

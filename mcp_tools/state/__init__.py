@@ -70,6 +70,10 @@ def open_state_store(config: Config) -> StateStore:
         from mcp_tools.state.postgres import PostgresStateStore
     except ImportError:
         raise ConfigError(POSTGRES_EXTRA_HINT) from None
-    return PostgresStateStore(
+    from mcp_tools.state.spool import SPOOL_FILE, AuditSpool
+
+    store = PostgresStateStore(
         url, pool_size=config.state.pool_size, connect_timeout=config.state.connect_timeout_seconds
     )
+    store.audit_spool = AuditSpool(config.state_dir() / SPOOL_FILE)
+    return store
