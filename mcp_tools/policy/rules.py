@@ -1,4 +1,5 @@
-"""Risk rules: ordered globs over canonical names, the user's before the shipped defaults."""
+"""Risk rules: ordered globs over canonical names, the user's before the shipped defaults; a
+user's pattern raises but never lowers (naming a tool exactly does)."""
 
 from __future__ import annotations
 
@@ -48,9 +49,26 @@ class RulePolicy:
         self._hidden: dict[str, str | None] = {}
 
     def configured_risk(self, tool: ToolSpec[Any, Any, Any]) -> Risk:
-        """First matching rule wins; with none, the tool's own base risk."""
+        """First matching rule wins; with none, the tool's own base risk.
+
+        A rule of the person's whose `match` is a pattern (`files.*`) may raise a tool but never
+        lowers it below its shipped level (the shipped rule's, else the namespace's own): "report
+        every file action" must not quietly stop deletes from asking. Lowering one tool takes a
+        rule that names it exactly (`match = "files.delete"`).
+        """
+        shipped = self._shipped_risk(tool)
         for rule in self.rules:
+            if rule.origin != "config":
+                break
             if rule.matches(tool.name):
+                if rule.pattern == tool.name:
+                    return rule.risk
+                return max(rule.risk, shipped)
+        return shipped
+
+    def _shipped_risk(self, tool: ToolSpec[Any, Any, Any]) -> Risk:
+        for rule in self.rules:
+            if rule.origin != "config" and rule.matches(tool.name):
                 return rule.risk
         return tool.risk
 

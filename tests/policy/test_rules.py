@@ -19,11 +19,37 @@ def policy(**settings: object) -> RulePolicy:
 
 
 def test_first_matching_rule_wins_then_the_base_risk() -> None:
-    rules = policy(rules=[{"match": "demo.erase", "risk": "medium"}, {"match": "demo.*", "risk": "low"}])
-    assert rules.configured_risk(TOOLS["demo.erase"]) is Risk.MEDIUM
-    assert rules.configured_risk(TOOLS["demo.note"]) is Risk.LOW
+    rules = policy(rules=[{"match": "demo.erase", "risk": "medium"}, {"match": "demo.*", "risk": "high"}])
+    assert rules.configured_risk(TOOLS["demo.erase"]) is Risk.MEDIUM  # named exactly: may lower
+    assert rules.configured_risk(TOOLS["demo.note"]) is Risk.HIGH
     assert policy().configured_risk(TOOLS["demo.note"]) is Risk.MEDIUM  # base risk
     assert policy().configured_risk(TOOLS["demo.erase"]) is Risk.HIGH  # shipped rule
+
+
+def test_attack_a_pattern_meant_to_report_actions_does_not_stop_deletes_from_asking() -> None:
+    """`match = "files.*", risk = "medium"` reads as "report every file action": a pattern raises the
+    tools below it and leaves those the shipped rules (or the namespace) make higher where they are."""
+    rules = policy(rules=[{"match": "demo.*", "risk": "medium"}])
+    assert rules.configured_risk(TOOLS["demo.erase"]) is Risk.HIGH  # shipped *.erase stays
+    assert rules.configured_risk(TOOLS["demo.echo"]) is Risk.MEDIUM  # raised from low
+    everything_low = policy(rules=[{"match": "*", "risk": "low"}])
+    assert everything_low.configured_risk(TOOLS["demo.erase"]) is Risk.HIGH
+    assert everything_low.configured_risk(TOOLS["demo.note"]) is Risk.MEDIUM  # the namespace's own level
+    assert policy(rules=[{"match": "demo.*", "risk": "deny"}]).configured_risk(TOOLS["demo.erase"]) is Risk.DENY
+
+
+@pytest.mark.parametrize("namespace", sorted(CATALOG))
+def test_no_pattern_lowers_what_deletes_sends_or_shares(namespace: str) -> None:
+    """Whatever glob the person writes, only a rule naming the tool exactly lowers it."""
+    for pattern in ("*", f"{namespace}.*", "*.*"):
+        lowered = RulePolicy(PolicySettings.model_validate({"rules": [{"match": pattern, "risk": "low"}]}))
+        for spec in load_namespace(namespace).tools:
+            if any(word in spec.method for word in ("delete", "send", "share")):
+                assert lowered.configured_risk(spec) is Risk.HIGH, (pattern, spec.name)
+    spec = next((spec for spec in load_namespace(namespace).tools if "delete" in spec.method), None)
+    if spec is not None:
+        exact = RulePolicy(PolicySettings.model_validate({"rules": [{"match": spec.name, "risk": "medium"}]}))
+        assert exact.configured_risk(spec) is Risk.MEDIUM
 
 
 def test_dynamic_risk_only_escalates() -> None:
