@@ -212,3 +212,24 @@ async def test_attack_a_file_changed_while_a_call_waits_for_the_persons_answer_i
         error = failure(await client.call_tool("files_write", {"path": "report.md", "content": "new"}))
     assert error["kind"] == "conflict" and "changed while the person was deciding" in error["message"]
     assert backend.get("report.md") == b"NEW TEXT"
+
+
+async def test_attack_an_approved_folder_delete_does_not_remove_work_saved_inside_it_since(
+    tmp_path: Path, backend: FilesBackend
+) -> None:
+    """"Delete folder drafts and the 2 entries in it" was approved for what was in it: a file in
+    it rewritten since (same size, same count) gets a new question."""
+    backend.put("drafts/one.txt", b"scratch")
+    backend.put("drafts/deep/two.txt", b"scratch")
+    app = files_app(tmp_path, backend)
+    arguments = {"path": "drafts", "recursive": True}
+    async with connect(tmp_path, app=app, elicit=None) as client:
+        asked = failure(await client.call_tool("files_delete", arguments))
+        app.store.decide_approval(asked["approval_id"], approve=True, ttl_seconds=600)
+        backend.put("drafts/deep/two.txt", b"thesis!")
+        again = failure(await client.call_tool("files_delete", arguments))
+        assert again["kind"] == "approval_required" and again["approval_id"] != asked["approval_id"]
+        assert backend.get("drafts/deep/two.txt") == b"thesis!"
+        app.store.decide_approval(again["approval_id"], approve=True, ttl_seconds=600)
+        ok(await client.call_tool("files_delete", arguments))  # unchanged since the second yes
+    assert backend.get("drafts/one.txt") is None and backend.get("drafts/deep/two.txt") is None

@@ -99,6 +99,11 @@ class Backend(Protocol):
 
     def count_below(self, key: str, cap: int) -> int: ...
 
+    def survey_below(self, key: str, cap: int) -> tuple[int, str]:
+        """How many entries a folder holds (at most `cap`) and a digest of their names and versions:
+        an approval to delete the folder covers these contents only."""
+        ...
+
 
 def check_expected(key: str, current_sha256: str | None, expected_sha256: str | None) -> None:
     """The optimistic-concurrency rule shared by write and edit."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat as stat_module
 import threading
@@ -199,6 +200,19 @@ class LocalBackend:
                 if count >= cap:
                     return cap
         return count
+
+    def survey_below(self, key: str, cap: int) -> tuple[int, str]:
+        digest, count = hashlib.sha256(), 0
+        with self.sandbox.open_dir(key) as dir_fd:
+            for root, folders, files, root_fd in os.fwalk(dir_fd=dir_fd, follow_symlinks=False):
+                folders.sort()  # a walk in the same order each time, so the digest is the contents'
+                for name in sorted(folders + files):
+                    if count >= cap:
+                        return cap, digest.hexdigest()
+                    info = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
+                    digest.update(f"{root}/{name}\0{info.st_ino}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+                    count += 1
+        return count, digest.hexdigest()
 
     def delete(self, key: str, *, recursive: bool, progress: Progress | None = None) -> int:
         with self._lock:

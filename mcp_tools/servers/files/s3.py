@@ -272,6 +272,15 @@ class S3Backend:
                 break
         return count
 
+    def survey_below(self, key: str, cap: int) -> tuple[int, str]:
+        digest, count = hashlib.sha256(), 0
+        for item in self._objects_below(key):  # S3 lists in key order
+            if count >= cap:
+                break
+            digest.update(f"{item['Key']}\0{item.get('ETag')}:{item.get('Size')}\n".encode())
+            count += 1
+        return count, digest.hexdigest()
+
     def _delete_keys(self, key: str, object_keys: list[str], progress: Progress | None = None) -> None:
         for start in range(0, len(object_keys), DELETE_BATCH):
             batch = [{"Key": name} for name in object_keys[start : start + DELETE_BATCH]]

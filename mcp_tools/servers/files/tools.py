@@ -520,7 +520,8 @@ async def delete_info(service: FilesService, args: DeleteArgs, facts: DeleteFact
         facts.target = None if target is None else _as_entry(target)
         facts.target_version = None if target is None else target.version
         if target is not None and target.type == "folder":
-            facts.file_count = await service.run(service.store.count_below, key, 10_000)
+            facts.file_count, contents = await service.run(service.store.survey_below, key, 10_000)
+            facts.target_version = f"{target.version}:{contents}"
     except ToolFailure:
         pass
     return Risk.LOW
