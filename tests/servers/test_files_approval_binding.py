@@ -24,6 +24,7 @@ from tests.servers.files_fixtures import FilesBackend
 
 backend = files_fixtures.backend
 moto_endpoint = files_fixtures.moto_endpoint
+local = files_fixtures.local
 
 pytestmark = pytest.mark.anyio
 
@@ -217,7 +218,7 @@ async def test_attack_a_file_changed_while_a_call_waits_for_the_persons_answer_i
 async def test_attack_an_approved_folder_delete_does_not_remove_work_saved_inside_it_since(
     tmp_path: Path, backend: FilesBackend
 ) -> None:
-    """"Delete folder drafts and the 2 entries in it" was approved for what was in it: a file in
+    """ "Delete folder drafts and the 2 entries in it" was approved for what was in it: a file in
     it rewritten since (same size, same count) gets a new question."""
     backend.put("drafts/one.txt", b"scratch")
     backend.put("drafts/deep/two.txt", b"scratch")
@@ -233,3 +234,27 @@ async def test_attack_an_approved_folder_delete_does_not_remove_work_saved_insid
         app.store.decide_approval(again["approval_id"], approve=True, ttl_seconds=600)
         ok(await client.call_tool("files_delete", arguments))  # unchanged since the second yes
     assert backend.get("drafts/one.txt") is None and backend.get("drafts/deep/two.txt") is None
+
+
+async def test_attack_a_same_size_edit_with_its_modification_time_put_back_is_still_seen(
+    tmp_path: Path, local: FilesBackend
+) -> None:
+    """`touch -r` can restore a file's modification time after an edit in place; its change time
+    moves on regardless, and the approval covers that too."""
+    import os
+
+    local.put("report.md", b"old text")
+    assert local.root is not None
+    path = local.root / "report.md"
+    app = files_app(tmp_path, local)
+    async with connect(tmp_path, app=app, elicit=None) as client:
+        asked = failure(await client.call_tool("files_write", {"path": "report.md", "content": "new"}))
+        app.store.decide_approval(asked["approval_id"], approve=True, ttl_seconds=600)
+        before = path.stat()
+        with open(path, "r+b") as handle:  # an edit in place: same inode, same size
+            handle.write(b"NEW TEXT")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert path.stat().st_mtime_ns == before.st_mtime_ns and path.stat().st_ino == before.st_ino
+        again = failure(await client.call_tool("files_write", {"path": "report.md", "content": "new"}))
+    assert again["kind"] == "approval_required"
+    assert path.read_bytes() == b"NEW TEXT"

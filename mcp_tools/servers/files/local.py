@@ -38,7 +38,9 @@ def _type_of(mode: int) -> StoredType:
 
 def _entry(key: str, info: os.stat_result) -> StoredEntry:
     kind = _type_of(info.st_mode)
-    tag = f"{info.st_ino}:{info.st_mtime_ns}"  # a replacing write makes a new inode; an edit in place, a new time
+    # A replacing write makes a new inode; an edit in place a new change time (which, unlike the
+    # modification time, no one can set back).
+    tag = f"{info.st_ino}:{info.st_mtime_ns}:{info.st_ctime_ns}"
     return StoredEntry(key, kind, info.st_size if kind == "file" else None, info.st_mtime, tag)
 
 
@@ -210,7 +212,8 @@ class LocalBackend:
                     if count >= cap:
                         return cap, digest.hexdigest()
                     info = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
-                    digest.update(f"{root}/{name}\0{info.st_ino}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+                    state = f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+                    digest.update(f"{root}/{name}\0{state}\n".encode())
                     count += 1
         return count, digest.hexdigest()
 

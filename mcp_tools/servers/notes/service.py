@@ -490,13 +490,14 @@ class NotesService(Renaming):
             return None
 
     def version_of(self, key: str) -> str | None:
-        """What changes when the note does (an atomic save makes a new inode; an edit, a new time):
+        """What changes when the note does (an atomic save makes a new inode; an edit, a new change
+        time, which unlike the modification time cannot be set back):
         an approval to replace or delete it covers this version only. None: no note there."""
         try:
             info = self.sandbox.stat(key)
         except ToolFailure:
             return None
-        return None if info is None else f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}"
+        return None if info is None else f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
     # -- tools --------------------------------------------------------------------------------
 
