@@ -77,6 +77,7 @@ async def test_a_call_that_ran_as_the_database_went_down_keeps_its_answer_and_it
     run"), and its row waits on local disk until the database is back, then joins the log."""
     from mcp_tools.state import postgres
 
+    usual = postgres.ANSWERED_RECENTLY_SECONDS
     monkeypatch.setattr(postgres, "ANSWERED_RECENTLY_SECONDS", 3600.0)  # the check is the recent answer
     settings = {
         "server": {"servers": ["demo"]},
@@ -94,6 +95,7 @@ async def test_a_call_that_ran_as_the_database_went_down_keeps_its_answer_and_it
             assert spool.exists() and "written in the gap" in spool.read_text()
             assert failure(await client.call_tool("demo_echo", {"text": "gap"}))["kind"] == "unavailable"
 
+            monkeypatch.setattr(postgres, "ANSWERED_RECENTLY_SECONDS", usual)  # /readyz asks the database again
             own_postgres.start()
             with anyio.fail_after(60):
                 while (await http.get("/readyz")).status_code != 200:
