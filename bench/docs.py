@@ -23,15 +23,11 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import print_against  # noqa: E402
 from mcp_tools.servers.docs.render import to_markdown  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.docs_fixtures import docs_settings  # noqa: E402
 from tests.servers.fake_google import FakeDocs, FakeGoogle  # noqa: E402
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def long_markdown(sections: int) -> str:
@@ -99,13 +95,8 @@ async def main(sections: int, calls: int) -> None:
         f"document: {sections} sections, {len(markdown):,} characters of Markdown; created in {created * 1000:.0f} ms"
     )
     print(f"docs.read of the whole document ({calls} calls each, interleaved)")
-    for name, values in (("mcp-tools (MCP client, policy, audit)", ours), ("documents.get, googleapiclient", theirs)):
-        print(
-            f"  {name:<38} p50 {percentile(values, 0.5) * 1000:6.1f} ms   p95 {percentile(values, 0.95) * 1000:6.1f} ms"
-        )
-    print(
-        f"  ratio p50 x{percentile(ours, 0.5) / percentile(theirs, 0.5):.2f}   "
-        f"p95 x{percentile(ours, 0.95) / percentile(theirs, 0.95):.2f}; to_markdown alone {convert * 1000:.1f} ms"
+    print_against(
+        ours, theirs, "documents.get, googleapiclient", ratio_note=f"; to_markdown alone {convert * 1000:.1f} ms"
     )
     print(
         f"what the model reads: Markdown {len(markdown):,} chars vs Google's JSON {len(raw):,} "

@@ -22,6 +22,7 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import print_against  # noqa: E402
 from mcp_tools.servers.drive.service import FILE_FIELDS  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.drive_fixtures import drive_settings  # noqa: E402
@@ -29,11 +30,6 @@ from tests.servers.fake_google import FakeDrive, FakeGoogle  # noqa: E402
 from tests.servers.fake_google.drive import DOC  # noqa: E402
 
 ARGUMENTS = {"name": "report", "type": "document", "limit": 25}
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def direct_search(google: FakeGoogle, token: str, q: str):
@@ -85,14 +81,7 @@ async def search(base: Path, google: FakeGoogle, settings: dict, calls: int) -> 
             assert await anyio.to_thread.run_sync(direct) == 25
             theirs.append(time.perf_counter() - started)
     print(f"drive.search, 25 hits of 60 files ({calls} calls each, interleaved)")
-    for name, values in (("mcp-tools (MCP client, policy, audit)", ours), ("googleapiclient directly", theirs)):
-        print(
-            f"  {name:<38} p50 {percentile(values, 0.5) * 1000:6.1f} ms   p95 {percentile(values, 0.95) * 1000:6.1f} ms"
-        )
-    print(
-        f"  ratio p50 x{percentile(ours, 0.5) / percentile(theirs, 0.5):.2f}   "
-        f"p95 x{percentile(ours, 0.95) / percentile(theirs, 0.95):.2f}"
-    )
+    print_against(ours, theirs)
 
 
 async def main(calls: int) -> None:

@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+from bench.measure import print_against  # noqa: E402
 from mcp_tools.servers.gmail.service import SEARCH_FIELDS  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.fake_google import FakeGmail, FakeGoogle  # noqa: E402
@@ -46,11 +47,6 @@ BARE = textwrap.dedent(
     server.run()
     """
 )
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def child_env() -> dict[str, str]:
@@ -146,14 +142,7 @@ async def search(base: Path, google: FakeGoogle, settings: dict, calls: int) -> 
             assert await anyio.to_thread.run_sync(direct) == 25
             theirs.append(time.perf_counter() - started)
     print(f"gmail.search of 25 messages ({calls} calls each, interleaved)")
-    for name, values in (("mcp-tools (MCP client, policy, audit)", ours), ("googleapiclient directly", theirs)):
-        print(
-            f"  {name:<38} p50 {percentile(values, 0.5) * 1000:6.1f} ms   p95 {percentile(values, 0.95) * 1000:6.1f} ms"
-        )
-    print(
-        f"  ratio p50 x{percentile(ours, 0.5) / percentile(theirs, 0.5):.2f}   "
-        f"p95 x{percentile(ours, 0.95) / percentile(theirs, 0.95):.2f}"
-    )
+    print_against(ours, theirs)
 
 
 async def main(rounds: int, calls: int) -> None:

@@ -29,17 +29,13 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import print_against  # noqa: E402
 from mcp_tools.servers.sheets.service import META_FIELDS  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.fake_google import FakeGoogle, FakeSheets  # noqa: E402
 from tests.servers.sheets_fixtures import sheets_settings  # noqa: E402
 
 RANGE = "Data!A1:J1000"
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def direct_reader(google: FakeGoogle, token: str, spreadsheet: str):
@@ -88,14 +84,7 @@ async def compare(label: str, ours_call: Any, direct_call: Any, calls: int) -> N
         assert await anyio.to_thread.run_sync(direct_call) == 10_000
         theirs.append(time.perf_counter() - started)
     print(label)
-    for name, values in (("mcp-tools (MCP client, policy, audit)", ours), ("googleapiclient directly", theirs)):
-        print(
-            f"  {name:<38} p50 {percentile(values, 0.5) * 1000:6.1f} ms   p95 {percentile(values, 0.95) * 1000:6.1f} ms"
-        )
-    print(
-        f"  ratio p50 x{percentile(ours, 0.5) / percentile(theirs, 0.5):.2f}   "
-        f"p95 x{percentile(ours, 0.95) / percentile(theirs, 0.95):.2f}"
-    )
+    print_against(ours, theirs)
 
 
 async def main(calls: int) -> None:

@@ -32,6 +32,10 @@ from mcp import Client, StdioServerParameters
 from revision import exported  # bench/revision.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.measure import percentile  # noqa: E402
+
 SETTLE_SECONDS = 0.5
 BARE_SERVER = textwrap.dedent(
     """
@@ -102,11 +106,6 @@ async def call_latencies(params: StdioServerParameters, calls: int) -> list[floa
             samples.append(time.perf_counter() - started)
             assert not result.is_error, result.content
     return samples
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 async def main(rounds: int, calls: int, against: str | None, source_only: bool) -> None:

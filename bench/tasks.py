@@ -24,14 +24,10 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import print_against  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.fake_google import FakeGoogle, FakeTasks  # noqa: E402
 from tests.servers.tasks_fixtures import tasks_settings  # noqa: E402
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def direct_calls(google: FakeGoogle, token: str) -> tuple[Callable[[], int], Callable[[], str]]:
@@ -70,13 +66,7 @@ async def compare(name: str, ours: Callable[[], Any], theirs: Callable[[], Any],
         await anyio.to_thread.run_sync(theirs)
         direct.append(time.perf_counter() - started)
     print(f"{name} ({calls} calls each, interleaved)")
-    for label, values in (("mcp-tools (MCP client, policy, audit)", mine), ("googleapiclient directly", direct)):
-        p50, p95 = percentile(values, 0.5) * 1000, percentile(values, 0.95) * 1000
-        print(f"  {label:<38} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms")
-    print(
-        f"  ratio p50 x{percentile(mine, 0.5) / percentile(direct, 0.5):.2f}   "
-        f"p95 x{percentile(mine, 0.95) / percentile(direct, 0.95):.2f}"
-    )
+    print_against(mine, direct)
 
 
 async def main(calls: int) -> None:
