@@ -35,30 +35,13 @@ from revision import exported  # bench/revision.py, beside this script
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.measure import percentile  # noqa: E402
+from bench.measure import BARE_FILES_READ, percentile  # noqa: E402
 from tests.processes import free_port  # noqa: E402
 
 TOKEN = "tok-bench-0123456789abcdef"
-BARE_SERVER = textwrap.dedent(
+BARE_SERVER = BARE_FILES_READ + textwrap.dedent(
     """
-    import sys
-    from pathlib import Path
-
     import uvicorn
-    from mcp.server.mcpserver import MCPServer
-    from mcp_tools.servers.files import NAMESPACE
-    from mcp_tools.servers.files.config import FilesConfig
-    from mcp_tools.servers.files.models import ReadResult
-    from mcp_tools.tooling import CallContext, Environment
-
-    root = Path(sys.argv[1])
-    service = NAMESPACE.create(FilesConfig(root=str(root)), Environment(root, root))
-    spec = next(tool for tool in NAMESPACE.tools if tool.name == "files.read")
-    server = MCPServer("bare")
-
-    @server.tool(name="files_read")
-    async def files_read(path: str) -> ReadResult:
-        return await spec.handler(service, spec.input_model(path=path), CallContext())
 
     uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
     """

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import textwrap
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
@@ -22,6 +23,30 @@ if TYPE_CHECKING:
 
 OURS = "mcp-tools (MCP client, policy, audit)"
 DIRECT = "googleapiclient directly"
+
+# The baseline of the start-up and HTTP benches: a bare MCPServer whose one tool calls the same
+# files.read handler with the same output model (argv[1] is the files root). A bench adds how it serves.
+BARE_FILES_READ = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from mcp.server.mcpserver import MCPServer
+    from mcp_tools.servers.files import NAMESPACE
+    from mcp_tools.servers.files.config import FilesConfig
+    from mcp_tools.servers.files.models import ReadResult
+    from mcp_tools.tooling import CallContext, Environment
+
+    root = Path(sys.argv[1])
+    service = NAMESPACE.create(FilesConfig(root=str(root)), Environment(root, root))
+    spec = next(tool for tool in NAMESPACE.tools if tool.name == "files.read")
+    server = MCPServer("bare")
+
+    @server.tool(name="files_read")
+    async def files_read(path: str) -> ReadResult:
+        return await spec.handler(service, spec.input_model(path=path), CallContext())
+
+    """
+)
 
 
 def percentile(samples: Sequence[float], fraction: float) -> float:
