@@ -1,4 +1,4 @@
-"""What the benches share: one percentile, one ours-against-googleapiclient comparison, the fake Google.
+"""What the benches share: one percentile, one ours-against-theirs report, the fake Google, a bare server.
 
 The benches run as scripts (`.venv/bin/python bench/NAME.py`) with the checkout's root on the
 import path, so they import this as `bench.measure`. Keeping these here means every bench reads
