@@ -20,14 +20,14 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if importlib.util.find_spec("mcp_tools") is None:  # run by a Python the package is not installed in
     sys.path.append(str(ROOT))  # last: a revision measured through PYTHONPATH still comes first
+
+from revision import exported  # noqa: E402  (bench/revision.py, beside this script)
 
 
 def load_budget() -> Any:
@@ -57,15 +57,8 @@ def measure() -> dict[str, Any]:
 
 def measure_revision(revision: str) -> dict[str, Any]:
     """Export `revision` to a temporary directory and measure its package with this budget module."""
-    with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", "--format=tar", revision], check=True, capture_output=True
-        ).stdout
-        tar_path = Path(tmp) / "rev.tar"
-        tar_path.write_bytes(archive)
-        with tarfile.open(tar_path) as tar:
-            tar.extractall(Path(tmp) / "src", filter="data")
-        env = {**os.environ, "PYTHONPATH": str(Path(tmp) / "src")}
+    with exported(revision) as source:
+        env = {**os.environ, "PYTHONPATH": str(source)}
         out = subprocess.run(
             [sys.executable, str(Path(__file__).resolve()), "--json"],
             check=True,

@@ -23,15 +23,11 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import direct_service, fake_google, interleaved, print_against, signed_in_token  # noqa: E402
 from mcp_tools.servers.docs.render import to_markdown  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.docs_fixtures import docs_settings  # noqa: E402
 from tests.servers.fake_google import FakeDocs, FakeGoogle  # noqa: E402
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def long_markdown(sections: int) -> str:
@@ -49,63 +45,46 @@ def long_markdown(sections: int) -> str:
 
 
 def direct_get(google: FakeGoogle, token: str, document_id: str):
-    import httplib2
-    from google.oauth2.credentials import Credentials
-    from google_auth_httplib2 import AuthorizedHttp
-    from googleapiclient.discovery import build
-
-    http = AuthorizedHttp(Credentials(token), http=httplib2.Http())
-    service = build("docs", "v1", http=http, static_discovery=True, client_options={"api_endpoint": google.url})
+    service = direct_service(google, token, "docs", "v1")
     return lambda: service.documents().get(documentId=document_id).execute()
 
 
 async def main(sections: int, calls: int) -> None:
-    google = FakeGoogle().start()
-    FakeDocs(google)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            base = Path(tmp)
-            settings = docs_settings(base, google)
-            token = json.loads((base / "state" / "google" / "token.json").read_text())["token"]
-            async with connect(base, settings) as client:
-                started = time.perf_counter()
-                made = await client.call_tool("docs_create", {"title": "Bench", "text": long_markdown(sections)})
-                created = time.perf_counter() - started
-                document_id = made.structured_content["id"]
-                direct = direct_get(google, token, document_id)
-                arguments = {"id": document_id, "max_chars": 100_000}
-                for _ in range(3):  # warm up both
-                    await client.call_tool("docs_read", arguments)
-                    await anyio.to_thread.run_sync(direct)
-                ours, theirs = [], []
-                for _ in range(calls):
-                    started = time.perf_counter()
-                    result = await client.call_tool("docs_read", arguments)
-                    ours.append(time.perf_counter() - started)
-                    assert not result.is_error
-                    started = time.perf_counter()
-                    document = await anyio.to_thread.run_sync(direct)
-                    theirs.append(time.perf_counter() - started)
-            markdown = to_markdown(document)
+    with fake_google() as google, tempfile.TemporaryDirectory() as tmp:
+        FakeDocs(google)
+        base = Path(tmp)
+        settings = docs_settings(base, google)
+        token = signed_in_token(base)
+        async with connect(base, settings) as client:
             started = time.perf_counter()
-            for _ in range(20):
-                to_markdown(document)
-            convert = (time.perf_counter() - started) / 20
-    finally:
-        google.stop()
-    assert not google.violations, google.violations
+            made = await client.call_tool("docs_create", {"title": "Bench", "text": long_markdown(sections)})
+            created = time.perf_counter() - started
+            document_id = made.structured_content["id"]
+            direct = direct_get(google, token, document_id)
+            arguments = {"id": document_id, "max_chars": 100_000}
+            fetched: list[dict] = []
+
+            async def ours_read() -> None:
+                result = await client.call_tool("docs_read", arguments)
+                assert not result.is_error
+
+            def direct_read() -> None:
+                fetched[:] = [direct()]
+
+            ours, theirs = await interleaved(ours_read, direct_read, calls, warm_ups=3)  # warm up both
+            document = fetched[0]
+        markdown = to_markdown(document)
+        started = time.perf_counter()
+        for _ in range(20):
+            to_markdown(document)
+        convert = (time.perf_counter() - started) / 20
     raw = json.dumps(document)
     print(
         f"document: {sections} sections, {len(markdown):,} characters of Markdown; created in {created * 1000:.0f} ms"
     )
     print(f"docs.read of the whole document ({calls} calls each, interleaved)")
-    for name, values in (("mcp-tools (MCP client, policy, audit)", ours), ("documents.get, googleapiclient", theirs)):
-        print(
-            f"  {name:<38} p50 {percentile(values, 0.5) * 1000:6.1f} ms   p95 {percentile(values, 0.95) * 1000:6.1f} ms"
-        )
-    print(
-        f"  ratio p50 x{percentile(ours, 0.5) / percentile(theirs, 0.5):.2f}   "
-        f"p95 x{percentile(ours, 0.95) / percentile(theirs, 0.95):.2f}; to_markdown alone {convert * 1000:.1f} ms"
+    print_against(
+        ours, theirs, "documents.get, googleapiclient", ratio_note=f"; to_markdown alone {convert * 1000:.1f} ms"
     )
     print(
         f"what the model reads: Markdown {len(markdown):,} chars vs Google's JSON {len(raw):,} "

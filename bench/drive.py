@@ -11,10 +11,8 @@ Run: .venv/bin/python bench/drive.py [--calls 60]
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import anyio
@@ -22,6 +20,7 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import direct_service, fake_google, interleaved, print_against, signed_in_token  # noqa: E402
 from mcp_tools.servers.drive.service import FILE_FIELDS  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.drive_fixtures import drive_settings  # noqa: E402
@@ -31,21 +30,9 @@ from tests.servers.fake_google.drive import DOC  # noqa: E402
 ARGUMENTS = {"name": "report", "type": "document", "limit": 25}
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def direct_search(google: FakeGoogle, token: str, q: str):
     """The same files.list with googleapiclient alone."""
-    import httplib2
-    from google.oauth2.credentials import Credentials
-    from google_auth_httplib2 import AuthorizedHttp
-    from googleapiclient.discovery import build
-
-    http = AuthorizedHttp(Credentials(token), http=httplib2.Http())
-    options = {"api_endpoint": google.url + "drive/v3/"}
-    service = build("drive", "v3", http=http, static_discovery=True, client_options=options)
+    service = direct_service(google, token, "drive", "v3", google.url + "drive/v3/")
 
     def run() -> int:
         found = (
@@ -66,48 +53,32 @@ def direct_search(google: FakeGoogle, token: str, q: str):
 
 
 async def search(base: Path, google: FakeGoogle, settings: dict, calls: int) -> None:
-    token = json.loads((base / "state" / "google" / "token.json").read_text())["token"]
-    ours: list[float] = []
-    theirs: list[float] = []
     async with connect(base, settings) as client:
         first = await client.call_tool("drive_search", ARGUMENTS)
         assert not first.is_error and first.structured_content is not None
-        direct = direct_search(google, token, first.structured_content["q"])
-        for _ in range(5):  # warm up both (imports, service build)
-            await client.call_tool("drive_search", ARGUMENTS)
-            await anyio.to_thread.run_sync(direct)
-        for _ in range(calls):
-            started = time.perf_counter()
+        direct = direct_search(google, signed_in_token(base), first.structured_content["q"])
+
+        async def ours_search() -> None:
             result = await client.call_tool("drive_search", ARGUMENTS)
-            ours.append(time.perf_counter() - started)
             assert not result.is_error and len(result.structured_content["files"]) == 25
-            started = time.perf_counter()
-            assert await anyio.to_thread.run_sync(direct) == 25
-            theirs.append(time.perf_counter() - started)
+
+        def direct_search_25() -> None:
+            assert direct() == 25
+
+        # warm up both (imports, service build)
+        ours, theirs = await interleaved(ours_search, direct_search_25, calls, warm_ups=5)
     print(f"drive.search, 25 hits of 60 files ({calls} calls each, interleaved)")
-    for name, values in (("mcp-tools (MCP client, policy, audit)", ours), ("googleapiclient directly", theirs)):
-        print(
-            f"  {name:<38} p50 {percentile(values, 0.5) * 1000:6.1f} ms   p95 {percentile(values, 0.95) * 1000:6.1f} ms"
-        )
-    print(
-        f"  ratio p50 x{percentile(ours, 0.5) / percentile(theirs, 0.5):.2f}   "
-        f"p95 x{percentile(ours, 0.95) / percentile(theirs, 0.95):.2f}"
-    )
+    print_against(ours, theirs)
 
 
 async def main(calls: int) -> None:
-    google = FakeGoogle().start()
-    drive = FakeDrive(google)
-    for number in range(30):
-        drive.add(f"Quarterly report {number}", f"# Report {number}\n", DOC)
-        drive.add(f"notes {number}.txt", "x")
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            base = Path(tmp)
-            await search(base, google, drive_settings(base, google, servers=["drive"]), calls)
-    finally:
-        google.stop()
-    assert not google.violations, google.violations
+    with fake_google() as google, tempfile.TemporaryDirectory() as tmp:
+        drive = FakeDrive(google)
+        for number in range(30):
+            drive.add(f"Quarterly report {number}", f"# Report {number}\n", DOC)
+            drive.add(f"notes {number}.txt", "x")
+        base = Path(tmp)
+        await search(base, google, drive_settings(base, google, servers=["drive"]), calls)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,11 @@ from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
+sys.path.insert(0, str(ROOT))
 
 from mcp import Client, StdioServerParameters  # noqa: E402
+
+from bench.measure import percentile  # noqa: E402
 
 BARE_SERVER = textwrap.dedent(
     '''
@@ -62,11 +65,6 @@ def make_text(size: int) -> str:
     lines = [f"{index:05d} {line}" for index in range(size // (len(line) + 6) + 1)]
     lines[len(lines) // 2] = "MARKER_A sits here exactly once.\n"
     return "".join(lines)[: size - 1] + "\n"
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 async def time_calls(call: Callable[[int], Awaitable[Any]], count: int) -> list[float]:

@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
+from bench.measure import direct_service, fake_google, interleaved, print_against, signed_in_token  # noqa: E402
 from mcp_tools.servers.gmail.service import SEARCH_FIELDS  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.fake_google import FakeGmail, FakeGoogle  # noqa: E402
@@ -46,11 +47,6 @@ BARE = textwrap.dedent(
     server.run()
     """
 )
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def child_env() -> dict[str, str]:
@@ -103,14 +99,9 @@ async def startup(base: Path, settings: dict, rounds: int) -> None:
 
 def direct_search(google: FakeGoogle, token: str):
     """The same requests with googleapiclient alone: list, then one batch of 25 trimmed gets."""
-    import httplib2
-    from google.oauth2.credentials import Credentials
-    from google_auth_httplib2 import AuthorizedHttp
-    from googleapiclient.discovery import build
     from googleapiclient.http import BatchHttpRequest
 
-    http = AuthorizedHttp(Credentials(token), http=httplib2.Http())
-    service = build("gmail", "v1", http=http, static_discovery=True, client_options={"api_endpoint": google.url})
+    service = direct_service(google, token, "gmail", "v1")
 
     def run() -> int:
         listing = service.users().messages().list(userId="me", labelIds=["INBOX"], maxResults=25).execute()
@@ -127,49 +118,31 @@ def direct_search(google: FakeGoogle, token: str):
 
 
 async def search(base: Path, google: FakeGoogle, settings: dict, calls: int) -> None:
-    import json
-
-    token = json.loads((base / "state" / "google" / "token.json").read_text())["token"]
-    direct = direct_search(google, token)
-    ours: list[float] = []
-    theirs: list[float] = []
+    direct = direct_search(google, signed_in_token(base))
     async with connect(base, settings) as client:
-        for _ in range(5):  # warm up both (imports, service build, label cache)
-            await client.call_tool("gmail_search", {"limit": 25})
-            await anyio.to_thread.run_sync(direct)
-        for _ in range(calls):
-            started = time.perf_counter()
+
+        async def ours_search() -> None:
             result = await client.call_tool("gmail_search", {"limit": 25})
-            ours.append(time.perf_counter() - started)
             assert not result.is_error and len(result.structured_content["messages"]) == 25
-            started = time.perf_counter()
-            assert await anyio.to_thread.run_sync(direct) == 25
-            theirs.append(time.perf_counter() - started)
+
+        def direct_search_25() -> None:
+            assert direct() == 25
+
+        # warm up both (imports, service build, label cache)
+        ours, theirs = await interleaved(ours_search, direct_search_25, calls, warm_ups=5)
     print(f"gmail.search of 25 messages ({calls} calls each, interleaved)")
-    for name, values in (("mcp-tools (MCP client, policy, audit)", ours), ("googleapiclient directly", theirs)):
-        print(
-            f"  {name:<38} p50 {percentile(values, 0.5) * 1000:6.1f} ms   p95 {percentile(values, 0.95) * 1000:6.1f} ms"
-        )
-    print(
-        f"  ratio p50 x{percentile(ours, 0.5) / percentile(theirs, 0.5):.2f}   "
-        f"p95 x{percentile(ours, 0.95) / percentile(theirs, 0.95):.2f}"
-    )
+    print_against(ours, theirs)
 
 
 async def main(rounds: int, calls: int) -> None:
-    google = FakeGoogle().start()
-    gmail = FakeGmail(google)
-    for number in range(40):
-        gmail.add(plain(subject=f"Message {number}", message_id=f"<m{number}@bench>"))
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            base = Path(tmp)
-            settings = sign_in(base, google)
-            await startup(base, settings, rounds)
-            await search(base, google, settings, calls)
-    finally:
-        google.stop()
-    assert not google.violations, google.violations
+    with fake_google() as google, tempfile.TemporaryDirectory() as tmp:
+        gmail = FakeGmail(google)
+        for number in range(40):
+            gmail.add(plain(subject=f"Message {number}", message_id=f"<m{number}@bench>"))
+        base = Path(tmp)
+        settings = sign_in(base, google)
+        await startup(base, settings, rounds)
+        await search(base, google, settings, calls)
 
 
 if __name__ == "__main__":

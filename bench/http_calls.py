@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,37 +33,19 @@ from mcp.client.streamable_http import streamable_http_client
 from revision import exported  # bench/revision.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.measure import BARE_FILES_READ, percentile  # noqa: E402
+from tests.processes import free_port  # noqa: E402
+
 TOKEN = "tok-bench-0123456789abcdef"
-BARE_SERVER = textwrap.dedent(
+BARE_SERVER = BARE_FILES_READ + textwrap.dedent(
     """
-    import sys
-    from pathlib import Path
-
     import uvicorn
-    from mcp.server.mcpserver import MCPServer
-    from mcp_tools.servers.files import NAMESPACE
-    from mcp_tools.servers.files.config import FilesConfig
-    from mcp_tools.servers.files.models import ReadResult
-    from mcp_tools.tooling import CallContext, Environment
-
-    root = Path(sys.argv[1])
-    service = NAMESPACE.create(FilesConfig(root=str(root)), Environment(root, root))
-    spec = next(tool for tool in NAMESPACE.tools if tool.name == "files.read")
-    server = MCPServer("bare")
-
-    @server.tool(name="files_read")
-    async def files_read(path: str) -> ReadResult:
-        return await spec.handler(service, spec.input_model(path=path), CallContext())
 
     uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
     """
 )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def start(command: list[str], source: Path, port: int) -> subprocess.Popen[bytes]:
@@ -125,11 +106,6 @@ async def run_clients(
     elapsed = time.perf_counter() - started
     cpu = (cpu_seconds(pid) - cpu_at_start[0]) / len(latencies) if pid else 0.0
     return latencies, len(latencies) / elapsed, cpu
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 async def main(clients: int, calls: int, rounds: int, against: str | None) -> None:

@@ -27,7 +27,6 @@ sys.path.insert(0, str(ROOT))
 import argparse  # noqa: E402
 import random  # noqa: E402
 import smtplib  # noqa: E402
-import socket  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
@@ -37,10 +36,12 @@ from email.policy import SMTP as SMTP_POLICY  # noqa: E402
 
 import anyio  # noqa: E402
 
+from bench.measure import percentile  # noqa: E402
 from mcp_tools.servers.inbox import NAMESPACE, tools  # noqa: E402
 from mcp_tools.servers.inbox.config import InboxConfig  # noqa: E402
 from mcp_tools.servers.inbox.service import InboxService  # noqa: E402
 from mcp_tools.tooling import CallContext, Environment  # noqa: E402
+from tests.processes import free_port  # noqa: E402
 
 ADDRESS = "inbox@bench.example"
 WORD_TEXT = """invoice meeting lease renewal report quarterly budget travel flight hotel booking refund order
@@ -76,17 +77,6 @@ def message(rng: random.Random, number: int) -> bytes:
         inner.set_content(body)
         msg.add_attachment(inner)
     return msg.as_bytes(policy=SMTP_POLICY)
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def smtp_rate(service: InboxService, raws: list[bytes]) -> float:

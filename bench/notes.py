@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.measure import percentile
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.service import NotesService
@@ -168,11 +169,6 @@ def make_service(vault: Path, state: Path, embedder: HashedEmbedder | None) -> N
     service = NotesService(NotesConfig(vault=str(vault), watch=False), Environment(state, state))
     service.embedder = embedder
     return service
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def timed_searches(service: NotesService, queries: list[str]) -> list[float]:

@@ -17,10 +17,8 @@ Run: .venv/bin/python bench/sheets.py [--calls 30]
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import direct_service, fake_google, interleaved, print_against, signed_in_token  # noqa: E402
 from mcp_tools.servers.sheets.service import META_FIELDS  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.fake_google import FakeGoogle, FakeSheets  # noqa: E402
@@ -37,19 +36,8 @@ from tests.servers.sheets_fixtures import sheets_settings  # noqa: E402
 RANGE = "Data!A1:J1000"
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def direct_reader(google: FakeGoogle, token: str, spreadsheet: str):
-    import httplib2
-    from google.oauth2.credentials import Credentials
-    from google_auth_httplib2 import AuthorizedHttp
-    from googleapiclient.discovery import build
-
-    http = AuthorizedHttp(Credentials(token), http=httplib2.Http())
-    service = build("sheets", "v4", http=http, static_discovery=True, client_options={"api_endpoint": google.url})
+    service = direct_service(google, token, "sheets", "v4")
     # built once, as the tool does: googleapiclient spends ~20 ms building a resource
     spreadsheets = service.spreadsheets()
     cells = spreadsheets.values()
@@ -75,62 +63,44 @@ async def read_all(client: Any, spreadsheet: str) -> int:
 
 
 async def compare(label: str, ours_call: Any, direct_call: Any, calls: int) -> None:
-    ours: list[float] = []
-    theirs: list[float] = []
-    for _ in range(3):  # warm up both (imports, service build)
-        await ours_call()
-        await anyio.to_thread.run_sync(direct_call)
-    for _ in range(calls):
-        started = time.perf_counter()
+    async def ours_all() -> None:
         assert await ours_call() == 10_000
-        ours.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        assert await anyio.to_thread.run_sync(direct_call) == 10_000
-        theirs.append(time.perf_counter() - started)
+
+    def direct_all() -> None:
+        assert direct_call() == 10_000
+
+    # warm up both (imports, service build)
+    ours, theirs = await interleaved(ours_all, direct_all, calls, warm_ups=3)
     print(label)
-    for name, values in (("mcp-tools (MCP client, policy, audit)", ours), ("googleapiclient directly", theirs)):
-        print(
-            f"  {name:<38} p50 {percentile(values, 0.5) * 1000:6.1f} ms   p95 {percentile(values, 0.95) * 1000:6.1f} ms"
-        )
-    print(
-        f"  ratio p50 x{percentile(ours, 0.5) / percentile(theirs, 0.5):.2f}   "
-        f"p95 x{percentile(ours, 0.95) / percentile(theirs, 0.95):.2f}"
-    )
+    print_against(ours, theirs)
 
 
 async def main(calls: int) -> None:
-    google = FakeGoogle().start()
-    sheets = FakeSheets(google)
-    rows = [[f"r{r}c{c}" if c % 2 else r * 10 + c for c in range(10)] for r in range(1000)]
-    book = sheets.add("Bench", {"Data": rows})
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            base = Path(tmp)
-            settings = sheets_settings(base, google, max_read_cells=10_000)
-            token = json.loads((base / "state" / "google" / "token.json").read_text())["token"]
-            values_only = direct_reader(google, token, book.id)
-            async with connect(base, settings) as client:
+    with fake_google() as google, tempfile.TemporaryDirectory() as tmp:
+        sheets = FakeSheets(google)
+        rows = [[f"r{r}c{c}" if c % 2 else r * 10 + c for c in range(10)] for r in range(1000)]
+        book = sheets.add("Bench", {"Data": rows})
+        base = Path(tmp)
+        settings = sheets_settings(base, google, max_read_cells=10_000)
+        token = signed_in_token(base)
+        values_only = direct_reader(google, token, book.id)
+        async with connect(base, settings) as client:
 
-                async def one_answer() -> int:
-                    result = await client.call_tool("sheets_read", {"id": book.id, "range": RANGE})
-                    assert not result.is_error and result.structured_content["next_offset"] is None
-                    return sum(len(row) for row in result.structured_content["values"])
+            async def one_answer() -> int:
+                result = await client.call_tool("sheets_read", {"id": book.id, "range": RANGE})
+                assert not result.is_error and result.structured_content["next_offset"] is None
+                return sum(len(row) for row in result.structured_content["values"])
 
-                await compare(
-                    "sheets.read of 10,000 cells in one answer vs one values.get", one_answer, values_only, calls
-                )
-            (base / "paged").mkdir()
-            paged_settings = sheets_settings(base / "paged", google)
-            async with connect(base / "paged", paged_settings) as client:
-                await compare(
-                    "sheets.read of 10,000 cells paged by 2,000 (5 calls) vs one values.get",
-                    lambda: read_all(client, book.id),
-                    values_only,
-                    calls,
-                )
-    finally:
-        google.stop()
-    assert not google.violations, google.violations
+            await compare("sheets.read of 10,000 cells in one answer vs one values.get", one_answer, values_only, calls)
+        (base / "paged").mkdir()
+        paged_settings = sheets_settings(base / "paged", google)
+        async with connect(base / "paged", paged_settings) as client:
+            await compare(
+                "sheets.read of 10,000 cells paged by 2,000 (5 calls) vs one values.get",
+                lambda: read_all(client, book.id),
+                values_only,
+                calls,
+            )
 
 
 if __name__ == "__main__":

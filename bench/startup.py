@@ -23,7 +23,6 @@ import os
 import statistics
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
@@ -32,29 +31,12 @@ from mcp import Client, StdioServerParameters
 from revision import exported  # bench/revision.py, beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.measure import BARE_FILES_READ, percentile  # noqa: E402
+
 SETTLE_SECONDS = 0.5
-BARE_SERVER = textwrap.dedent(
-    """
-    import sys
-    from pathlib import Path
-    from mcp.server.mcpserver import MCPServer
-    from mcp_tools.servers.files import NAMESPACE
-    from mcp_tools.servers.files.config import FilesConfig
-    from mcp_tools.servers.files.models import ReadResult
-    from mcp_tools.tooling import CallContext, Environment
-
-    root = Path(sys.argv[1])
-    service = NAMESPACE.create(FilesConfig(root=str(root)), Environment(root, root))
-    spec = next(tool for tool in NAMESPACE.tools if tool.name == "files.read")
-    server = MCPServer("bare")
-
-    @server.tool(name="files_read")
-    async def files_read(path: str) -> ReadResult:
-        return await spec.handler(service, spec.input_model(path=path), CallContext())
-
-    server.run()
-    """
-)
+BARE_SERVER = BARE_FILES_READ + "server.run()\n"
 
 
 def child_env(source: Path, pycache: Path | None) -> dict[str, str]:
@@ -102,11 +84,6 @@ async def call_latencies(params: StdioServerParameters, calls: int) -> list[floa
             samples.append(time.perf_counter() - started)
             assert not result.is_error, result.content
     return samples
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 async def main(rounds: int, calls: int, against: str | None, source_only: bool) -> None:

@@ -11,10 +11,8 @@ Run: .venv/bin/python bench/tasks.py [--calls 40]
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,24 +22,14 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import direct_service, fake_google, interleaved, print_against, signed_in_token  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.fake_google import FakeGoogle, FakeTasks  # noqa: E402
 from tests.servers.tasks_fixtures import tasks_settings  # noqa: E402
 
 
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def direct_calls(google: FakeGoogle, token: str) -> tuple[Callable[[], int], Callable[[], str]]:
-    import httplib2
-    from google.oauth2.credentials import Credentials
-    from google_auth_httplib2 import AuthorizedHttp
-    from googleapiclient.discovery import build
-
-    http = AuthorizedHttp(Credentials(token), http=httplib2.Http())
-    service = build("tasks", "v1", http=http, static_discovery=True, client_options={"api_endpoint": google.url})
+    service = direct_service(google, token, "tasks", "v1")
 
     def listing() -> int:
         found = service.tasklists().get(tasklist="@default").execute()
@@ -57,58 +45,35 @@ def direct_calls(google: FakeGoogle, token: str) -> tuple[Callable[[], int], Cal
 
 
 async def compare(name: str, ours: Callable[[], Any], theirs: Callable[[], Any], calls: int) -> None:
-    mine: list[float] = []
-    direct: list[float] = []
-    for _ in range(5):  # warm up both (imports, service build)
-        await ours()
-        await anyio.to_thread.run_sync(theirs)
-    for _ in range(calls):
-        started = time.perf_counter()
-        await ours()
-        mine.append(time.perf_counter() - started)
-        started = time.perf_counter()
-        await anyio.to_thread.run_sync(theirs)
-        direct.append(time.perf_counter() - started)
+    mine, direct = await interleaved(ours, theirs, calls, warm_ups=5)  # warm up both (imports, service build)
     print(f"{name} ({calls} calls each, interleaved)")
-    for label, values in (("mcp-tools (MCP client, policy, audit)", mine), ("googleapiclient directly", direct)):
-        p50, p95 = percentile(values, 0.5) * 1000, percentile(values, 0.95) * 1000
-        print(f"  {label:<38} p50 {p50:6.1f} ms   p95 {p95:6.1f} ms")
-    print(
-        f"  ratio p50 x{percentile(mine, 0.5) / percentile(direct, 0.5):.2f}   "
-        f"p95 x{percentile(mine, 0.95) / percentile(direct, 0.95):.2f}"
-    )
+    print_against(mine, direct)
 
 
 async def main(calls: int) -> None:
-    google = FakeGoogle().start()
-    tasks = FakeTasks(google)
-    parent = None
-    for number in range(100):
-        if number % 5 == 0:
-            parent = tasks.add(f"Task {number}", due="2026-03-05T00:00:00.000Z")
-        else:
-            tasks.add(f"Task {number}", parent=parent.id if number % 5 == 1 and parent else None)
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            base = Path(tmp)
-            settings = tasks_settings(base, google)
-            token = json.loads((base / "state" / "google" / "token.json").read_text())["token"]
-            listing, create = direct_calls(google, token)
-            async with connect(base, settings) as client:
+    with fake_google() as google, tempfile.TemporaryDirectory() as tmp:
+        tasks = FakeTasks(google)
+        parent = None
+        for number in range(100):
+            if number % 5 == 0:
+                parent = tasks.add(f"Task {number}", due="2026-03-05T00:00:00.000Z")
+            else:
+                tasks.add(f"Task {number}", parent=parent.id if number % 5 == 1 and parent else None)
+        base = Path(tmp)
+        settings = tasks_settings(base, google)
+        listing, create = direct_calls(google, signed_in_token(base))
+        async with connect(base, settings) as client:
 
-                async def our_list() -> None:
-                    result = await client.call_tool("tasks_list", {"list": "@default", "limit": 100})
-                    assert not result.is_error and len(result.structured_content["tasks"]) == 100
+            async def our_list() -> None:
+                result = await client.call_tool("tasks_list", {"list": "@default", "limit": 100})
+                assert not result.is_error and len(result.structured_content["tasks"]) == 100
 
-                async def our_create() -> None:
-                    result = await client.call_tool("tasks_create", {"title": "Bench", "due": "2026-03-05"})
-                    assert not result.is_error
+            async def our_create() -> None:
+                result = await client.call_tool("tasks_create", {"title": "Bench", "due": "2026-03-05"})
+                assert not result.is_error
 
-                await compare("tasks.list of 100 tasks", our_list, listing, calls)
-                await compare("tasks.create with a due date", our_create, create, calls)
-    finally:
-        google.stop()
-    assert not google.violations, google.violations
+            await compare("tasks.list of 100 tasks", our_list, listing, calls)
+            await compare("tasks.create with a due date", our_create, create, calls)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""Benchmarks, run as scripts (`.venv/bin/python bench/NAME.py`); a package so they share `bench.measure`."""
