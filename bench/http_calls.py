@@ -159,8 +159,13 @@ async def main(clients: int, calls: int, rounds: int, against: str | None) -> No
         p50, p95, rate, cpu = (med(values[key]) for key in ("p50", "p95", "rate", "cpu"))
         print(
             f"{name:14}{p50 * 1000:9.1f}{p50 / bare['p50']:9.2f}{p95 * 1000:9.1f}{p95 / bare['p95']:9.2f}"
-            f"{rate:9.0f}{rate / bare['rate']:9.2f}{cpu * 1000:13.3f}{cpu / bare['cpu']:9.2f}"
+            f"{rate:9.0f}{rate / bare['rate']:9.2f}{cpu * 1000:13.3f}{ratio(cpu, bare['cpu']):>9}"
         )
+
+
+def ratio(value: float, baseline: float) -> str:
+    """A ratio, or n/a where the baseline measured nothing (too few calls for the CPU clock)."""
+    return f"{value / baseline:.2f}" if baseline > 0 else "n/a"
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ BARE_FILES_READ = textwrap.dedent(
     from mcp_tools.tooling import CallContext, Environment
 
     root = Path(sys.argv[1])
-    service = NAMESPACE.create(FilesConfig(root=str(root)), Environment(root, root))
+    kept = root.parent / "bare-server"  # its own data and state, outside the files root (which may not hold them)
+    service = NAMESPACE.create(FilesConfig(root=str(root)), Environment(kept / "data", kept / "state"))
     spec = next(tool for tool in NAMESPACE.tools if tool.name == "files.read")
     server = MCPServer("bare")
 

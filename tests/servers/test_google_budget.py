@@ -40,6 +40,24 @@ async def test_sheets_read_pages_a_big_sheet(tmp_path: Path, google: FakeGoogle,
     says_more(first, f"offset={structured(first)['next_offset']}")
 
 
+async def test_sheets_read_of_many_short_cells_pages_without_a_cut_and_loses_no_cell(
+    tmp_path: Path, google: FakeGoogle, sheets: FakeSheets
+) -> None:
+    """Short cells cost their separators too: a page of them sized by their text alone went over
+    the budget, was cut by the gate, and next_offset then skipped the cells cut away."""
+    rows = [[f"r{r}c{c}" if c % 2 else r * 10 + c for c in range(10)] for r in range(1000)]
+    book = sheets.add("Short", {"Data": rows})
+    cells, offset, answers = 0, 0, 0
+    async with connect(tmp_path, sheets_settings(tmp_path, google, max_read_cells=50_000)) as client:
+        while offset is not None:
+            page = await client.call_tool("sheets_read", {"id": book.id, "range": "Data", "offset": offset})
+            assert_fits(page)
+            assert "cut to fit" not in page.content[0].text  # type: ignore[union-attr]
+            cells += sum(len(row) for row in structured(page)["values"])
+            offset, answers = structured(page)["next_offset"], answers + 1
+    assert cells == 10_000 and answers > 1
+
+
 async def test_docs_read_at_its_largest_page(tmp_path: Path, google: FakeGoogle, docs: FakeDocs) -> None:
     stored = docs.add("Long")
     docs.edit(stored.id, [{"insertText": {"location": {"index": 1}, "text": 'A "quoted" line\\of text.\n' * 8000}}])

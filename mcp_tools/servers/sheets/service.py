@@ -22,6 +22,7 @@ from mcp_tools.tooling import Environment, ToolFailure
 META_FIELDS = "spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title,gridProperties)"
 META_SECONDS = 20.0  # how long a spreadsheet's sheet list and grid sizes are reused between reads
 PAGE_CHARS = 25_000  # characters of cell text in one read answer: with its rendering, inside the result budget
+CELL_OVERHEAD_CHARS = 4  # what each cell adds to an answer beside its text, counted against PAGE_CHARS
 REQUESTS_PER_PAGE = 4
 PROBE_CELLS = 20  # x the page cap: how far one request looks past a window that came back short
 GAP_ROWS = 10  # more empty rows than this between data end the page; the next one starts at the data
@@ -252,7 +253,9 @@ class SheetsService(GoogleService):
                 if not values:
                     pending += 1
                     continue
-                size = sum(len(str(value)) for value in values)
+                # a cell costs its text and its separators (quotes and a comma in the JSON, a column
+                # break in the text): many short cells fill an answer as surely as a few long ones
+                size = sum(len(str(value)) + CELL_OVERHEAD_CHARS for value in values)
                 if rows and (cells + len(values) > cap or chars + size > PAGE_CHARS or pending > GAP_ROWS):
                     stopped_at = row + index
                     break
