@@ -88,6 +88,8 @@ def test_malformed_requests_get_errors_and_the_server_keeps_serving(tmp_path: Pa
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"arguments": 5}},
         "this is not json",
+        "[]",
+        "42",
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "demo_echo", "arguments": [1]}},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "demo_echo", "arguments": {}}},
         {
@@ -107,6 +109,7 @@ def test_malformed_requests_get_errors_and_the_server_keeps_serving(tmp_path: Pa
     )
     assert process.stdin is not None and process.stdout is not None
     replies: dict[object, dict[str, Any]] = {}
+    unaddressed: list[dict[str, Any]] = []  # answers to lines that were not requests: id null
     try:
         for message in messages:
             process.stdin.write(((message if isinstance(message, str) else json.dumps(message)) + "\n").encode())
@@ -115,7 +118,10 @@ def test_malformed_requests_get_errors_and_the_server_keeps_serving(tmp_path: Pa
             line = process.stdout.readline()
             assert line, "the server stopped answering"
             reply = json.loads(line)
-            replies[reply.get("id")] = reply
+            if reply.get("id") is None:
+                unaddressed.append(reply)
+            else:
+                replies[reply["id"]] = reply
         assert process.poll() is None  # still serving
     finally:
         process.kill()
@@ -127,6 +133,8 @@ def test_malformed_requests_get_errors_and_the_server_keeps_serving(tmp_path: Pa
     assert json.loads(replies[4]["result"]["content"][0]["text"])["error"]["message"] == "demo.echo needs text"
     assert replies[5]["result"]["structuredContent"] == {"echo": "hello: é"}
     assert all("Traceback" not in json.dumps(reply) for reply in replies.values())
+    # JSON-RPC 2.0: a line that is not JSON is a parse error, JSON that is no request an invalid request
+    assert [reply["error"]["code"] for reply in unaddressed] == [-32700, -32600, -32600]
 
 
 async def test_non_ascii_round_trips_under_a_non_utf8_locale(tmp_path: Path) -> None:

@@ -128,6 +128,7 @@ async def _serve_stdio(app: Any) -> bool:
     from mcp.server.stdio import stdio_server
 
     from mcp_tools.mcp_server import build_server
+    from mcp_tools.stdio_wire import answering_unreadable_lines
 
     server = build_server(app, transport="stdio")
     serving()
@@ -153,7 +154,10 @@ async def _serve_stdio(app: Any) -> bool:
                     serving_group.cancel_scope.cancel()
 
                 serving_group.start_soon(end_when_the_reader_leaves, reader_of_stdout)
-            async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+            async with (
+                stdio_server(stdin=stdin) as (wire_stream, write_stream),  # type: ignore[arg-type]
+                answering_unreadable_lines(wire_stream, write_stream) as read_stream,
+            ):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             serving_group.cancel_scope.cancel()
     finally:
