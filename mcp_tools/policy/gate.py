@@ -886,9 +886,17 @@ def approval_required(approval: Approval, wire_name: str, places: str | None = N
 
     minutes = max(1, round((approval.expires - approval.created) / 60))
     ask = f"approve it {places} or run" if places else "run"
+    earlier = approval.superseded
+    changed = (
+        f" An earlier approval, {earlier.id}, was for: {earlier.summary}; what the call acts on has changed since,"
+        " so that approval no longer covers it."
+        if earlier is not None
+        else ""
+    )
     return ToolFailure(
         "approval_required",
-        f"{approval.tool} needs the person's approval before it runs ({approval.summary}). Approval id: {approval.id}.",
+        f"{approval.tool} needs the person's approval before it runs ({approval.summary}). Approval id: {approval.id}."
+        + changed,
         f"Ask the person to {ask} `{mcp_tools('approvals', 'approve', approval.id)}` (it expires in about {minutes} "
         f"minutes), then call {wire_name} again with exactly the same arguments.",
         details={"approval_id": approval.id, "expires": iso_time(approval.expires)},

@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS approvals (
     consumed REAL
 );
 CREATE INDEX IF NOT EXISTS approvals_lookup ON approvals (tool, args_sha256, status);
+CREATE INDEX IF NOT EXISTS approvals_open ON approvals (tool, status);
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     ts REAL NOT NULL,
@@ -176,6 +177,9 @@ class Approval:
     status: ApprovalStatus
     decided: float | None
     consumed: float | None
+    # Set on a new request only: an earlier approval of the same principal for the same arguments
+    # whose target has changed since (another summary or version), so it no longer covers the call.
+    superseded: Approval | None = None
 
     def effective_status(self, now: float) -> ApprovalStatus:
         if self.status in ("pending", "approved") and now >= self.expires:
@@ -316,18 +320,24 @@ class StateStore:
         principal: str,
         ttl_seconds: float,
     ) -> Approval:
-        """A pending approval for exactly this call; the principal's unexpired pending one is reused."""
+        """A pending approval for exactly this call; the principal's unexpired pending one is reused.
+
+        The same read (one round trip) finds an open approval for the same arguments shown but
+        another binding (the target changed since): the new one says it supersedes it."""
         now = self.clock()
+        shown = json.dumps(args_display, ensure_ascii=False)
         with self._transaction() as db:
-            row = db.execute(
-                "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='pending' "
-                "AND expires>? ORDER BY created DESC LIMIT 1",
-                (tool, args_sha256, principal, now),
-            ).fetchone()
-            if row is not None:
-                return _approval(row)
+            rows = db.execute(
+                "SELECT * FROM approvals WHERE tool=? AND principal=? AND status IN ('pending','approved') "
+                "AND expires>? AND (args_sha256=? OR args_display=?) ORDER BY created DESC LIMIT 8",
+                (tool, principal, now, args_sha256, shown),
+            ).fetchall()
+            found = [_approval(row) for row in rows]
+            superseded = next((a for a in found if a.args_sha256 != args_sha256), None)
+            for approval in found:
+                if approval.args_sha256 == args_sha256 and approval.status == "pending":
+                    return dataclasses.replace(approval, superseded=superseded)
             approval_id = new_approval_id()
-            shown = json.dumps(args_display, ensure_ascii=False)
             db.execute(
                 "INSERT INTO approvals VALUES (?,?,?,?,?,?,?,?,?,'pending',NULL,NULL)",
                 (approval_id, tool, args_sha256, shown, summary, risk, principal, now, now + ttl_seconds),
@@ -346,6 +356,7 @@ class StateStore:
             "pending",
             None,
             None,
+            superseded,
         )
 
     def consume_approval(self, tool: str, args_sha256: str, principal: str) -> Approval | None:

@@ -76,6 +76,11 @@ async def test_attack_a_file_grown_after_the_approval_is_asked_about_with_its_ne
         again = failure(await client.call_tool("files_write", {"path": "report.md", "content": "new"}))
         second = app.store.get_approval(again["approval_id"])
         assert "Replace report.md (38 B)" in second.summary
+        # the model (and through it the person) hears why a yes is asked for again
+        assert f"An earlier approval, {asked['approval_id']}, was for: Replace report.md (8 B)" in again["message"]
+        assert "has changed since, so that approval no longer covers it" in again["message"]
+        repeated = failure(await client.call_tool("files_write", {"path": "report.md", "content": "new"}))
+        assert repeated["approval_id"] == again["approval_id"]  # the pending one is reused, not piled up
         app.store.decide_approval(second.id, approve=True, ttl_seconds=600)
         ok(await client.call_tool("files_write", {"path": "report.md", "content": "new"}))
     assert backend.get("report.md") == b"new"
