@@ -729,6 +729,13 @@ class PolicyGate:
         self._count(state, outcome, started)
         return self._audit_row(caller, state, outcome, started)
 
+    def _spooled(self, state: _CallRecord, row: AuditRow) -> bool:
+        try:
+            return self.store.spool_audit(row)
+        except OSError as exc:  # the disk too: the caller answers unavailable
+            logger.error("could not keep the audit row of %s in the spool: %s", state.tool, exc.strerror or exc)
+            return False
+
     def _audit_not_written(self, state: _CallRecord, row: AuditRow, exc: Exception) -> bool:
         """Whether the call's answer may go out without its row in the store.
 
@@ -739,7 +746,7 @@ class PolicyGate:
         never turns a finished call into a crash."""
         if isinstance(exc, StateStoreUnavailable):
             ran = state.decision in ("ran", "confirmed", "approved_out_of_band")
-            if ran and state.risk is not None and state.risk > Risk.LOW and self.store.spool_audit(row):
+            if ran and state.risk is not None and state.risk > Risk.LOW and self._spooled(state, row):
                 logger.warning(
                     "%s ran as the state store went down; its audit row waits in the local spool", state.tool
                 )

@@ -59,7 +59,7 @@ class AuditSpool:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
             try:
                 _lock(fd)
-                if os.path.exists(self.path) and os.stat(self.path).st_ino == os.fstat(fd).st_ino:
+                if self._is_at_path(fd):
                     break
             except BaseException:
                 os.close(fd)
@@ -69,6 +69,16 @@ class AuditSpool:
             yield fd
         finally:
             os.close(fd)  # closing releases the lock
+
+    def _is_at_path(self, fd: int) -> bool:
+        """The open file is the one at the path (not one a replay removed meanwhile, whose path
+        another process may be removing or have created anew while this one waited)."""
+        try:
+            there = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        held = os.fstat(fd)
+        return (there.st_dev, there.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _lock(fd: int) -> None:

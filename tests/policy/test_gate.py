@@ -300,3 +300,28 @@ async def test_an_audit_row_the_store_cannot_take_withholds_the_result(tmp_path:
     async with connect(tmp_path, app=app) as client:
         error = failure(await client.call_tool("demo_echo", {"text": "hi"}))
     assert error["kind"] == "unavailable"
+
+
+async def test_a_call_whose_row_cannot_be_written_or_spooled_answers_unavailable(
+    tmp_path: Path, demo_namespace: str
+) -> None:
+    """The store down and the spool's disk refusing too: the answer says unavailable, and the
+    server goes on (no traceback, no dead call)."""
+    from mcp_tools.policy.store import StateStoreUnavailable
+    from mcp_tools.state.spool import AuditSpool
+
+    app = demo_app(tmp_path)
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the spool's folder would be")
+    app.store.audit_spool = AuditSpool(blocked / "audit-spool.jsonl")
+
+    async def unreachable(row: object) -> None:
+        raise StateStoreUnavailable("the state store cannot be reached")
+
+    real_append = app.store.append_audit
+    app.store.append_audit = unreachable  # type: ignore[method-assign]
+    async with connect(tmp_path, app=app) as client:
+        error = failure(await client.call_tool("demo_note", {"key": "k", "text": "v"}))
+        assert error["kind"] == "unavailable"
+        app.store.append_audit = real_append  # type: ignore[method-assign]
+        assert ok(await client.call_tool("demo_echo", {"text": "still here"})) == {"echo": "hello: still here"}
