@@ -531,12 +531,30 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
             raise ConfigError(f"config file {path} does not exist (run `{mcp_tools('config', 'init')}` to write one)")
         return Config(environ=environ)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+        raw = tomllib.loads(config_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     config = parse_config(raw, environ)
     config.source = path
     return config
+
+
+def config_text(path: Path) -> str:
+    """The file's text, which TOML requires to be UTF-8 (a byte-order mark is accepted)."""
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(data) > 1 and b"\x00" in data[:2]):
+        raise ConfigError(
+            f"{path}: the config file must be UTF-8, and this one looks like UTF-16: save it as UTF-8 "
+            '(in Notepad: Save As, Encoding "UTF-8"; or run: iconv -f UTF-16 -t UTF-8 FILE > NEW)'
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}: the config file must be UTF-8, but byte 0x{data[exc.start]:02x} on line {line} is not "
+            "(saved as Latin-1 or Windows-1252?); save it as UTF-8"
+        ) from None
 
 
 def folder_given_as_config(folder: Path) -> str:
