@@ -31,7 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_tools.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.commands import mcp_tools
-from mcp_tools.config import MAKE_TOKEN, MIN_TOKEN_CHARS, ConfigError
+from mcp_tools.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
 from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
 from mcp_tools.net import host_origin_refusal, is_loopback
 from mcp_tools.secrets import known_secrets
@@ -75,11 +75,7 @@ def refuse_weak_tokens(app: App, host: str) -> None:
     weak = app.config.weak_http_tokens()
     if not weak:
         return
-    names = ", ".join(weak)
-    what = (
-        f"the HTTP bearer token(s) {names} are shorter than {MIN_TOKEN_CHARS} characters or too repetitive; "
-        f"make one with: {MAKE_TOKEN}"
-    )
+    what = f"the HTTP bearer {describe_weak_tokens(weak)}; make one with: {MAKE_TOKEN}"
     if not is_loopback(host):
         raise ConfigError(f"refusing to serve HTTP on {host}: {what}")
     logger.warning("%s (accepted on loopback only)", what)

@@ -21,7 +21,17 @@ from mcp_tools.app import build_app
 from mcp_tools.config import ConfigError, weak_token
 from mcp_tools.http import build_http_app
 from tests.harness import ElicitBehaviour, elicitation_handler, failure, make_config, ok
-from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, cli_in_process, demo_config, http_server, run_cli
+from tests.processes import (
+    DEMO_ENTRY,
+    ROOT,
+    bearer,
+    child_env,
+    cli_in_process,
+    demo_config,
+    free_port,
+    http_server,
+    run_cli,
+)
 
 pytestmark = pytest.mark.anyio
 # `phone` is marked as a client that shows confirmation forms to the person; `laptop` is a plain token.
@@ -413,3 +423,81 @@ def test_doctor_reports_a_weak_token(tmp_path: Path) -> None:
     result = run_cli(local, "doctor")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "warning: token(s) phone shorter than 32 characters" in result.stdout
+
+
+# The docs' placeholders as they were, and as they are: none may guard a server.
+PLACEHOLDERS = [
+    "a-secrets.token_urlsafe-32-output-for-scripts",
+    "paste-a-secrets.token_urlsafe-32-output-here",
+    "and-another-secrets.token_urlsafe-32-output",
+    "<paste the output of: python3 -c 'import secrets; print(secrets.token_urlsafe(32))'>",
+    "replace-me-with-a-long-random-string-of-letters",
+    "YOUR_TOKEN_HERE_0123456789abcdefghijklmnop",
+]
+
+
+@pytest.mark.parametrize("token", PLACEHOLDERS)
+def test_placeholder_tokens_are_weak(token: str) -> None:
+    assert weak_token(token)
+
+
+def test_tokens_a_client_cannot_send_are_weak() -> None:
+    assert weak_token(STRONG[:20] + " " + STRONG[20:]) and weak_token(STRONG + '"') and weak_token("é" + STRONG)
+    assert not weak_token(STRONG + "==") and not weak_token("x.Y~z+/" + STRONG)  # RFC 6750's b64token
+
+
+def docs_placeholder_config(tmp_path: Path, host: str) -> Path:
+    """The reproduction: the token of docs/oauth.md's example, as copied."""
+    path = tmp_path / f"config-{host}.toml"
+    path.write_text(
+        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\nnamespaces = ["demo"]\n'
+        f'[http]\nhost = "{host}"\nport = 0\nallowed_hosts = ["mcp.example.org"]\n'
+        '[http.tokens]\nci = "a-secrets.token_urlsafe-32-output-for-scripts"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_token_copied_from_the_docs_does_not_guard_a_public_address(tmp_path: Path) -> None:
+    """ATTACK: the example's placeholder token passed the length check, so a server on 0.0.0.0
+    started and accepted it from anyone who had read the docs."""
+    config = docs_placeholder_config(tmp_path, "0.0.0.0")
+    result = run_cli(config, "serve", "--http")
+    assert result.returncode == 2, result.stderr
+    assert "refusing to serve HTTP on 0.0.0.0: the HTTP bearer token(s) ci look like placeholders" in result.stderr
+    assert "secrets.token_urlsafe(32)" in result.stderr and "for-scripts" not in result.stderr
+    doctor = run_cli(config, "doctor")
+    assert doctor.returncode == 1 and "1 problem(s) to fix: http" in doctor.stderr
+    assert "problem: token(s) ci look like placeholders copied from an example" in doctor.stdout
+    assert "for-scripts" not in doctor.stdout + doctor.stderr
+
+
+def test_a_token_copied_from_the_docs_is_a_warning_on_loopback(tmp_path: Path) -> None:
+    config = docs_placeholder_config(tmp_path, "127.0.0.1")
+    doctor = run_cli(config, "doctor")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "warning: token(s) ci look like placeholders copied from an example" in doctor.stdout
+    app = build_app(make_config(tmp_path, {"http": {"tokens": {"ci": PLACEHOLDERS[0]}}}))
+    with pytest.raises(ConfigError, match="token\\(s\\) ci look like placeholders"):
+        build_http_app(app, "0.0.0.0")
+
+
+async def test_a_token_copied_from_the_docs_serves_loopback_with_a_warning(tmp_path: Path) -> None:
+    from tests.servers.notes_fixtures import wait_for
+
+    config = docs_placeholder_config(tmp_path, "127.0.0.1")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), "serve", "--http", "--port", str(port)],
+        env=child_env(),
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        await wait_for(lambda: process.poll() is None and healthy(f"http://127.0.0.1:{port}"), timeout=30)
+    finally:
+        process.terminate()
+        _, log = process.communicate(timeout=30)
+    assert "token(s) ci look like placeholders copied from an example" in log and "(accepted on loopback only)" in log

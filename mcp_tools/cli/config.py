@@ -47,10 +47,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}")
     weak = config.weak_http_tokens()
     if weak:
-        from mcp_tools.config import MAKE_TOKEN, MIN_TOKEN_CHARS
+        from mcp_tools.config import MAKE_TOKEN, describe_weak_tokens
         from mcp_tools.net import is_loopback
 
-        what = f"token(s) {', '.join(weak)} shorter than {MIN_TOKEN_CHARS} characters or too repetitive"
+        what = describe_weak_tokens(weak, verb=False)
         if is_loopback(config.http.host):
             print(f"           warning: {what}; `serve --http` beyond loopback refuses them. Make one: {MAKE_TOKEN}")
         else:
