@@ -312,10 +312,13 @@ async def test_a_body_over_the_limit_gets_a_json_rpc_error_naming_the_limit_and_
     assert written and (tmp_path / "data" / "files" / "big.txt").stat().st_size == len(content)
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: Path, mode: str) -> None:
-    """SIGINT while a client holds its event stream open and waits on a call: exit 0, and nothing
-    in the log but the banner (no ASGI error, no traceback)."""
+@pytest.mark.parametrize(
+    ("mode", "stop"), [("legacy", "SIGINT"), ("2026-07-28", "SIGINT"), ("legacy", "SIGTERM"), ("2026-07-28", "SIGTERM")]
+)
+async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: Path, mode: str, stop: str) -> None:
+    """SIGINT (Ctrl-C) or SIGTERM (`kill`, systemd) while a client holds its event stream open and
+    waits on a call: exit 0, the address it recorded for `approvals login` removed, and nothing in
+    the log but the banner (no ASGI error, no traceback)."""
     import signal
     import subprocess
     import sys
@@ -337,12 +340,13 @@ async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: 
     base = f"http://127.0.0.1:{port}"
     try:
         await wait_for(lambda: process.poll() is None and healthy(base), timeout=30)
+        assert list((tmp_path / "state").glob("listening-http*.json"))
         async with http_client(base + "/mcp", "tok-laptop-0123456789", mode=mode) as client:
             assert ok(await client.call_tool("demo_echo", {"text": "connected"}))
             async with anyio.create_task_group() as calls:
                 calls.start_soon(client.call_tool, "demo_erase", {"target": "waiting"})  # waits for an approval
                 await wait_for(lambda: pending_approvals(config), timeout=30)
-                process.send_signal(signal.SIGINT)
+                process.send_signal(getattr(signal, stop))
                 code = await anyio.to_thread.run_sync(lambda: process.wait(timeout=30))
                 calls.cancel_scope.cancel()
     finally:
@@ -351,7 +355,8 @@ async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: 
     assert process.stderr is not None
     log = process.stderr.read().decode()
     process.stderr.close()
-    assert code == 0
+    assert code == 0, log
+    assert not list((tmp_path / "state").glob("listening-http*.json"))
     weak_token_warning = "the HTTP bearer token(s) laptop, phone are shorter than 32 characters"
     unexpected = [
         line for line in log.splitlines() if not line.startswith("mcp-tools: ") and weak_token_warning not in line

@@ -153,6 +153,8 @@ async def _serve_stdio(app: Any) -> bool:
                     serving_group.cancel_scope.cancel()
 
                 serving_group.start_soon(end_when_the_reader_leaves, reader_of_stdout)
+            if os.name == "posix":
+                serving_group.start_soon(end_on_sigterm, serving_group.cancel_scope)
             async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             serving_group.cancel_scope.cancel()
@@ -163,6 +165,18 @@ async def _serve_stdio(app: Any) -> bool:
             os.dup2(wire_in, 0)
             os.close(wire_in)
     return client_left
+
+
+async def end_on_sigterm(scope: Any) -> None:
+    """SIGTERM (a client stopping its server, systemd) ends serving cleanly, with exit 0."""
+    import signal
+
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
 
 
 def _is_pipe(fd: int) -> bool:
