@@ -506,3 +506,48 @@ async def test_a_token_copied_from_the_docs_serves_loopback_with_a_warning(tmp_p
         process.terminate()
         _, log = process.communicate(timeout=30)
     assert "token(s) ci look like placeholders copied from an example" in log and "(accepted on loopback only)" in log
+
+
+# -- serving on every interface ---------------------------------------------------------------
+
+
+async def test_a_wildcard_bind_without_allowed_hosts_serves_this_machine_and_says_what_remote_clients_need(
+    tmp_path: Path,
+) -> None:
+    """`serve --http --host 0.0.0.0` with no `[http] allowed_hosts` refused every request, even from
+    127.0.0.1, with 421. Loopback names get in; any other Host is still refused (DNS rebinding)."""
+    config = demo_config(tmp_path)
+    log = tmp_path / "server.log"
+    with http_server(config, "--host", "0.0.0.0", log=log, MCP_TOOLS_HTTP_TOKEN=STRONG) as base:
+        port = base.rsplit(":", 1)[1]
+        for url in (f"http://127.0.0.1:{port}/mcp", f"http://localhost:{port}/mcp"):
+            async with http_client(url, STRONG) as client:
+                assert ok(await client.call_tool("demo_echo", {"text": "here"})) == {"echo": "hello: here"}
+        foreign = httpx2.post(
+            base + "/mcp", json=INIT, headers={**MCP_HEADERS, **bearer(STRONG), "Host": f"rebound.example:{port}"}
+        )
+        assert foreign.status_code == 421
+    assert (
+        "serving on 0.0.0.0 with no [http] allowed_hosts: clients on this machine get in (127.0.0.1, localhost), "
+        "others are refused (421 Invalid Host header) until allowed_hosts names the host they use, e.g. "
+        'allowed_hosts = ["mcp.example.org", "192.168.1.20:*"]'
+    ) in log.read_text()
+    public = demo_config(tmp_path, f'[http]\nhost = "0.0.0.0"\n[http.tokens]\nci = "{STRONG}"\n')
+    doctor = run_cli(public, "doctor")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "warning: serving on 0.0.0.0 with no [http] allowed_hosts" in doctor.stdout
+    named = demo_config(
+        tmp_path, f'[http]\nhost = "0.0.0.0"\nallowed_hosts = ["mcp.example.org"]\n[http.tokens]\nci = "{STRONG}"\n'
+    )
+    assert "allowed_hosts" not in run_cli(named, "doctor").stdout
+
+
+def test_a_wildcard_bind_with_allowed_hosts_takes_them_and_loopback(tmp_path: Path) -> None:
+    from mcp_tools.http import security_settings
+
+    app = build_app(make_config(tmp_path, {"http": {"allowed_hosts": ["mcp.example.org"]}}))
+    for host in ("0.0.0.0", "::"):
+        allowed = security_settings(app, host).allowed_hosts
+        assert "mcp.example.org" in allowed and "127.0.0.1:*" in allowed and "localhost:*" in allowed
+        assert host not in allowed
+    assert security_settings(app, "192.0.2.10").allowed_hosts == ["mcp.example.org"]

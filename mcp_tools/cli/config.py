@@ -45,6 +45,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
     print(f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}")
+    from mcp_tools.net import wildcard_without_names
+
+    unnamed = wildcard_without_names(config.http.host, config.http.allowed_hosts)
+    if unnamed is not None:
+        print(f"           warning: {unnamed}")
     weak = config.weak_http_tokens()
     if weak:
         from mcp_tools.config import MAKE_TOKEN, describe_weak_tokens
