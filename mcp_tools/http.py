@@ -33,7 +33,7 @@ from mcp_tools.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.commands import mcp_tools
 from mcp_tools.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
 from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
-from mcp_tools.net import host_origin_refusal, is_loopback, is_wildcard, wildcard_without_names
+from mcp_tools.net import host_origin_refusal, is_loopback, is_wildcard, url_host, wildcard_without_names
 from mcp_tools.secrets import known_secrets
 
 logger = logging.getLogger("mcp_tools.http")
@@ -221,8 +221,7 @@ def approval_routes(
     from mcp_tools.approvals import serve_page_here
 
     routes: list[Any] = []
-    shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{port}/approvals"
+    url = f"http://{url_host(host)}:{port}/approvals"
     page = serve_page_here(app.config.approvals.page, app.store, app.out_of_band, settings, url)
     if page is not None:
         page.consent = consent

@@ -27,6 +27,15 @@ def is_wildcard(host: str | None) -> bool:
         return False
 
 
+def url_host(host: str) -> str:
+    """The host to put in a URL for a server listening on `host`: on every interface, this
+    machine's loopback address (a browser cannot open 0.0.0.0, and it is no allowed Host);
+    an IPv6 address in brackets."""
+    if is_wildcard(host):
+        return "127.0.0.1" if ":" not in host else "[::1]"
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
 def wildcard_without_names(host: str, allowed_hosts: Sequence[str]) -> str | None:
     """What to tell the person who serves on every interface without naming the host clients use."""
     if not is_wildcard(host) or allowed_hosts:

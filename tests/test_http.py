@@ -551,3 +551,52 @@ def test_a_wildcard_bind_with_allowed_hosts_takes_them_and_loopback(tmp_path: Pa
         assert "mcp.example.org" in allowed and "127.0.0.1:*" in allowed and "localhost:*" in allowed
         assert host not in allowed
     assert security_settings(app, "192.0.2.10").allowed_hosts == ["mcp.example.org"]
+
+
+# -- the sign-in link names a server that runs ------------------------------------------------
+
+
+def login_link(config: Path) -> tuple[str, str]:
+    result = cli_in_process(config, "approvals", "login", "--http")
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip(), result.stderr
+
+
+def test_login_links_a_running_server_whichever_of_several_stopped(tmp_path: Path) -> None:
+    """Two servers share a state dir; the newer stops (SIGTERM): the link names the one still
+    running, not the stopped one's port nor the configured one. With none left it says so."""
+    config = demo_config(tmp_path, TOKENS)
+    with http_server(config) as first:
+        with http_server(config) as second:
+            link, _ = login_link(config)
+            assert link.startswith(second + "/approvals/login?token=")
+        link, said = login_link(config)
+        assert link.startswith(first + "/approvals/login?token="), link
+        assert "is running" not in said
+    link, said = login_link(config)
+    assert link.startswith("http://127.0.0.1:8765/approvals/login?token=")  # the configured address
+    assert f"serve --http` is running with this state dir ({tmp_path / 'state'}); the link is for the" in said
+    assert not list((tmp_path / "state").glob("listening-*"))
+
+
+def test_login_ignores_the_record_of_a_server_that_was_killed(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, TOKENS)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale = tmp_path / "state" / f"listening-http.{gone.pid}.json"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text(json.dumps({"url": "http://127.0.0.1:1/approvals", "pid": gone.pid}), encoding="utf-8")
+    link, said = login_link(config)
+    assert link.startswith("http://127.0.0.1:8765/approvals/login?token=") and "is running" in said
+    assert not stale.exists()
+
+
+def test_login_links_a_wildcard_server_at_an_address_its_page_accepts(tmp_path: Path) -> None:
+    """A server on 0.0.0.0 recorded `http://0.0.0.0:PORT`, which its own page refused with 421."""
+    config = demo_config(tmp_path)
+    with http_server(config, "--host", "0.0.0.0", MCP_TOOLS_HTTP_TOKEN=STRONG) as base:
+        link, _ = login_link(config)
+        assert link.startswith(base + "/approvals/login?token="), link
+        signed_in = httpx2.get(link, follow_redirects=False)
+        assert signed_in.status_code == 200 and "Signed in" in signed_in.text, signed_in.text
+        assert signed_in.headers.get("set-cookie")

@@ -81,8 +81,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     record = None
     if config.approvals.page.enabled:
         from mcp_tools.commands import mcp_tools
+        from mcp_tools.net import url_host
 
-        shown = f"[{host}]" if ":" in host else host
+        shown = url_host(host)
         record = record_listening(config, "http", f"http://{shown}:{port}/approvals")
         print(
             f"mcp-tools: approvals page on http://{shown}:{port}/approvals "
