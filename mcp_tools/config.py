@@ -32,10 +32,64 @@ MIN_TOKEN_DISTINCT_CHARS = 10
 MAKE_TOKEN = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
 
 
+# RFC 6750's b64token: what a client can send after `Authorization: Bearer `.
+BEARER_TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
+# Words of the placeholders in examples ("paste-the-secrets.token_urlsafe-output-here"): a token
+# holding one was copied from a page, not made. A random token holds one of them by chance less
+# than once in a million.
+PLACEHOLDER_WORDS = (
+    "token_urlsafe",
+    "paste",
+    "example",
+    "placeholder",
+    "changeme",
+    "change-me",
+    "change_me",
+    "replace-me",
+    "replace_me",
+    "your-",
+    "your_",
+)
+WEAKNESSES = {
+    "unsendable": (
+        "",
+        "hold characters a bearer token cannot (RFC 6750 allows A-Z a-z 0-9 - . _ ~ + / and = at the end; "
+        "no spaces, quotes or <>)",
+    ),
+    "placeholder": ("", f"look like placeholders copied from an example ({', '.join(PLACEHOLDER_WORDS)})"),
+    "guessable": ("are ", f"shorter than {MIN_TOKEN_CHARS} characters or too repetitive"),
+}
+
+
+def token_weakness(token: str) -> str | None:
+    """Why a bearer token must not guard a reachable address, or None: it cannot be sent as one
+    ("unsendable"), it is an example's placeholder ("placeholder"), or it is shorter than 32
+    characters or so repetitive ("aaaa...", "abab...") that length says little ("guessable").
+    A token made by `secrets.token_urlsafe(32)` (43 characters) is none of these."""
+    if not BEARER_TOKEN.fullmatch(token):
+        return "unsendable"
+    lowered = token.lower()
+    if any(word in lowered for word in PLACEHOLDER_WORDS):
+        return "placeholder"
+    if len(token) < MIN_TOKEN_CHARS or len(set(token)) < MIN_TOKEN_DISTINCT_CHARS:
+        return "guessable"
+    return None
+
+
 def weak_token(token: str) -> bool:
-    """Shorter than 32 characters, or so repetitive ("aaaa...", "abab...") that length says
-    little: a token made by `secrets.token_urlsafe(32)` (43 characters) is neither."""
-    return len(token) < MIN_TOKEN_CHARS or len(set(token)) < MIN_TOKEN_DISTINCT_CHARS
+    return token_weakness(token) is not None
+
+
+def describe_weak_tokens(weaknesses: Mapping[str, str], verb: bool = True) -> str:
+    """`token(s) a, b are shorter than ...; token(s) c look like placeholders ...`, by reason."""
+    names: dict[str, list[str]] = {}
+    for name, why in sorted(weaknesses.items()):
+        names.setdefault(why, []).append(name)
+    parts = []
+    for why, (are, what) in WEAKNESSES.items():
+        if why in names:
+            parts.append(f"token(s) {', '.join(names[why])} {are if verb else ''}{what}")
+    return "; ".join(parts)
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -414,9 +468,10 @@ class Config:
     def data_dir(self) -> Path:
         return _pick_dir(self.server.data_dir, self.environ.get("MCP_TOOLS_DATA_DIR"), "data")
 
-    def weak_http_tokens(self) -> list[str]:
-        """The names of bearer tokens too short or too repetitive to stand a guessing attack."""
-        return sorted(name for name, token in self.http_tokens().items() if weak_token(token))
+    def weak_http_tokens(self) -> dict[str, str]:
+        """The bearer tokens that must not guard a reachable address, by name: why (`token_weakness`)."""
+        found = {name: token_weakness(token) for name, token in self.http_tokens().items()}
+        return {name: why for name, why in sorted(found.items()) if why is not None}
 
     def http_tokens(self) -> dict[str, str]:
         """Named bearer tokens: `[http.tokens]`, `MCP_TOOLS_HTTP_TOKEN` and `MCP_TOOLS_HTTP_TOKEN_<NAME>`."""
@@ -531,12 +586,30 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
             raise ConfigError(f"config file {path} does not exist (run `{mcp_tools('config', 'init')}` to write one)")
         return Config(environ=environ)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+        raw = tomllib.loads(config_text(path))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     config = parse_config(raw, environ)
     config.source = path
     return config
+
+
+def config_text(path: Path) -> str:
+    """The file's text, which TOML requires to be UTF-8 (a byte-order mark is accepted)."""
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(data) > 1 and b"\x00" in data[:2]):
+        raise ConfigError(
+            f"{path}: the config file must be UTF-8, and this one looks like UTF-16: save it as UTF-8 "
+            '(in Notepad: Save As, Encoding "UTF-8"; or run: iconv -f UTF-16 -t UTF-8 FILE > NEW)'
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}: the config file must be UTF-8, but byte 0x{data[exc.start]:02x} on line {line} is not "
+            "(saved as Latin-1 or Windows-1252?); save it as UTF-8"
+        ) from None
 
 
 def folder_given_as_config(folder: Path) -> str:

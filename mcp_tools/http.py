@@ -31,9 +31,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_tools.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.commands import mcp_tools
-from mcp_tools.config import MAKE_TOKEN, MIN_TOKEN_CHARS, ConfigError
+from mcp_tools.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
 from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
-from mcp_tools.net import host_origin_refusal, is_loopback
+from mcp_tools.net import host_origin_refusal, is_loopback, is_wildcard, url_host, wildcard_without_names
 from mcp_tools.secrets import known_secrets
 
 logger = logging.getLogger("mcp_tools.http")
@@ -75,11 +75,7 @@ def refuse_weak_tokens(app: App, host: str) -> None:
     weak = app.config.weak_http_tokens()
     if not weak:
         return
-    names = ", ".join(weak)
-    what = (
-        f"the HTTP bearer token(s) {names} are shorter than {MIN_TOKEN_CHARS} characters or too repetitive; "
-        f"make one with: {MAKE_TOKEN}"
-    )
+    what = f"the HTTP bearer {describe_weak_tokens(weak)}; make one with: {MAKE_TOKEN}"
     if not is_loopback(host):
         raise ConfigError(f"refusing to serve HTTP on {host}: {what}")
     logger.warning("%s (accepted on loopback only)", what)
@@ -89,12 +85,16 @@ def local_token_path(app: App) -> Path:
     return app.environment.state_dir / LOCAL_HTTP_TOKEN_FILE
 
 
+LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
+LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
+
 def security_settings(app: App, host: str) -> TransportSecuritySettings:
     hosts = list(app.config.http.allowed_hosts)
     origins = list(app.config.http.allowed_origins)
-    if is_loopback(host):
-        hosts += ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
-        origins += ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    if is_loopback(host) or is_wildcard(host):  # every interface holds loopback too
+        hosts += LOOPBACK_HOSTS
+        origins += LOOPBACK_ORIGINS
     elif not hosts:
         hosts = [host, f"{host}:*"]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
@@ -104,9 +104,9 @@ def page_security(host: str, allowed_hosts: list[str]) -> TransportSecuritySetti
     """Host/Origin rules for the standalone approvals page (`mcp-tools approvals serve`)."""
     hosts = list(allowed_hosts)
     origins: list[str] = []
-    if is_loopback(host):
-        hosts += ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
-        origins += ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    if is_loopback(host) or is_wildcard(host):
+        hosts += LOOPBACK_HOSTS
+        origins += LOOPBACK_ORIGINS
     origins += [f"{scheme}://{name.removesuffix(':*')}" for name in allowed_hosts for scheme in ("http", "https")]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
@@ -221,8 +221,7 @@ def approval_routes(
     from mcp_tools.approvals import serve_page_here
 
     routes: list[Any] = []
-    shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{port}/approvals"
+    url = f"http://{url_host(host)}:{port}/approvals"
     page = serve_page_here(app.config.approvals.page, app.store, app.out_of_band, settings, url)
     if page is not None:
         page.consent = consent
@@ -558,6 +557,9 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
     refuse_weak_tokens(app, host)
     tokens = app.config.http_tokens() if oauth is not None else resolve_tokens(app, host)
     settings = security_settings(app, host)
+    unnamed = wildcard_without_names(host, app.config.http.allowed_hosts)
+    if unnamed is not None:
+        logger.warning("%s", unnamed)
     managers: list[StreamableHTTPSessionManager] = []
     routes: list[Route] = [
         Route("/healthz", healthz, methods=["GET"]),

@@ -17,6 +17,7 @@ import contextlib
 import json
 import logging
 import socket
+from collections.abc import Iterator
 from typing import Any, cast
 
 import h11
@@ -169,5 +170,29 @@ def serve(app: Any, host: str, port: int, settings: HttpSettings, sock: socket.s
         timeout_keep_alive=cast(Any, settings.keep_alive_seconds),  # any number of seconds; annotated int
         backlog=ACCEPT_BURST,
     )
-    with contextlib.suppress(KeyboardInterrupt):
+    with contextlib.suppress(KeyboardInterrupt), stopping_on_sigterm():
         uvicorn.Server(config).run(sockets=None if sock is None else [sock])
+
+
+@contextlib.contextmanager
+def stopping_on_sigterm() -> Iterator[None]:
+    """SIGTERM (`kill`, systemd, Docker) ends the server as Ctrl-C does: exit 0, cleaned up.
+
+    uvicorn shuts down gracefully on SIGTERM, then raises the signal again once its own handler
+    is gone; left at the default, that kills the process (exit 143) before anything after the
+    server (the address it recorded) is cleaned up. Here it ends as an interrupt."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -19,6 +19,34 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
+def is_wildcard(host: str | None) -> bool:
+    """An address that listens on every interface (`0.0.0.0`, `::`), loopback included."""
+    try:
+        return ipaddress.ip_address((host or "").strip().strip("[]")).is_unspecified
+    except ValueError:
+        return False
+
+
+def url_host(host: str) -> str:
+    """The host to put in a URL for a server listening on `host`: on every interface, this
+    machine's loopback address (a browser cannot open 0.0.0.0, and it is no allowed Host);
+    an IPv6 address in brackets."""
+    if is_wildcard(host):
+        return "127.0.0.1" if ":" not in host else "[::1]"
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def wildcard_without_names(host: str, allowed_hosts: Sequence[str]) -> str | None:
+    """What to tell the person who serves on every interface without naming the host clients use."""
+    if not is_wildcard(host) or allowed_hosts:
+        return None
+    return (
+        f"serving on {host} with no [http] allowed_hosts: clients on this machine get in (127.0.0.1, localhost), "
+        "others are refused (421 Invalid Host header) until allowed_hosts names the host they use, e.g. "
+        'allowed_hosts = ["mcp.example.org", "192.168.1.20:*"]'
+    )
+
+
 # One authority as the Host header and an Origin carry it: a DNS name or IPv4 address, or an IPv6
 # address in brackets, and an optional port. Nothing else: no list, no user, no path.
 _AUTHORITY = re.compile(r"(?P<name>[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::(?P<port>[0-9]{1,5}))?")

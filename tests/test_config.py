@@ -89,6 +89,42 @@ def test_a_byte_order_mark_inside_the_file_is_still_an_error(tmp_path: Path) -> 
         load_config(path, {})
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])  # "utf-16" writes a byte-order mark
+def test_a_config_saved_as_utf16_is_refused_saying_how_to_save_it(tmp_path: Path, encoding: str) -> None:
+    path = tmp_path / "c.toml"
+    path.write_bytes('[server]\nlog_level = "info"\n'.encode(encoding))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, {})
+    message = str(caught.value)
+    assert message.startswith(f"{path}: the config file must be UTF-8") and "looks like UTF-16" in message
+    assert "save it as UTF-8" in message and "\n" not in message
+
+
+def test_a_config_saved_as_latin1_is_refused_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_bytes('[server]\n# café\nlog_level = "info"\n'.encode("latin-1"))
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, {})
+    assert str(caught.value) == (
+        f"{path}: the config file must be UTF-8, but byte 0xe9 on line 2 is not "
+        "(saved as Latin-1 or Windows-1252?); save it as UTF-8"
+    )
+
+
+def test_every_command_reports_a_config_that_is_not_utf8_in_one_line(tmp_path: Path) -> None:
+    from tests.processes import run_cli
+
+    path = tmp_path / "u16.toml"
+    path.write_bytes('[server]\nlog_level = "info"\n'.encode("utf-16"))
+    for command in (["doctor"], ["serve", "--http"], ["approvals", "list"]):
+        result = run_cli(path, *command)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.strip().splitlines() == [
+            f"mcp-tools: {path}: the config file must be UTF-8, and this one looks like UTF-16: save it as UTF-8 "
+            '(in Notepad: Save As, Encoding "UTF-8"; or run: iconv -f UTF-16 -t UTF-8 FILE > NEW)'
+        ]
+
+
 def test_token_values_never_appear_in_errors() -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config({"http": {"tokens": {"laptop": 12345678}}}, {})

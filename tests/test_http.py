@@ -21,7 +21,17 @@ from mcp_tools.app import build_app
 from mcp_tools.config import ConfigError, weak_token
 from mcp_tools.http import build_http_app
 from tests.harness import ElicitBehaviour, elicitation_handler, failure, make_config, ok
-from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, cli_in_process, demo_config, http_server, run_cli
+from tests.processes import (
+    DEMO_ENTRY,
+    ROOT,
+    bearer,
+    child_env,
+    cli_in_process,
+    demo_config,
+    free_port,
+    http_server,
+    run_cli,
+)
 
 pytestmark = pytest.mark.anyio
 # `phone` is marked as a client that shows confirmation forms to the person; `laptop` is a plain token.
@@ -302,10 +312,13 @@ async def test_a_body_over_the_limit_gets_a_json_rpc_error_naming_the_limit_and_
     assert written and (tmp_path / "data" / "files" / "big.txt").stat().st_size == len(content)
 
 
-@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
-async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: Path, mode: str) -> None:
-    """SIGINT while a client holds its event stream open and waits on a call: exit 0, and nothing
-    in the log but the banner (no ASGI error, no traceback)."""
+@pytest.mark.parametrize(
+    ("mode", "stop"), [("legacy", "SIGINT"), ("2026-07-28", "SIGINT"), ("legacy", "SIGTERM"), ("2026-07-28", "SIGTERM")]
+)
+async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: Path, mode: str, stop: str) -> None:
+    """SIGINT (Ctrl-C) or SIGTERM (`kill`, systemd) while a client holds its event stream open and
+    waits on a call: exit 0, the address it recorded for `approvals login` removed, and nothing in
+    the log but the banner (no ASGI error, no traceback)."""
     import signal
     import subprocess
     import sys
@@ -327,12 +340,13 @@ async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: 
     base = f"http://127.0.0.1:{port}"
     try:
         await wait_for(lambda: process.poll() is None and healthy(base), timeout=30)
+        assert list((tmp_path / "state").glob("listening-http*.json"))
         async with http_client(base + "/mcp", "tok-laptop-0123456789", mode=mode) as client:
             assert ok(await client.call_tool("demo_echo", {"text": "connected"}))
             async with anyio.create_task_group() as calls:
                 calls.start_soon(client.call_tool, "demo_erase", {"target": "waiting"})  # waits for an approval
                 await wait_for(lambda: pending_approvals(config), timeout=30)
-                process.send_signal(signal.SIGINT)
+                process.send_signal(getattr(signal, stop))
                 code = await anyio.to_thread.run_sync(lambda: process.wait(timeout=30))
                 calls.cancel_scope.cancel()
     finally:
@@ -341,7 +355,8 @@ async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: 
     assert process.stderr is not None
     log = process.stderr.read().decode()
     process.stderr.close()
-    assert code == 0
+    assert code == 0, log
+    assert not list((tmp_path / "state").glob("listening-http*.json"))
     weak_token_warning = "the HTTP bearer token(s) laptop, phone are shorter than 32 characters"
     unexpected = [
         line for line in log.splitlines() if not line.startswith("mcp-tools: ") and weak_token_warning not in line
@@ -413,3 +428,175 @@ def test_doctor_reports_a_weak_token(tmp_path: Path) -> None:
     result = run_cli(local, "doctor")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "warning: token(s) phone shorter than 32 characters" in result.stdout
+
+
+# The docs' placeholders as they were, and as they are: none may guard a server.
+PLACEHOLDERS = [
+    "a-secrets.token_urlsafe-32-output-for-scripts",
+    "paste-a-secrets.token_urlsafe-32-output-here",
+    "and-another-secrets.token_urlsafe-32-output",
+    "<paste the output of: python3 -c 'import secrets; print(secrets.token_urlsafe(32))'>",
+    "replace-me-with-a-long-random-string-of-letters",
+    "YOUR_TOKEN_HERE_0123456789abcdefghijklmnop",
+]
+
+
+@pytest.mark.parametrize("token", PLACEHOLDERS)
+def test_placeholder_tokens_are_weak(token: str) -> None:
+    assert weak_token(token)
+
+
+def test_tokens_a_client_cannot_send_are_weak() -> None:
+    assert weak_token(STRONG[:20] + " " + STRONG[20:]) and weak_token(STRONG + '"') and weak_token("é" + STRONG)
+    assert not weak_token(STRONG + "==") and not weak_token("x.Y~z+/" + STRONG)  # RFC 6750's b64token
+
+
+def docs_placeholder_config(tmp_path: Path, host: str) -> Path:
+    """The reproduction: the token of docs/oauth.md's example, as copied."""
+    path = tmp_path / f"config-{host}.toml"
+    path.write_text(
+        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\nnamespaces = ["demo"]\n'
+        f'[http]\nhost = "{host}"\nport = 0\nallowed_hosts = ["mcp.example.org"]\n'
+        '[http.tokens]\nci = "a-secrets.token_urlsafe-32-output-for-scripts"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_token_copied_from_the_docs_does_not_guard_a_public_address(tmp_path: Path) -> None:
+    """ATTACK: the example's placeholder token passed the length check, so a server on 0.0.0.0
+    started and accepted it from anyone who had read the docs."""
+    config = docs_placeholder_config(tmp_path, "0.0.0.0")
+    result = run_cli(config, "serve", "--http")
+    assert result.returncode == 2, result.stderr
+    assert "refusing to serve HTTP on 0.0.0.0: the HTTP bearer token(s) ci look like placeholders" in result.stderr
+    assert "secrets.token_urlsafe(32)" in result.stderr and "for-scripts" not in result.stderr
+    doctor = run_cli(config, "doctor")
+    assert doctor.returncode == 1 and "1 problem(s) to fix: http" in doctor.stderr
+    assert "problem: token(s) ci look like placeholders copied from an example" in doctor.stdout
+    assert "for-scripts" not in doctor.stdout + doctor.stderr
+
+
+def test_a_token_copied_from_the_docs_is_a_warning_on_loopback(tmp_path: Path) -> None:
+    config = docs_placeholder_config(tmp_path, "127.0.0.1")
+    doctor = run_cli(config, "doctor")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "warning: token(s) ci look like placeholders copied from an example" in doctor.stdout
+    app = build_app(make_config(tmp_path, {"http": {"tokens": {"ci": PLACEHOLDERS[0]}}}))
+    with pytest.raises(ConfigError, match="token\\(s\\) ci look like placeholders"):
+        build_http_app(app, "0.0.0.0")
+
+
+async def test_a_token_copied_from_the_docs_serves_loopback_with_a_warning(tmp_path: Path) -> None:
+    from tests.servers.notes_fixtures import wait_for
+
+    config = docs_placeholder_config(tmp_path, "127.0.0.1")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), "serve", "--http", "--port", str(port)],
+        env=child_env(),
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        await wait_for(lambda: process.poll() is None and healthy(f"http://127.0.0.1:{port}"), timeout=30)
+    finally:
+        process.terminate()
+        _, log = process.communicate(timeout=30)
+    assert "token(s) ci look like placeholders copied from an example" in log and "(accepted on loopback only)" in log
+
+
+# -- serving on every interface ---------------------------------------------------------------
+
+
+async def test_a_wildcard_bind_without_allowed_hosts_serves_this_machine_and_says_what_remote_clients_need(
+    tmp_path: Path,
+) -> None:
+    """`serve --http --host 0.0.0.0` with no `[http] allowed_hosts` refused every request, even from
+    127.0.0.1, with 421. Loopback names get in; any other Host is still refused (DNS rebinding)."""
+    config = demo_config(tmp_path)
+    log = tmp_path / "server.log"
+    with http_server(config, "--host", "0.0.0.0", log=log, MCP_TOOLS_HTTP_TOKEN=STRONG) as base:
+        port = base.rsplit(":", 1)[1]
+        for url in (f"http://127.0.0.1:{port}/mcp", f"http://localhost:{port}/mcp"):
+            async with http_client(url, STRONG) as client:
+                assert ok(await client.call_tool("demo_echo", {"text": "here"})) == {"echo": "hello: here"}
+        foreign = httpx2.post(
+            base + "/mcp", json=INIT, headers={**MCP_HEADERS, **bearer(STRONG), "Host": f"rebound.example:{port}"}
+        )
+        assert foreign.status_code == 421
+    assert (
+        "serving on 0.0.0.0 with no [http] allowed_hosts: clients on this machine get in (127.0.0.1, localhost), "
+        "others are refused (421 Invalid Host header) until allowed_hosts names the host they use, e.g. "
+        'allowed_hosts = ["mcp.example.org", "192.168.1.20:*"]'
+    ) in log.read_text()
+    public = demo_config(tmp_path, f'[http]\nhost = "0.0.0.0"\n[http.tokens]\nci = "{STRONG}"\n')
+    doctor = run_cli(public, "doctor")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "warning: serving on 0.0.0.0 with no [http] allowed_hosts" in doctor.stdout
+    named = demo_config(
+        tmp_path, f'[http]\nhost = "0.0.0.0"\nallowed_hosts = ["mcp.example.org"]\n[http.tokens]\nci = "{STRONG}"\n'
+    )
+    assert "allowed_hosts" not in run_cli(named, "doctor").stdout
+
+
+def test_a_wildcard_bind_with_allowed_hosts_takes_them_and_loopback(tmp_path: Path) -> None:
+    from mcp_tools.http import security_settings
+
+    app = build_app(make_config(tmp_path, {"http": {"allowed_hosts": ["mcp.example.org"]}}))
+    for host in ("0.0.0.0", "::"):
+        allowed = security_settings(app, host).allowed_hosts
+        assert "mcp.example.org" in allowed and "127.0.0.1:*" in allowed and "localhost:*" in allowed
+        assert host not in allowed
+    assert security_settings(app, "192.0.2.10").allowed_hosts == ["mcp.example.org"]
+
+
+# -- the sign-in link names a server that runs ------------------------------------------------
+
+
+def login_link(config: Path) -> tuple[str, str]:
+    result = cli_in_process(config, "approvals", "login", "--http")
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip(), result.stderr
+
+
+def test_login_links_a_running_server_whichever_of_several_stopped(tmp_path: Path) -> None:
+    """Two servers share a state dir; the newer stops (SIGTERM): the link names the one still
+    running, not the stopped one's port nor the configured one. With none left it says so."""
+    config = demo_config(tmp_path, TOKENS)
+    with http_server(config) as first:
+        with http_server(config) as second:
+            link, _ = login_link(config)
+            assert link.startswith(second + "/approvals/login?token=")
+        link, said = login_link(config)
+        assert link.startswith(first + "/approvals/login?token="), link
+        assert "is running" not in said
+    link, said = login_link(config)
+    assert link.startswith("http://127.0.0.1:8765/approvals/login?token=")  # the configured address
+    assert f"serve --http` is running with this state dir ({tmp_path / 'state'}); the link is for the" in said
+    assert not list((tmp_path / "state").glob("listening-*"))
+
+
+def test_login_ignores_the_record_of_a_server_that_was_killed(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, TOKENS)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    stale = tmp_path / "state" / f"listening-http.{gone.pid}.json"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text(json.dumps({"url": "http://127.0.0.1:1/approvals", "pid": gone.pid}), encoding="utf-8")
+    link, said = login_link(config)
+    assert link.startswith("http://127.0.0.1:8765/approvals/login?token=") and "is running" in said
+    assert not stale.exists()
+
+
+def test_login_links_a_wildcard_server_at_an_address_its_page_accepts(tmp_path: Path) -> None:
+    """A server on 0.0.0.0 recorded `http://0.0.0.0:PORT`, which its own page refused with 421."""
+    config = demo_config(tmp_path)
+    with http_server(config, "--host", "0.0.0.0", MCP_TOOLS_HTTP_TOKEN=STRONG) as base:
+        link, _ = login_link(config)
+        assert link.startswith(base + "/approvals/login?token="), link
+        signed_in = httpx2.get(link, follow_redirects=False)
+        assert signed_in.status_code == 200 and "Signed in" in signed_in.text, signed_in.text
+        assert signed_in.headers.get("set-cookie")

@@ -261,3 +261,35 @@ def test_a_client_that_stops_reading_ends_the_server_even_with_stdin_open(tmp_pa
     process.stderr.close()
     assert code == 141
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr, stderr
+
+
+def test_sigterm_ends_the_server_cleanly(tmp_path: Path) -> None:
+    """A client (or systemd) stopping the server with SIGTERM: exit 0 after a clean shutdown, no traceback."""
+    import signal
+
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(demo_config(tmp_path)), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    process.stdin.write(
+        (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
+    )
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1  # serving, stdin still open
+    process.send_signal(signal.SIGTERM)
+    try:
+        code = process.wait(timeout=30)
+    finally:
+        process.kill()
+        process.stdin.close()
+        process.stdout.close()
+    stderr = process.stderr.read().decode()
+    process.stderr.close()
+    assert code == 0, stderr
+    assert "Traceback" not in stderr, stderr

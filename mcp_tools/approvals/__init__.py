@@ -22,8 +22,9 @@ def page_url(config: Config) -> str:
     page = config.approvals.page
     if page.url:
         return page.url
-    host = f"[{page.host}]" if ":" in page.host else page.host
-    return f"http://{host}:{page.port}/approvals"
+    from mcp_tools.net import url_host
+
+    return f"http://{url_host(page.host)}:{page.port}/approvals"
 
 
 def serve_page_here(

@@ -117,15 +117,27 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
 
 def login_base(config: Config, for_http: bool) -> str:
     from mcp_tools.approvals import page_url
+    from mcp_tools.commands import mcp_tools
+    from mcp_tools.net import url_host
 
-    if not config.approvals.page.url:
-        running = listening_base(config, "http" if for_http else "page")
-        if running:
-            return running
-    if for_http and not config.approvals.page.url:
-        host = config.http.host
-        return f"http://{f'[{host}]' if ':' in host else host}:{config.http.port}/approvals"
-    return page_url(config)
+    if config.approvals.page.url:
+        return page_url(config)
+    running = listening_base(config, "http" if for_http else "page")
+    if running:
+        return running
+    if not for_http:
+        base, command = page_url(config), mcp_tools("approvals", "serve")
+    else:
+        base, command = (
+            f"http://{url_host(config.http.host)}:{config.http.port}/approvals",
+            mcp_tools("serve", "--http"),
+        )
+    print(
+        f"mcp-tools: no `{command}` is running with this state dir ({config.state_dir()}); "
+        f"the link is for the configured address, {base}: start the server there to use it",
+        file=sys.stderr,
+    )
+    return base
 
 
 def cmd_approvals_login(args: argparse.Namespace) -> int:
@@ -142,7 +154,7 @@ def cmd_approvals_serve(args: argparse.Namespace) -> int:
     from mcp_tools.approvals.page import ApprovalsPage, new_login_link
     from mcp_tools.http import page_security
     from mcp_tools.http_server import bind, serve
-    from mcp_tools.net import is_loopback
+    from mcp_tools.net import is_loopback, url_host
     from mcp_tools.policy.decisions import Decisions
 
     store, config = open_store(args)
@@ -160,8 +172,7 @@ def cmd_approvals_serve(args: argparse.Namespace) -> int:
     sock = bind(host, port)  # a port another program holds must not receive the sign-in link below
     decisions = Decisions(store, config.policy.approval_ttl_seconds)
     page = ApprovalsPage(store, decisions, settings, page_security(host, settings.allowed_hosts))
-    shown = f"[{host}]" if ":" in host else host
-    base = settings.url or f"http://{shown}:{port}/approvals"
+    base = settings.url or f"http://{url_host(host)}:{port}/approvals"
     print(f"mcp-tools: approvals page on {base}/", file=sys.stderr)
     print(f"Sign in (once, within {settings.login_ttl_seconds // 60} minutes):", file=sys.stderr)
     print(new_login_link(store, base, settings.login_ttl_seconds), flush=True)

@@ -4,6 +4,7 @@ atomic writes, and where a running page listens."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import os
@@ -133,25 +134,43 @@ def write_through(path: Path, text: str, *, backup: bool = False) -> Path | None
 
 
 def record_listening(config: Config, which: str, base: str) -> Path:
-    """Note where a page really listens (`--port` may differ from the config), for `approvals login`."""
-    path = config.state_dir() / f"listening-{which}.json"
+    """Note where a page really listens (`--port` may differ from the config), for `approvals login`.
+
+    One record per process, so servers sharing a state dir never remove each other's."""
+    path = config.state_dir() / f"listening-{which}.{os.getpid()}.json"
     write_atomically(path, json.dumps({"url": base, "pid": os.getpid()}) + "\n")
     return path
 
 
 def forget_listening(path: Path) -> None:
-    try:
-        if json.loads(path.read_text(encoding="utf-8")).get("pid") == os.getpid():
-            path.unlink()
-    except (OSError, ValueError):
-        pass
+    with contextlib.suppress(OSError):
+        path.unlink()
 
 
 def listening_base(config: Config, which: str) -> str | None:
-    """The address a running page recorded, if its process is still alive."""
+    """The address the newest running page recorded; records of processes gone are removed."""
+    found: list[tuple[float, str]] = []
+    for path in config.state_dir().glob(f"listening-{which}*.json"):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            alive = process_alive(int(record["pid"]))
+            if alive:
+                found.append((path.stat().st_mtime, str(record["url"])))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if not alive:
+            with contextlib.suppress(OSError):
+                path.unlink()
+    return max(found)[1] if found else None
+
+
+def process_alive(pid: int) -> bool:
+    if pid <= 0:  # 0 and negative numbers name process groups
+        return False
     try:
-        record = json.loads((config.state_dir() / f"listening-{which}.json").read_text(encoding="utf-8"))
-        os.kill(int(record["pid"]), 0)
-        return str(record["url"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        os.kill(pid, 0)
+    except PermissionError:  # another user's: alive
+        return True
+    except (OSError, OverflowError):
+        return False
+    return True

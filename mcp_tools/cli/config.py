@@ -45,12 +45,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
     print(f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}")
+    from mcp_tools.net import wildcard_without_names
+
+    unnamed = wildcard_without_names(config.http.host, config.http.allowed_hosts)
+    if unnamed is not None:
+        print(f"           warning: {unnamed}")
     weak = config.weak_http_tokens()
     if weak:
-        from mcp_tools.config import MAKE_TOKEN, MIN_TOKEN_CHARS
+        from mcp_tools.config import MAKE_TOKEN, describe_weak_tokens
         from mcp_tools.net import is_loopback
 
-        what = f"token(s) {', '.join(weak)} shorter than {MIN_TOKEN_CHARS} characters or too repetitive"
+        what = describe_weak_tokens(weak, verb=False)
         if is_loopback(config.http.host):
             print(f"           warning: {what}; `serve --http` beyond loopback refuses them. Make one: {MAKE_TOKEN}")
         else:

@@ -81,8 +81,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     record = None
     if config.approvals.page.enabled:
         from mcp_tools.commands import mcp_tools
+        from mcp_tools.net import url_host
 
-        shown = f"[{host}]" if ":" in host else host
+        shown = url_host(host)
         record = record_listening(config, "http", f"http://{shown}:{port}/approvals")
         print(
             f"mcp-tools: approvals page on http://{shown}:{port}/approvals "
@@ -154,6 +155,8 @@ async def _serve_stdio(app: Any) -> bool:
                     serving_group.cancel_scope.cancel()
 
                 serving_group.start_soon(end_when_the_reader_leaves, reader_of_stdout)
+            if os.name == "posix":
+                serving_group.start_soon(end_on_sigterm, serving_group.cancel_scope)
             async with (
                 stdio_server(stdin=stdin) as (wire_stream, write_stream),  # type: ignore[arg-type]
                 answering_unreadable_lines(wire_stream, write_stream) as read_stream,
@@ -167,6 +170,18 @@ async def _serve_stdio(app: Any) -> bool:
             os.dup2(wire_in, 0)
             os.close(wire_in)
     return client_left
+
+
+async def end_on_sigterm(scope: Any) -> None:
+    """SIGTERM (a client stopping its server, systemd) ends serving cleanly, with exit 0."""
+    import signal
+
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
 
 
 def _is_pipe(fd: int) -> bool:
