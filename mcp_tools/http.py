@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mcp_tools.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.commands import mcp_tools
 from mcp_tools.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
+from mcp_tools.http_errors import BodyTooLargeExplained, InvalidRequestExplained
 from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
 from mcp_tools.net import host_origin_refusal, is_loopback, is_wildcard, url_host, wildcard_without_names
 from mcp_tools.secrets import known_secrets
@@ -423,50 +424,6 @@ class StreamsEndCleanly:
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-class BodyTooLargeExplained:
-    """The SDK refuses a request body over `[http] max_body_bytes` with a bare 413 ("Request body
-    too large"), which a client shows as a vague failure. Here that answer becomes a JSON-RPC
-    error naming the limit, the setting and what to do, which the SDK's client hands to the caller
-    as the request's error. The SDK still does the counting, declared or streamed."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        refused = False
-
-        async def explain(message: Message) -> None:
-            nonlocal refused
-            if message["type"] == "http.response.start" and message["status"] == 413:
-                refused = True
-                return
-            if not refused:
-                await send(message)
-            elif not message.get("more_body", False):
-                await send_explanation(send)
-
-        async def send_explanation(send: Send) -> None:
-            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": self.error()}).encode()
-            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-            await send({"type": "http.response.start", "status": 413, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-
-        await self.app(scope, receive, explain)
-
-    def error(self) -> dict[str, Any]:
-        from mcp_types.jsonrpc import INVALID_REQUEST
-
-        size = f"{self.limit / (1024 * 1024):.3g} MiB" if self.limit >= 1024 * 1024 else f"{self.limit // 1024} KiB"
-        return {
-            "code": INVALID_REQUEST,
-            "message": f"the request is larger than this server accepts ({self.limit} bytes, {size}; "
-            "[http] max_body_bytes): nothing ran. Send less in one call, e.g. split a large write into "
-            "smaller files; or the server's operator raises [http] max_body_bytes",
-            "data": {"limit_bytes": self.limit, "setting": "[http] max_body_bytes"},
-        }
-
-
 def _bad_request(status: int, message: str) -> Response:
     return JSONResponse({"error": "bad_request", "message": message}, status_code=status)
 
@@ -578,7 +535,7 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
         )
         managers.append(manager)
         endpoint = ProtocolVersionCheck(
-            BodyTooLargeExplained(StreamsEndCleanly(StreamableHTTPASGIApp(manager)), max_body)
+            InvalidRequestExplained(BodyTooLargeExplained(StreamsEndCleanly(StreamableHTTPASGIApp(manager)), max_body))
         )
         routes.append(Route(path, endpoint=endpoint))
 

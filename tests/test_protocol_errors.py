@@ -94,3 +94,25 @@ def test_reading_a_resource_that_does_not_exist_says_which(base: str) -> None:
     request = {"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "file:///etc/passwd"}}
     answer = answer_of(httpx2.post(f"{base}/mcp", json=request, headers=headers, timeout=30))
     assert answer["error"]["code"] == -32602 and "file:///etc/passwd" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["[]", "42", '"tools/list"', '[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', '{"jsonrpc": "2.0", "id": 1}'],
+)
+def test_a_body_that_is_json_but_no_json_rpc_message_is_an_invalid_request(base: str, body: str) -> None:
+    """JSON-RPC 2.0: -32600 with what to send, not -32602 and a validation dump with links."""
+    headers = bearer(TOKEN, **MCP_HEADERS, **{"MCP-Protocol-Version": VERSION})
+    response = httpx2.post(f"{base}/mcp", content=body, headers=headers, timeout=30)
+    assert response.status_code == 400
+    answer = response.json()
+    assert answer["id"] is None and answer["error"]["code"] == -32600
+    message = answer["error"]["message"]
+    assert "one JSON-RPC 2.0 object" in message and "batches" in message
+    assert "pydantic" not in message and "validation error" not in message.lower()
+
+
+def test_a_body_that_is_not_json_stays_a_parse_error(base: str) -> None:
+    headers = bearer(TOKEN, **MCP_HEADERS, **{"MCP-Protocol-Version": VERSION})
+    response = httpx2.post(f"{base}/mcp", content="nope", headers=headers, timeout=30)
+    assert response.status_code == 400 and response.json()["error"]["code"] == -32700

@@ -1,0 +1,128 @@
+"""JSON-RPC errors the SDK's HTTP transport gives in its own words, said so a client and a model
+can act on them: what was wrong and what to send instead."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+# The SDK's answer to a body that is JSON but not one JSON-RPC message: -32602 and a validation dump.
+_SDK_NOT_A_MESSAGE = "Validation error:"
+_MOST_BUFFERED = 64 * 1024  # an error answer is small; anything larger passes as it is
+
+
+class BodyTooLargeExplained:
+    """The SDK refuses a request body over `[http] max_body_bytes` with a bare 413 ("Request body
+    too large"), which a client shows as a vague failure. Here that answer becomes a JSON-RPC
+    error naming the limit, the setting and what to do, which the SDK's client hands to the caller
+    as the request's error. The SDK still does the counting, declared or streamed."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = False
+
+        async def explain(message: Message) -> None:
+            nonlocal refused
+            if message["type"] == "http.response.start" and message["status"] == 413:
+                refused = True
+                return
+            if not refused:
+                await send(message)
+            elif not message.get("more_body", False):
+                await send_explanation(send)
+
+        async def send_explanation(send: Send) -> None:
+            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": self.error()}).encode()
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+            await send({"type": "http.response.start", "status": 413, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, explain)
+
+    def error(self) -> dict[str, Any]:
+        from mcp_types.jsonrpc import INVALID_REQUEST
+
+        size = f"{self.limit / (1024 * 1024):.3g} MiB" if self.limit >= 1024 * 1024 else f"{self.limit // 1024} KiB"
+        return {
+            "code": INVALID_REQUEST,
+            "message": f"the request is larger than this server accepts ({self.limit} bytes, {size}; "
+            "[http] max_body_bytes): nothing ran. Send less in one call, e.g. split a large write into "
+            "smaller files; or the server's operator raises [http] max_body_bytes",
+            "data": {"limit_bytes": self.limit, "setting": "[http] max_body_bytes"},
+        }
+
+
+class InvalidRequestExplained:
+    """A body that is JSON but not one JSON-RPC message (`[]`, `42`, a batch, an object without
+    `method`) gets -32600 Invalid Request, as JSON-RPC 2.0 says, with what to send, instead of the
+    SDK's -32602 and a pydantic dump with links. Only 400 answers are looked at."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        start: Message | None = None  # a 400 answer's start, held until its body is seen
+        parts: list[Message] = []
+        passing = False
+
+        async def explain(message: Message) -> None:
+            nonlocal start, passing
+            if passing:
+                await send(message)
+                return
+            if start is None:
+                if message["type"] == "http.response.start" and message["status"] == 400:
+                    start = message
+                    return
+                passing = True
+                await send(message)
+                return
+            parts.append(message)
+            held = sum(len(part.get("body", b"")) for part in parts)
+            if message.get("more_body", False) and held < _MOST_BUFFERED:
+                return
+            passing = True
+            complete = not message.get("more_body", False)
+            better = rewritten(b"".join(part.get("body", b"") for part in parts)) if complete else None
+            if better is None:
+                await send(start)
+                for part in parts:
+                    await send(part)
+                return
+            headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+            headers.append((b"content-length", str(len(better)).encode()))
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": better})
+
+        await self.app(scope, receive, explain)
+
+
+def rewritten(body: bytes) -> bytes | None:
+    """The -32600 answer for the SDK's validation dump, or None to pass the answer as it is."""
+    from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST
+
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return None
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if not isinstance(error, dict) or error.get("code") != INVALID_PARAMS:
+        return None
+    if answer.get("id") is not None or not str(error.get("message", "")).startswith(_SDK_NOT_A_MESSAGE):
+        return None
+    better: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": INVALID_REQUEST,
+            "message": 'Invalid Request: send one JSON-RPC 2.0 object per POST, with jsonrpc "2.0", a method '
+            'and (for a request) an id, e.g. {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}; '
+            "batches (arrays) are not accepted",
+        },
+    }
+    return json.dumps(better).encode()
