@@ -472,3 +472,16 @@ def test_an_unknown_tool_gets_suggestions_in_the_form_it_was_written(tmp_path: P
     assert "Did you mean files.read or " in dotted.stdout + dotted.stderr and "files_" not in dotted.stdout
     wire = run_cli(config, "call", "files_nope")
     assert "Did you mean files_read or " in wire.stdout + wire.stderr
+
+
+def test_doctor_counts_in_words_and_its_hint_names_only_what_is_left_out(tmp_path: Path) -> None:
+    rule = '[[policy.rules]]\nmatch = "demo.echo"\nrisk = "low"\n'
+    config = demo_config(tmp_path, rule)
+    doctor = run_cli(config, "doctor", "--tools", "demo.echo")
+    assert "policy:    1 own rule, " in doctor.stdout
+    assert "  files     off" in doctor.stdout  # the namespace the old hint named
+    assert "not served: 3 tools are available but not selected; to serve more, add" in doctor.stdout
+    assert "a tier ('demo.core') or a tool ('demo.note') to [server] tools" in doctor.stdout
+    assert "('files" not in doctor.stdout
+    rules = '[[policy.rules]]\nmatch = "demo.note"\nrisk = "low"\n'
+    assert "policy:    2 own rules, " in run_cli(demo_config(tmp_path, rule + rules), "doctor").stdout

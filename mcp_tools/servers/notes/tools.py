@@ -126,7 +126,7 @@ def render_rename(out: m.RenameOutput) -> str:
 
 def render_delete(out: m.DeleteOutput) -> str:
     done = f"moved to {out.trashed_to}" if out.trashed_to else "deleted permanently"
-    lines = [f"{out.path} {done}; {out.linked_from_total:,} notes linked to it."]
+    lines = [f"{out.path} {done}; {out.linked_from_total:,} {plural(out.linked_from_total, 'note')} linked to it."]
     lines += [f"- {path}" for path in out.linked_from]
     if out.linked_from_total > len(out.linked_from):
         lines.append(f"and {out.linked_from_total - len(out.linked_from):,} more")
