@@ -454,6 +454,14 @@ def test_audit_escapes_what_could_reorder_or_hide_text_in_keys_and_values(tmp_pa
     assert json.loads(as_json.stdout)["arguments"] == arguments  # still the exact row, as JSON
 
 
+def test_audit_escapes_a_tool_name_the_model_made_up(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    assert run_cli(config, "call", "demo.\u202eohce").returncode != 0
+    shown = run_cli(config, "audit", "--tail", "1").stdout
+    assert "demo.\\u202eohce" in shown and "\u202e" not in shown
+    assert "\u202e" not in run_cli(config, "audit", "--json", "--tail", "1").stdout
+
+
 def test_unknown_edit_fields_are_matched_to_their_own_names_and_the_list_given_once(tmp_path: Path) -> None:
     config = demo_config(tmp_path, servers='["files"]')
     (tmp_path / "data" / "files").mkdir(parents=True, exist_ok=True)
