@@ -354,7 +354,9 @@ class Catalog:
         if tool is not None and self.rules.hidden_reason(tool.spec) is None:
             return self.not_served(name, tool.spec)
         names = [tool.wire_name for tool in self.visible()]
-        close = closest(name, names, limit=3)
+        # suggest in the form the caller wrote: `files.nope` gets `files.read`, `files_nope` gets `files_read`
+        dotted = "." in name and self.separator != "."
+        close = closest(name, [tool.spec.name for tool in self.visible()] if dotted else names, limit=3)
         if transport == "cli":
             from mcp_tools.commands import mcp_tools
 

@@ -96,6 +96,8 @@ def closest_argument(name: str, accepted: Iterable[str], limit: int = 1) -> list
     pool = list(dict.fromkeys(accepted))
     key = _CAMEL.sub("_", name.strip()).lower().replace("-", "_")
     found = [synonym for synonym in ARGUMENT_SYNONYMS.get(key, ()) if synonym in pool and synonym != name]
+    # a name cut short (`old` for `old_string`, `new` for `new_string`) means the one it begins
+    found += [field for field in pool if field != name and key and field.split("_")[0] == key and field not in found]
     for near in closest(name, pool, limit):
         if near not in found:
             found.append(near)

@@ -428,3 +428,68 @@ def test_tools_lists_what_runs_and_names_a_namespace_asked_for_that_cannot_start
     assert "namespace notes cannot start" in listed.stderr and "[notes] vault" in listed.stderr
     budget = run_cli(config, "tools", "--budget", "--tools", "demo,notes.core")
     assert budget.returncode == 0 and "notes.search" in budget.stdout  # definitions need no vault
+
+
+HIDING = {"rlo": "\u202e", "lri": "\u2066", "zwsp": "\u200b", "newline": "\n"}
+
+
+@pytest.mark.parametrize("name", sorted(HIDING))
+def test_audit_escapes_what_could_reorder_or_hide_text_in_keys_and_values(tmp_path: Path, name: str) -> None:
+    """A model picks argument names and values; the audit a person reads must show them as they
+    are: `exe.txt` spelled backwards by U+202E, or a zero-width space, stays visible as an escape."""
+    char = HIDING[name]
+    config = demo_config(tmp_path)
+    arguments = {"text": f"OK{char}txt.exe", f"x{char}": f"v{char}"}
+    called = run_cli(config, "call", "demo.echo", "--args", json.dumps(arguments))
+    assert called.returncode != 0 and "invalid_arguments" in called.stdout + called.stderr
+    escape = {"\n": "\\n"}.get(char, f"\\u{ord(char):04x}")
+    assert f"does not take x{escape};" in called.stdout + called.stderr
+    assert char not in (called.stdout + called.stderr).rstrip("\n")
+    text = run_cli(config, "audit", "--tail", "1")
+    assert text.returncode == 0 and text.stdout.count("\n") == 1
+    assert char not in text.stdout.rstrip("\n")
+    assert f'"x{escape}": "v{escape}"' in text.stdout and f'"OK{escape}txt.exe"' in text.stdout
+    as_json = run_cli(config, "audit", "--json", "--tail", "1")
+    assert char not in as_json.stdout.rstrip("\n") and as_json.stdout.count("\n") == 1
+    assert json.loads(as_json.stdout)["arguments"] == arguments  # still the exact row, as JSON
+
+
+def test_audit_escapes_a_tool_name_the_model_made_up(tmp_path: Path) -> None:
+    config = demo_config(tmp_path)
+    assert run_cli(config, "call", "demo.\u202eohce").returncode != 0
+    shown = run_cli(config, "audit", "--tail", "1").stdout
+    assert "demo.\\u202eohce" in shown and "\u202e" not in shown
+    assert "\u202e" not in run_cli(config, "audit", "--json", "--tail", "1").stdout
+
+
+def test_unknown_edit_fields_are_matched_to_their_own_names_and_the_list_given_once(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, servers='["files"]')
+    (tmp_path / "data" / "files").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "data" / "files" / "a.txt").write_text("a")
+    edits = {"path": "a.txt", "edits": [{"old": "a", "new": "b"}]}
+    result = run_cli(config, "call", "files.edit", "--args", json.dumps(edits))
+    said = result.stdout + result.stderr
+    assert "does not take edits[0].old; did you mean old_string " in said
+    assert "does not take edits[0].new; did you mean new_string " in said
+    assert said.count("It takes old_string, new_string, replace_all") == 1
+
+
+def test_an_unknown_tool_gets_suggestions_in_the_form_it_was_written(tmp_path: Path) -> None:
+    config = demo_config(tmp_path, servers='["files"]')
+    dotted = run_cli(config, "call", "files.nope")
+    assert "Did you mean files.read or " in dotted.stdout + dotted.stderr and "files_" not in dotted.stdout
+    wire = run_cli(config, "call", "files_nope")
+    assert "Did you mean files_read or " in wire.stdout + wire.stderr
+
+
+def test_doctor_counts_in_words_and_its_hint_names_only_what_is_left_out(tmp_path: Path) -> None:
+    rule = '[[policy.rules]]\nmatch = "demo.echo"\nrisk = "low"\n'
+    config = demo_config(tmp_path, rule)
+    doctor = run_cli(config, "doctor", "--tools", "demo.echo")
+    assert "policy:    1 own rule, " in doctor.stdout
+    assert "  files     off" in doctor.stdout  # the namespace the old hint named
+    assert "not served: 3 tools are available but not selected; to serve more, add" in doctor.stdout
+    assert "a tier ('demo.core') or a tool ('demo.note') to [server] tools" in doctor.stdout
+    assert "('files" not in doctor.stdout
+    rules = '[[policy.rules]]\nmatch = "demo.note"\nrisk = "low"\n'
+    assert "policy:    2 own rules, " in run_cli(demo_config(tmp_path, rule + rules), "doctor").stdout

@@ -4,7 +4,6 @@ read the audit log."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import Any
@@ -196,20 +195,25 @@ def page_server(page: Any) -> Any:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    """Audit rows for a terminal: every field through the one renderer, so a key or value a model
+    chose (a bidi override, a zero-width space, a newline) cannot reorder or hide what is shown."""
+    from mcp_tools.policy.display import json_text, value_text, visible
+
     store, _ = open_store(args)
     for row in store.tail(args.tail) if args.tail else []:
         item = row.as_dict()
         if args.json:
-            print(json.dumps(item, ensure_ascii=False))
+            print(json_text(item, indent=None))
             continue
-        arguments = json.dumps(item["arguments"], ensure_ascii=False)
+        shown = {key: visible(str(value), 80) if isinstance(value, str) else value for key, value in item.items()}
+        arguments = value_text(item["arguments"], 80)
         if len(arguments) > 80:
             arguments = arguments[:79] + "…"
-        approval = f" {item['approval_id']}" if item["approval_id"] else ""
-        approval += f" by {item['answered_by']}" if item["answered_by"] else ""
+        approval = f" {shown['approval_id']}" if item["approval_id"] else ""
+        approval += f" by {shown['answered_by']}" if item["answered_by"] else ""
         print(
-            f"{item['time']} {item['transport']:<5} {item['principal']:<8} {item['tool']:<22} "
-            f"{item['risk'] or '-':<6} {item['decision']}{approval} -> {item['outcome']} "
+            f"{shown['time']} {shown['transport']:<5} {shown['principal']:<8} {shown['tool']:<22} "
+            f"{shown['risk'] or '-':<6} {shown['decision']}{approval} -> {shown['outcome']} "
             f"({item['duration_ms']} ms) {arguments}"
         )
     return 0

@@ -62,8 +62,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             problems["http"] = f"{what}: `serve --http` refuses them on {config.http.host}; make one with: {MAKE_TOKEN}"
             print(f"           problem: {problems['http']}")
     policy = config.policy
+    rules = "rule" if len(policy.rules) == 1 else "rules"
     print(
-        f"policy:    {len(policy.rules)} own rules, read_only={str(policy.read_only).lower()}, "
+        f"policy:    {len(policy.rules)} own {rules}, read_only={str(policy.read_only).lower()}, "
         f"on_no_elicitation={policy.on_no_elicitation}, disabled={policy.disabled}"
     )
     selection = app.selection.describe() if app.selection else "everything"
@@ -100,9 +101,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             if line.startswith("missing:"):
                 problems.setdefault(status.name, line)
             print(f"            {line}")
-    if len(app.visible_tools()) < len(app.tools):
-        print("           to serve more, add a namespace ('files'), a tier ('files.extended') or a tool")
-        print("           ('files.move') to [server] tools; see docs/toolsets.md")
+    hidden = [tool.spec for tool in app.tools.values() if tool not in app.visible_tools()]
+    if hidden:  # examples from what is really left out, so none names a namespace that is off
+        idle = list(dict.fromkeys(spec.namespace for spec in hidden if not app.visible_tools(spec.namespace)))
+        ways = [f"a namespace ({idle[0]!r})"] if idle else []
+        ways += [f"a tier ({f'{hidden[0].namespace}.{hidden[0].tier}'!r})", f"a tool ({hidden[0].name!r})"]
+        noun = "tool is" if len(hidden) == 1 else "tools are"
+        print(f"not served: {len(hidden)} {noun} available but not selected; to serve more, add")
+        print(f"            {', '.join(ways[:-1])} or {ways[-1]} to [server] tools; see docs/toolsets.md")
     if "google" in config.sections:
         from mcp_tools.cli.google import doctor_lines
 

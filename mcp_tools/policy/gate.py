@@ -156,22 +156,26 @@ def failure_outcome(failure: ToolFailure) -> CallOutcome:
 def describe_validation_error(tool: ToolSpec[Any, Any, Any], exc: ValidationError) -> str:
     """Argument errors in words a model can act on: `files.edit needs edits[0].old_string`."""
     parts: list[str] = []
+    listed: set[tuple[int | str, ...]] = set()  # places whose accepted names were already listed
     for error in exc.errors(include_url=False):
         loc = _format_loc(error["loc"])
         kind = error["type"]
         if kind == "missing":
             parts.append(f"{tool.name} needs {loc}")
         elif kind == "extra_forbidden":
-            parts.append(f"{tool.name} does not take {loc}{_accepted(tool.input_model, error['loc'], exc)}")
+            parts.append(f"{tool.name} does not take {loc}{_accepted(tool.input_model, error['loc'], exc, listed)}")
         else:
             message = error["msg"].removeprefix("Value error, ")
             parts.append(f"{loc}: {message}" if loc else message)
     return "; ".join(parts[:8]) + ("" if len(parts) <= 8 else f"; and {len(parts) - 8} more problems")
 
 
-def _accepted(model: type[BaseModel], loc: tuple[int | str, ...], exc: ValidationError) -> str:
-    """For an unknown argument: the closest accepted one (with what it holds) and the whole list."""
-    from mcp_tools.suggest import closest_argument
+def _accepted(
+    model: type[BaseModel], loc: tuple[int | str, ...], exc: ValidationError, listed: set[tuple[int | str, ...]]
+) -> str:
+    """For an unknown argument: the closest accepted one (with what it holds) and the whole list,
+    once per place (`listed` holds the places already listed in this message)."""
+    from mcp_tools.suggest import closest, closest_argument
 
     where = _model_at(model, loc[:-1])
     if where is None:
@@ -180,16 +184,17 @@ def _accepted(model: type[BaseModel], loc: tuple[int | str, ...], exc: Validatio
     given = str(loc[-1])
     guesses = closest_argument(given, fields)
     if not guesses:  # the one required argument left missing at the same place is the likely meaning
-        missing = [e["loc"][-1] for e in exc.errors() if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
-        guesses = [str(name) for name in missing[:1]]
+        missing = [str(e["loc"][-1]) for e in exc.errors() if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
+        guesses = (closest(given, missing) or missing)[:1]
     guess = ""
     if guesses:
         info = fields[guesses[0]]
         what = _kind_of(info.annotation)
         about = f": {info.description.rstrip('.')}" if info.description else ""
         guess = f"; did you mean {guesses[0]} ({what}{about})?"
-    if not fields:
-        return ""
+    if not fields or loc[:-1] in listed:
+        return guess
+    listed.add(loc[:-1])
     return f"{guess} It takes {', '.join(fields)}" if guess else f"; it takes {', '.join(fields)}"
 
 
@@ -248,12 +253,14 @@ def _kind_of(annotation: Any) -> str:
 
 
 def _format_loc(loc: tuple[int | str, ...]) -> str:
+    """`edits[0].old`, each name made visible: a key is the model's own text, and it is echoed."""
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += f".{part}" if out else str(part)
+            name = visible(str(part), 80)
+            out += f".{name}" if out else name
     return out
 
 

@@ -423,13 +423,16 @@ async def test_delete_lowered_to_medium_reports_exactly(tmp_path: Path, local: F
     local.put("tmp/a.txt", b"a")
     local.put("tmp/b.txt", b"b")
     local.put("one.txt", b"12345")
+    local.put("solo/only.txt", b"o")
     settings = {**local.settings, "policy": {"rules": [{"match": "files.delete", "risk": "medium"}]}}
     async with connect(tmp_path, settings, elicit=None) as client:
         folder = await client.call_tool("files_delete", {"path": "tmp", "recursive": True})
+        solo = await client.call_tool("files_delete", {"path": "solo", "recursive": True})
         single = await client.call_tool("files_delete", {"path": "one.txt"})
     ok(folder)
     ok(single)
     assert "Delete folder tmp and the 2 entries in it" in text_of(folder)
+    assert "Delete folder solo and the 1 entry in it" in text_of(solo)
     assert "Delete file one.txt (5 B)" in text_of(single)
 
 

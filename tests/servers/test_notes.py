@@ -15,7 +15,7 @@ import pytest
 from mcp_tools.servers.notes import NAMESPACE
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.tooling import Environment, NotConfigured
-from tests.harness import annotation, connect, failure, ok
+from tests.harness import annotation, connect, failure, ok, text_of
 from tests.servers.notes_fixtures import (
     CAFE_NFC,
     CAFE_NFD,
@@ -377,7 +377,8 @@ async def test_delete_moves_to_trash_and_reports_linkers(tmp_path: Path, vault: 
     assert refused["kind"] == "approval_required" and (vault / "Projects/Beta.md").exists()
     async with connect(tmp_path, notes_settings(vault)) as client:
         await wait_indexed(client)
-        deleted = ok(await client.call_tool("notes_delete", {"path": "Projects/Beta.md"}))
+        answer = await client.call_tool("notes_delete", {"path": "Projects/Beta.md"})
+        deleted = ok(answer)
         ok(await client.call_tool("notes_write", {"path": "Projects/Beta.md", "content": "second\n"}))
         again = ok(await client.call_tool("notes_delete", {"path": "Projects/Beta.md"}))
         forward = ok(await client.call_tool("notes_forward_links", {"path": "Home"}))
@@ -390,6 +391,7 @@ async def test_delete_moves_to_trash_and_reports_linkers(tmp_path: Path, vault: 
         "linked_from": ["Home.md"],
         "linked_from_total": 1,
     }
+    assert "Projects/Beta.md moved to .trash/Beta.md; 1 note linked to it." in text_of(answer)
     assert (vault / ".trash/Beta.md").read_text() == VAULT["Projects/Beta.md"]
     assert again["trashed_to"] == ".trash/Beta 1.md"
     assert next(f for f in forward["links"] if f["target"] == "Beta")["resolved_path"] is None

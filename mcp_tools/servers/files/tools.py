@@ -544,7 +544,8 @@ def describe_delete(args: DeleteArgs, facts: DeleteFacts) -> str:
         return f"Delete {args.path}{extra}"
     if target.type == "folder":
         count = facts.file_count
-        inside = "" if count is None else f" and the {count}{'+' if count >= 10_000 else ''} entries in it"
+        entries = "entry" if count == 1 else "entries"
+        inside = "" if count is None else f" and the {count}{'+' if count >= 10_000 else ''} {entries} in it"
         return f"Delete folder {args.path}{inside}"
     if target.type == "file":
         return f"Delete file {args.path} ({human_size(target.size)})"

@@ -28,6 +28,13 @@ def note_key(path: str) -> str:
         raise ToolFailure(
             "invalid_arguments", f"path {path!r} has a '.' or '..' segment; give the path from the vault's root"
         )
+    if any(part != part.rstrip() for part in path.split("/")):
+        # `x.md ` would be written as `x.md .md`, and stripping it would write another note than
+        # the one named; a name ending in a space also cannot be synced to Windows or shown plainly
+        raise ToolFailure(
+            "invalid_arguments",
+            f"path {path!r} has a name ending in a space; give the name without spaces at its end",
+        )
     if not key.lower().endswith(NOTE_SUFFIX):
         key += NOTE_SUFFIX
     if any(part.startswith(".") for part in key.split("/")[:-1]) or key.split("/")[-1].startswith("."):

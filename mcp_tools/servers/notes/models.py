@@ -121,6 +121,9 @@ class WriteFacts:
     """The note a write would replace, as its risk check found it."""
 
     target_version: str | None = None  # None: no note there yet
+    key: str | None = None  # the note really written (`Alpha` is `Alpha.md`); None: not looked at
+    exists: bool | None = None  # None: it could not be looked at
+    size: int | None = None  # bytes of the note it replaces
 
 
 class RandomArgs(Arguments):

@@ -621,6 +621,11 @@ class NotesService(Renaming):
             raise ToolFailure("conflict", f"{key} is a folder")
         return self.read_text(key)[1]
 
+    def note_size(self, path: str) -> int | None:
+        """Bytes of the note a write to `path` replaces; None: there is none."""
+        info = self.sandbox.stat(note_key(path))
+        return None if info is None else info.st_size
+
     def exists(self, path: str) -> bool:
         try:
             return self.sandbox.stat(note_key(path)) is not None

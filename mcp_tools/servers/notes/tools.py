@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from mcp_tools.servers.notes import models as m
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:  # the service module (regexes, SQLite, sandbox) loads only when the namespace starts
     from mcp_tools.servers.notes.service import NotesService
@@ -126,7 +126,7 @@ def render_rename(out: m.RenameOutput) -> str:
 
 def render_delete(out: m.DeleteOutput) -> str:
     done = f"moved to {out.trashed_to}" if out.trashed_to else "deleted permanently"
-    lines = [f"{out.path} {done}; {out.linked_from_total:,} notes linked to it."]
+    lines = [f"{out.path} {done}; {out.linked_from_total:,} {plural(out.linked_from_total, 'note')} linked to it."]
     lines += [f"- {path}" for path in out.linked_from]
     if out.linked_from_total > len(out.linked_from):
         lines.append(f"and {out.linked_from_total - len(out.linked_from):,} more")
@@ -134,7 +134,20 @@ def render_delete(out: m.DeleteOutput) -> str:
 
 
 async def write_risk(service: NotesService, args: m.WriteArgs, facts: m.WriteFacts) -> Risk:
-    """Replacing a note without proving which version was read is an overwrite."""
+    """Replacing a note without proving which version was read is an overwrite. What the write
+    would create or replace is kept for its description."""
+
+    def look() -> None:
+        from mcp_tools.servers.notes.keys import note_key
+
+        try:
+            facts.key = note_key(args.path)
+            facts.size = service.note_size(args.path)
+        except ToolFailure:
+            return  # a path that is refused; the precheck says why
+        facts.exists = facts.size is not None
+
+    await anyio.to_thread.run_sync(look)
     if args.expected_sha256 is None and await anyio.to_thread.run_sync(service.exists, args.path):
         facts.target_version = await anyio.to_thread.run_sync(service.note_version, args.path)
         return Risk.HIGH
@@ -150,8 +163,23 @@ async def precheck_write(service: NotesService, args: m.WriteArgs, facts: m.Writ
 
 
 def describe_write(args: m.WriteArgs, facts: m.WriteFacts) -> str:
-    replacing = "" if args.expected_sha256 else ", replacing it if it exists"
-    return f"write note {args.path} ({len(args.content)} characters){replacing}"
+    """The file really written (`Alpha` is `Alpha.md`), and whether it is created or replaced."""
+    count = len(args.content)
+    characters = f"{count:,} {plural(count, 'character')}"
+    if facts.key is None or facts.exists is None:  # not looked at: say what may happen
+        replacing = "" if args.expected_sha256 else ", replacing it if it exists"
+        return f"write note {args.path} ({characters}){replacing}"
+    if facts.exists:
+        return f"Replace note {facts.key} ({_size(facts.size)}) with {characters}"
+    return f"Create note {facts.key} ({characters})"
+
+
+def _size(size: int | None) -> str:
+    if size is None:
+        return "unknown size"
+    if size < 1024:
+        return f"{size} B"
+    return f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
 
 
 async def daily_risk(service: NotesService, args: m.DailyArgs) -> Risk:
