@@ -202,21 +202,8 @@ async def test_hostile_arguments_over_stdio_never_stop_the_server(tmp_path: Path
 
 def test_a_client_that_goes_away_ends_the_server_quietly(tmp_path: Path) -> None:
     """The client quits after its first answer: no traceback lands in its log."""
-    process = subprocess.Popen(
-        [sys.executable, DEMO_ENTRY, "--config", str(demo_config(tmp_path)), "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_env(),
-        cwd=str(ROOT),
-    )
+    process = initialized_server(tmp_path)
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    process.stdin.write(
-        (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
-    )
-    process.stdin.flush()
-    assert json.loads(process.stdout.readline())["id"] == 1
     process.stdout.close()  # the client is gone: nobody reads the next answer
     process.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
     process.stdin.close()
@@ -233,21 +220,8 @@ def test_a_client_that_goes_away_ends_the_server_quietly(tmp_path: Path) -> None
 def test_a_client_that_stops_reading_ends_the_server_even_with_stdin_open(tmp_path: Path, then: str) -> None:
     """The client closes its end of our stdout but not of our stdin: the server ends by itself,
     whether or not it has an answer to write, with no traceback (exit 141, as a pipe writer)."""
-    process = subprocess.Popen(
-        [sys.executable, DEMO_ENTRY, "--config", str(demo_config(tmp_path)), "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_env(),
-        cwd=str(ROOT),
-    )
+    process = initialized_server(tmp_path)
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    process.stdin.write(
-        (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
-    )
-    process.stdin.flush()
-    assert json.loads(process.stdout.readline())["id"] == 1
     process.stdout.close()
     if then == "a request":
         process.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "ping"}\n')
@@ -267,21 +241,8 @@ def test_sigterm_ends_the_server_cleanly(tmp_path: Path) -> None:
     """A client (or systemd) stopping the server with SIGTERM: exit 0 after a clean shutdown, no traceback."""
     import signal
 
-    process = subprocess.Popen(
-        [sys.executable, DEMO_ENTRY, "--config", str(demo_config(tmp_path)), "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_env(),
-        cwd=str(ROOT),
-    )
+    process = initialized_server(tmp_path)  # serving, stdin still open
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
-    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
-    process.stdin.write(
-        (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
-    )
-    process.stdin.flush()
-    assert json.loads(process.stdout.readline())["id"] == 1  # serving, stdin still open
     process.send_signal(signal.SIGTERM)
     try:
         code = process.wait(timeout=30)
@@ -293,3 +254,23 @@ def test_sigterm_ends_the_server_cleanly(tmp_path: Path) -> None:
     process.stderr.close()
     assert code == 0, stderr
     assert "Traceback" not in stderr, stderr
+
+
+def initialized_server(tmp_path: Path) -> subprocess.Popen[bytes]:
+    """`serve` over stdio spoken to raw: initialized, its answer read, stdin and stdout still open."""
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(demo_config(tmp_path)), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env(),
+        cwd=str(ROOT),
+    )
+    assert process.stdin is not None and process.stdout is not None
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    process.stdin.write(
+        (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) + "\n").encode()
+    )
+    process.stdin.flush()
+    assert json.loads(process.stdout.readline())["id"] == 1
+    return process
