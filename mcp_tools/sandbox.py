@@ -103,6 +103,13 @@ HOME_SECRETS = (
 )
 
 
+def stat_version(info: os.stat_result) -> str:
+    """What changes when a file does, for an approval to cover one version of it: a replacing
+    (atomic) write makes a new inode, an edit in place a new change time, which unlike the
+    modification time no one can set back."""
+    return f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+
+
 def contains(folder: Path, path: Path) -> bool:
     """Whether `path` is `folder` or lies below it, as written or once symlinks are resolved."""
     pairs = ((Path(os.path.abspath(folder)), Path(os.path.abspath(path))), (folder.resolve(), path.resolve()))

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
-from mcp_tools.sandbox import TEMP_SUFFIX, KeyPolicy, Sandbox, escape_name, sweep_temp_files
+from mcp_tools.sandbox import TEMP_SUFFIX, KeyPolicy, Sandbox, escape_name, stat_version, sweep_temp_files
 from mcp_tools.servers.files.backend import (
     MAX_LISTED,
     READ_CHUNK,
@@ -38,10 +38,7 @@ def _type_of(mode: int) -> StoredType:
 
 def _entry(key: str, info: os.stat_result) -> StoredEntry:
     kind = _type_of(info.st_mode)
-    # A replacing write makes a new inode; an edit in place a new change time (which, unlike the
-    # modification time, no one can set back).
-    tag = f"{info.st_ino}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-    return StoredEntry(key, kind, info.st_size if kind == "file" else None, info.st_mtime, tag)
+    return StoredEntry(key, kind, info.st_size if kind == "file" else None, info.st_mtime, stat_version(info))
 
 
 def _is_temp(name: str) -> bool:
@@ -212,8 +209,7 @@ class LocalBackend:
                     if count >= cap:
                         return cap, digest.hexdigest()
                     info = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
-                    state = f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-                    digest.update(f"{root}/{name}\0{state}\n".encode())
+                    digest.update(f"{root}/{name}\0{stat_version(info)}\n".encode())
                     count += 1
         return count, digest.hexdigest()
 

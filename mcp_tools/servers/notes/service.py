@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow
+from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow, stat_version
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.dates import format_day, render_template
@@ -482,22 +482,20 @@ class NotesService(Renaming):
         if not args.permanent:
             facts.trash_to = self._trash_key(key)
 
-    def note_version(self, path: str) -> str | None:
-        """`version_of` the note at `path`, in either Unicode normalisation of its name."""
-        try:
-            return self.version_of(self.existing_key(path))
-        except ToolFailure:
-            return None
-
     def version_of(self, key: str) -> str | None:
-        """What changes when the note does (an atomic save makes a new inode; an edit, a new change
-        time, which unlike the modification time cannot be set back):
-        an approval to replace or delete it covers this version only. None: no note there."""
+        """The `stat_version` of the note at `key`; None: no note there."""
         try:
             info = self.sandbox.stat(key)
         except ToolFailure:
             return None
-        return None if info is None else f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+        return None if info is None else stat_version(info)
+
+    def write_target(self, path: str) -> tuple[str, int | None, str | None]:
+        """What a write to `path` meets, from one look: the key it writes, and the size and
+        `stat_version` of the note there (None, None: no note yet). A refused path raises ToolFailure."""
+        key = note_key(path)
+        info = self.sandbox.stat(key)
+        return (key, None, None) if info is None else (key, info.st_size, stat_version(info))
 
     # -- tools --------------------------------------------------------------------------------
 
@@ -620,11 +618,6 @@ class NotesService(Renaming):
         if stat_module.S_ISDIR(info.st_mode):
             raise ToolFailure("conflict", f"{key} is a folder")
         return self.read_text(key)[1]
-
-    def note_size(self, path: str) -> int | None:
-        """Bytes of the note a write to `path` replaces; None: there is none."""
-        info = self.sandbox.stat(note_key(path))
-        return None if info is None else info.st_size
 
     def exists(self, path: str) -> bool:
         try:

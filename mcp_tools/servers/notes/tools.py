@@ -135,21 +135,14 @@ def render_delete(out: m.DeleteOutput) -> str:
 
 async def write_risk(service: NotesService, args: m.WriteArgs, facts: m.WriteFacts) -> Risk:
     """Replacing a note without proving which version was read is an overwrite. What the write
-    would create or replace is kept for its description."""
-
-    def look() -> None:
-        from mcp_tools.servers.notes.keys import note_key
-
-        try:
-            facts.key = note_key(args.path)
-            facts.size = service.note_size(args.path)
-        except ToolFailure:
-            return  # a path that is refused; the precheck says why
-        facts.exists = facts.size is not None
-
-    await anyio.to_thread.run_sync(look)
-    if args.expected_sha256 is None and await anyio.to_thread.run_sync(service.exists, args.path):
-        facts.target_version = await anyio.to_thread.run_sync(service.note_version, args.path)
+    would create or replace is kept for its description, from one look at the vault."""
+    try:
+        facts.key, facts.size, version = await anyio.to_thread.run_sync(service.write_target, args.path)
+    except ToolFailure:
+        return Risk.MEDIUM  # a path that is refused; the precheck says why
+    facts.exists = facts.size is not None
+    if args.expected_sha256 is None and facts.exists:
+        facts.target_version = version
         return Risk.HIGH
     return Risk.MEDIUM
 
