@@ -97,8 +97,6 @@ class Backend(Protocol):
         """Remove a file, or a folder when recursive; `progress(done, total)` may be called from a worker thread."""
         ...
 
-    def count_below(self, key: str, cap: int) -> int: ...
-
     def survey_below(self, key: str, cap: int) -> tuple[int, str]:
         """How many entries a folder holds (at most `cap`) and a digest of their names and versions:
         an approval to delete the folder covers these contents only."""

@@ -191,7 +191,7 @@ class LocalBackend:
             self.sandbox.rename(source, destination, overwrite=overwrite)
             return target is not None
 
-    def count_below(self, key: str, cap: int) -> int:
+    def _count_below(self, key: str, cap: int) -> int:
         count = 0
         with self.sandbox.open_dir(key) as dir_fd:
             for _, folders, files, _ in os.fwalk(dir_fd=dir_fd, follow_symlinks=False):
@@ -227,6 +227,6 @@ class LocalBackend:
                     f"{key} is a folder",
                     "pass recursive: true to delete it and everything in it",
                 )
-            removed = self.count_below(key, MAX_LISTED) + 1
+            removed = self._count_below(key, MAX_LISTED) + 1
             self.sandbox.rmtree(key)
             return removed

@@ -264,14 +264,6 @@ class S3Backend:
         self._call(key, "put_object", Key=self._object(key) + "/", Body=b"")
         return True
 
-    def count_below(self, key: str, cap: int) -> int:
-        count = 0
-        for _ in self._objects_below(key):
-            count += 1
-            if count >= cap:
-                break
-        return count
-
     def survey_below(self, key: str, cap: int) -> tuple[int, str]:
         digest, count = hashlib.sha256(), 0
         for item in self._objects_below(key):  # S3 lists in key order
