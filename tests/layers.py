@@ -61,6 +61,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mcp_tools.toolsets",
             "mcp_tools.secrets",
             "mcp_tools.text",
+            "mcp_tools.wording",
             "mcp_tools.suggest",  # the one "did you mean"
             "mcp_tools.charsets",
             "mcp_tools.commands",

@@ -10,6 +10,7 @@ from typing import Any
 
 from mcp_tools.cli.common import config_of, tools_of, write_through
 from mcp_tools.config import default_config_path, folder_given_as_config
+from mcp_tools.wording import plural
 
 
 def add_commands(commands: Any) -> None:
@@ -62,7 +63,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             problems["http"] = f"{what}: `serve --http` refuses them on {config.http.host}; make one with: {MAKE_TOKEN}"
             print(f"           problem: {problems['http']}")
     policy = config.policy
-    rules = "rule" if len(policy.rules) == 1 else "rules"
+    rules = plural(len(policy.rules), "rule")
     print(
         f"policy:    {len(policy.rules)} own {rules}, read_only={str(policy.read_only).lower()}, "
         f"on_no_elicitation={policy.on_no_elicitation}, disabled={policy.disabled}"

@@ -180,14 +180,3 @@ def matches(pattern: re.Pattern[str] | None, relative_key: str) -> bool:
 
 def join_key(folder: str, name: str) -> str:
     return f"{folder}/{name}" if folder else name
-
-
-def human_size(size: int | None) -> str:
-    if size is None:
-        return "unknown size"
-    value = float(size)
-    for unit in ("B", "KB", "MB"):
-        if value < 1024:
-            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"

@@ -20,7 +20,6 @@ from mcp_tools.servers.files.backend import (
     compile_glob,
     decode_cursor,
     encode_cursor,
-    human_size,
     matches,
 )
 from mcp_tools.servers.files.edit import EditRequest, apply_edits, unified_diff
@@ -58,6 +57,7 @@ from mcp_tools.tooling import (
     alias_error,
     json_type,
 )
+from mcp_tools.wording import human_size, plural
 
 TEXT_SNIFF_BYTES = 8192
 
@@ -544,8 +544,11 @@ def describe_delete(args: DeleteArgs, facts: DeleteFacts) -> str:
         return f"Delete {args.path}{extra}"
     if target.type == "folder":
         count = facts.file_count
-        entries = "entry" if count == 1 else "entries"
-        inside = "" if count is None else f" and the {count}{'+' if count >= 10_000 else ''} {entries} in it"
+        inside = (
+            ""
+            if count is None
+            else f" and the {count}{'+' if count >= 10_000 else ''} {plural(count, 'entry', 'entries')} in it"
+        )
         return f"Delete folder {args.path}{inside}"
     if target.type == "file":
         return f"Delete file {args.path} ({human_size(target.size)})"

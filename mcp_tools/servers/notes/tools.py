@@ -11,6 +11,7 @@ import anyio
 
 from mcp_tools.servers.notes import models as m
 from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
+from mcp_tools.wording import human_size, plural
 
 if TYPE_CHECKING:  # the service module (regexes, SQLite, sandbox) loads only when the namespace starts
     from mcp_tools.servers.notes.service import NotesService
@@ -74,10 +75,6 @@ def describe_delete(args: m.DeleteArgs, facts: m.DeleteFacts) -> str:
         return f"permanently delete note {args.path!r} (it does not go to the trash folder; this cannot be undone)"
     where = f" as {facts.trash_to!r}" if facts.trash_to else ""
     return f"move note {args.path!r} to the vault's trash folder{where}"
-
-
-def plural(count: int, word: str) -> str:
-    return word if count == 1 else word + "s"
 
 
 def _position(what: str, offset: int, shown: int, total: int, next_offset: int | None) -> str:
@@ -163,16 +160,8 @@ def describe_write(args: m.WriteArgs, facts: m.WriteFacts) -> str:
         replacing = "" if args.expected_sha256 else ", replacing it if it exists"
         return f"write note {args.path} ({characters}){replacing}"
     if facts.exists:
-        return f"Replace note {facts.key} ({_size(facts.size)}) with {characters}"
+        return f"Replace note {facts.key} ({human_size(facts.size)}) with {characters}"
     return f"Create note {facts.key} ({characters})"
-
-
-def _size(size: int | None) -> str:
-    if size is None:
-        return "unknown size"
-    if size < 1024:
-        return f"{size} B"
-    return f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
 
 
 async def daily_risk(service: NotesService, args: m.DailyArgs) -> Risk:
