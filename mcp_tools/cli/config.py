@@ -69,8 +69,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         f"on_no_elicitation={policy.on_no_elicitation}, disabled={policy.disabled}"
     )
     selection = app.selection.describe() if app.selection else "everything"
-    print(f"tools:     {len(app.visible_tools())} served, selection {selection}, discovery={config.server.discovery}")
-    if not app.visible_tools() and "tools" not in problems:  # a server a client connects to and finds empty
+    served = app.visible_tools()
+    print(f"tools:     {len(served)} served, selection {selection}, discovery={config.server.discovery}")
+    if not served and "tools" not in problems:  # a server a client connects to and finds empty
         problems["tools"] = "no tool is served: check [server] namespaces, tools or --tools and the namespaces below"
     if "tools" in problems:
         print(f"           problem: {problems['tools']}")
@@ -102,9 +103,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             if line.startswith("missing:"):
                 problems.setdefault(status.name, line)
             print(f"            {line}")
-    hidden = [tool.spec for tool in app.tools.values() if tool not in app.visible_tools()]
+    hidden = [tool.spec for tool in app.tools.values() if tool not in served]
     if hidden:  # examples from what is really left out, so none names a namespace that is off
-        idle = list(dict.fromkeys(spec.namespace for spec in hidden if not app.visible_tools(spec.namespace)))
+        serving = {tool.spec.namespace for tool in served}
+        idle = list(dict.fromkeys(spec.namespace for spec in hidden if spec.namespace not in serving))
         ways = [f"a namespace ({idle[0]!r})"] if idle else []
         ways += [f"a tier ({f'{hidden[0].namespace}.{hidden[0].tier}'!r})", f"a tool ({hidden[0].name!r})"]
         noun = "tool is" if len(hidden) == 1 else "tools are"
