@@ -6,6 +6,7 @@ The server runs in a real subprocess (uvicorn on 127.0.0.1); the attacks are raw
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import time
@@ -17,7 +18,7 @@ import httpx2
 import pytest
 
 from mcp_tools.config import HttpSettings
-from mcp_tools.http_server import ACCEPT_BURST, RESERVED_DESCRIPTORS, connection_cap
+from mcp_tools.http_server import ACCEPT_BURST, RESERVED_DESCRIPTORS, bind, connection_cap, no_delay
 from tests.processes import bearer, demo_config, http_server
 
 TOKEN = "tok-laptop-0123456789"
@@ -169,3 +170,36 @@ def test_attack_a_port_another_program_holds_gets_no_banner_and_no_sign_in_link(
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "serving" not in done.stderr and "approvals page on" not in done.stderr
     assert "/login" not in done.stdout and "token=" not in done.stdout
+
+
+async def _no_delay_of_an_accepted_connection(listening: socket.socket, set_it: bool) -> int:
+    """TCP_NODELAY as the server side of one accepted connection has it (after `no_delay` if set_it)."""
+    accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if set_it:
+            no_delay(writer.transport)
+        accepted.set_result(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        writer.close()
+
+    server = await asyncio.start_server(connected, sock=listening)
+    async with server:
+        _, writer = await asyncio.open_connection(*listening.getsockname()[:2])
+        value = await accepted
+        writer.close()
+    return value
+
+
+def test_the_servers_socket_sends_each_write_at_once() -> None:
+    """A response's head and body are two writes: with Nagle's algorithm on, the body waited for the
+    client's delayed ACK, 40 ms on every call. asyncio turns it off only for a socket that says TCP."""
+    assert asyncio.run(_no_delay_of_an_accepted_connection(bind("127.0.0.1", 0), set_it=False)) != 0
+
+
+def test_a_connection_from_a_socket_that_does_not_say_tcp_is_made_to_send_at_once() -> None:
+    plain = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # proto 0, as sockets handed over often are
+    plain.bind(("127.0.0.1", 0))
+    assert asyncio.run(_no_delay_of_an_accepted_connection(plain, set_it=False)) == 0  # what asyncio leaves
+    plain = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    plain.bind(("127.0.0.1", 0))
+    assert asyncio.run(_no_delay_of_an_accepted_connection(plain, set_it=True)) != 0
