@@ -1,9 +1,14 @@
 """The PostgreSQL state store against SQLite, and replicas behind nginx, measured side by side.
 
-1. Per-call overhead of a low tool (`demo.echo`) through the policy layer (the audit row is the
-   state work) with the state in SQLite and in PostgreSQL (Debian's server on 127.0.0.1).
-2. One approval cycle through the gate: the call asks (`approval_required`), the person approves,
-   the retry consumes the approval.
+1. Per-call overhead as an HTTP client sees it: one `serve --http` with its state in SQLite and
+   one with it in PostgreSQL (Debian's server on 127.0.0.1), the SDK's client calling each in
+   turn over streamable HTTP, one call at a time. A low tool (`demo.echo`; the audit row is the
+   state work), and an approval cycle: the call asks (`approval_required`), the person approves
+   (`mcp-tools approvals approve`, here its store call), the retry consumes the approval. Several
+   replicas can share a state only over HTTP, so this is the overhead a deployment pays.
+2. The same two in process, with no transport: the SDK's client on memory streams to the server
+   object. This isolates the store: what a call costs beyond the store is only the gate and the
+   SDK, so the ratio shows the database round trips themselves.
 3. Start-up (spawn to a listed tool set, `mcp-tools tools`) with `[state] url` set against without.
 4. 32 clients through nginx to two `serve --http` replicas against one replica, calls per second.
 
@@ -11,7 +16,7 @@ Each pair runs interleaved round by round; figures are medians over rounds, and 
 PostgreSQL / SQLite (goal: at most 1.2x) and two replicas / one. Beside the times, the round trips
 to the database a low call and an approval cycle make (counted, so they do not depend on how busy
 the machine is).
-Run: `python bench/state.py [--rounds 5] [--calls 200] [--clients 32]`.
+Run: `python bench/state.py [--rounds 5] [--calls 200] [--clients 32] [--parts http,calls,startup,replicas]`.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import httpx2
 from mcp import Client
 
 from mcp_tools.app import build_app
-from mcp_tools.config import parse_config
+from mcp_tools.config import load_config, parse_config
 from mcp_tools.mcp_server import build_server
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.servers import CATALOG
@@ -43,6 +48,7 @@ from tests.harness import failure
 from tests.nginx import nginx
 from tests.postgres import PostgresServer
 from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, demo_config, free_port, http_server
+from tests.state.test_round_trips import sends_without_waiting
 
 CATALOG["demo"] = "tests.demo_namespace"
 SECRET = "bench-secret-of-at-least-thirty-two-bytes"
@@ -78,7 +84,7 @@ def count_round_trips() -> None:
     wait = psycopg.Connection.wait
 
     def counted(self: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
-        if threading.current_thread().name == "mcp-tools-state-listen":
+        if threading.current_thread().name == "mcp-tools-state-listen" or sends_without_waiting(self, gen):
             return wait(self, gen, *args, **kwargs)
 
         def watched() -> Any:
@@ -169,7 +175,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--parts", default="calls,startup,replicas", help="which measurements to run")
+    parser.add_argument("--parts", default="http,calls,startup,replicas", help="which measurements to run")
     args = parser.parse_args()
     count_round_trips()
     server = PostgresServer()
@@ -194,10 +200,13 @@ def main() -> None:
             return run
 
         parts = set(args.parts.split(","))
+        if "http" in parts:
+            http_ratio(work, url, args)
         for label, cycle in (("low call", False), ("approval cycle", True)) if "calls" in parts else ():
             medians = interleave(args.rounds, {e: in_process(e, cycle) for e in ("sqlite", "postgresql")})
             print(
-                f"{label}: sqlite {medians['sqlite'] * 1e3:.2f} ms, postgresql {medians['postgresql'] * 1e3:.2f} ms, "
+                f"{label} in process: sqlite {medians['sqlite'] * 1e3:.2f} ms, "
+                f"postgresql {medians['postgresql'] * 1e3:.2f} ms, "
                 f"ratio {medians['postgresql'] / medians['sqlite']:.2f}x, "
                 f"{round_trips['postgresql']:.1f} round trips to PostgreSQL"
             )
@@ -208,6 +217,58 @@ def main() -> None:
             replicas_ratio(work, url, args)
     finally:
         server.close()
+
+
+async def http_calls(base: str, store: Any, calls: int, cycle: bool) -> float:
+    """Seconds per low call, or per approval cycle, from one client over streamable HTTP."""
+    from mcp.client.streamable_http import streamable_http_client
+
+    decisions = Decisions(store, 600)
+    async with (
+        httpx2.AsyncClient(headers=bearer(TOKEN), timeout=60) as http,
+        Client(streamable_http_client(base + "/mcp", http_client=http), mode="2026-07-28") as client,  # type: ignore[arg-type]
+    ):
+        await client.call_tool("demo_echo", {"text": "warm"})
+        started = time.perf_counter()
+        for index in range(calls):
+            if not cycle:
+                await client.call_tool("demo_echo", {"text": "x"})
+                continue
+            arguments = {"target": f"t{index}-{time.perf_counter_ns()}"}
+            asked = await client.call_tool("demo_erase", arguments)
+            decisions.decide(failure(asked)["approval_id"], True, "cli")
+            done = await client.call_tool("demo_erase", arguments)
+            assert not done.is_error, done
+        return (time.perf_counter() - started) / calls
+
+
+def http_ratio(work: Path, url: str, args: argparse.Namespace) -> None:
+    """One server on each engine, called in turn round by round, one call at a time."""
+    from mcp_tools.state import open_state_store
+
+    common = f'[http.tokens]\nbench = "{TOKEN}"\n[policy]\non_no_elicitation = "approve_out_of_band"\n'
+    common += "[approvals.page]\nenabled = false\n"
+    configs = {
+        "sqlite": demo_config(_mkdir(work / "http-sqlite"), common),
+        "postgresql": demo_config(_mkdir(work / "http-pg"), common + f'[state]\nurl = "{url}"\nsecret = "{SECRET}"\n'),
+    }
+    with ExitStack() as stack:
+        bases = {engine: stack.enter_context(http_server(config)) for engine, config in configs.items()}
+        stores = {engine: open_state_store(load_config(config)) for engine, config in configs.items()}
+        for store in stores.values():
+            stack.callback(store.close)
+        for label, cycle in (("low call", False), ("approval cycle", True)):
+            calls = args.calls if not cycle else max(10, args.calls // 5)
+
+            def over_http(engine: str, calls: int = calls, cycle: bool = cycle) -> Callable[[], float]:
+                return lambda: anyio.run(http_calls, bases[engine], stores[engine], calls, cycle)
+
+            medians = interleave(args.rounds, {engine: over_http(engine) for engine in configs})
+            ratio = medians["postgresql"] / medians["sqlite"]
+            print(
+                f"{label} over HTTP: sqlite {medians['sqlite'] * 1e3:.2f} ms, "
+                f"postgresql {medians['postgresql'] * 1e3:.2f} ms, ratio {ratio:.2f}x"
+            )
 
 
 def startup_ratio(work: Path, url: str, rounds: int) -> None:

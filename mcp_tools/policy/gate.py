@@ -550,7 +550,7 @@ class PolicyGate:
         consumed = self.store.consume_approval(spec.name, digest, caller.principal)
         if consumed is not None:
             state.decision, state.approval_id = "approved_out_of_band", consumed.id
-            state.answered_by = self.store.decided_by(consumed.id) or "out_of_band"
+            state.answered_by = consumed.decided_by or "out_of_band"
             return None
         request = ConfirmationRequest(spec.name, risk, summary, shown, digest)
         if caller.asker is not None:
@@ -599,9 +599,9 @@ class PolicyGate:
             risk=risk.label,
             principal=caller.principal,
             ttl_seconds=self.settings.approval_ttl_seconds,
+            origin=(caller.transport, caller.client),
         )
         state.decision, state.approval_id = "approval_required", approval.id
-        self.store.note_origin(approval.id, caller.transport, caller.client)
         out_of_band = self.out_of_band
         if out_of_band is not None and out_of_band.reaches_person:
             await out_of_band.announce(approval, request.message(), caller.transport, caller.client)

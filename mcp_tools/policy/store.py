@@ -154,6 +154,11 @@ APPROVED_FOR_CALL = (
     "SELECT {columns} FROM approvals WHERE tool=? AND args_sha256=? AND principal=? AND status='approved' "
     "AND expires>? ORDER BY created LIMIT 1"
 )
+DECIDED_BY_OF_ROW = "(SELECT decided_by FROM approval_meta WHERE approval_meta.approval_id=approvals.id)"
+NOTE_ORIGIN = (
+    "INSERT INTO approval_meta (approval_id, transport, client) VALUES (?, ?, ?) "
+    "ON CONFLICT (approval_id) DO UPDATE SET transport=excluded.transport, client=excluded.client"
+)
 AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
 MAX_LIVE_TICKETS = 20  # approval cards issued for one approval that still work
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
@@ -180,6 +185,8 @@ class Approval:
     # Set on a new request only: an earlier approval of the same principal for the same arguments
     # whose target has changed since (another summary or version), so it no longer covers the call.
     superseded: Approval | None = None
+    # Set by `consume_approval`: who answered (`approval_meta.decided_by`), read with the check.
+    decided_by: str | None = None
 
     def effective_status(self, now: float) -> ApprovalStatus:
         if self.status in ("pending", "approved") and now >= self.expires:
@@ -319,11 +326,13 @@ class StateStore:
         risk: str,
         principal: str,
         ttl_seconds: float,
+        origin: tuple[str, str | None] | None = None,
     ) -> Approval:
         """A pending approval for exactly this call; the principal's unexpired pending one is reused.
 
         The same read (one round trip) finds an open approval for the same arguments shown but
-        another binding (the target changed since): the new one says it supersedes it."""
+        another binding (the target changed since): the new one says it supersedes it. `origin`,
+        (transport, client), is noted as `note_origin` would, in the same transaction."""
         now = self.clock()
         shown = json.dumps(args_display, ensure_ascii=False)
         with self._transaction() as db:
@@ -336,12 +345,16 @@ class StateStore:
             superseded = next((a for a in found if a.args_sha256 != args_sha256), None)
             for approval in found:
                 if approval.args_sha256 == args_sha256 and approval.status == "pending":
+                    if origin is not None:
+                        db.execute(NOTE_ORIGIN, (approval.id, *origin))
                     return dataclasses.replace(approval, superseded=superseded)
             approval_id = new_approval_id()
             db.execute(
                 "INSERT INTO approvals VALUES (?,?,?,?,?,?,?,?,?,'pending',NULL,NULL)",
                 (approval_id, tool, args_sha256, shown, summary, risk, principal, now, now + ttl_seconds),
             )
+            if origin is not None:
+                db.execute(NOTE_ORIGIN, (approval_id, *origin))
         # What was written, without reading it back (a round trip to a database server).
         return Approval(
             approval_id,
@@ -368,7 +381,8 @@ class StateStore:
         now = self.clock()
         wanted = (tool, args_sha256, principal, now)
         with self._reading() as db:  # most calls have none: a read, without the write lock
-            if db.execute(APPROVED_FOR_CALL.format(columns="1"), wanted).fetchone() is None:
+            ready = db.execute(APPROVED_FOR_CALL.format(columns=f"id, {DECIDED_BY_OF_ROW}"), wanted).fetchone()
+            if ready is None:
                 return None
         with self._transaction() as db:  # one statement under the write lock: the check and the use
             row = db.execute(
@@ -376,7 +390,14 @@ class StateStore:
                 f"WHERE id=({APPROVED_FOR_CALL.format(columns='id')}) AND status='approved' RETURNING *",
                 (now, *wanted),
             ).fetchone()
-        return None if row is None else _approval(row)
+        if row is None:
+            return None
+        consumed = _approval(row)
+        # Who answered cannot change once decided: the check read it, unless a race used that one
+        # and this call another.
+        return dataclasses.replace(
+            consumed, decided_by=ready[1] if consumed.id == ready[0] else self.decided_by(consumed.id)
+        )
 
     def recent_denial(self, tool: str, args_sha256: str) -> Approval | None:
         """A denial the person made for this exact call that has not expired yet."""
@@ -455,11 +476,7 @@ class StateStore:
     def note_origin(self, approval_id: str, transport: str, client: str | None = None) -> None:
         """Remember over which transport, and from which client, the call that asked came."""
         with self._appending() as db:  # one statement: atomic without the approvals lock
-            db.execute(
-                "INSERT INTO approval_meta (approval_id, transport, client) VALUES (?, ?, ?) "
-                "ON CONFLICT (approval_id) DO UPDATE SET transport=excluded.transport, client=excluded.client",
-                (approval_id, transport, client),
-            )
+            db.execute(NOTE_ORIGIN, (approval_id, transport, client))
 
     def decided_by(self, approval_id: str) -> str | None:
         """Who answered an approval (`page`, `cli`, `telegram:@ada (42)`), if that was recorded."""

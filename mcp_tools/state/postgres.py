@@ -26,7 +26,7 @@ from mcp_tools.secrets import known_secrets
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 MIGRATION_LOCK = 0x6D6370746F6F6C73  # "mcptools": one migrator at a time across replicas
 NOTIFY_CHANNEL = "mcp_tools_approvals"
-BEGIN_LOCKED = "BEGIN; LOCK TABLE approvals IN SHARE ROW EXCLUSIVE MODE"
+LOCK_APPROVALS = "LOCK TABLE approvals IN SHARE ROW EXCLUSIVE MODE"
 LISTEN_CHECK_SECONDS = 1.0
 IDLE_CHECK_SECONDS = 2.0
 # A statement answered this recently shows the database is up as well as a ping would: the
@@ -74,14 +74,41 @@ def apply_migrations(connection: psycopg.Connection[Any]) -> list[int]:
 class _Translated:
     """A psycopg connection that takes the store's `?` placeholders."""
 
-    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+    def __init__(self, connection: psycopg.Connection[Any], pipeline: psycopg.Pipeline | None = None) -> None:
         self._connection = connection
+        self._pipeline = pipeline
 
-    def execute(self, sql: str, params: Any = ()) -> psycopg.Cursor[Any]:
-        return self._connection.execute(_placeholders(sql), tuple(params))
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        cursor = self._connection.execute(_placeholders(sql), tuple(params))
+        return cursor if self._pipeline is None else _Pipelined(cursor, self._pipeline)
 
     def transaction(self) -> Any:
         return self._connection.transaction()
+
+
+class _Pipelined:
+    """A cursor of a pipelined transaction: its statement goes out with the next one that needs
+    an answer. Fetching waits for the rows; a count or a description waits for everything sent."""
+
+    def __init__(self, cursor: psycopg.Cursor[Any], pipeline: psycopg.Pipeline) -> None:
+        self._cursor = cursor
+        self._pipeline = pipeline
+
+    @property
+    def rowcount(self) -> int:
+        self._pipeline.sync()
+        return self._cursor.rowcount
+
+    @property
+    def description(self) -> Any:
+        self._pipeline.sync()
+        return self._cursor.description
+
+    def fetchone(self) -> Any:
+        return self._cursor.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self._cursor.fetchall()
 
 
 _TRANSLATED: dict[str, str] = {}
@@ -187,16 +214,21 @@ class PostgresStateStore(StateStore):
                 try:
                     if lock:
                         # One writer of approvals at a time, as BEGIN IMMEDIATE gives SQLite: the
-                        # check and the change are one step, and events commit in order. BEGIN
-                        # and the lock go out together: one round trip, not two.
-                        connection.execute(BEGIN_LOCKED)
+                        # check and the change are one step, and events commit in order. The
+                        # transaction is pipelined: BEGIN, the lock and every statement go out
+                        # together until one whose rows are read, and the COMMIT with whatever
+                        # was written after that, so a read-then-write transaction is two round
+                        # trips, whatever it writes.
                         try:
-                            yield _Translated(connection)
+                            with connection.pipeline() as pipeline:
+                                connection.execute("BEGIN")
+                                connection.execute(LOCK_APPROVALS)
+                                yield _Translated(connection, pipeline)
+                                connection.execute("COMMIT")
                         except BaseException:
                             with contextlib.suppress(psycopg.Error):
                                 connection.execute("ROLLBACK")
                             raise
-                        connection.execute("COMMIT")
                     else:
                         yield _Translated(connection)
                     self._last_answer = time.monotonic()

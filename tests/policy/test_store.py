@@ -197,6 +197,39 @@ def test_who_decided_an_approval_is_kept_with_it(open_store: OpenStore) -> None:
     assert store.decided_by(approval.id) is None
     store.decide(approval.id, True, 600, decided_by="telegram:@ada (42)")
     assert store.decided_by(approval.id) == "telegram:@ada (42)"
+    used = store.consume_approval("x.erase", "d1", "local")
+    assert used is not None and used.decided_by == "telegram:@ada (42)"  # read with the check, no extra look
+
+
+def test_where_a_call_came_from_is_noted_with_its_approval_new_or_reused(open_store: OpenStore) -> None:
+    store = open_store()
+    asked = store.request_approval(
+        tool="x.erase",
+        args_sha256="d1",
+        args_display={"target": "t"},
+        summary="Erase t",
+        risk="high",
+        principal="local",
+        ttl_seconds=600,
+        origin=("stdio", "Claude Desktop"),
+    )
+    assert store.approval_meta([asked.id])[asked.id] == {
+        "transport": "stdio",
+        "decided_by": None,
+        "client": "Claude Desktop",
+    }
+    again = store.request_approval(
+        tool="x.erase",
+        args_sha256="d1",
+        args_display={"target": "t"},
+        summary="Erase t",
+        risk="high",
+        principal="local",
+        ttl_seconds=600,
+        origin=("http", None),
+    )
+    assert again.id == asked.id
+    assert store.approval_meta([asked.id])[asked.id] == {"transport": "http", "decided_by": None, "client": None}
 
 
 @pytest.mark.anyio

@@ -16,6 +16,12 @@ from mcp_tools.policy.store import AuditRow
 from mcp_tools.state.postgres import PostgresStateStore
 
 
+def sends_without_waiting(connection: Any, gen: Any) -> bool:
+    """A statement queued in a pipeline goes out without waiting for its answer: the exchange is
+    the fetch or the sync that reads it."""
+    return connection._pipeline is not None and gen.__qualname__ == "BaseCursor._execute_gen"
+
+
 @contextmanager
 def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """Counts the waits of this thread that exchange something with the server."""
@@ -24,6 +30,9 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     here = threading.current_thread()
 
     def counting(self: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
+        if sends_without_waiting(self, gen):
+            return wait(self, gen, *args, **kwargs)
+
         def watched() -> Any:
             answer, first = None, True
             while True:
@@ -82,5 +91,44 @@ def test_using_an_approval_is_one_locked_statement(store: PostgresStateStore, mo
     with round_trips(monkeypatch) as counted:
         used = store.consume_approval("demo.erase", "1" * 64, "local")
     assert used is not None and used.status == "consumed" and used.id == asked.id
-    assert counted[0] == 4  # the check, BEGIN with the lock, the use, COMMIT
+    assert counted[0] == 3  # the check; BEGIN, the lock and the use; COMMIT
     assert store.consume_approval("demo.erase", "1" * 64, "local") is None  # once
+
+
+def test_asking_with_where_the_call_came_from_is_two_round_trips(
+    store: PostgresStateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store.tail(1)
+    with round_trips(monkeypatch) as counted:
+        asked = store.request_approval(
+            tool="demo.erase",
+            args_sha256="2" * 64,
+            args_display={"target": "t"},
+            summary="erase t",
+            risk="high",
+            principal="local",
+            ttl_seconds=60,
+            origin=("http", "agent"),
+        )
+    assert counted[0] == 2  # BEGIN, the lock and the look for an open one; the new one, its origin, COMMIT
+    assert store.approval_meta([asked.id])[asked.id]["transport"] == "http"
+    assert store.approval_meta([asked.id])[asked.id]["client"] == "agent"
+
+
+def test_deciding_is_two_round_trips_and_using_it_then_knows_who_answered(
+    store: PostgresStateStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = store.request_approval(
+        tool="demo.erase",
+        args_sha256="3" * 64,
+        args_display={"target": "t"},
+        summary="erase t",
+        risk="high",
+        principal="local",
+        ttl_seconds=60,
+    )
+    with round_trips(monkeypatch) as counted:
+        store.decide(asked.id, True, 60, decided_by="page")
+    assert counted[0] == 2  # BEGIN, the lock and the read; the change, who decided, COMMIT
+    used = store.consume_approval("demo.erase", "3" * 64, "local")
+    assert used is not None and used.decided_by == "page"
