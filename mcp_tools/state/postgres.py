@@ -65,7 +65,7 @@ def apply_migrations(connection: psycopg.Connection[Any]) -> list[int]:
         for version, name, sql in known:
             if version in done:
                 continue
-            connection.execute(sql)
+            connection.execute(sql, prepare=False)  # many statements: never one prepared statement
             connection.execute("INSERT INTO schema_version VALUES (%s, %s, %s)", (version, name, time.time()))
             applied_now.append(version)
     return applied_now
@@ -140,7 +140,10 @@ class PostgresStateStore(StateStore):
             min_size=1,
             max_size=pool_size,
             timeout=connect_timeout,
-            kwargs={"connect_timeout": max(1, round(connect_timeout)), "autocommit": True},
+            # Every statement prepared on its first use: the pool hands out its connections in
+            # turn, so at the default (prepared on the fifth use) most ran unprepared, each parsed
+            # and planned again by the server.
+            kwargs={"connect_timeout": max(1, round(connect_timeout)), "autocommit": True, "prepare_threshold": 0},
             check=self._check_if_idle,
             open=False,
             name="mcp-tools-state",
