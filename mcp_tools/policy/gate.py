@@ -547,7 +547,8 @@ class PolicyGate:
         # size, another time) gets a new question, never the old answer.
         digest = arguments_digest(spec.name, arguments, seen)
         shown = redact(arguments, self.settings.audit_max_chars)
-        consumed = self.store.consume_approval(spec.name, digest, caller.principal)
+        prior = self.store.prior_answers(spec.name, digest, caller.principal)
+        consumed = self.store.consume_approval(spec.name, digest, caller.principal, prior)
         if consumed is not None:
             state.decision, state.approval_id = "approved_out_of_band", consumed.id
             state.answered_by = consumed.decided_by or "out_of_band"
@@ -574,10 +575,10 @@ class PolicyGate:
                 f"{spec.name} was not run: {reason}.",
                 "Do not retry on your own; ask the person what they want instead.",
             )
-        denial = self.store.recent_denial(spec.name, digest)
+        denial = prior.denial
         if denial is not None:
             state.decision, state.approval_id = "declined", denial.id
-            state.answered_by = self.store.decided_by(denial.id) or "out_of_band"
+            state.answered_by = denial.decided_by or "out_of_band"
             raise ToolFailure(
                 "declined_by_user",
                 f"{spec.name} was not run: the person denied approval {denial.id} for these arguments.",

@@ -159,6 +159,14 @@ NOTE_ORIGIN = (
     "INSERT INTO approval_meta (approval_id, transport, client) VALUES (?, ?, ?) "
     "ON CONFLICT (approval_id) DO UPDATE SET transport=excluded.transport, client=excluded.client"
 )
+# The approval a call's principal may use (the oldest) and the newest denial of the same call,
+# each with who answered; one read for the two questions every high-risk call asks first.
+PRIOR_ANSWERS = (
+    f"SELECT * FROM (SELECT approvals.*, {DECIDED_BY_OF_ROW} FROM approvals WHERE tool=? AND args_sha256=? "
+    "AND principal=? AND status='approved' AND expires>? ORDER BY created LIMIT 1) AS ready UNION ALL "
+    f"SELECT * FROM (SELECT approvals.*, {DECIDED_BY_OF_ROW} FROM approvals WHERE tool=? AND args_sha256=? "
+    "AND status='denied' AND expires>? ORDER BY decided DESC LIMIT 1) AS denied"
+)
 AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
 MAX_LIVE_TICKETS = 20  # approval cards issued for one approval that still work
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
@@ -205,6 +213,15 @@ class Approval:
             "expires": iso_time(self.expires),
             "status": self.effective_status(now),
         }
+
+
+@dataclass(frozen=True)
+class PriorAnswers:
+    """What the person already said about one exact call (`StateStore.prior_answers`)."""
+
+    ready_id: str | None  # an approved approval the call's principal may use
+    ready_decided_by: str | None
+    denial: Approval | None  # the newest unexpired denial, with who gave it
 
 
 @dataclass(frozen=True)
@@ -372,43 +389,51 @@ class StateStore:
             superseded,
         )
 
-    def consume_approval(self, tool: str, args_sha256: str, principal: str) -> Approval | None:
+    def prior_answers(self, tool: str, args_sha256: str, principal: str) -> PriorAnswers:
+        """What the person already said about this exact call, in one read: the approval its
+        principal may use, and the latest unexpired denial."""
+        now = self.clock()
+        with self._reading() as db:
+            rows = db.execute(PRIOR_ANSWERS, (tool, args_sha256, principal, now, tool, args_sha256, now)).fetchall()
+        ready = next((row for row in rows if row[9] == "approved"), None)
+        denied = next((row for row in rows if row[9] == "denied"), None)
+        return PriorAnswers(
+            ready_id=None if ready is None else ready[0],
+            ready_decided_by=None if ready is None else ready[12],
+            denial=None if denied is None else dataclasses.replace(_approval(denied), decided_by=denied[12]),
+        )
+
+    def consume_approval(
+        self, tool: str, args_sha256: str, principal: str, prior: PriorAnswers | None = None
+    ) -> Approval | None:
         """Atomically mark one approved, unexpired approval for this exact call as used.
 
         Only the principal that asked for it may use it: an approval asked for over HTTP with
-        one token is no use to a session holding another.
+        one token is no use to a session holding another. With `prior` (read just before), a call
+        that has none takes no further look.
         """
+        if prior is None:  # most calls have none: a read, without the write lock
+            prior = self.prior_answers(tool, args_sha256, principal)
+        if prior.ready_id is None:
+            return None
         now = self.clock()
-        wanted = (tool, args_sha256, principal, now)
-        with self._reading() as db:  # most calls have none: a read, without the write lock
-            ready = db.execute(APPROVED_FOR_CALL.format(columns=f"id, {DECIDED_BY_OF_ROW}"), wanted).fetchone()
-            if ready is None:
-                return None
         with self._transaction() as db:  # one statement under the write lock: the check and the use
             row = db.execute(
                 "UPDATE approvals SET status='consumed', consumed=? "
                 f"WHERE id=({APPROVED_FOR_CALL.format(columns='id')}) AND status='approved' RETURNING *",
-                (now, *wanted),
+                (now, tool, args_sha256, principal, now),
             ).fetchone()
         if row is None:
             return None
         consumed = _approval(row)
         # Who answered cannot change once decided: the check read it, unless a race used that one
         # and this call another.
-        return dataclasses.replace(
-            consumed, decided_by=ready[1] if consumed.id == ready[0] else self.decided_by(consumed.id)
-        )
+        decided_by = prior.ready_decided_by if consumed.id == prior.ready_id else self.decided_by(consumed.id)
+        return dataclasses.replace(consumed, decided_by=decided_by)
 
     def recent_denial(self, tool: str, args_sha256: str) -> Approval | None:
         """A denial the person made for this exact call that has not expired yet."""
-        now = self.clock()
-        with self._reading() as db:
-            row = db.execute(
-                "SELECT * FROM approvals WHERE tool=? AND args_sha256=? AND status='denied' AND expires>? "
-                "ORDER BY decided DESC LIMIT 1",
-                (tool, args_sha256, now),
-            ).fetchone()
-        return None if row is None else _approval(row)
+        return self.prior_answers(tool, args_sha256, "").denial
 
     def decide_approval(self, approval_id: str, approve: bool, ttl_seconds: float) -> Approval:
         """The person's answer; only a pending, unexpired approval can be decided."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tools.policy.store import AuditRow, PolicyStore, StateStore
+from mcp_tools.policy.store import AuditRow, PolicyStore, PriorAnswers, StateStore
 
 OpenStore = Callable[..., StateStore]
 
@@ -333,3 +333,18 @@ async def test_every_call_of_a_failed_audit_batch_learns_its_row_was_not_written
         for index in range(10):
             group.start_soon(one_call, index)
     assert sorted(failed) == list(range(10))
+
+
+def test_prior_answers_tell_an_approval_to_use_and_a_denial_in_one_look(open_store: OpenStore) -> None:
+    store = open_store()
+    assert store.prior_answers("x.erase", "d1", "local") == PriorAnswers(None, None, None)
+    approved = request(store)
+    store.decide(approved.id, True, 600, decided_by="cli")
+    denied = request(store, digest="d2")
+    store.decide(denied.id, False, 600, decided_by="page")
+    ready = store.prior_answers("x.erase", "d1", "local")
+    assert (ready.ready_id, ready.ready_decided_by, ready.denial) == (approved.id, "cli", None)
+    assert store.prior_answers("x.erase", "d1", "laptop").ready_id is None  # another principal's to use
+    refused = store.prior_answers("x.erase", "d2", "laptop")  # a denial holds for everyone
+    assert refused.ready_id is None
+    assert refused.denial is not None and (refused.denial.id, refused.denial.decided_by) == (denied.id, "page")
