@@ -77,23 +77,27 @@ def tool_definition(tool: BoundTool) -> types.Tool:
         name=tool.wire_name,
         title=spec.title,
         description=spec.description + note,
-        input_schema=compact_schema(input_schema),
+        input_schema=compact_schema(_inline_single_use(input_schema) if "$defs" in input_schema else input_schema),
         output_schema=compact_output_schema(spec.output_model.model_json_schema(mode="serialization")),
         annotations=tool_annotations(spec.read_only, destructive, spec.idempotent or spec.read_only, spec.open_world),
     )
 
 
-def tool_annotations(read_only: bool, destructive: bool, idempotent: bool, open_world: bool) -> types.ToolAnnotations:
+def tool_annotations(
+    read_only: bool, destructive: bool, idempotent: bool, open_world: bool
+) -> types.ToolAnnotations | None:
     """Only the hints that differ from the spec's defaults (readOnly false, destructive true,
     idempotent false, openWorld true): the same meaning for every client, in fewer tokens. The
-    destructive and idempotent hints mean nothing for a read-only tool, so it carries neither.
+    destructive and idempotent hints mean nothing for a read-only tool, so it carries neither;
+    a tool whose hints are all the defaults carries no annotations at all.
     """
-    return types.ToolAnnotations(
+    hints = types.ToolAnnotations(
         read_only_hint=True if read_only else None,
         destructive_hint=None if read_only or destructive else False,
         idempotent_hint=True if idempotent and not read_only else None,
         open_world_hint=None if open_world else False,
     )
+    return hints if hints.model_dump(exclude_none=True) else None
 
 
 def cached_definitions(tools: list[BoundTool], cache_dir: Path) -> list[types.Tool]:
@@ -184,7 +188,8 @@ def compact_schema(schema: Any) -> Any:
 
     Pydantic's generated titles repeat the property names; an optional field's
     `anyOf: [X, null]` with `default: null` says no more than X outside `required`, and a
-    default of false, 0, "" or [] says no more than leaving the argument out.
+    default of false, 0, "" or [] says no more than leaving the argument out. (Its caller puts
+    a definition used once where it is used, as in output schemas.)
     """
     if isinstance(schema, list):
         return [compact_schema(item) for item in schema]
@@ -208,8 +213,8 @@ def compact_output_schema(schema: Any) -> Any:
 
     Besides titles, defaults and `additionalProperties` go (a result is read, never written),
     and so does `required`: every field of a result is always present, null or not, so it
-    would list them all. `anyOf: [X, null]` becomes `type: [X, "null"]`, and a definition used
-    once stands where it is used.
+    would list them all. `anyOf: [X, null]` becomes `type: [X, "null"]`, a definition used
+    once stands where it is used, and an enum of strings goes without `type: "string"`.
     """
     if isinstance(schema, dict) and "$defs" in schema:
         schema = _inline_single_use(schema)
@@ -222,13 +227,19 @@ def _compact_output(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     schema = _without_null_option(schema, keep_null=True)
-    compacted = {}
+    compacted: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "properties" and isinstance(value, dict):  # names, not keywords: keep every one
             compacted[key] = {name: _compact_output(prop) for name, prop in value.items()}
         elif key not in ("default", "additionalProperties", "required", "title"):
             compacted[key] = _compact_output(value)
+    if compacted.get("type") == "string" and _only_strings(compacted.get("enum")):
+        del compacted["type"]  # an enum of strings admits strings only: the type says it again
     return compacted
+
+
+def _only_strings(values: Any) -> bool:
+    return isinstance(values, list) and bool(values) and all(isinstance(value, str) for value in values)
 
 
 def _inline_single_use(schema: dict[str, Any]) -> dict[str, Any]:

@@ -6,10 +6,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field
+import pytest
+from pydantic import BaseModel, Field
 
 from mcp_tools import budget
+from mcp_tools.mcp_server import tool_definition
 from mcp_tools.policy.gate import BoundTool
 from mcp_tools.servers import CATALOG
 from mcp_tools.tooling import Arguments, Output, Risk, ToolSpec
@@ -66,6 +69,47 @@ def test_the_figures_match_a_hand_counted_tool() -> None:
     assert cost.namespace == "demo" and cost.tier == "core"
 
 
+class Step(BaseModel):
+    to: str
+
+
+class PlanArgs(Arguments):
+    steps: list[Step]
+
+
+class PlanOut(Output):
+    state: Literal["planned", "done"]
+
+
+async def plan(service: object, args: PlanArgs, ctx: object) -> PlanOut:
+    return PlanOut(state="planned")
+
+
+PLAN = ToolSpec(
+    name="demo.plan",
+    description="Plan.",
+    input_model=PlanArgs,
+    output_model=PlanOut,
+    handler=plan,
+    risk=Risk.HIGH,
+    describe=lambda args: "plan",
+    open_world=True,
+)
+
+# The enum says the strings, the step stands where it is used, and every hint is the spec's default.
+PLAN_FULL = (
+    '{"name":"demo_plan","description":"Plan. Risk: high.","inputSchema":{"additionalProperties":false,'
+    '"properties":{"steps":{"items":{"properties":{"to":{"type":"string"}},"required":["to"],"type":"object"},'
+    '"type":"array"}},"required":["steps"],"type":"object"},'
+    '"outputSchema":{"properties":{"state":{"enum":["planned","done"]}},"type":"object"}}'
+)
+
+
+def test_a_definition_says_each_thing_once() -> None:
+    definition = tool_definition(BoundTool(PLAN, None, "demo_plan", Risk.HIGH))
+    assert budget.wire_json(definition.model_dump(mode="json", by_alias=True, exclude_none=True)) == PLAN_FULL
+
+
 def test_every_namespace_on_stays_within_the_budget_per_tool() -> None:
     """Later namespaces must keep this too: the average over every tool of every namespace."""
     costs = budget.costs_of(budget.every_tool())
@@ -82,6 +126,29 @@ def test_the_default_selection_stays_within_the_visible_budget_per_tool() -> Non
     assert {cost.namespace for cost in costs} == set(CATALOG)
     visible = sum(cost.visible for cost in costs) / len(costs) / budget.CHARS_PER_TOKEN
     assert visible <= budget.MAX_VISIBLE_TOKENS_PER_TOOL, f"{visible:.1f} tokens per tool, model-visible"
+
+
+# The default selection's full definitions today; the goal is budget.MAX_FULL_TOKENS_PER_TOOL, not
+# met: docs/performance.md ("Tool list") says what is left in them and why it stays.
+DEFAULT_FULL_TOKENS_PER_TOOL = 272
+
+
+def default_full_tokens_per_tool() -> float:
+    costs = budget.costs_of(budget.default_selection(budget.every_tool()))
+    assert {cost.namespace for cost in costs} == set(CATALOG)
+    return sum(cost.full for cost in costs) / len(costs) / budget.CHARS_PER_TOKEN
+
+
+def test_the_default_selection_in_full_costs_no_more_than_it_does_now() -> None:
+    full = default_full_tokens_per_tool()
+    assert round(full) <= DEFAULT_FULL_TOKENS_PER_TOOL, f"{full:.1f} tokens per tool, full definition"
+
+
+@pytest.mark.xfail(strict=True, reason="open goal: see docs/performance.md, 'Tool list'")
+def test_the_default_selection_stays_within_the_full_budget_per_tool() -> None:
+    """When it passes, drop the mark and DEFAULT_FULL_TOKENS_PER_TOOL: the goal then holds."""
+    full = default_full_tokens_per_tool()
+    assert full <= budget.MAX_FULL_TOKENS_PER_TOOL, f"{full:.1f} tokens per tool, full definition"
 
 
 def test_summaries_add_up_per_namespace() -> None:

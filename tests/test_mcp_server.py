@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 
 import pytest
 
+from mcp_tools import budget, mcp_server
 from mcp_tools.app import build_app
-from mcp_tools.mcp_server import cached_definitions, definitions_key, tool_definition
+from mcp_tools.mcp_server import _sources_fingerprint, cached_definitions, definitions_key, tool_definition
 from tests.harness import make_config
 
 
@@ -24,6 +26,19 @@ def test_cached_definitions_equal_fresh_ones(tmp_path: Path, demo_namespace: str
     assert len(list((tmp_path / "cache").glob("tools-*.json"))) == 1
     second = cached_definitions(tools, tmp_path / "cache")
     assert first == fresh and second == fresh
+
+
+def test_every_shipped_definition_comes_back_from_the_cache_as_it_was_made(tmp_path: Path) -> None:
+    """Tools with no annotations or enum types included: the cache must not add or drop a key."""
+    tools = budget.every_tool()
+    cached_definitions(tools, tmp_path / "cache")
+    assert cached_definitions(tools, tmp_path / "cache") == [tool_definition(tool) for tool in tools]
+
+
+def test_the_key_covers_the_code_that_shapes_schemas() -> None:
+    """Compacting schemas happens here: a change to it changes every key."""
+    size = os.stat(mcp_server.__file__).st_size
+    assert f"mcp_server.py:{size}:" in _sources_fingerprint()
 
 
 def test_a_change_of_risk_changes_the_key(tmp_path: Path, demo_namespace: str) -> None:
