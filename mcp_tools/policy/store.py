@@ -159,6 +159,7 @@ NOTE_ORIGIN = (
     "INSERT INTO approval_meta (approval_id, transport, client) VALUES (?, ?, ?) "
     "ON CONFLICT (approval_id) DO UPDATE SET transport=excluded.transport, client=excluded.client"
 )
+PENDING_SAME = "tool=? AND principal=? AND status='pending' AND expires>? AND args_sha256=?"
 # The approval a call's principal may use (the oldest) and the newest denial of the same call,
 # each with who answered; one read for the two questions every high-risk call asks first.
 PRIOR_ANSWERS = (
@@ -289,7 +290,9 @@ class StateStore:
     """Approvals and audit rows; safe to share between threads and processes.
 
     Queries are written once, with `?` placeholders; an implementation supplies connections
-    through `_transaction` (writes: one at a time across every process) and `_reading`.
+    through `_transaction` (writes: one at a time across every process) and `_reading`. The
+    cursors of a transaction can be read after it commits: a transaction that reads only then
+    is one round trip to a database server.
     """
 
     clock: Any
@@ -352,26 +355,47 @@ class StateStore:
         (transport, client), is noted as `note_origin` would, in the same transaction."""
         now = self.clock()
         shown = json.dumps(args_display, ensure_ascii=False)
+        approval_id = new_approval_id()
+        pending_same = (tool, principal, now, args_sha256)
+        # Every statement is written so that none depends on what an earlier one read: a database
+        # server gets them, and the COMMIT, in one round trip, and they are read once committed.
         with self._transaction() as db:
-            rows = db.execute(
+            open_ones = db.execute(
                 "SELECT * FROM approvals WHERE tool=? AND principal=? AND status IN ('pending','approved') "
                 "AND expires>? AND (args_sha256=? OR args_display=?) ORDER BY created DESC LIMIT 8",
                 (tool, principal, now, args_sha256, shown),
-            ).fetchall()
-            found = [_approval(row) for row in rows]
-            superseded = next((a for a in found if a.args_sha256 != args_sha256), None)
-            for approval in found:
-                if approval.args_sha256 == args_sha256 and approval.status == "pending":
-                    if origin is not None:
-                        db.execute(NOTE_ORIGIN, (approval.id, *origin))
-                    return dataclasses.replace(approval, superseded=superseded)
-            approval_id = new_approval_id()
+            )
+            reusable = db.execute(
+                f"SELECT * FROM approvals WHERE {PENDING_SAME} ORDER BY created DESC LIMIT 1", pending_same
+            )
             db.execute(
-                "INSERT INTO approvals VALUES (?,?,?,?,?,?,?,?,?,'pending',NULL,NULL)",
-                (approval_id, tool, args_sha256, shown, summary, risk, principal, now, now + ttl_seconds),
+                "INSERT INTO approvals SELECT ?,?,?,?,?,?,?,?,?,'pending',NULL,NULL "
+                f"WHERE NOT EXISTS (SELECT 1 FROM approvals WHERE {PENDING_SAME})",
+                (
+                    approval_id,
+                    tool,
+                    args_sha256,
+                    shown,
+                    summary,
+                    risk,
+                    principal,
+                    now,
+                    now + ttl_seconds,
+                    *pending_same,
+                ),
             )
             if origin is not None:
-                db.execute(NOTE_ORIGIN, (approval_id, *origin))
+                db.execute(
+                    "INSERT INTO approval_meta (approval_id, transport, client) SELECT id, ?, ? FROM approvals "
+                    f"WHERE {PENDING_SAME} ORDER BY created DESC LIMIT 1 ON CONFLICT (approval_id) DO UPDATE "
+                    "SET transport=excluded.transport, client=excluded.client",
+                    (*origin, *pending_same),
+                )
+        found = [_approval(row) for row in open_ones.fetchall()]
+        superseded = next((a for a in found if a.args_sha256 != args_sha256), None)
+        reused = reusable.fetchone()
+        if reused is not None:
+            return dataclasses.replace(_approval(reused), superseded=superseded)
         # What was written, without reading it back (a round trip to a database server).
         return Approval(
             approval_id,
@@ -418,11 +442,12 @@ class StateStore:
             return None
         now = self.clock()
         with self._transaction() as db:  # one statement under the write lock: the check and the use
-            row = db.execute(
+            used = db.execute(
                 "UPDATE approvals SET status='consumed', consumed=? "
                 f"WHERE id=({APPROVED_FOR_CALL.format(columns='id')}) AND status='approved' RETURNING *",
                 (now, tool, args_sha256, principal, now),
-            ).fetchone()
+            )
+        row = used.fetchone()  # read once committed: the COMMIT goes with the statement
         if row is None:
             return None
         consumed = _approval(row)
@@ -446,45 +471,39 @@ class StateStore:
         when the page, Telegram and the CLI answer at once, exactly one of them wins.
         """
         now = self.clock()
-        with self._transaction() as db:
-            row = db.execute("SELECT * FROM approvals WHERE id=?", (approval_id,)).fetchone()
-            if row is None:
-                raise LookupError(f"no approval with id {approval_id}")
-            current = _approval(row)
-            status = current.effective_status(now)
-            if status != "pending":
-                raise ValueError(f"approval {approval_id} is {status}; only a pending approval can be decided")
-            db.execute(
-                "UPDATE approvals SET status=?, decided=?, expires=? WHERE id=?",
-                (
-                    "approved" if approve else "denied",
-                    now,
-                    max(current.expires, now + ttl_seconds),
-                    approval_id,
-                ),
+        status = "approved" if approve else "denied"
+        with self._transaction() as db:  # the check is the update's own: one round trip with its COMMIT
+            changed = db.execute(
+                "UPDATE approvals SET status=?, decided=?, expires=CASE WHEN expires>? THEN expires ELSE ? END "
+                "WHERE id=? AND status='pending' AND expires>? RETURNING *",
+                (status, now, now + ttl_seconds, now + ttl_seconds, approval_id, now),
             )
             if decided_by is not None:
                 db.execute(
-                    "INSERT INTO approval_meta (approval_id, decided_by) VALUES (?, ?) "
+                    "INSERT INTO approval_meta (approval_id, decided_by) SELECT id, ? FROM approvals "
+                    "WHERE id=? AND status=? AND decided=? "
                     "ON CONFLICT (approval_id) DO UPDATE SET decided_by=excluded.decided_by",
-                    (approval_id, decided_by),
+                    (decided_by, approval_id, status, now),
                 )
-        return dataclasses.replace(
-            current,
-            status="approved" if approve else "denied",
-            decided=now,
-            expires=max(current.expires, now + ttl_seconds),
-        )
+        row = changed.fetchone()
+        if row is not None:
+            return _approval(row)
+        current = self.get_approval(approval_id)  # nothing changed: say why
+        if current is None:
+            raise LookupError(f"no approval with id {approval_id}")
+        found = current.effective_status(now)
+        raise ValueError(f"approval {approval_id} is {found}; only a pending approval can be decided")
 
     def consume_approval_id(self, approval_id: str) -> Approval | None:
         """Use one approved, unexpired approval by its id (the call that asked for it waited)."""
         now = self.clock()
         with self._transaction() as db:
-            row = db.execute(
+            used = db.execute(
                 "UPDATE approvals SET status='consumed', consumed=? WHERE id=? AND status='approved' AND expires>? "
                 "RETURNING *",
                 (now, approval_id, now),
-            ).fetchone()
+            )
+        row = used.fetchone()
         return None if row is None else _approval(row)
 
     def withdraw_approval(self, approval_id: str) -> bool:
@@ -857,6 +876,39 @@ class StateStore:
         ]
 
 
+class _Rows:
+    """A statement's rows, read as it ran: SQLite commits no transaction while a statement of it
+    is still being read, and a transaction's cursors are read once it has committed (where a
+    database server gets the COMMIT with the statements, in one round trip)."""
+
+    __slots__ = ("_rows", "description", "rowcount")
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self.description = cursor.description
+        self._rows = cursor.fetchall() if cursor.description else []
+        self.rowcount = cursor.rowcount  # after the rows: a RETURNING statement counts as it is read
+
+    def fetchone(self) -> Any:
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
+class _ReadAsItRuns:
+    """The connection of an SQLite transaction, each statement's rows read as it runs."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, sql: str, params: Any = (), /) -> _Rows:
+        return _Rows(self._db.execute(sql, params))
+
+
 class SqliteFile:
     """One SQLite file of the state dir, shared by threads and processes: WAL, and one writer at a
     time through BEGIN IMMEDIATE."""
@@ -876,12 +928,12 @@ class SqliteFile:
         self._db.close()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self) -> Iterator[Connection]:
         started = time.perf_counter()
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
+                yield _ReadAsItRuns(self._db)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -913,16 +965,16 @@ class PolicyStore(SqliteFile, StateStore):
     def _migrate(self) -> None:
         """Bring a file written by an older version up to this schema; old rows keep their values."""
         with self._transaction() as db:  # one process adds the column; the others then see it
-            columns = {row[1] for row in db.execute("PRAGMA table_info(audit)")}
+            columns = {row[1] for row in db.execute("PRAGMA table_info(audit)").fetchall()}
             if "answered_by" not in columns:
                 db.execute("ALTER TABLE audit ADD COLUMN answered_by TEXT")
-            columns = {row[1] for row in db.execute("PRAGMA table_info(page_sessions)")}
+            columns = {row[1] for row in db.execute("PRAGMA table_info(page_sessions)").fetchall()}
             if "principal" not in columns:  # sessions signed in before a link could be for one principal
                 db.execute("ALTER TABLE page_sessions ADD COLUMN principal TEXT")
-            columns = {row[1] for row in db.execute("PRAGMA table_info(approval_meta)")}
+            columns = {row[1] for row in db.execute("PRAGMA table_info(approval_meta)").fetchall()}
             if "client" not in columns:  # a state file from before clients were remembered
                 db.execute("ALTER TABLE approval_meta ADD COLUMN client TEXT")
-            columns = {row[1] for row in db.execute("PRAGMA table_info(enabled_tools)")}
+            columns = {row[1] for row in db.execute("PRAGMA table_info(enabled_tools)").fetchall()}
             if "namespace" not in columns:  # principal and namespace were one "\n"-joined key
                 rows = db.execute("SELECT principal, tool FROM enabled_tools").fetchall()
                 db.execute("DROP TABLE enabled_tools")

@@ -77,10 +77,15 @@ class _Translated:
     def __init__(self, connection: psycopg.Connection[Any], pipeline: psycopg.Pipeline | None = None) -> None:
         self._connection = connection
         self._pipeline = pipeline
+        self.pipelined: list[_Pipelined] = []
 
     def execute(self, sql: str, params: Any = ()) -> Any:
         cursor = self._connection.execute(_placeholders(sql), tuple(params))
-        return cursor if self._pipeline is None else _Pipelined(cursor, self._pipeline)
+        if self._pipeline is None:
+            return cursor
+        pipelined = _Pipelined(cursor, self._pipeline)
+        self.pipelined.append(pipelined)
+        return pipelined
 
     def transaction(self) -> Any:
         return self._connection.transaction()
@@ -88,27 +93,50 @@ class _Translated:
 
 class _Pipelined:
     """A cursor of a pipelined transaction: its statement goes out with the next one that needs
-    an answer. Fetching waits for the rows; a count or a description waits for everything sent."""
+    an answer. Fetching inside the transaction waits for the rows, a count or a description for
+    everything sent; once the transaction has committed, its rows are already here."""
 
     def __init__(self, cursor: psycopg.Cursor[Any], pipeline: psycopg.Pipeline) -> None:
         self._cursor = cursor
         self._pipeline = pipeline
+        self._settled: tuple[Any, int, list[Any]] | None = None  # description, rowcount, rows left
+
+    def settle(self) -> None:
+        """Keep what the statement answered, before the connection goes back to the pool."""
+        if self._settled is None:
+            description = self._cursor.description
+            rows = self._cursor.fetchall() if description is not None else []
+            self._settled = (description, self._cursor.rowcount, rows)
 
     @property
     def rowcount(self) -> int:
+        if self._settled is not None:
+            return self._settled[1]
         self._pipeline.sync()
         return self._cursor.rowcount
 
     @property
     def description(self) -> Any:
+        if self._settled is not None:
+            return self._settled[0]
         self._pipeline.sync()
         return self._cursor.description
 
     def fetchone(self) -> Any:
-        return self._cursor.fetchone()
+        if self._settled is None:
+            return self._cursor.fetchone()
+        rows = self._settled[2]
+        return rows.pop(0) if rows else None
 
     def fetchall(self) -> list[Any]:
-        return self._cursor.fetchall()
+        if self._settled is None:
+            return self._cursor.fetchall()
+        rows = self._settled[2]
+        self._settled = (self._settled[0], self._settled[1], [])
+        return rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
 
 
 _TRANSLATED: dict[str, str] = {}
@@ -220,14 +248,17 @@ class PostgresStateStore(StateStore):
                         # check and the change are one step, and events commit in order. The
                         # transaction is pipelined: BEGIN, the lock and every statement go out
                         # together until one whose rows are read, and the COMMIT with whatever
-                        # was written after that, so a read-then-write transaction is two round
-                        # trips, whatever it writes.
+                        # came after that. A transaction that reads its rows once committed is
+                        # one round trip, one that reads then writes two, whatever it writes.
                         try:
                             with connection.pipeline() as pipeline:
                                 connection.execute("BEGIN")
                                 connection.execute(LOCK_APPROVALS)
-                                yield _Translated(connection, pipeline)
+                                translated = _Translated(connection, pipeline)
+                                yield translated
                                 connection.execute("COMMIT")
+                            for cursor in translated.pipelined:
+                                cursor.settle()
                         except BaseException:
                             with contextlib.suppress(psycopg.Error):
                                 connection.execute("ROLLBACK")

@@ -348,3 +348,18 @@ def test_prior_answers_tell_an_approval_to_use_and_a_denial_in_one_look(open_sto
     refused = store.prior_answers("x.erase", "d2", "laptop")  # a denial holds for everyone
     assert refused.ready_id is None
     assert refused.denial is not None and (refused.denial.id, refused.denial.decided_by) == (denied.id, "page")
+
+
+def test_the_first_answer_wins_and_a_later_one_changes_nothing_it_recorded(open_store: OpenStore) -> None:
+    now = [1000.0]
+    store = open_store(clock=lambda: now[0])
+    approval = request(store)
+    decided = store.decide(approval.id, True, 60, decided_by="page")
+    assert (decided.status, decided.decided, decided.expires) == ("approved", 1000.0, 1600.0)  # the later expiry
+    now[0] += 1
+    with pytest.raises(ValueError, match="is approved; only a pending approval can be decided"):
+        store.decide(approval.id, False, 60, decided_by="telegram:@mallory (7)")
+    assert store.decided_by(approval.id) == "page"
+    assert store.get_approval(approval.id).status == "approved"  # type: ignore[union-attr]
+    short = request(store, digest="d2")
+    assert store.decide(short.id, True, 5000, decided_by="cli").expires == 1001.0 + 5000

@@ -91,11 +91,11 @@ def test_using_an_approval_is_one_locked_statement(store: PostgresStateStore, mo
     with round_trips(monkeypatch) as counted:
         used = store.consume_approval("demo.erase", "1" * 64, "local")
     assert used is not None and used.status == "consumed" and used.id == asked.id
-    assert counted[0] == 3  # the check; BEGIN, the lock and the use; COMMIT
+    assert counted[0] == 2  # the check; BEGIN, the lock, the use and COMMIT together
     assert store.consume_approval("demo.erase", "1" * 64, "local") is None  # once
 
 
-def test_asking_with_where_the_call_came_from_is_two_round_trips(
+def test_asking_with_where_the_call_came_from_is_one_round_trip(
     store: PostgresStateStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store.tail(1)
@@ -110,12 +110,12 @@ def test_asking_with_where_the_call_came_from_is_two_round_trips(
             ttl_seconds=60,
             origin=("http", "agent"),
         )
-    assert counted[0] == 2  # BEGIN, the lock and the look for an open one; the new one, its origin, COMMIT
+    assert counted[0] == 1  # BEGIN, the lock, the look for an open one, the new one, its origin, COMMIT
     assert store.approval_meta([asked.id])[asked.id]["transport"] == "http"
     assert store.approval_meta([asked.id])[asked.id]["client"] == "agent"
 
 
-def test_deciding_is_two_round_trips_and_using_it_then_knows_who_answered(
+def test_deciding_is_one_round_trip_and_using_it_then_knows_who_answered(
     store: PostgresStateStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked = store.request_approval(
@@ -129,6 +129,6 @@ def test_deciding_is_two_round_trips_and_using_it_then_knows_who_answered(
     )
     with round_trips(monkeypatch) as counted:
         store.decide(asked.id, True, 60, decided_by="page")
-    assert counted[0] == 2  # BEGIN, the lock and the read; the change, who decided, COMMIT
+    assert counted[0] == 1  # BEGIN, the lock, the change, who decided and COMMIT together
     used = store.consume_approval("demo.erase", "3" * 64, "local")
     assert used is not None and used.decided_by == "page"
