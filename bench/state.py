@@ -48,7 +48,6 @@ from tests.harness import failure
 from tests.nginx import nginx
 from tests.postgres import PostgresServer
 from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, demo_config, free_port, http_server
-from tests.state.test_round_trips import sends_without_waiting
 
 CATALOG["demo"] = "tests.demo_namespace"
 SECRET = "bench-secret-of-at-least-thirty-two-bytes"
@@ -84,7 +83,7 @@ def count_round_trips() -> None:
     wait = psycopg.Connection.wait
 
     def counted(self: Any, gen: Any, *args: Any, **kwargs: Any) -> Any:
-        if threading.current_thread().name == "mcp-tools-state-listen" or sends_without_waiting(self, gen):
+        if threading.current_thread().name == "mcp-tools-state-listen":
             return wait(self, gen, *args, **kwargs)
 
         def watched() -> Any:

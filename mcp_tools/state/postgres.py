@@ -74,65 +74,92 @@ def apply_migrations(connection: psycopg.Connection[Any]) -> list[int]:
 class _Translated:
     """A psycopg connection that takes the store's `?` placeholders."""
 
-    def __init__(self, connection: psycopg.Connection[Any], pipeline: psycopg.Pipeline | None = None) -> None:
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
         self._connection = connection
-        self._pipeline = pipeline
-        self.pipelined: list[_Pipelined] = []
 
     def execute(self, sql: str, params: Any = ()) -> Any:
-        cursor = self._connection.execute(_placeholders(sql), tuple(params))
-        if self._pipeline is None:
-            return cursor
-        pipelined = _Pipelined(cursor, self._pipeline)
-        self.pipelined.append(pipelined)
-        return pipelined
+        return self._connection.execute(_placeholders(sql), tuple(params))
 
     def transaction(self) -> Any:
         return self._connection.transaction()
 
 
-class _Pipelined:
-    """A cursor of a pipelined transaction: its statement goes out with the next one that needs
-    an answer. Fetching inside the transaction waits for the rows, a count or a description for
-    everything sent; once the transaction has committed, its rows are already here."""
+class _Batch:
+    """The statements of one locked transaction, bound here and sent together as one query.
 
-    def __init__(self, cursor: psycopg.Cursor[Any], pipeline: psycopg.Pipeline) -> None:
-        self._cursor = cursor
-        self._pipeline = pipeline
-        self._settled: tuple[Any, int, list[Any]] | None = None  # description, rowcount, rows left
+    Each statement is held until one of them is read, or until the COMMIT: a transaction whose
+    rows are read once it has committed is one message each way. (A pipeline of prepared
+    statements sends each as its own packet, and on one machine every packet wakes the server's
+    process as a round trip would.) The values are bound by psycopg's client-side binding, the
+    same quoting as its `ClientCursor`."""
 
-    def settle(self) -> None:
-        """Keep what the statement answered, before the connection goes back to the pool."""
-        if self._settled is None:
-            description = self._cursor.description
-            rows = self._cursor.fetchall() if description is not None else []
-            self._settled = (description, self._cursor.rowcount, rows)
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+        self._cursor = psycopg.ClientCursor(connection)
+        self._held: list[tuple[str, _Answer | None]] = [("BEGIN", None), (LOCK_APPROVALS, None)]
+        self.began = False  # whether BEGIN went out (a ROLLBACK then has something to end)
+
+    def execute(self, sql: str, params: Any = ()) -> _Answer:
+        answer = _Answer(self)
+        self._held.append((self._cursor.mogrify(_placeholders(sql), tuple(params)), answer))
+        return answer
+
+    def send(self) -> None:
+        """Send what is held, in one query, and hand each statement its answer."""
+        held, self._held = self._held, []
+        if not held:
+            return
+        cursor = self._cursor
+        self.began = True
+        cursor.execute(";\n".join(statement for statement, _ in held))  # bound already: sent as written
+        for index, (_, answer) in enumerate(held):
+            if index:
+                cursor.nextset()
+            if answer is not None:
+                answer.take(cursor)
+
+    def commit(self) -> None:
+        self._held.append(("COMMIT", None))
+        self.send()
+
+
+class _Answer:
+    """What one statement of a batch answered; reading it before the batch went out sends it."""
+
+    __slots__ = ("_batch", "_description", "_rowcount", "_rows")
+
+    def __init__(self, batch: _Batch) -> None:
+        self._batch: _Batch | None = batch
+        self._description: Any = None
+        self._rowcount = -1
+        self._rows: list[Any] = []
+
+    def take(self, cursor: psycopg.ClientCursor[Any]) -> None:
+        self._batch = None
+        self._description = cursor.description
+        self._rows = cursor.fetchall() if cursor.description is not None else []
+        self._rowcount = cursor.rowcount
+
+    def _answered(self) -> None:
+        if self._batch is not None:
+            self._batch.send()
 
     @property
     def rowcount(self) -> int:
-        if self._settled is not None:
-            return self._settled[1]
-        self._pipeline.sync()
-        return self._cursor.rowcount
+        self._answered()
+        return self._rowcount
 
     @property
     def description(self) -> Any:
-        if self._settled is not None:
-            return self._settled[0]
-        self._pipeline.sync()
-        return self._cursor.description
+        self._answered()
+        return self._description
 
     def fetchone(self) -> Any:
-        if self._settled is None:
-            return self._cursor.fetchone()
-        rows = self._settled[2]
-        return rows.pop(0) if rows else None
+        self._answered()
+        return self._rows.pop(0) if self._rows else None
 
     def fetchall(self) -> list[Any]:
-        if self._settled is None:
-            return self._cursor.fetchall()
-        rows = self._settled[2]
-        self._settled = (self._settled[0], self._settled[1], [])
+        self._answered()
+        rows, self._rows = self._rows, []
         return rows
 
     def __iter__(self) -> Iterator[Any]:
@@ -236,35 +263,13 @@ class PostgresStateStore(StateStore):
             ConnectionPool.check_connection(connection)
 
     @contextmanager
-    def _connection(self, lock: bool) -> Iterator[_Translated]:
-        """Writes of approvals run in one transaction under the table lock; everything else is one
-        statement at a time (autocommit: one round trip each)."""
+    def _pooled(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of the pool; a database that cannot be reached is StateStoreUnavailable."""
         started = time.perf_counter()
         try:
             with self._pool.connection() as connection:
                 try:
-                    if lock:
-                        # One writer of approvals at a time, as BEGIN IMMEDIATE gives SQLite: the
-                        # check and the change are one step, and events commit in order. The
-                        # transaction is pipelined: BEGIN, the lock and every statement go out
-                        # together until one whose rows are read, and the COMMIT with whatever
-                        # came after that. A transaction that reads its rows once committed is
-                        # one round trip, one that reads then writes two, whatever it writes.
-                        try:
-                            with connection.pipeline() as pipeline:
-                                connection.execute("BEGIN")
-                                connection.execute(LOCK_APPROVALS)
-                                translated = _Translated(connection, pipeline)
-                                yield translated
-                                connection.execute("COMMIT")
-                            for cursor in translated.pipelined:
-                                cursor.settle()
-                        except BaseException:
-                            with contextlib.suppress(psycopg.Error):
-                                connection.execute("ROLLBACK")
-                            raise
-                    else:
-                        yield _Translated(connection)
+                    yield connection
                     self._last_answer = time.monotonic()
                 finally:
                     self._last_used[id(connection)] = time.monotonic()
@@ -273,25 +278,44 @@ class PostgresStateStore(StateStore):
         finally:
             metrics.current().store(self.engine, time.perf_counter() - started)
 
+    @contextmanager
+    def _connection(self) -> Iterator[_Translated]:
+        """One statement at a time (autocommit: one round trip each)."""
+        with self._pooled() as connection:
+            yield _Translated(connection)
+
     def ping(self) -> None:
         if time.monotonic() - self._last_answer < ANSWERED_RECENTLY_SECONDS:
             return
         with self._reading() as db:
             db.execute("SELECT 1").fetchone()
 
-    def _transaction(self) -> Any:
-        return self._connection(lock=True)
+    @contextmanager
+    def _transaction(self) -> Iterator[_Batch]:
+        """Writes of approvals: one transaction under the table lock, one writer at a time as BEGIN
+        IMMEDIATE gives SQLite, so the check and the change are one step and events commit in
+        order. BEGIN, the lock and the statements go out together (`_Batch`)."""
+        with self._pooled() as connection:
+            batch = _Batch(connection)
+            try:
+                yield batch
+                batch.commit()
+            except BaseException:
+                if batch.began:
+                    with contextlib.suppress(psycopg.Error):
+                        connection.execute("ROLLBACK")
+                raise
 
     @contextmanager
     def _keyed_transaction(self, key: str) -> Iterator[_Translated]:
         """A transaction serialised with others of the same key only (an advisory lock), never
         with approvals."""
-        with self._connection(lock=False) as db, db.transaction():
+        with self._connection() as db, db.transaction():
             db.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
             yield db
 
     def _reading(self) -> Any:
-        return self._connection(lock=False)
+        return self._connection()
 
 
 def describe_failure(exc: BaseException) -> str:

@@ -363,3 +363,37 @@ def test_the_first_answer_wins_and_a_later_one_changes_nothing_it_recorded(open_
     assert store.get_approval(approval.id).status == "approved"  # type: ignore[union-attr]
     short = request(store, digest="d2")
     assert store.decide(short.id, True, 5000, decided_by="cli").expires == 1001.0 + 5000
+
+
+HOSTILE_VALUES = [
+    "it's",
+    "'; DROP TABLE approvals; --",
+    "back\\slash \\' and \\\\",
+    "$$ dollar $tag$ quotes $$",
+    "percent %s %(name)s and ? marks",
+    "ünïcödé, emoji \U0001f431 and a right-to-left \u202e mark",
+    "semicolon; COMMIT; BEGIN",
+]
+
+
+@pytest.mark.parametrize("value", HOSTILE_VALUES)
+def test_attack_values_that_look_like_sql_are_stored_and_matched_as_written(open_store: OpenStore, value: str) -> None:
+    """Approval writes go out bound (client-side where a transaction is sent as one query): a value
+    is data, whatever quotes, escapes, placeholders or statements it holds."""
+    store = open_store()
+    asked = store.request_approval(
+        tool="x.erase",
+        args_sha256=value,
+        args_display={"target": value},
+        summary=value,
+        risk="high",
+        principal=value,
+        ttl_seconds=600,
+        origin=(value, value),
+    )
+    assert store.decide(asked.id, True, 600, decided_by=value).status == "approved"
+    used = store.consume_approval("x.erase", value, value)
+    assert used is not None and used.id == asked.id and used.decided_by == value
+    assert (used.summary, used.principal, used.args_display) == (value, value, {"target": value})
+    assert store.approval_meta([asked.id])[asked.id] == {"transport": value, "decided_by": value, "client": value}
+    assert len(store.list_approvals(include_done=True)) == 1  # nothing else was run
