@@ -91,8 +91,9 @@ _SKIP_AT_LEAST = 1024  # characters ahead for the paragraph skip to pay for its 
 _HOLD_AFTER = 65_536  # characters of a held fence or tag kept in the working text
 
 
-# Which quick path suits a piece (`ProseScanner.quick_path`): none, plain words, the middle of a JSON string.
-STEP, WORDS, STRING = 0, 1, 2
+# Which quick path suits a piece (`ProseScanner.quick_path`): none, plain words, the middle of a JSON string,
+# plain words while a run of backticks is held.
+STEP, WORDS, STRING, TICKS = 0, 1, 2, 3
 
 
 class NeedMore(Exception):
@@ -231,14 +232,14 @@ class ProseScanner:
 
     def quick_path(self) -> int:
         """Which quick path the next piece may take, as the last step left the scanner: WORDS (plain words
-        between constructs, backticks held from the last piece or not), STRING (the middle of a long JSON
-        string in a fence or tag) or STEP (a full step).
+        between constructs), TICKS (the same, a run of backticks held from the last piece), STRING (the
+        middle of a long JSON string in a fence or tag) or STEP (a full step).
         """
         scan = self.scan
         if scan is None:
             if self.text or self.comment or self.fence is not None or self.stopped_line is not None:
                 return STEP
-            return WORDS
+            return TICKS if self.carry else WORDS
         if (
             scan.in_string
             and scan.kind != "bare"

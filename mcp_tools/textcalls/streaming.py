@@ -28,21 +28,21 @@ from mcp_tools.textcalls.prose import (
     SCISSORS_START,
     STEP,
     STRING,
+    TICKS,
     WORDS,
     ProseScanner,
 )
 from mcp_tools.textcalls.scissors import DELIMITERS, LONGEST_DELIMITER, SCISSORS_KEYS, scissors_calls
 
 FORMATS = ("auto", "scissors", "prose")
-_ARRAY, _MARKDOWN = 3, 4  # quick paths of the parser's own, beside the scanner's WORDS and STRING
+_ARRAY, _MARKDOWN = 4, 5  # quick paths of the parser's own, beside the scanner's WORDS, STRING and TICKS
 
 
 _ARRAY_STOPS = re.compile(r'[\[\]{}"\\]')
 _STRING_STOPS = re.compile(r'["\\]')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _utf8_decode = codecs.utf_8_decode
-_new_prose = object.__new__
-_set_text = Prose.__dict__["text"].__set__  # the slot itself, past the frozen __setattr__ (as prose_of)
+_new_tuple = tuple.__new__  # prose_of(text) is _new_tuple(Prose, (text,)): made in line, one per piece
 _LONGEST = LONGEST_DELIMITER
 _FIRST_KEY = re.compile(r'"(\w{0,20})"?')
 _FENCE_CLOSE = re.compile(r"`{3,}|~{3,}")
@@ -103,14 +103,10 @@ class StreamParser:
     def feed(self, chunk: str | bytes) -> list[Event]:
         """The events this piece decides; prose comes out as soon as nothing could still change it."""
         # Most pieces of a long reply change no state worth a step: words inside a line, the middle of a
-        # long JSON string, markdown after the delimiter. They cost a few string searches, here in line
-        # since a reply streams in thousands of them. `_quick` says which of these the state allows.
+        # long JSON string, markdown after the delimiter. `_quick` says which of these the state allows;
+        # such a piece costs a few string searches, in line here since a reply streams in thousands.
         quick = self._quick
-        if type(chunk) is bytes and quick:
-            if quick < 0:  # the last piece ended inside a UTF-8 sequence: this one completes it
-                chunk = self._pending + chunk
-                self._pending = b""
-                quick = self._quick = -quick
+        if quick > 0 and type(chunk) is bytes:
             try:
                 text = chunk.decode()  # a whole UTF-8 piece, as most are: the quickest decoder
             except UnicodeDecodeError:  # a sequence split at the piece's end, or bytes that are not UTF-8
@@ -118,7 +114,10 @@ class StreamParser:
                 if used < len(chunk):
                     self._pending = chunk[used:]
                     self._quick = -quick
-        elif type(chunk) is str and quick > 0:
+        elif quick < 0 and type(chunk) is bytes:  # the last piece ended inside a UTF-8 sequence: this one ends it
+            chunk, self._pending, self._quick = self._pending + chunk, b"", -quick
+            return self.feed(chunk)
+        elif quick > 0 and type(chunk) is str:
             text = chunk
             if not text.isascii():
                 self._surrogates = True  # it may hold lone surrogates
@@ -126,40 +125,32 @@ class StreamParser:
                     return self._feed_text(text)
         else:
             return self._feed(chunk)
-        if not text:
-            return []
         read = self._read + len(text)
-        if read > MAX_TEXT_CHARS:
+        if read > MAX_TEXT_CHARS or not text:
             return self._feed_text(text)
         if quick == WORDS:
-            scanner = self._scanner
             if (
                 "{" not in text
                 and "<" not in text
                 and text[-1] != "`"  # a run of backticks may go on in the next piece
-                and not scanner.carry
                 and (text.isascii() or (SCISSORS_START not in text and MAC_ROMAN_START not in text))
-                and ("\n" not in text or BREAK_MAY_OPEN.search(text) is None)
                 and (
-                    text[0] not in LINE_OPENERS or not scanner.at_line_start_now() or LINE_MAY_OPEN.match(text) is None
+                    "\n" not in text  # then the searches that find what a line break could open, cheapest first
+                    or not ("\n " in text or "\n\t" in text or "\n>" in text or "\n`" in text or "\n~" in text)
+                    or BREAK_MAY_OPEN.search(text) is None
+                )
+                and (
+                    text[0] not in LINE_OPENERS
+                    or not self._scanner.at_line_start_now()
+                    or LINE_MAY_OPEN.match(text) is None
                 )
             ):  # plain words, as ProseScanner.quick passes them
-                scanner.words_passed.append(text)
+                self._scanner.words_passed.append(text)
                 self._read = read
                 self._prose.append(text)
-                event = _new_prose(Prose)
-                _set_text(event, text)
-                return [event]
-            passed = scanner.quick(text)  # words after or before a run of backticks
-            if passed is not None:
-                self._read = read
-                if passed:
-                    self._prose.append(passed)
-                    event = _new_prose(Prose)
-                    _set_text(event, passed)
-                    return [event]
-                return []
-        elif quick == STRING:
+                return [_new_tuple(Prose, (text,))]  # prose_of, in line
+            return self._words(text, read)
+        if quick == STRING:
             scanner = self._scanner
             if text[-1] != "\\" and (
                 '"' not in text
@@ -171,21 +162,35 @@ class StreamParser:
             scanner.string_run.append(text)
             self._read = read
             return []
-        elif quick == _MARKDOWN:
+        if quick == _MARKDOWN:
             self._read = read
             self._prose.append(text)
-            event = _new_prose(Prose)
-            _set_text(event, text)
-            return [event]
-        elif '"' not in text and "\\" not in text:  # _ARRAY: inside a string of the call array
-            length = self._pieces_length + len(text)
+            return [_new_tuple(Prose, (text,))]  # prose_of, in line
+        if quick == _ARRAY:
+            if '"' in text or "\\" in text:
+                return self._feed_text(text)
+            length = self._pieces_length + len(text)  # inside a string of the call array: nothing to scan
             self._pieces.append(text)
             self._pieces_length = length
             _, depth, _ = self._array_scan  # type: ignore[misc]
             self._array_scan = (len(self._head) + length, depth, True)
             self._read = read
             return []
-        return self._feed_text(text)
+        return self._words(text, read)  # TICKS
+
+    def _words(self, text: str, read: int) -> list[Event]:
+        """Words after a held run of backticks, or ending in one, as ProseScanner.quick passes them; else a step."""
+        scanner = self._scanner
+        passed = scanner.quick(text)
+        if passed is None:
+            return self._feed_text(text)
+        self._read = read
+        quick = TICKS if scanner.carry else WORDS
+        self._quick = -quick if self._pending else quick
+        if passed:
+            self._prose.append(passed)
+            return [_new_tuple(Prose, (passed,))]  # prose_of, in line
+        return []
 
     def _quick_path(self) -> int:
         """The quick path the next piece may take; negative while bytes of a split UTF-8 sequence wait."""
@@ -239,16 +244,12 @@ class StreamParser:
                     self._read = read
                     if passed:
                         self._prose.append(passed)
-                        event = _new_prose(Prose)  # prose_of, without its call: one per piece of words
-                        _set_text(event, passed)
-                        return [event]
+                        return [_new_tuple(Prose, (passed,))]  # prose_of, in line
                     return []
             elif self._markdown_started:
                 self._read = read
                 self._prose.append(text)
-                event = _new_prose(Prose)
-                _set_text(event, text)
-                return [event]
+                return [_new_tuple(Prose, (text,))]  # prose_of, in line
         elif read <= MAX_TEXT_CHARS and self._array_scan is not None and self._array_found is None:
             self._read = read  # inside the call array: a piece costs one search of itself
             if self._array_piece(text) is None:
