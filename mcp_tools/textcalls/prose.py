@@ -61,11 +61,12 @@ TAGS = ("<tool_call>", "<function_call>")
 _FENCE_LINE = re.compile(r"[ \t]*(?P<marker>`{3,}|~{3,})(?P<info>[^\n]*)")
 _FENCE_PREFIX = re.compile(r"[ \t]*(?:`+|~+)?")
 _STOPS = re.compile(f"[{{<\\n{DELIMITER_STARTS}]")  # what can change how the text around it reads
-_SCISSORS_START, _MAC_ROMAN_START = sorted(DELIMITER_STARTS, reverse=True)  # ✂ and ‚: both beyond ASCII
+SCISSORS_START, MAC_ROMAN_START = sorted(DELIMITER_STARTS, reverse=True)  # ✂ and ‚: both beyond ASCII
 # A line start that opens (or, at the piece's end, may still open) a fence or a blockquote.
 _MAY_OPEN = r"[ \t]*+(?:>|```|~~~|[`~]{1,2}\Z)|[ \t]++\Z"
-_LINE_MAY_OPEN = re.compile(_MAY_OPEN)
-_BREAK_MAY_OPEN = re.compile(f"\n(?:{_MAY_OPEN})")
+LINE_MAY_OPEN = re.compile(_MAY_OPEN)
+BREAK_MAY_OPEN = re.compile(f"\n(?:{_MAY_OPEN})")
+LINE_OPENERS = " \t>`~"  # the first characters LINE_MAY_OPEN can match at all
 # Where a call, a tag, a comment, a fence or a delimiter could start; found with str.find, which is fast.
 _CANDIDATES = ("{", "<", "```", "~~~", *DELIMITER_STARTS)
 _BACKTICKS = re.compile(r"`+")
@@ -88,6 +89,11 @@ _NEWLINE = re.compile(r"\n")
 _OPEN_BRACE = re.compile(r"\{\s*")
 _SKIP_AT_LEAST = 1024  # characters ahead for the paragraph skip to pay for its searches
 _HOLD_AFTER = 65_536  # characters of a held fence or tag kept in the working text
+
+
+# Which quick path suits a piece (`ProseScanner.quick_path`): none, plain words, the middle of a JSON string,
+# plain words while a run of backticks is held.
+STEP, WORDS, STRING, TICKS = 0, 1, 2, 3
 
 
 class NeedMore(Exception):
@@ -139,10 +145,11 @@ class ProseScanner:
         self.bare_stopped_at: int | None = None
         self._prose_range: tuple[int, int] | None = None
         self._held: list[str] = []  # the front of a long fence or tag, already scanned
-        self._pending_words: list[str] = []  # plain pieces passed by `quick`, not yet noted
-        self._carry = ""  # backticks that ended the last of them, held for the next piece
-        self._string_run: list[str] = []  # pieces of one JSON string taken by `quick`, not yet set aside
-        self._run_escaped = False  # the last of those pieces ends with a backslash that escapes what comes next
+        # What the quick paths (`quick`, and the parser's own for bytes) take without a step:
+        self.words_passed: list[str] = []  # plain pieces passed, not yet noted
+        self.carry = ""  # backticks that ended the last of them, held for the next piece
+        self.string_run: list[str] = []  # pieces of one JSON string, not yet set aside
+        self.run_escaped = False  # the last of those pieces ends with a backslash that escapes what comes next
         self._counted, self._line = 0, 1
         # Quoted text is never a call: a blockquote paragraph, an HTML comment, a quoted string.
         self.quoted = False  # this paragraph is a blockquote (a line of it starts with >)
@@ -169,12 +176,12 @@ class ProseScanner:
 
     def _settle(self) -> None:
         """The pieces of one long JSON string taken by `quick`, set aside in one step."""
-        run = self._string_run
+        run = self.string_run
         if run:
-            self._string_run = []
+            self.string_run = []
             joined = run[0] if len(run) == 1 else "".join(run)
-            if self._run_escaped:  # the backslash that ended the last piece waits for what it escapes, as a step
-                self._run_escaped = False  # leaves it
+            if self.run_escaped:  # the backslash that ended the last piece waits for what it escapes, as a step
+                self.run_escaped = False  # leaves it
                 self._string_piece(joined[:-1])
                 self.text = "\\"
             else:
@@ -192,22 +199,22 @@ class ProseScanner:
         if scan is None:
             if self.text:
                 return None
-            carry = self._carry
+            carry = self.carry
             if carry:
                 text = carry + text
             if text[-1] == "`":  # the run may go on in the next piece
                 shown = text.rstrip("`")
                 if not shown or shown[-1] == "\n" or not self._plain_words(shown):
                     return None
-                self._carry = text[len(shown) :]
+                self.carry = text[len(shown) :]
                 return shown
             if not self._plain_words(text):
                 return None
-            self._carry = ""
+            self.carry = ""
             return text
-        run = self._string_run
+        run = self.string_run
         if run:  # inside a long JSON string: nothing changed since its last piece
-            if self._string_goes_on(text, 1 if self._run_escaped else 0):
+            if self.string_goes_on(text, 1 if self.run_escaped else 0):
                 run.append(text)
                 return ""
             self._settle()
@@ -217,20 +224,43 @@ class ProseScanner:
             and scan.kind != "bare"
             and self.position == 0
             and scan.position == len(self.text)
-            and self._string_goes_on(text, 0)
+            and self.string_goes_on(text, 0)
         ):
             run.append(text)  # set aside with the pieces after it when a step needs them
             return ""
         return None
 
-    def _string_goes_on(self, text: str, start: int) -> bool:
+    def quick_path(self) -> int:
+        """Which quick path the next piece may take, as the last step left the scanner: WORDS (plain words
+        between constructs), TICKS (the same, a run of backticks held from the last piece), STRING (the
+        middle of a long JSON string in a fence or tag) or STEP (a full step).
+        """
+        scan = self.scan
+        if scan is None:
+            if self.text or self.comment or self.fence is not None or self.stopped_line is not None:
+                return STEP
+            return TICKS if self.carry else WORDS
+        if (
+            scan.in_string
+            and scan.kind != "bare"
+            and (self.string_run or (self.position == 0 and scan.position == len(self.text)))
+        ):
+            return STRING
+        return STEP
+
+    def at_line_start_now(self) -> bool:
+        """Whether the next piece starts a line, the plain words passed since the last step included."""
+        passed = self.words_passed
+        return passed[-1][-1] == "\n" if passed else self.at_line_start
+
+    def string_goes_on(self, text: str, start: int) -> bool:
         """Whether the JSON string goes on past the end of text (read from start); notes a last backslash."""
         end = _STRING_REST.match(text, start).end()  # type: ignore[union-attr]
         if end == len(text):
-            self._run_escaped = False
+            self.run_escaped = False
             return True
         if end == len(text) - 1 and text[end] == "\\":  # it escapes the first character of the next piece
-            self._run_escaped = True
+            self.run_escaped = True
             return True
         return False
 
@@ -267,24 +297,22 @@ class ProseScanner:
             or text[-1] == "`"  # a run of backticks may go on in the next piece
             or "{" in text  # what _STOPS finds, but a line break: a few searches are faster than the pattern
             or "<" in text
-            or (not text.isascii() and (_SCISSORS_START in text or _MAC_ROMAN_START in text))
+            or (not text.isascii() and (SCISSORS_START in text or MAC_ROMAN_START in text))
         ):
             return False
-        pending = self._pending_words
-        at_line_start = pending[-1][-1] == "\n" if pending else self.at_line_start
-        if (at_line_start and _LINE_MAY_OPEN.match(text)) or ("\n" in text and _BREAK_MAY_OPEN.search(text)):
+        if (self.at_line_start_now() and LINE_MAY_OPEN.match(text)) or ("\n" in text and BREAK_MAY_OPEN.search(text)):
             return False  # a line that may open a fence or a blockquote: read in full
-        pending.append(text)
+        self.words_passed.append(text)
         return True
 
     def _note_pending(self) -> None:
         """Notes what the plain pieces passed since the last step hold, in one go."""
-        pending = self._pending_words
+        pending = self.words_passed
         if pending:
-            self._pending_words = []
+            self.words_passed = []
             self._note_words(pending[0] if len(pending) == 1 else "".join(pending))
-        if self._carry:  # the backticks held after them: where the next step starts, as a step leaves them
-            self.text, self._carry = self._carry + self.text, ""
+        if self.carry:  # the backticks held after them: where the next step starts, as a step leaves them
+            self.text, self.carry = self.carry + self.text, ""
 
     def _note_words(self, text: str) -> None:
         self.base += len(text)

@@ -20,18 +20,29 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mcp_tools.textcalls.calls import MAX_TEXT_CHARS, Event, ParsedCall, ParseProblem, Prose
-from mcp_tools.textcalls.prose import ProseScanner
+from mcp_tools.textcalls.prose import (
+    BREAK_MAY_OPEN,
+    LINE_MAY_OPEN,
+    LINE_OPENERS,
+    MAC_ROMAN_START,
+    SCISSORS_START,
+    STEP,
+    STRING,
+    TICKS,
+    WORDS,
+    ProseScanner,
+)
 from mcp_tools.textcalls.scissors import DELIMITERS, LONGEST_DELIMITER, SCISSORS_KEYS, scissors_calls
 
 FORMATS = ("auto", "scissors", "prose")
+_ARRAY, _MARKDOWN = 4, 5  # quick paths of the parser's own, beside the scanner's WORDS, STRING and TICKS
 
 
 _ARRAY_STOPS = re.compile(r'[\[\]{}"\\]')
 _STRING_STOPS = re.compile(r'["\\]')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _utf8_decode = codecs.utf_8_decode
-_new_prose = object.__new__
-_set_text = Prose.__dict__["text"].__set__  # the slot itself, past the frozen __setattr__ (as prose_of)
+_new_tuple = tuple.__new__  # prose_of(text) is _new_tuple(Prose, (text,)): made in line, one per piece
 _LONGEST = LONGEST_DELIMITER
 _FIRST_KEY = re.compile(r'"(\w{0,20})"?')
 _FENCE_CLOSE = re.compile(r"`{3,}|~{3,}")
@@ -79,6 +90,7 @@ class StreamParser:
     _unicode_reported: bool = False
     _surrogates: bool = False  # text came in as str, not all ASCII: it may hold lone surrogates
     _finished: bool = False
+    _quick: int = STEP  # the quick path the next piece may take (see _quick_path)
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
@@ -86,15 +98,123 @@ class StreamParser:
         self._scanner = ProseScanner(self.known)
         if self.format == "prose":
             self.shape = "prose"
+        self._quick = self._quick_path()
 
     def feed(self, chunk: str | bytes) -> list[Event]:
         """The events this piece decides; prose comes out as soon as nothing could still change it."""
+        # Most pieces of a long reply change no state worth a step: words inside a line, the middle of a
+        # long JSON string, markdown after the delimiter. `_quick` says which of these the state allows;
+        # such a piece costs a few string searches, in line here since a reply streams in thousands.
+        quick = self._quick
+        if quick > 0 and type(chunk) is bytes:
+            try:
+                text = chunk.decode()  # a whole UTF-8 piece, as most are: the quickest decoder
+            except UnicodeDecodeError:  # a sequence split at the piece's end, or bytes that are not UTF-8
+                text, used = _utf8_decode(chunk, "replace", False)
+                if used < len(chunk):
+                    self._pending = chunk[used:]
+                    self._quick = -quick
+        elif quick < 0 and type(chunk) is bytes:  # the last piece ended inside a UTF-8 sequence: this one ends it
+            chunk, self._pending, self._quick = self._pending + chunk, b"", -quick
+            return self.feed(chunk)
+        elif quick > 0 and type(chunk) is str:
+            text = chunk
+            if not text.isascii():
+                self._surrogates = True  # it may hold lone surrogates
+                if _lone_surrogate(text):
+                    return self._feed_text(text)
+        else:
+            return self._feed(chunk)
+        read = self._read + len(text)
+        if read > MAX_TEXT_CHARS or not text:
+            return self._feed_text(text)
+        if quick == WORDS:
+            if (
+                "{" not in text
+                and "<" not in text
+                and text[-1] != "`"  # a run of backticks may go on in the next piece
+                and (text.isascii() or (SCISSORS_START not in text and MAC_ROMAN_START not in text))
+                and (
+                    "\n" not in text  # then the searches that find what a line break could open, cheapest first
+                    or not ("\n " in text or "\n\t" in text or "\n>" in text or "\n`" in text or "\n~" in text)
+                    or BREAK_MAY_OPEN.search(text) is None
+                )
+                and (
+                    text[0] not in LINE_OPENERS
+                    or not self._scanner.at_line_start_now()
+                    or LINE_MAY_OPEN.match(text) is None
+                )
+            ):  # plain words, as ProseScanner.quick passes them
+                self._scanner.words_passed.append(text)
+                self._read = read
+                self._prose.append(text)
+                return [_new_tuple(Prose, (text,))]  # prose_of, in line
+            return self._words(text, read)
+        if quick == STRING:
+            scanner = self._scanner
+            if text[-1] != "\\" and (
+                '"' not in text
+                or (not scanner.run_escaped and "\\\\" not in text and text.count('"') == text.count('\\"'))
+            ):  # every quote escaped, every backslash an escape: the string goes on, as string_goes_on finds
+                scanner.run_escaped = False
+            elif not scanner.string_goes_on(text, 1 if scanner.run_escaped else 0):
+                return self._feed_text(text)
+            scanner.string_run.append(text)
+            self._read = read
+            return []
+        if quick == _MARKDOWN:
+            self._read = read
+            self._prose.append(text)
+            return [_new_tuple(Prose, (text,))]  # prose_of, in line
+        if quick == _ARRAY:
+            if '"' in text or "\\" in text:
+                return self._feed_text(text)
+            length = self._pieces_length + len(text)  # inside a string of the call array: nothing to scan
+            self._pieces.append(text)
+            self._pieces_length = length
+            _, depth, _ = self._array_scan  # type: ignore[misc]
+            self._array_scan = (len(self._head) + length, depth, True)
+            self._read = read
+            return []
+        return self._words(text, read)  # TICKS
+
+    def _words(self, text: str, read: int) -> list[Event]:
+        """Words after a held run of backticks, or ending in one, as ProseScanner.quick passes them; else a step."""
+        scanner = self._scanner
+        passed = scanner.quick(text)
+        if passed is None:
+            return self._feed_text(text)
+        self._read = read
+        quick = TICKS if scanner.carry else WORDS
+        self._quick = -quick if self._pending else quick
+        if passed:
+            self._prose.append(passed)
+            return [_new_tuple(Prose, (passed,))]  # prose_of, in line
+        return []
+
+    def _quick_path(self) -> int:
+        """The quick path the next piece may take; negative while bytes of a split UTF-8 sequence wait."""
+        if self._flushed or self._cut:
+            return STEP
+        quick = STEP
+        if self.shape == "prose":
+            quick = self._scanner.quick_path()
+        elif self.shape == "scissors":
+            quick = _MARKDOWN if self._markdown_started else STEP
+        elif self._array_scan is not None and self._array_found is None:
+            position, _, in_string = self._array_scan
+            if in_string and position == len(self._head) + self._pieces_length:
+                quick = _ARRAY
+        return -quick if self._pending else quick
+
+    def _feed(self, chunk: str | bytes) -> list[Event]:
+        """A piece decoded as it always was, then taken with a full step."""
         if self._flushed:
             raise RuntimeError("the parser was flushed; start a new one for the next reply")
         if type(chunk) is bytes and not self._pending:
             try:
-                text = chunk.decode()  # a whole UTF-8 piece, as most are: the quickest decoder
-            except UnicodeDecodeError:  # a sequence split at the piece's end, or bytes that are not UTF-8
+                text = chunk.decode()
+            except UnicodeDecodeError:
                 text, used = _utf8_decode(chunk, "replace", False)
                 self._pending = chunk[used:] if used < len(chunk) else b""
         elif isinstance(chunk, bytes | bytearray):
@@ -105,10 +225,17 @@ class StreamParser:
         else:
             text = chunk
             self._surrogates = self._surrogates or not text.isascii()
+        return self._feed_text(text)
+
+    def _feed_text(self, text: str) -> list[Event]:
+        """Decoded text taken with a full step; then which quick path suits the next piece."""
+        events = self._step(text)
+        self._quick = self._quick_path()
+        return events
+
+    def _step(self, text: str) -> list[Event]:
         if not text:
             return []
-        # Most pieces of a long reply change no state worth a full step: words inside a line, the
-        # middle of a long JSON string, markdown after the delimiter. They cost a few string checks.
         read = self._read + len(text)
         if read <= MAX_TEXT_CHARS and self.shape is not None and not (self._surrogates and _lone_surrogate(text)):
             if self.shape == "prose":
@@ -117,16 +244,12 @@ class StreamParser:
                     self._read = read
                     if passed:
                         self._prose.append(passed)
-                        event = _new_prose(Prose)  # prose_of, without its call: one per piece of words
-                        _set_text(event, passed)
-                        return [event]
+                        return [_new_tuple(Prose, (passed,))]  # prose_of, in line
                     return []
             elif self._markdown_started:
                 self._read = read
                 self._prose.append(text)
-                event = _new_prose(Prose)
-                _set_text(event, text)
-                return [event]
+                return [_new_tuple(Prose, (text,))]  # prose_of, in line
         elif read <= MAX_TEXT_CHARS and self._array_scan is not None and self._array_found is None:
             self._read = read  # inside the call array: a piece costs one search of itself
             if self._array_piece(text) is None:
@@ -152,6 +275,7 @@ class StreamParser:
                 )
             )
         self._flushed = True
+        self._quick = STEP
         return self._record(events)
 
     @property
