@@ -13,7 +13,13 @@ from mcp_tools.policy.store import AuditRow, PolicyStore, PriorAnswers, StateSto
 OpenStore = Callable[..., StateStore]
 
 
-def request(store: StateStore, digest: str = "d1", tool: str = "x.erase", principal: str = "local"):
+def request(
+    store: StateStore,
+    digest: str = "d1",
+    tool: str = "x.erase",
+    principal: str = "local",
+    origin: tuple[str, str | None] | None = None,
+):
     return store.request_approval(
         tool=tool,
         args_sha256=digest,
@@ -22,6 +28,7 @@ def request(store: StateStore, digest: str = "d1", tool: str = "x.erase", princi
         risk="high",
         principal=principal,
         ttl_seconds=600,
+        origin=origin,
     )
 
 
@@ -203,32 +210,10 @@ def test_who_decided_an_approval_is_kept_with_it(open_store: OpenStore) -> None:
 
 def test_where_a_call_came_from_is_noted_with_its_approval_new_or_reused(open_store: OpenStore) -> None:
     store = open_store()
-    asked = store.request_approval(
-        tool="x.erase",
-        args_sha256="d1",
-        args_display={"target": "t"},
-        summary="Erase t",
-        risk="high",
-        principal="local",
-        ttl_seconds=600,
-        origin=("stdio", "Claude Desktop"),
-    )
-    assert store.approval_meta([asked.id])[asked.id] == {
-        "transport": "stdio",
-        "decided_by": None,
-        "client": "Claude Desktop",
-    }
-    again = store.request_approval(
-        tool="x.erase",
-        args_sha256="d1",
-        args_display={"target": "t"},
-        summary="Erase t",
-        risk="high",
-        principal="local",
-        ttl_seconds=600,
-        origin=("http", None),
-    )
-    assert again.id == asked.id
+    asked = request(store, origin=("stdio", "Claude Desktop"))
+    noted = store.approval_meta([asked.id])[asked.id]
+    assert noted == {"transport": "stdio", "decided_by": None, "client": "Claude Desktop"}
+    assert request(store, origin=("http", None)).id == asked.id
     assert store.approval_meta([asked.id])[asked.id] == {"transport": "http", "decided_by": None, "client": None}
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from mcp_tools.policy.store import AuditRow
+from mcp_tools.policy.store import Approval, AuditRow
 from mcp_tools.state.postgres import PostgresStateStore
 
 
@@ -42,6 +42,19 @@ def round_trips(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     yield counted
 
 
+def ask(store: PostgresStateStore, digit: str, origin: tuple[str, str | None] | None = None) -> Approval:
+    return store.request_approval(
+        tool="demo.erase",
+        args_sha256=digit * 64,
+        args_display={"target": "t"},
+        summary="erase t",
+        risk="high",
+        principal="local",
+        ttl_seconds=60,
+        origin=origin,
+    )
+
+
 @pytest.fixture
 def store(postgres_url: str) -> Iterator[PostgresStateStore]:
     opened = PostgresStateStore(postgres_url, pool_size=2)
@@ -69,15 +82,7 @@ def test_a_call_with_no_approved_approval_checks_in_one_round_trip_and_pings_fre
 
 
 def test_using_an_approval_is_one_locked_statement(store: PostgresStateStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    asked = store.request_approval(
-        tool="demo.erase",
-        args_sha256="1" * 64,
-        args_display={"target": "t"},
-        summary="erase t",
-        risk="high",
-        principal="local",
-        ttl_seconds=60,
-    )
+    asked = ask(store, "1")
     store.decide(asked.id, True, 60, decided_by="cli")
     with round_trips(monkeypatch) as counted:
         used = store.consume_approval("demo.erase", "1" * 64, "local")
@@ -91,16 +96,7 @@ def test_asking_with_where_the_call_came_from_is_one_round_trip(
 ) -> None:
     store.tail(1)
     with round_trips(monkeypatch) as counted:
-        asked = store.request_approval(
-            tool="demo.erase",
-            args_sha256="2" * 64,
-            args_display={"target": "t"},
-            summary="erase t",
-            risk="high",
-            principal="local",
-            ttl_seconds=60,
-            origin=("http", "agent"),
-        )
+        asked = ask(store, "2", origin=("http", "agent"))
     assert counted[0] == 1  # BEGIN, the lock, the look for an open one, the new one, its origin, COMMIT
     assert store.approval_meta([asked.id])[asked.id]["transport"] == "http"
     assert store.approval_meta([asked.id])[asked.id]["client"] == "agent"
@@ -109,15 +105,7 @@ def test_asking_with_where_the_call_came_from_is_one_round_trip(
 def test_deciding_is_one_round_trip_and_using_it_then_knows_who_answered(
     store: PostgresStateStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    asked = store.request_approval(
-        tool="demo.erase",
-        args_sha256="3" * 64,
-        args_display={"target": "t"},
-        summary="erase t",
-        risk="high",
-        principal="local",
-        ttl_seconds=60,
-    )
+    asked = ask(store, "3")
     with round_trips(monkeypatch) as counted:
         store.decide(asked.id, True, 60, decided_by="page")
     assert counted[0] == 1  # BEGIN, the lock, the change, who decided and COMMIT together

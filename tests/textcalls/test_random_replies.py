@@ -8,8 +8,9 @@ import random
 
 import pytest
 
-from mcp_tools.textcalls import DELIMITERS, ParsedReply, Prose, StreamParser, parse_reply
+from mcp_tools.textcalls import DELIMITERS, Prose, parse_reply
 from mcp_tools.textcalls.calls import Event
+from tests.textcalls.test_streaming import streamed
 
 WORDS_IN_A_LINE = (
     "the model reads notes and writes a short answer with `code` ``two`` ` \" ' “curly” ‘single’ "
@@ -108,15 +109,6 @@ def random_pieces(rng: random.Random, data: str | bytes) -> list:
     return [data[start:end] for start, end in itertools.pairwise(bounds)]
 
 
-def stream(pieces: list, format: str) -> tuple[ParsedReply, list[Event]]:
-    parser = StreamParser(format)
-    events: list[Event] = []
-    for piece in pieces:
-        events += parser.feed(piece)
-    events += parser.flush()
-    return parser.reply, events
-
-
 def merged(events: list[Event]) -> list[Event]:
     """The events with neighbouring prose joined: what a reader sees, whatever the pieces were."""
     joined: list[Event] = []
@@ -136,13 +128,13 @@ def test_random_replies_split_anywhere_read_as_the_whole(seed: int) -> None:
         format = rng.choice(["auto", "auto", "prose", "scissors"])
         as_bytes = "\ud800" not in text and "\udfff" not in text and rng.random() < 0.6
         data: str | bytes = text.encode() if as_bytes else text
-        whole, whole_events = stream([data], format)
+        whole, whole_events = streamed([data], format)
         assert whole == parse_reply(data, format)
-        result, events = stream(random_pieces(rng, data), format)
-        by_one, events_by_one = stream(list(data) if isinstance(data, str) else [bytes([b]) for b in data], format)
-        for reply, streamed in ((result, events), (by_one, events_by_one)):
+        result, events = streamed(random_pieces(rng, data), format)
+        by_one, events_by_one = streamed(list(data) if isinstance(data, str) else [bytes([b]) for b in data], format)
+        for reply, handed_out in ((result, events), (by_one, events_by_one)):
             assert reply == whole, (text, format)
-            assert [event for event in streamed if not isinstance(event, Prose)] == whole.items
-            assert "".join(event.text for event in streamed if isinstance(event, Prose)) == whole.markdown
+            assert [event for event in handed_out if not isinstance(event, Prose)] == whole.items
+            assert "".join(event.text for event in handed_out if isinstance(event, Prose)) == whole.markdown
             if not whole.problems or "not valid Unicode" not in json.dumps([p.message for p in whole.problems]):
-                assert merged(streamed) == merged(whole_events), (text, format)
+                assert merged(handed_out) == merged(whole_events), (text, format)
