@@ -30,9 +30,14 @@ logger = logging.getLogger("mcp_tools.http")
 # requests, the namespaces' own files and sockets.
 RESERVED_DESCRIPTORS = 64
 # The listen backlog, which is also how many connections asyncio accepts in one go before any
-# of them can be looked at: a burst of that many arrives on top of the open ones (and as many
-# may still be closing), so the cap leaves room for two bursts.
+# of them can be looked at (at most; less under a low descriptor limit, see `accept_burst`).
 ACCEPT_BURST = 64
+MIN_ACCEPT_BURST = 16
+# Bursts that can hold descriptors beyond the open connections: asyncio accepts a burst in one
+# turn of its loop, makes each connection's transport in the next and calls `connection_made`
+# (where an extra one closes the oldest idle one) in the turn after; the closed one's descriptor
+# is freed one turn later still. Meanwhile a burst can be accepted in each of those turns.
+BURSTS_IN_FLIGHT = 3
 MIN_CONNECTIONS = 8
 BUSY_BODY = json.dumps({"error": "busy", "message": "too many open connections; try again shortly"}).encode()
 BUSY_RESPONSE = (
@@ -41,16 +46,30 @@ BUSY_RESPONSE = (
 )
 
 
-def connection_cap(configured: int) -> int:
-    """`max_connections`, lowered to what the process's descriptor limit leaves room for."""
+def descriptor_limit() -> int | None:
+    """The process's soft limit on open descriptors; None where there is none to fit."""
     try:
         import resource
     except ImportError:  # not on Windows
-        return configured
+        return None
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def accept_burst() -> int:
+    """The listen backlog: 64, or an eighth of a low descriptor limit (256 on macOS), so that the
+    bursts in flight leave room for connections that stay open."""
+    soft = descriptor_limit()
+    return ACCEPT_BURST if soft is None else max(MIN_ACCEPT_BURST, min(ACCEPT_BURST, soft // 8))
+
+
+def connection_cap(configured: int) -> int:
+    """`max_connections`, lowered to what the process's descriptor limit leaves room for."""
+    soft = descriptor_limit()
+    if soft is None:
         return configured
-    return max(MIN_CONNECTIONS, min(configured, soft - RESERVED_DESCRIPTORS - 2 * ACCEPT_BURST))
+    room = soft - RESERVED_DESCRIPTORS - BURSTS_IN_FLIGHT * accept_burst()
+    return max(MIN_CONNECTIONS, min(configured, room))
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -182,7 +201,7 @@ def serve(app: Any, host: str, port: int, settings: HttpSettings, sock: socket.s
         lifespan="on",
         http=protocol_for(settings),
         timeout_keep_alive=cast(Any, settings.keep_alive_seconds),  # any number of seconds; annotated int
-        backlog=ACCEPT_BURST,
+        backlog=accept_burst(),
     )
     with contextlib.suppress(KeyboardInterrupt), stopping_on_sigterm():
         uvicorn.Server(config).run(sockets=None if sock is None else [sock])

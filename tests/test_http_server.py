@@ -18,7 +18,14 @@ import httpx2
 import pytest
 
 from mcp_tools.config import HttpSettings
-from mcp_tools.http_server import ACCEPT_BURST, RESERVED_DESCRIPTORS, bind, connection_cap, no_delay
+from mcp_tools.http_server import (
+    BURSTS_IN_FLIGHT,
+    RESERVED_DESCRIPTORS,
+    accept_burst,
+    bind,
+    connection_cap,
+    no_delay,
+)
 from tests.processes import bearer, demo_config, http_server
 
 TOKEN = "tok-laptop-0123456789"
@@ -142,8 +149,22 @@ def test_the_connection_cap_fits_the_descriptor_limit() -> None:
     import resource
 
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    assert connection_cap(10**6) == max(8, soft - RESERVED_DESCRIPTORS - 2 * ACCEPT_BURST)
+    assert connection_cap(10**6) == max(8, soft - RESERVED_DESCRIPTORS - BURSTS_IN_FLIGHT * accept_burst())
     assert connection_cap(8) == 8
+
+
+@pytest.mark.parametrize(("limit", "burst", "cap"), [(256, 32, 96), (1024, 64, 768), (65536, 64, 65280), (100, 16, 8)])
+def test_a_low_descriptor_limit_takes_smaller_bursts_and_leaves_room_for_three(
+    monkeypatch: pytest.MonkeyPatch, limit: int, burst: int, cap: int
+) -> None:
+    """Accepted connections hold descriptors for three turns of the loop before an extra one can
+    be closed: the open ones and three bursts must fit under the limit, as at macOS's 256."""
+    import resource
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (limit, resource.RLIM_INFINITY))
+    assert (accept_burst(), connection_cap(10**6)) == (burst, cap)
+    if cap > 8:
+        assert cap + BURSTS_IN_FLIGHT * burst + RESERVED_DESCRIPTORS <= limit
 
 
 def test_limits_are_validated() -> None:
