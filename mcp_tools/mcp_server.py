@@ -77,7 +77,7 @@ def tool_definition(tool: BoundTool) -> types.Tool:
         name=tool.wire_name,
         title=spec.title,
         description=spec.description + note,
-        input_schema=compact_schema(_inline_single_use(input_schema) if "$defs" in input_schema else input_schema),
+        input_schema=compact_schema(input_schema),
         output_schema=compact_output_schema(spec.output_model.model_json_schema(mode="serialization")),
         annotations=tool_annotations(spec.read_only, destructive, spec.idempotent or spec.read_only, spec.open_world),
     )
@@ -188,17 +188,23 @@ def compact_schema(schema: Any) -> Any:
 
     Pydantic's generated titles repeat the property names; an optional field's
     `anyOf: [X, null]` with `default: null` says no more than X outside `required`, and a
-    default of false, 0, "" or [] says no more than leaving the argument out. (Its caller puts
-    a definition used once where it is used, as in output schemas.)
+    default of false, 0, "" or [] says no more than leaving the argument out. A definition used
+    once stands where it is used, as in output schemas.
     """
+    if isinstance(schema, dict) and "$defs" in schema:
+        schema = _inline_single_use(schema)
+    return _compact_input(schema)
+
+
+def _compact_input(schema: Any) -> Any:
     if isinstance(schema, list):
-        return [compact_schema(item) for item in schema]
+        return [_compact_input(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
     schema = _without_null_option(schema, keep_null=False)
     empty = EMPTY_DEFAULTS.get(schema["type"]) if isinstance(schema.get("type"), str) else None
     return {
-        key: compact_schema(value)
+        key: _compact_input(value)
         for key, value in schema.items()
         if not (key == "title" and isinstance(value, str))
         and not (key == "default" and empty is not None and value == empty and type(value) is type(empty))
