@@ -456,10 +456,6 @@ class StateStore:
         decided_by = prior.ready_decided_by if consumed.id == prior.ready_id else self.decided_by(consumed.id)
         return dataclasses.replace(consumed, decided_by=decided_by)
 
-    def recent_denial(self, tool: str, args_sha256: str) -> Approval | None:
-        """A denial the person made for this exact call that has not expired yet."""
-        return self.prior_answers(tool, args_sha256, "").denial
-
     def decide_approval(self, approval_id: str, approve: bool, ttl_seconds: float) -> Approval:
         """The person's answer; only a pending, unexpired approval can be decided."""
         return self.decide(approval_id, approve, ttl_seconds, decided_by=None)
@@ -876,14 +872,14 @@ class StateStore:
         ]
 
 
-class _Rows:
-    """A statement's rows, read as it ran: SQLite commits no transaction while a statement of it
-    is still being read, and a transaction's cursors are read once it has committed (where a
-    database server gets the COMMIT with the statements, in one round trip)."""
+class FetchedRows:
+    """A statement's rows, read off its cursor as it ran, so they can be read after its
+    transaction committed: SQLite commits no transaction while a statement of it is still being
+    read, and a database server gets the COMMIT with the statements, in one round trip."""
 
     __slots__ = ("_rows", "description", "rowcount")
 
-    def __init__(self, cursor: sqlite3.Cursor) -> None:
+    def __init__(self, cursor: Any) -> None:
         self.description = cursor.description
         self._rows = cursor.fetchall() if cursor.description else []
         self.rowcount = cursor.rowcount  # after the rows: a RETURNING statement counts as it is read
@@ -905,8 +901,8 @@ class _ReadAsItRuns:
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
 
-    def execute(self, sql: str, params: Any = (), /) -> _Rows:
-        return _Rows(self._db.execute(sql, params))
+    def execute(self, sql: str, params: Any = (), /) -> FetchedRows:
+        return FetchedRows(self._db.execute(sql, params))
 
 
 class SqliteFile:

@@ -20,7 +20,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from mcp_tools import metrics
-from mcp_tools.policy.store import StateStore, StateStoreError, StateStoreUnavailable
+from mcp_tools.policy.store import FetchedRows, StateStore, StateStoreError, StateStoreUnavailable
 from mcp_tools.secrets import known_secrets
 
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
@@ -125,42 +125,34 @@ class _Batch:
 class _Answer:
     """What one statement of a batch answered; reading it before the batch went out sends it."""
 
-    __slots__ = ("_batch", "_description", "_rowcount", "_rows")
+    __slots__ = ("_batch", "_rows")
 
     def __init__(self, batch: _Batch) -> None:
-        self._batch: _Batch | None = batch
-        self._description: Any = None
-        self._rowcount = -1
-        self._rows: list[Any] = []
+        self._batch = batch
+        self._rows: FetchedRows | None = None
 
     def take(self, cursor: psycopg.ClientCursor[Any]) -> None:
-        self._batch = None
-        self._description = cursor.description
-        self._rows = cursor.fetchall() if cursor.description is not None else []
-        self._rowcount = cursor.rowcount
+        self._rows = FetchedRows(cursor)
 
-    def _answered(self) -> None:
-        if self._batch is not None:
+    def _answered(self) -> FetchedRows:
+        if self._rows is None:
             self._batch.send()
+        assert self._rows is not None
+        return self._rows
 
     @property
     def rowcount(self) -> int:
-        self._answered()
-        return self._rowcount
+        return int(self._answered().rowcount)
 
     @property
     def description(self) -> Any:
-        self._answered()
-        return self._description
+        return self._answered().description
 
     def fetchone(self) -> Any:
-        self._answered()
-        return self._rows.pop(0) if self._rows else None
+        return self._answered().fetchone()
 
     def fetchall(self) -> list[Any]:
-        self._answered()
-        rows, self._rows = self._rows, []
-        return rows
+        return self._answered().fetchall()
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.fetchall())
