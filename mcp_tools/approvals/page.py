@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
@@ -340,19 +340,11 @@ class ApprovalsPage:
         if found is None:
             return page_shell("Not found", "<p>This request is unknown, answered or expired.</p>", status=404)
         request_id, asked = found
+        from mcp_tools.approvals.consent import consent_body
+
         root = root_of(request)
-        redirect = urlsplit(asked["redirect_uri"])
-        scopes = ", ".join(asked["scopes"]) or "every tool"
-        body = (
-            f"<main><h2>Allow {e(str(asked.get('client_name') or 'an unnamed client')[:100])}?</h2>"
-            f"<p>It asks to use your tools with <strong>{e(scopes[:500])}</strong> and will receive the answer "
-            f"at <strong>{e(redirect.scheme)}://{e(redirect.netloc[:200])}</strong>.</p>"
-            f"<p>Client id: <code>{e(str(asked['client_id'])[:200])}</code></p>"
-            f'<form method="post" action="{e(root)}/consent/{e(request_id)}">'
-            f'<input type="hidden" name="{CSRF_FIELD}" value="{e(session.csrf)}">'
-            '<button type="submit" name="answer" value="allow">Allow</button> '
-            '<button type="submit" name="answer" value="deny">Deny</button></form></main>'
-        )
+        registered = self.consent.redirect_uris_of(str(asked["client_id"])) if self.consent is not None else []
+        body = consent_body(asked, registered, root, request_id, session.csrf)
         return page_shell("Allow a client", body, root=root)
 
     async def consent_answer(self, request: Request) -> Response:
@@ -397,7 +389,7 @@ class ApprovalsPage:
         for client_id, name in clients:
             parts.append(
                 f'<form method="post" action="{e(root)}/clients/revoke" class="client">'
-                f"<strong>{e(name[:100])}</strong> <code>{e(client_id[:200])}</code> "
+                f"<strong>{e(name)}</strong> <code>{e(client_id)}</code> "
                 f'<input type="hidden" name="{CSRF_FIELD}" value="{e(session.csrf)}">'
                 f'<input type="hidden" name="client_id" value="{e(client_id)}">'
                 '<button type="submit">Revoke</button></form>'
