@@ -474,6 +474,8 @@ def oauth_guard(app: App) -> Any:
 
     if importlib.util.find_spec("joserfc") is None:
         raise ConfigError(f"[http.oauth] needs joserfc to check access tokens: {pip_install('oauth')}")
+    if settings.embedded and importlib.util.find_spec("publicsuffixlist") is None:
+        raise ConfigError(f"[http.oauth] embedded = true needs publicsuffixlist: {pip_install('oauth')}")
     known_secrets.add_from_model(settings)
 
     def find_spec(name: str, namespace: str | None) -> Any:
@@ -494,6 +496,7 @@ def oauth_guard(app: App) -> Any:
     embedded = None
     if settings.embedded:
         from mcp_tools.oauth.embedded import EmbeddedAuthorizationServer
+        from mcp_tools.oauth.limits import Limits
         from mcp_tools.oauth.store import OAuthStore
         from mcp_tools.state import derive_key
 
@@ -503,7 +506,7 @@ def oauth_guard(app: App) -> Any:
         issuer = settings.issuer_url
         scopes = list(dict.fromkeys([*settings.required_scopes, *settings.scopes]))
         embedded = EmbeddedAuthorizationServer(
-            store, issuer, settings.resource, issuer + "/approvals/consent", scopes, audit
+            store, issuer, settings.resource, issuer + "/approvals/consent", scopes, audit, limits=Limits.of(settings)
         )
     return OAuthGuard(settings, find_spec, audit, embedded=embedded, store=app.gate.store)
 

@@ -28,6 +28,7 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
+from mcp_tools.oauth.limits import Limits, metadata_problem, stored
 from mcp_tools.oauth.store import OAuthStore
 
 OWNER = "owner"  # the one person an embedded server signs in
@@ -35,9 +36,9 @@ CODE_SECONDS = 300
 CONSENT_SECONDS = 600
 ACCESS_SECONDS = 3600
 REFRESH_SECONDS = 30 * 24 * 3600
-MAX_CLIENTS = 200
 MAX_METADATA_DOCUMENT_BYTES = 5120
 METADATA_DOCUMENT_SECONDS = 300  # how long a fetched Client ID Metadata Document is trusted
+MAX_DOCUMENTS = 256  # Client ID Metadata Documents kept in memory; the oldest go first
 
 Audit = Callable[[str, str, str, str], None]  # principal, tool, decision, outcome
 
@@ -52,8 +53,10 @@ class EmbeddedAuthorizationServer:
         scopes: list[str],
         audit: Audit,
         clock: Callable[[], float] = time.time,
+        limits: Limits | None = None,
     ) -> None:
         self.store = store
+        self.limits = limits or Limits()
         self.issuer = issuer
         self.resource = resource
         self.consent_url = consent_url.rstrip("/")
@@ -67,8 +70,17 @@ class EmbeddedAuthorizationServer:
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         if client_id.startswith("https://"):
             return await self._metadata_document(client_id)
-        info = self.store.get_client(client_id)
+        info = self.store.get_client(client_id, self.limits.unconsented_client_seconds)
         return None if info is None else OAuthClientInformationFull.model_validate(info)
+
+    def has_consented(self, client_id: str) -> bool:
+        return self.store.has_consented(client_id)
+
+    def redirect_uris_of(self, client_id: str) -> list[str]:
+        """Every redirect URI the client may use, for the consent page."""
+        document = self._documents.get(client_id)
+        info = document[1].model_dump(mode="json") if document else self.store.get_client(client_id)
+        return [str(uri) for uri in (info or {}).get("redirect_uris") or []]
 
     async def _metadata_document(self, url: str) -> OAuthClientInformationFull | None:
         """A Client ID Metadata Document: the client is the URL, described by what it serves there.
@@ -132,16 +144,39 @@ class EmbeddedAuthorizationServer:
         except ValueError:
             self.audit(OWNER, "-", "oauth_refused", "client metadata document is not valid client metadata")
             return None
+        problem = metadata_problem(client.model_dump(mode="json", exclude_none=True))
+        if problem is not None:
+            self.audit(OWNER, "-", "oauth_refused", f"client metadata document refused: {problem}")
+            return None
+        if client.scope is not None:  # it may ask only for the scopes this server offers
+            client.scope = " ".join(scope for scope in client.scope.split() if scope in self.scopes) or None
+        self._documents.pop(url, None)
         self._documents[url] = (self.clock(), client)
+        while len(self._documents) > MAX_DOCUMENTS:
+            self._documents.pop(next(iter(self._documents)))
         return client
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
-        if self.store.count_clients() >= MAX_CLIENTS:
-            from mcp.server.auth.provider import RegistrationError
+        from mcp.server.auth.provider import RegistrationError
 
-            raise RegistrationError("invalid_client_metadata", "too many registered clients; revoke some first")
+        info = client_info.model_dump(mode="json", exclude_none=True)
+        problem = metadata_problem(info)
+        if problem is not None:
+            error = "invalid_redirect_uri" if "redirect_uri" in problem else "invalid_client_metadata"
+            raise RegistrationError(error, problem)  # type: ignore[arg-type]
         assert client_info.client_id is not None
-        self.store.put_client(client_info.client_id, client_info.model_dump(mode="json", exclude_none=True))
+        limits = self.limits
+        try:
+            evicted = self.store.add_client(
+                client_info.client_id, stored(info), limits.max_clients, limits.unconsented_client_seconds
+            )
+        except LookupError:
+            raise RegistrationError(
+                "invalid_client_metadata",
+                f"all {limits.max_clients} registered clients hold tokens; revoke one on the approvals page",
+            ) from None
+        if evicted:
+            self.audit(OWNER, "-", "oauth_client_evicted", f"{evicted} unused registration(s) made room")
 
     def clients(self) -> list[tuple[str, str]]:
         """(client_id, name) of every client registered or holding tokens, for the approvals page."""
@@ -177,6 +212,8 @@ class EmbeddedAuthorizationServer:
                 "redirect_uri_provided_explicitly": params.redirect_uri_provided_explicitly,
             },
             CONSENT_SECONDS,
+            self.limits.max_pending_consents,
+            self.limits.max_pending_consents_per_client,
         )
         return f"{self.consent_url}/{request_id}"
 
@@ -193,6 +230,7 @@ class EmbeddedAuthorizationServer:
             return construct_redirect_uri(
                 request["redirect_uri"], error="access_denied", state=request["state"], iss=self.issuer
             )
+        self.store.mark_consented(request["client_id"])
         code = secrets.token_urlsafe(32)
         data = AuthorizationCode(
             code="",

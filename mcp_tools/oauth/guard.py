@@ -148,9 +148,18 @@ class OAuthGuard:
             RevocationOptions(enabled=True),
         )
         metadata.client_id_metadata_document_supported = True
+        from mcp_tools.oauth.limits import AddressRate, guard_authorize, guard_register
+
+        def refused(outcome: str) -> None:
+            self.audit(UNAUTHENTICATED, "-", "oauth_refused", outcome)
+
         for route in routes:
             if route.path == "/.well-known/oauth-authorization-server":
                 route.app = cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"])
+            elif route.path == "/register":
+                route.app = guard_register(route.app, AddressRate(self.settings.registrations_per_hour))
+            elif route.path == "/authorize":
+                route.app = guard_authorize(route.app, self.embedded, refused)
             route.app = _audited(route.app, route.path, self.audit)
         return routes
 
@@ -327,6 +336,8 @@ def _audited(app: ASGIApp, path: str, audit: Audit) -> ASGIApp:
                 for name, value in message.get("headers", []):
                     if name.lower() == b"location":
                         location = value.decode("latin-1")
+                    elif name.lower() == b"content-type" and value.startswith(b"text/html"):
+                        status = 0  # a refusal page for a person: audited where it is written
             elif message["type"] == "http.response.body" and status >= 400 and len(body) < 4096:
                 body += message.get("body", b"")
             await send(message)

@@ -61,6 +61,30 @@ class OAuthSettings(BaseModel):
         default=None, ge=1, le=100_000, description="Tool calls each principal may make per minute; 429 beyond it."
     )
 
+    max_clients: int = Field(
+        default=200,
+        ge=1,
+        le=100_000,
+        description=(
+            "Most dynamically registered clients kept (embedded); a new one evicts the oldest that holds no tokens."
+        ),
+    )
+    unconsented_client_seconds: float = Field(
+        default=86_400,
+        ge=60,
+        le=30 * 86_400,
+        description="How long a registration that never completed a consent is kept (embedded).",
+    )
+    registrations_per_hour: int = Field(
+        default=20, ge=1, le=100_000, description="Client registrations each address may make per hour (embedded)."
+    )
+    max_pending_consents: int = Field(
+        default=500, ge=1, le=100_000, description="Most consent requests waiting at once (embedded); oldest go first."
+    )
+    max_pending_consents_per_client: int = Field(
+        default=10, ge=1, le=1000, description="Most consent requests one client may have waiting (embedded)."
+    )
+
     @field_validator("issuer", "resource")
     @classmethod
     def _check_url(cls, value: str | None) -> str | None:

@@ -36,6 +36,22 @@ class OAuthStore:
         self.state = state
         self.key = key  # seals registered clients; None keeps them as JSON (a SQLite state without a secret)
         self.clock = clock
+        if getattr(state, "engine", "sqlite") == "sqlite":
+            self._migrate_sqlite()
+
+    def _migrate_sqlite(self) -> None:
+        """The columns PostgreSQL's migration 0011 adds, on a state file written before them."""
+        with self.state.transaction() as db:
+            columns = {row[1] for row in db.execute("PRAGMA table_info(oauth_clients)").fetchall()}
+            if "consented" not in columns:  # a client holding tokens was consented to
+                db.execute("ALTER TABLE oauth_clients ADD COLUMN consented REAL")
+                db.execute(
+                    "UPDATE oauth_clients SET consented=created WHERE client_id IN (SELECT client_id FROM oauth_grants)"
+                )
+            columns = {row[1] for row in db.execute("PRAGMA table_info(oauth_requests)").fetchall()}
+            if "client_id" not in columns:
+                db.execute("ALTER TABLE oauth_requests ADD COLUMN client_id TEXT")
+            db.execute("CREATE INDEX IF NOT EXISTS oauth_requests_client ON oauth_requests (client_id)")
 
     def close(self) -> None:
         """The state store belongs to the app, which closes it."""
@@ -66,10 +82,66 @@ class OAuthStore:
                 (client_id, self._seal(info), self.clock()),
             )
 
-    def get_client(self, client_id: str) -> dict[str, Any] | None:
+    def add_client(self, client_id: str, info: dict[str, Any], most: int, unconsented_seconds: float) -> int:
+        """Registers a client in a table of at most `most`: registrations that never completed a
+        consent in `unconsented_seconds` go, then, when it is full, the oldest that holds no
+        live token (never-consented ones first). How many were evicted; LookupError when every
+        registered client holds tokens."""
+        now = self.clock()
+        with self.state.transaction() as db:
+            db.execute("DELETE FROM oauth_clients WHERE consented IS NULL AND created<?", (now - unconsented_seconds,))
+            count = int(db.execute("SELECT COUNT(*) FROM oauth_clients").fetchone()[0])
+            evicted = []
+            if count >= most:
+                evicted = [
+                    row[0]
+                    for row in db.execute(
+                        "SELECT client_id FROM oauth_clients WHERE NOT EXISTS (SELECT 1 FROM oauth_grants "
+                        "WHERE oauth_grants.client_id=oauth_clients.client_id AND kind<>'code' "
+                        "AND revoked IS NULL AND expires>?) "
+                        "ORDER BY CASE WHEN consented IS NULL THEN 0 ELSE 1 END, created LIMIT ?",
+                        (now, count - most + 1),
+                    ).fetchall()
+                ]
+                if count - len(evicted) >= most:
+                    raise LookupError("every registered client holds tokens")
+                for victim in evicted:
+                    db.execute("DELETE FROM oauth_clients WHERE client_id=?", (victim,))
+                    db.execute("DELETE FROM oauth_requests WHERE client_id=?", (victim,))
+            db.execute(
+                "INSERT INTO oauth_clients (client_id, info, created) VALUES (?, ?, ?)",
+                (client_id, self._seal(info), now),
+            )
+        return len(evicted)
+
+    def get_client(self, client_id: str, unconsented_seconds: float | None = None) -> dict[str, Any] | None:
+        """A registered client; with `unconsented_seconds`, None for a registration that never
+        completed a consent and is older than that."""
+        since = -1.0 if unconsented_seconds is None else self.clock() - unconsented_seconds
         with self.state.reading() as db:
-            row = db.execute("SELECT info FROM oauth_clients WHERE client_id=?", (client_id,)).fetchone()
+            row = db.execute(
+                "SELECT info FROM oauth_clients WHERE client_id=? AND (consented IS NOT NULL OR created>=?)",
+                (client_id, since),
+            ).fetchone()
         return None if row is None else self._open(row[0])
+
+    def mark_consented(self, client_id: str) -> None:
+        with self.state.reading() as db:
+            db.execute(
+                "UPDATE oauth_clients SET consented=? WHERE client_id=? AND consented IS NULL",
+                (self.clock(), client_id),
+            )
+
+    def has_consented(self, client_id: str) -> bool:
+        """Whether the person ever let this client in: a registration marked so, or (a client
+        named by its metadata document) a code or token it holds."""
+        with self.state.reading() as db:
+            row = db.execute(
+                "SELECT 1 FROM oauth_clients WHERE client_id=? AND consented IS NOT NULL "
+                "UNION ALL SELECT 1 FROM oauth_grants WHERE client_id=? AND revoked IS NULL AND expires>? LIMIT 1",
+                (client_id, client_id, self.clock()),
+            ).fetchone()
+        return row is not None
 
     def count_clients(self) -> int:
         with self.state.reading() as db:
@@ -101,13 +173,29 @@ class OAuthStore:
 
     # -- consent requests --------------------------------------------------------------------------
 
-    def put_request(self, request_id: str, data: dict[str, Any], ttl_seconds: float) -> None:
+    def put_request(
+        self, request_id: str, data: dict[str, Any], ttl_seconds: float, most: int = 500, most_per_client: int = 10
+    ) -> None:
+        """Keeps a consent request; beyond `most_per_client` waiting for its client, or `most` in
+        all, the oldest waiting go (an expired one is gone already)."""
         now = self.clock()
-        with self.state.reading() as db:
+        client_id = str(data["client_id"])
+        with self.state.transaction() as db:
             db.execute("DELETE FROM oauth_requests WHERE expires<?", (now,))
+            for where, params, keep in (
+                ("WHERE client_id=?", (client_id,), most_per_client),
+                ("", (), most),
+            ):
+                count = int(db.execute(f"SELECT COUNT(*) FROM oauth_requests {where}", params).fetchone()[0])
+                if count >= keep:
+                    db.execute(
+                        "DELETE FROM oauth_requests WHERE id_sha256 IN "
+                        f"(SELECT id_sha256 FROM oauth_requests {where} ORDER BY expires LIMIT ?)",
+                        (*params, count - keep + 1),
+                    )
             db.execute(
-                "INSERT INTO oauth_requests (id_sha256, data, expires) VALUES (?, ?, ?)",
-                (digest(request_id), json.dumps(data), now + ttl_seconds),
+                "INSERT INTO oauth_requests (id_sha256, data, expires, client_id) VALUES (?, ?, ?, ?)",
+                (digest(request_id), json.dumps(data), now + ttl_seconds, client_id),
             )
 
     def get_request(self, request_id: str) -> dict[str, Any] | None:
@@ -132,6 +220,8 @@ class OAuthStore:
         self, secret: str, kind: str, client_id: str, family: str, data: dict[str, Any], ttl_seconds: float
     ) -> None:
         with self.state.reading() as db:
+            if kind == "code":  # once a consent: what expired can no longer be used, nor tell anything
+                db.execute("DELETE FROM oauth_grants WHERE expires<?", (self.clock(),))
             db.execute(
                 "INSERT INTO oauth_grants (sha256, kind, client_id, family, data, expires) VALUES (?, ?, ?, ?, ?, ?)",
                 (digest(secret), kind, client_id, family, json.dumps(data), self.clock() + ttl_seconds),
@@ -220,4 +310,8 @@ class OAuthStore:
                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING",
                         row,
                     ).rowcount
+            db.execute(  # a client that holds tokens was consented to
+                "UPDATE oauth_clients SET consented=created WHERE consented IS NULL "
+                "AND client_id IN (SELECT client_id FROM oauth_grants)"
+            )
         return copied
