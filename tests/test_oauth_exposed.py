@@ -185,6 +185,8 @@ def test_authorize_keeps_only_what_the_standards_allow(server: Exposed) -> None:
     form = {"response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT_URI, "code_challenge": challenge}
     big = browser.post(server.base + "/authorize", data={**form, "state": "s" * 2**20})
     assert big.status_code == 400 and "location" not in big.headers
+    long_id = browser.get(authorize_url(server, "https://a.example/" + "c" * 3000, challenge))
+    assert long_id.status_code == 400 and "client_id is longer" in long_id.text
     for extra in (
         {"state": "s" * 1025},
         {"state": "line\nbreak"},
@@ -272,6 +274,8 @@ def test_the_consent_page_shows_where_the_answers_go_first_and_whole(server: Exp
     assert "answers go to claude.github.io?" in suffix  # github.io is a suffix anyone registers under
     local = text_of(consent_page(server, "Claude Code", "http://localhost:33418/callback", 27))
     assert "answers go to this computer?" in local and "nothing here can check that name" in local
+    app = text_of(consent_page(server, "Claude", "claude.ai://callback", 27))  # a scheme that reads as a domain
+    assert "answers go to an application on this device?" in app and "claims the claude.ai: scheme" in app
 
 
 async def test_the_consent_page_in_a_browser_shows_the_whole_host(server: Exposed) -> None:

@@ -389,7 +389,7 @@ class ApprovalsPage:
         for client_id, name in clients:
             parts.append(
                 f'<form method="post" action="{e(root)}/clients/revoke" class="client">'
-                f"<strong>{e(name)}</strong> <code>{e(client_id)}</code> "
+                f"<strong>{e(name if len(name) <= 100 else name[:99] + '…')}</strong> <code>{e(client_id)}</code> "
                 f'<input type="hidden" name="{CSRF_FIELD}" value="{e(session.csrf)}">'
                 f'<input type="hidden" name="client_id" value="{e(client_id)}">'
                 '<button type="submit">Revoke</button></form>'

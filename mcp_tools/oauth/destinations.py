@@ -56,8 +56,8 @@ def destination(uri: str) -> Destination:
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
-        note = f"an application on the device that claims the {scheme}: scheme (any installed application can)"
-        return Destination(uri, scheme, "", f"{scheme}:", "app", [note])
+        note = f"whichever application claims the {scheme}: scheme (any installed application can)"
+        return Destination(uri, scheme, "", "an application on this device", "app", [note])
     host = (parts.hostname or "").rstrip(".").lower()
     if is_loopback(host):
         return Destination(uri, scheme, host, "this computer", "loopback", [f"a program on this computer ({host})"])

@@ -28,7 +28,7 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from mcp_tools.oauth.limits import Limits, metadata_problem, stored
+from mcp_tools.oauth.limits import MAX_URI, Limits, metadata_problem, stored
 from mcp_tools.oauth.store import OAuthStore
 
 OWNER = "owner"  # the one person an embedded server signs in
@@ -68,6 +68,8 @@ class EmbeddedAuthorizationServer:
     # -- clients ---------------------------------------------------------------------------------
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if len(client_id) > MAX_URI:  # no client has such an id: nothing to fetch or look up
+            return None
         if client_id.startswith("https://"):
             return await self._metadata_document(client_id)
         info = self.store.get_client(client_id, self.limits.unconsented_client_seconds)
