@@ -233,3 +233,29 @@ def test_an_unreadable_older_oauth_file_is_left_alone_and_the_server_goes_on(
     assert old.exists()  # kept for the person to look at
     store.put_client("fresh", {"client_id": "fresh"})
     assert store.get_client("fresh") == {"client_id": "fresh"}
+
+
+def test_a_state_file_from_before_the_oauth_limits_gains_their_columns(tmp_path: Path) -> None:
+    """The SQLite side of migration 0011: a client that holds tokens counts as consented to,
+    one that never did expires, and waiting requests are counted per client."""
+    from mcp_tools.policy.store import PolicyStore
+
+    path = tmp_path / "policy.sqlite3"
+    with sqlite3.connect(path) as db:  # the oauth tables as an older version wrote them
+        db.executescript(
+            "CREATE TABLE oauth_clients (client_id TEXT PRIMARY KEY, info TEXT NOT NULL, created REAL NOT NULL);"
+            "CREATE TABLE oauth_requests (id_sha256 TEXT PRIMARY KEY, data TEXT NOT NULL, expires REAL NOT NULL);"
+            "CREATE TABLE oauth_grants (sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, client_id TEXT NOT NULL, "
+            "family TEXT NOT NULL, data TEXT NOT NULL, expires REAL NOT NULL, used REAL, revoked REAL);"
+        )
+        db.execute("INSERT INTO oauth_clients VALUES ('holder', '{\"client_id\": \"holder\"}', 0)")
+        db.execute("INSERT INTO oauth_clients VALUES ('idle', '{\"client_id\": \"idle\"}', 0)")
+        db.execute("INSERT INTO oauth_grants VALUES ('h', 'refresh', 'holder', 'f', '{}', 9e12, NULL, NULL)")
+    store = OAuthStore(PolicyStore(path), None)
+    assert store.get_client("holder", 3600) == {"client_id": "holder"}
+    assert store.get_client("idle", 3600) is None  # registered long ago, never consented to
+    assert store.has_consented("holder") and not store.has_consented("idle")
+    for n in range(3):
+        store.put_request(f"r{n}", {"client_id": "holder"}, 600, most=10, most_per_client=2)
+    assert [store.get_request(f"r{n}") is not None for n in range(3)] == [False, True, True]
+    OAuthStore(PolicyStore(path), None)  # a second start changes nothing
