@@ -129,6 +129,8 @@ async def test_a_flood_of_registrations_locks_no_client_out(server: Exposed) -> 
     assert signs_in(server, tokens["access_token"])
     assert refresh(server, holder, tokens["refresh_token"]).status_code == 200
     assert any(row["decision"] == "oauth_client_evicted" for row in server.audit())
+    listed = server.browser().get(server.base + "/approvals/").text  # what the person would revoke
+    assert holder in listed and "flood 1" not in listed and newcomer not in listed
 
 
 def test_registration_metadata_is_bounded_field_by_field(server: Exposed) -> None:

@@ -148,10 +148,12 @@ class OAuthStore:
             return int(db.execute("SELECT COUNT(*) FROM oauth_clients").fetchone()[0])
 
     def clients_in_use(self) -> list[tuple[str, dict[str, Any] | None]]:
-        """Registered clients and clients holding live tokens, with what they registered."""
+        """Registered clients the person consented to and clients holding live tokens, with what
+        they registered (a registration nobody consented to signed nobody in: it is not listed)."""
         now = self.clock()
         with self.state.reading() as db:
-            registered = {row[0]: row[1] for row in db.execute("SELECT client_id, info FROM oauth_clients").fetchall()}
+            consented = db.execute("SELECT client_id, info FROM oauth_clients WHERE consented IS NOT NULL")
+            registered = {row[0]: row[1] for row in consented.fetchall()}
             holding = [
                 row[0]
                 for row in db.execute(
