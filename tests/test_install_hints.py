@@ -67,3 +67,30 @@ def test_this_checkout_prints_itself() -> None:
     assert commands.installed_from() == (str(root), True)
     assert commands.pip_install("notes").endswith(f"install -e {shlex.quote(f'{root}[notes]')}")
     assert commands.pip_install("notes").startswith(("pip ", shlex.quote(sys.executable)))
+
+
+@pytest.mark.parametrize(
+    ("extra", "blocked", "args"),
+    [
+        ("metrics", "prometheus_client", ["serve", "--http", "--port", "0", "--metrics-port", "0"]),
+        ("postgres", "psycopg", ["serve", "--http", "--port", "0"]),
+    ],
+    ids=["metrics", "postgres"],
+)
+def test_the_metrics_and_postgres_errors_name_this_installation(
+    tmp_path: Path, extra: str, blocked: str, args: list[str]
+) -> None:
+    """`--metrics-port` without prometheus-client and a PostgreSQL state without psycopg say how to
+    install the extra from this checkout, as `doctor` does, never a name no index holds."""
+    from tests.test_setup import blocked_env, mcp_tools
+
+    state = f'[state]\nurl = "postgresql://u:p@127.0.0.1:9/db"\nsecret = "{"s" * 40}"\n' if extra == "postgres" else ""
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n{state}',
+        encoding="utf-8",
+    )
+    result = mcp_tools(path, *args, env=blocked_env(tmp_path, blocked))
+    assert result.returncode != 0
+    assert commands.pip_install(extra) in result.stderr, result.stderr
+    assert "mcp-tools-suite" not in result.stderr and "Traceback" not in result.stderr
