@@ -14,6 +14,8 @@ a line, several allowed), which the reader does not see and this test reads:
 
 - `<!-- not run: REASON -->`: skipped, with the reason (a Google sign-in, a real Telegram bot).
 - `<!-- runs until stopped: TEXT -->`: a server; it must print TEXT, then SIGTERM stops it.
+- `<!-- run after asking approval ID for TOOL {ARGUMENTS} -->`: a pending approval with that id
+  is put in the block's state first, as the model's call would have asked it (the example's id).
 - `<!-- exits N: REASON -->`: it must exit N, not 0 (a reply whose call fails, on purpose).
 - `<!-- run after saving the text block above as NAME -->`: the nearest `text` block before it
   is written to NAME first (the example reply a `call-text` command reads).
@@ -46,6 +48,7 @@ __all__ = ["offline_site"]  # the session fixture, used here by name
 MARK = re.compile(r"^\s*<!--\s*(?P<text>.+?)\s*-->\s*$")
 NOT_RUN = re.compile(r"^not run: (?P<reason>.+)$")
 UNTIL = re.compile(r"^runs until stopped: (?P<text>.+)$")
+ASKED = re.compile(r"^run after asking approval (?P<id>apr-\w+) for (?P<tool>[\w.]+) (?P<arguments>\{.*\})$")
 EXITS = re.compile(r"^exits (?P<code>\d+): (?P<reason>.+)$")
 SAVE = re.compile(r"^run after saving the (?P<lang>\w+) block above as (?P<name>\S+)$")
 TIMEOUT = 180  # seconds for one block; a loaded machine is slow, a hung block fails
@@ -198,12 +201,42 @@ def started(run: Run, checkout: Checkout, name: str) -> Iterator[None]:
         process.stdout.close()
 
 
+def ask_approval(state_dir: Path, asked: re.Match[str]) -> None:
+    """A pending approval with the example's id, as the gate asks it for a stdio client's call."""
+    import hashlib
+    import json
+    from unittest import mock
+
+    from mcp_tools.policy import store
+
+    arguments = json.loads(asked["arguments"])
+    state_dir.mkdir(parents=True, exist_ok=True)
+    opened = store.PolicyStore(state_dir / "policy.sqlite3")
+    try:
+        with mock.patch.object(store, "new_approval_id", lambda: asked["id"]):
+            approval = opened.request_approval(
+                tool=asked["tool"],
+                args_sha256=hashlib.sha256(json.dumps(arguments, sort_keys=True).encode()).hexdigest(),
+                args_display=arguments,
+                summary=f"{asked['tool']} {asked['arguments']}",
+                risk="high",
+                principal="local",
+                ttl_seconds=600,
+            )
+        assert approval.id == asked["id"]
+    finally:
+        opened.close()
+
+
 def run_block(run: Run, checkout: Checkout, index: int) -> str | None:
     """Run one block as the docs write it; None when it ran, else what went wrong."""
     name = f"block-{index}"
     saved = run.mark(SAVE)
     if saved:
         (checkout.root / saved["name"]).write_text(block_before(run, saved["lang"]).text + "\n", encoding="utf-8")
+    asked = run.mark(ASKED)
+    if asked:
+        ask_approval(Path(checkout.env(name)["XDG_STATE_HOME"]) / "mcp-tools", asked)
     if run.until is not None:
         with started(run, checkout, name):
             return None
@@ -245,7 +278,7 @@ def test_every_shell_block_runs_as_written(checkout: Checkout) -> None:
 
 
 def test_every_skipped_block_says_why_and_marks_are_known() -> None:
-    known = (NOT_RUN, UNTIL, SAVE, EXITS)
+    known = (NOT_RUN, UNTIL, SAVE, EXITS, ASKED)
     marks = [(run, mark) for run in runs() for mark in run.marks]
     assert marks, "no block is marked"
     for run, mark in marks:
