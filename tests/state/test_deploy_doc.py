@@ -99,15 +99,14 @@ def replica_config(tmp_path: Path, name: str, url: str) -> Path:
 
 @pytest.fixture
 def behind_nginx(tmp_path: Path, postgres_url: str, nginx_binary: str) -> Iterator[tuple[str, Path]]:
-    """Two replicas on the deploy page's config behind its nginx site; nginx's https URL and the CA file."""
+    """A replica on the deploy page's config behind its nginx site (both upstream lines lead to
+    it: which replica answers does not matter here); nginx's https URL and the CA file."""
     cert, key = throwaway_certificate(tmp_path / "tls")
-    configs = [replica_config(tmp_path, name, postgres_url) for name in ("a", "b")]
-    ports = [free_port(), free_port()]
-    port = free_port()
+    config = replica_config(tmp_path, "a", postgres_url)
+    replica, port = free_port(), free_port()
     with ExitStack() as stack:
-        for config, replica_port in zip(configs, ports, strict=True):
-            stack.enter_context(http_server(config, port=replica_port, MCP_TOOLS_HTTP_TOKEN_LAPTOP=TOKEN))
-        conf = main_config(tmp_path / "nginx", site(port, [f"127.0.0.1:{p}" for p in ports], cert, key))
+        stack.enter_context(http_server(config, port=replica, MCP_TOOLS_HTTP_TOKEN_LAPTOP=TOKEN))
+        conf = main_config(tmp_path / "nginx", site(port, [f"127.0.0.1:{replica}"] * 2, cert, key))
         stack.enter_context(serve_nginx(conf, f"https://127.0.0.1:{port}", verify=str(cert)))
         yield f"https://127.0.0.1:{port}", cert
 
