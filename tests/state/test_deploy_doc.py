@@ -1,4 +1,4 @@
-"""docs/deploy.md as written: its nginx site passes `nginx -t` and proxies over TLS to replicas
+"""docs/deploy.md as written: its nginx site passes `nginx -t` and proxies over TLS to a replica
 configured by its TOML, and an approval asked through it links the page's public address.
 
 The test makes a throwaway certificate with openssl and changes only what names the reader's own
