@@ -2,8 +2,9 @@
 
 `mcp-tools` may not be on PATH (a venv that is not activated, Claude Desktop's own environment),
 the server may run on a config file the default lookup would not find, and the package index
-holds an unrelated `mcp-tools`: every hint goes through here so it names this installation's
-executable, this process's config file and this project's own distribution.
+holds an unrelated `mcp-tools` (and, until the project is published, nothing of ours): every hint
+goes through here so it names this installation's executable, this process's config file, and
+what this installation was installed from.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import shutil
 import sys
 from pathlib import Path
 
-DISTRIBUTION = "mcp-tools-suite"  # the name on the package index; the command stays `mcp-tools`
+DISTRIBUTION = "mcp-tools-suite"  # the distribution (its name on a package index); the command stays `mcp-tools`
 COMMAND = "mcp-tools"
 
 # The config file this process was started with, pinned by cli.main, so printed commands reach
@@ -69,13 +70,49 @@ def source_checkout() -> Path | None:
 
 
 def pip_install(extra: str) -> str:
-    """The command that installs `extra` into this environment, never someone else's package:
-    the checkout itself when running from one, else this project's distribution by its own name."""
+    """The command that installs `extra` into this environment from what this installation came
+    from, never someone else's package: the checkout (`-e` when editable), the wheel or the URL
+    pip recorded (PEP 610 `direct_url.json`), and the distribution's own name only when it came
+    from a package index."""
     pip = _pip()
     checkout = source_checkout()
-    if checkout is not None:
+    origin = installed_from()
+    if checkout is not None and (origin is None or origin[1]):  # run from the checkout, or installed editable
         return f"{pip} install -e {quote(f'{checkout}[{extra}]')}"
-    return f"{pip} install {quote(f'{DISTRIBUTION}[{extra}]')}"
+    if origin is None:
+        return f"{pip} install {quote(f'{DISTRIBUTION}[{extra}]')}"
+    where, editable = origin
+    if "://" in where:  # a remote wheel or a repository: a direct reference keeps the extra
+        return f"{pip} install {quote(f'{DISTRIBUTION}[{extra}] @ {where}')}"
+    return f"{pip} install {'-e ' if editable else ''}{quote(f'{where}[{extra}]')}"
+
+
+def installed_from() -> tuple[str, bool] | None:
+    """Where pip installed this distribution from, as pip records it in `direct_url.json`: a local
+    path (a checkout or a wheel file) or a URL, and whether the install is editable. None when it
+    came from a package index (nothing recorded) or is not installed at all."""
+    import json
+    from importlib import metadata
+    from urllib.parse import urlsplit
+    from urllib.request import url2pathname
+
+    try:
+        recorded = metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
+        direct = json.loads(recorded) if recorded else None
+    except (metadata.PackageNotFoundError, ValueError):
+        return None
+    if not isinstance(direct, dict) or not isinstance(direct.get("url"), str):
+        return None
+    url: str = direct["url"]
+    editable = bool((direct.get("dir_info") or {}).get("editable"))
+    vcs = direct.get("vcs_info")
+    if isinstance(vcs, dict) and vcs.get("vcs"):
+        commit = vcs.get("commit_id")
+        return f"{vcs['vcs']}+{url}" + (f"@{commit}" if commit else ""), False
+    parts = urlsplit(url)
+    if parts.scheme == "file" and parts.netloc in ("", "localhost"):
+        return url2pathname(parts.path), editable
+    return url, False
 
 
 def _pip() -> str:

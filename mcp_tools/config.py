@@ -404,7 +404,7 @@ class ApprovalsSettings(_Section):
 
 class StateSettings(_Section):
     """Where approvals, decisions and the audit log live: SQLite in the state dir, or a PostgreSQL server
-    that several replicas share (docs/deploy.md; pip install 'mcp-tools-suite[postgres]')."""
+    that several replicas share (docs/deploy.md; the [postgres] extra)."""
 
     url: SecretStr | None = Field(
         default=None,

@@ -1,4 +1,5 @@
-"""Debian's nginx in front of server replicas on 127.0.0.1, as docs/deploy.md configures it."""
+"""Debian's nginx in front of server replicas on 127.0.0.1, as docs/deploy.md configures it
+(tests/state/test_deploy_doc.py runs the page's own nginx block)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,32 @@ http {{
 """
 
 
+def main_config(root: Path, site: str) -> Path:
+    """An nginx.conf under `root` that includes `site` in its `http` block, as Debian's includes
+    /etc/nginx/conf.d/*.conf; every file nginx writes stays under `root`."""
+    (root / "conf.d").mkdir(parents=True, exist_ok=True)
+    (root / "conf.d" / "mcp-tools.conf").write_text(site)
+    user = "user root;\n" if os.geteuid() == 0 else ""
+    conf = root / "nginx.conf"
+    conf.write_text(
+        f"""{user}worker_processes 1;
+daemon off;
+pid {root}/nginx.pid;
+error_log {root}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    client_body_temp_path {root}/body;
+    proxy_temp_path {root}/proxy;
+    fastcgi_temp_path {root}/fastcgi;
+    uwsgi_temp_path {root}/uwsgi;
+    scgi_temp_path {root}/scgi;
+    include {root}/conf.d/*.conf;
+}}
+"""
+    )
+    return conf
+
+
 @contextlib.contextmanager
 def nginx(root: Path, upstreams: list[str]) -> Iterator[str]:
     """nginx round-robining over `upstreams` (host:port); yields its base URL once it answers."""
@@ -62,19 +89,25 @@ def nginx(root: Path, upstreams: list[str]) -> Iterator[str]:
     root.mkdir(parents=True, exist_ok=True)
     port = free_port()
     (root / "nginx.conf").write_text(nginx_config(root, port, upstreams))
+    with serve_nginx(root / "nginx.conf", f"http://127.0.0.1:{port}") as base:
+        yield base
+
+
+@contextlib.contextmanager
+def serve_nginx(conf: Path, base: str, verify: str | bool = True) -> Iterator[str]:
+    """nginx on `conf` (its prefix the file's folder); yields `base` once `/healthz` answers through it."""
     process = subprocess.Popen(
-        [NGINX, "-c", str(root / "nginx.conf"), "-p", str(root)],
+        [NGINX, "-c", str(conf), "-p", str(conf.parent)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 30
         while True:
             if process.poll() is not None:
                 raise RuntimeError(f"nginx exited: {process.stderr.read().decode() if process.stderr else ''}")
             with contextlib.suppress(httpx2.HTTPError):
-                httpx2.get(base + "/healthz", timeout=1)
+                httpx2.get(base + "/healthz", timeout=1, verify=verify)
                 break
             if time.monotonic() > deadline:
                 raise TimeoutError("nginx did not start")

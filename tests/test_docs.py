@@ -2,8 +2,8 @@
 
 Each fenced block is checked by its language: `toml` loads through the real config model (the
 core sections, and each namespace's own section model, so a key in the wrong table is caught;
-an option shown commented out must exist too); `json` parses (one value or several in a row),
-a tool call in it names a real tool with arguments its input model accepts, and an error
+an option shown commented out must exist too); `json` holds one value and `jsonl` one value a
+line (JSON Lines), a tool call in either names a real tool with arguments its input model accepts, and an error
 result has the one error shape; `bash`, `sh`, `shell` and `console` command lines that run
 `mcp-tools` parse in the real CLI parser (they are not run). Outside code blocks, a command
 named in inline code must exist with the options it names. New documents are picked up
@@ -52,7 +52,7 @@ DOCUMENTS = [
     *sorted((ROOT / "docs").rglob("*.md")),
 ]
 SHELL = {"bash", "sh", "shell", "console"}
-CHECKED = {"toml", "json", *SHELL}
+CHECKED = {"toml", "json", "jsonl", *SHELL}
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+-]*)[^`]*$")
 COMMENTED_OPTION = re.compile(r"^#[ \t]*(?P<key>[A-Za-z_][\w-]*)[ \t]*=[ \t]*(?P<value>.+)$")
 PLACEHOLDER = re.compile(r"^(?:<.*>|[A-Z][A-Z_.]*|\.\.\.)$")
@@ -214,13 +214,19 @@ def check_error_example(where: str, value: Any) -> None:
         assert not problems, f"{where}: not the error shape: {problems}"
 
 
-@pytest.mark.parametrize("block", blocks_of("json"))
+@pytest.mark.parametrize("block", blocks_of("json", "jsonl"))
 def test_json_examples_parse(block: Block) -> None:
+    """A `json` block holds one value, as a reader pasting it whole expects; several values, one
+    a line, are a `jsonl` block."""
     try:
-        values = json_values(block.text)
+        if block.lang == "jsonl":
+            values = [json.loads(line) for line in block.text.splitlines() if line.strip()]
+        else:
+            values = json_values(block.text)
     except json.JSONDecodeError as exc:
         raise AssertionError(f"{block.where}: not valid JSON: {exc}") from None
     assert values, f"{block.where}: empty JSON block"
+    assert block.lang == "jsonl" or len(values) == 1, f"{block.where}: {len(values)} values in a json block (jsonl?)"
     for value in values:
         check_tool_call(block.where, value)
         check_error_example(block.where, value)
@@ -454,3 +460,12 @@ def test_the_config_that_config_init_writes_documents_real_options() -> None:
         Block(ROOT / "mcp_tools" / "config_template.py", 1, "toml", opened)
     )
     assert all(f"\n[{NAMESPACE_TABLES.get(name, name)}]\n" in opened for name in CATALOG)
+
+
+def test_a_json_block_holds_one_value_and_jsonl_one_a_line() -> None:
+    two = '{"name": "inbox_read", "arguments": {"id": "a"}}\n\n{"name": "inbox_read", "arguments": {"id": "b"}}'
+    with pytest.raises(AssertionError, match="2 values in a json block"):
+        test_json_examples_parse(Block(ROOT / "README.md", 1, "json", two))
+    test_json_examples_parse(Block(ROOT / "README.md", 1, "jsonl", two))
+    with pytest.raises(AssertionError, match="not valid JSON"):
+        test_json_examples_parse(Block(ROOT / "README.md", 1, "jsonl", '{"name": "inbox_read",\n "arguments": {}}'))

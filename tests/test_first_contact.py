@@ -636,6 +636,9 @@ async def test_a_built_wheel_installs_in_a_fresh_venv_and_serves(tmp_path: Path,
     )
     module, checkout, hint = where.stdout.splitlines()
     assert module.startswith(str(venv)) and checkout == "None"
-    assert hint.endswith(f"install '{DISTRIBUTION}[notes]'")  # the project's own name on the index
+    # Not the project's name, which no index holds yet: the wheel it was installed from, run as printed.
+    assert hint == f"{shlex.quote(str(venv / 'bin' / 'python'))} -m pip install {shlex.quote(f'{wheel}[notes]')}"
+    done = run_printed(hint, env)
+    assert done.returncode == 0, done.stderr[-3000:]
     names = await tool_names(str(venv / "bin" / "mcp-tools"), ["serve"], env, str(tmp_path))
     assert {"files_read", "inbox_search"} <= names

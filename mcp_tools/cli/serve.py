@@ -31,7 +31,7 @@ def add_commands(commands: Any) -> None:
         "--metrics-port",
         type=tcp_port,
         metavar="N",
-        help="serve Prometheus metrics on 127.0.0.1:N (pip install 'mcp-tools-suite[metrics]')",
+        help="serve Prometheus metrics on 127.0.0.1:N (needs the [metrics] extra)",
     )
     add_namespaces_option(serve, "comma-separated namespaces to run, e.g. files,notes")
     serve.add_argument("--tools", help="what to serve this run, e.g. files,notes.core; --tools=-files.move excludes")
@@ -104,7 +104,9 @@ def _serve_metrics(app: Any, port: int) -> None:
 
         serve_metrics(port, {tool.spec.name for tool in app.tools.values()})
     except ImportError:
-        raise ConfigError("--metrics-port needs prometheus-client: pip install 'mcp-tools-suite[metrics]'") from None
+        from mcp_tools.commands import pip_install
+
+        raise ConfigError(f"--metrics-port needs prometheus-client: {pip_install('metrics')}") from None
     except OSError as exc:
         raise ConfigError(f"--metrics-port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     print(f"mcp-tools: Prometheus metrics on http://127.0.0.1:{port}/metrics", file=sys.stderr)

@@ -17,8 +17,6 @@ from mcp_tools.secrets import known_secrets
 if TYPE_CHECKING:
     from mcp_tools.policy.store import StateStore
 
-POSTGRES_EXTRA_HINT = "PostgreSQL state needs psycopg: pip install 'mcp-tools-suite[postgres]'"
-
 
 def request_state_security(config: Config, ttl: float) -> Any:
     """How requestState is sealed: under a key derived from `[state] secret`, so every replica
@@ -69,7 +67,9 @@ def open_state_store(config: Config) -> StateStore:
     try:
         from mcp_tools.state.postgres import PostgresStateStore
     except ImportError:
-        raise ConfigError(POSTGRES_EXTRA_HINT) from None
+        from mcp_tools.commands import pip_install
+
+        raise ConfigError(f"PostgreSQL state needs psycopg: {pip_install('postgres')}") from None
     from mcp_tools.state.spool import SPOOL_FILE, AuditSpool
 
     store = PostgresStateStore(

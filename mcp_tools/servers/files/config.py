@@ -18,7 +18,7 @@ class FilesConfig(BaseModel):
 
     backend: Literal["local", "s3"] = Field(
         default="local",
-        description="A local folder, or an S3 bucket (R2, MinIO; pip install 'mcp-tools-suite[s3]').",
+        description="A local folder, or an S3 bucket (R2, MinIO; needs the [s3] extra).",
     )
     names: Literal["strict", "unicode"] = Field(
         default="strict",
