@@ -231,6 +231,10 @@ async def test_every_tool_succeeds_and_fails_with_results_that_validate(
         await run.fails("files_delete", {"path": "old.txt"}, "not_found")
         await run.ok("files_import", {"path": "imported.txt", "content_base64": "aGVsbG8K"})
         await run.fails("files_import", {"path": "imported.txt", "content_base64": "not base64!"}, "invalid_arguments")
+        await run.ok("files_search", {"query": "gamma", "context_lines": 1})
+        await run.fails("files_search", {"query": "(", "regex": True}, "invalid_arguments")
+        await run.ok("files_copy", {"source": "a.txt", "destination": "copies/a.txt"})
+        await run.fails("files_copy", {"source": "ghost.txt", "destination": "g.txt"}, "not_found")
         assert read["sha256"]
 
         # notes
