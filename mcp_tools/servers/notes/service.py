@@ -24,6 +24,7 @@ from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow, 
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.dates import format_day, render_template
+from mcp_tools.servers.notes.edit import Editing
 from mcp_tools.servers.notes.embeddings import EmbeddingError, VectorMatrix, build_embedder
 from mcp_tools.servers.notes.frontmatter import merge_frontmatter
 from mcp_tools.servers.notes.index import FileState, NoteIndex, sha256_hex
@@ -92,7 +93,7 @@ class FolderReader:
         return read_nofollow(fd, name, max_bytes, key=key)
 
 
-class NotesService(Renaming):
+class NotesService(Renaming, Editing):
     def __init__(self, config: NotesConfig, env: Environment) -> None:
         if not config.vault:
             raise NotConfigured('set [notes] vault = "/path/to/vault"')
