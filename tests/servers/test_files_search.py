@@ -200,3 +200,13 @@ async def test_the_page_fits_the_result_budget(tmp_path: Path, local: FilesBacke
     found = ok(result)
     assert 0 < len(found["hits"]) < 200 and found["next_cursor"] is not None
     assert "cut to fit" not in text_of(result)  # paged by the tool itself, not cut by the gate
+
+
+async def test_a_glob_with_a_folder_lists_below_the_folder(tmp_path: Path, local: FilesBackend) -> None:
+    for key in ("top.pdf", "a/one.pdf", "a/b/two.pdf", "a/b/note.txt"):
+        local.put(key, b"%PDF")
+    async with connect(tmp_path, local.settings) as client:
+        deep = ok(await client.call_tool("files_list", {"pattern": "**/*.pdf"}))
+        names_only = ok(await client.call_tool("files_list", {"pattern": "*.pdf"}))
+    assert [entry["path"] for entry in deep["entries"]] == ["a/b/two.pdf", "a/one.pdf", "top.pdf"]
+    assert [entry["path"] for entry in names_only["entries"]] == ["top.pdf"]  # no '/': this folder, as before
