@@ -231,6 +231,10 @@ async def test_every_tool_succeeds_and_fails_with_results_that_validate(
         await run.fails("files_delete", {"path": "old.txt"}, "not_found")
         await run.ok("files_import", {"path": "imported.txt", "content_base64": "aGVsbG8K"})
         await run.fails("files_import", {"path": "imported.txt", "content_base64": "not base64!"}, "invalid_arguments")
+        await run.ok("files_search", {"query": "gamma", "context_lines": 1})
+        await run.fails("files_search", {"query": "(", "regex": True}, "invalid_arguments")
+        await run.ok("files_copy", {"source": "a.txt", "destination": "copies/a.txt"})
+        await run.fails("files_copy", {"source": "ghost.txt", "destination": "g.txt"}, "not_found")
         assert read["sha256"]
 
         # notes
@@ -243,6 +247,10 @@ async def test_every_tool_succeeds_and_fails_with_results_that_validate(
         await run.fails("notes_write", {"path": "Inbox/Fresh", "content": "x", "expected_sha256": "0" * 64}, "conflict")
         await run.ok("notes_update_frontmatter", {"path": "Inbox/Fresh", "set": {"status": "draft", "n": 2}})
         await run.fails("notes_update_frontmatter", {"path": "No Such Note", "set": {"a": 1}}, "not_found")
+        await run.ok("notes_edit", {"path": "Inbox/Fresh", "action": "append", "content": "one more line"})
+        await run.fails(
+            "notes_edit", {"path": "Inbox/Fresh", "action": "replace", "old": "zzz", "content": "y"}, "not_found"
+        )
         await run.ok("notes_backlinks", {"path": "Projects/Alpha"})
         await run.fails("notes_backlinks", {"path": "Home", "cursor": "zz"}, "invalid_arguments")
         await run.ok("notes_forward_links", {"path": "Home"})

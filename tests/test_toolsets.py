@@ -45,7 +45,7 @@ def test_a_namespace_selects_all_its_tiers() -> None:
 
 def test_a_tier_selects_only_that_tier() -> None:
     core = served(["files.core"])
-    assert core == {"files.list", "files.read", "files.write", "files.edit"}
+    assert core == {"files.list", "files.read", "files.write", "files.edit", "files.search"}
     assert served(["files.extended"]) == set(FILES) - core
 
 
@@ -75,6 +75,7 @@ def test_the_default_is_the_core_tier_of_every_running_namespace(tmp_path: Path)
         "files.edit",
         "files.list",
         "files.read",
+        "files.search",
         "files.write",
         "inbox.read",
         "inbox.search",
@@ -154,7 +155,7 @@ async def test_a_tool_left_out_is_neither_listed_nor_callable(tmp_path: Path) ->
     app = build_app(make_config(tmp_path, {"server": {"tools": ["files.core"]}}))
     async with app.running(), Client(build_server(app, "test"), mode="legacy") as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
-        assert names == ["files_list", "files_read", "files_write", "files_edit"]
+        assert names == ["files_list", "files_read", "files_write", "files_edit", "files_search"]
         assert (await client.list_tools()).tools and "toolsets_list" not in names
         error = failure(await client.call_tool("files_mkdir", {"path": "a"}))
         assert error["kind"] == "unknown_tool"
@@ -204,14 +205,22 @@ async def test_the_model_enables_a_toolset_and_calls_a_new_tool(tmp_path: Path, 
         if mode == "legacy":
             assert client.session.server_capabilities.tools.list_changed is True
         names = [tool.name for tool in (await client.list_tools()).tools]
-        assert names == ["toolsets_list", "toolsets_enable", "files_list", "files_read", "files_write", "files_edit"]
+        assert names == [
+            "toolsets_list",
+            "toolsets_enable",
+            "files_list",
+            "files_read",
+            "files_write",
+            "files_edit",
+            "files_search",
+        ]
         listing = ok(await client.call_tool("toolsets_list", {}))
         files = next(item for item in listing["toolsets"] if item["name"] == "files")
-        assert files["enabled"] == ["files_list", "files_read", "files_write", "files_edit"]
+        assert files["enabled"] == ["files_list", "files_read", "files_write", "files_edit", "files_search"]
         assert "files_mkdir" in files["tools"] and "inbox_search" not in files["tools"]
 
         result = await enable_and_wait(client, mode, notices, ["files.extended"])
-        assert ok(result)["enabled"] == ["files_mkdir", "files_move", "files_delete", "files_import"]
+        assert ok(result)["enabled"] == ["files_mkdir", "files_move", "files_delete", "files_import", "files_copy"]
         assert notices, "the client was told its tool list changed"
         names = [tool.name for tool in (await client.list_tools()).tools]
         assert {"files_mkdir", "files_delete"} <= set(names)
@@ -239,7 +248,7 @@ async def test_a_hidden_or_excluded_tool_can_never_be_enabled(tmp_path: Path, mo
             assert error["kind"] == "invalid_arguments", name
             assert "delete" not in error["message"] or name in error["message"]
         enabled = ok(await client.call_tool("toolsets_enable", {"toolsets": ["files"]}))["enabled"]
-        assert enabled == ["files_mkdir", "files_import"]
+        assert enabled == ["files_mkdir", "files_import", "files_copy"]
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert "files_delete" not in names and "files_move" not in names
         assert failure(await client.call_tool("files_delete", {"path": "x"}))["kind"] in (
@@ -256,7 +265,7 @@ async def test_read_only_policy_keeps_write_tools_out_of_reach(tmp_path: Path) -
     async with app.running(), dynamic_client(app, "legacy", []) as client:
         ok(await client.call_tool("toolsets_enable", {"toolsets": ["files"]}))
         names = {tool.name for tool in (await client.list_tools()).tools}
-        assert names == {"toolsets_list", "toolsets_enable", "files_list", "files_read"}
+        assert names == {"toolsets_list", "toolsets_enable", "files_list", "files_read", "files_search"}
     app.store.close()
 
 
@@ -363,7 +372,7 @@ async def test_serve_tools_selects_for_one_run(tmp_path: Path) -> None:
     config = demo_config(tmp_path, servers='["demo", "files"]')
     async with Client(stdio_params(config, "--tools=demo.echo,files,-files.extended"), mode="legacy") as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
-    assert names == ["files_list", "files_read", "files_write", "files_edit", "demo_echo"]
+    assert names == ["files_list", "files_read", "files_write", "files_edit", "files_search", "demo_echo"]
 
 
 @pytest.mark.slow
@@ -380,8 +389,8 @@ def test_tools_and_doctor_say_what_is_served_and_why(tmp_path: Path) -> None:
     assert rows["files.read"]["served"] is True and rows["files.read"]["why"] == "selected by '*.core'"
     doctor = run_cli(config, "doctor", "--tools", "files,-files.move")
     assert doctor.returncode == 0, doctor.stderr
-    assert 'tools:     7 served, selection ["files", "-files.move"], discovery=static' in doctor.stdout
-    assert "files     on  (7 tools); not served: move (excluded by '-files.move')" in doctor.stdout
+    assert 'tools:     9 served, selection ["files", "-files.move"], discovery=static' in doctor.stdout
+    assert "files     on  (9 tools); not served: move (excluded by '-files.move')" in doctor.stdout
     assert "demo      on  (0 tools); not served: echo, note, erase, fail (core tier, not selected)" in doctor.stdout
     bad = run_cli(config, "tools", "--tools", "files.mvoe")
     assert bad.returncode == 2 and "did you mean 'files.move'?" in bad.stderr

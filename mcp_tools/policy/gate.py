@@ -154,24 +154,28 @@ def failure_outcome(failure: ToolFailure) -> CallOutcome:
 
 
 def describe_validation_error(tool: ToolSpec[Any, Any, Any], exc: ValidationError) -> str:
-    """Argument errors in words a model can act on: `files.edit needs edits[0].old_string`."""
+    """Argument errors in words a model can act on: `files.edit needs edits[0].old_string`.
+
+    Only the first few are described (thousands of unknown keys cost one pass, not one each)."""
     parts: list[str] = []
     listed: set[tuple[int | str, ...]] = set()  # places whose accepted names were already listed
-    for error in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    for error in errors[:8]:
         loc = _format_loc(error["loc"])
         kind = error["type"]
         if kind == "missing":
             parts.append(f"{tool.name} needs {loc}")
         elif kind == "extra_forbidden":
-            parts.append(f"{tool.name} does not take {loc}{_accepted(tool.input_model, error['loc'], exc, listed)}")
+            parts.append(f"{tool.name} does not take {loc}{_accepted(tool.input_model, error['loc'], errors, listed)}")
         else:
             message = error["msg"].removeprefix("Value error, ")
             parts.append(f"{loc}: {message}" if loc else message)
-    return "; ".join(parts[:8]) + ("" if len(parts) <= 8 else f"; and {len(parts) - 8} more problems")
+    more = len(errors) - len(parts)
+    return "; ".join(parts) + ("" if more <= 0 else f"; and {more} more problems")
 
 
 def _accepted(
-    model: type[BaseModel], loc: tuple[int | str, ...], exc: ValidationError, listed: set[tuple[int | str, ...]]
+    model: type[BaseModel], loc: tuple[int | str, ...], errors: list[Any], listed: set[tuple[int | str, ...]]
 ) -> str:
     """For an unknown argument: the closest accepted one (with what it holds) and the whole list,
     once per place (`listed` holds the places already listed in this message)."""
@@ -184,7 +188,7 @@ def _accepted(
     given = str(loc[-1])
     guesses = closest_argument(given, fields)
     if not guesses:  # the one required argument left missing at the same place is the likely meaning
-        missing = [str(e["loc"][-1]) for e in exc.errors() if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
+        missing = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
         guesses = (closest(given, missing) or missing)[:1]
     guess = ""
     if guesses:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import mcp_types as types
 import pytest
 
 from mcp_tools.app import build_app
+from mcp_tools.tooling import Arguments, Risk, ToolSpec
 from tests.harness import annotation, connect, failure, make_config, ok, text_of
 
 pytestmark = pytest.mark.anyio
@@ -259,6 +262,41 @@ async def test_dotted_wire_names_when_configured(tmp_path: Path, demo_namespace:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert ok(await client.call_tool("demo.echo", {"text": "x"}))
     assert "demo.echo" in names and "demo_echo" not in names
+
+
+def test_thousands_of_unknown_arguments_cost_one_pass() -> None:
+    """Each unknown key once looked at every error again: 3,000 keys took minutes of processor time."""
+    from pydantic import ValidationError
+
+    from mcp_tools.policy.gate import describe_validation_error
+
+    class Args(Arguments):
+        text: str
+
+    spec = ToolSpec(
+        name="demo.many",
+        description="x",
+        input_model=Args,
+        output_model=Args,
+        handler=lambda *a: None,  # type: ignore[arg-type,return-value]
+        risk=Risk.LOW,
+        describe=lambda a: "x",
+    )
+    with pytest.raises(ValidationError) as raised:
+        Args.model_validate({"text": "x", **{f"key{index}": 1 for index in range(2_000)}})
+    calls = 0
+    errors = raised.value.errors
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return errors(*args, **kwargs)
+
+    exc = mock.Mock(wraps=raised.value)
+    exc.errors = counted
+    message = describe_validation_error(spec, exc)
+    assert calls == 1
+    assert message.startswith("demo.many does not take key0") and message.endswith("; and 1992 more problems")
 
 
 async def test_an_unknown_argument_with_no_likely_meaning_is_named_and_the_list_follows(

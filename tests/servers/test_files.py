@@ -33,7 +33,7 @@ async def test_tools_are_listed_with_honest_annotations(tmp_path: Path, local: F
     async with connect(tmp_path, local.settings) as client:
         listing = await client.list_tools()
     tools = {tool.name: tool for tool in listing.tools}
-    methods = ("list", "read", "write", "edit", "mkdir", "move", "delete", "import")
+    methods = ("list", "search", "read", "write", "edit", "copy", "mkdir", "move", "delete", "import")
     assert set(tools) == {f"files_{name}" for name in methods}
     assert annotation(tools["files_read"], "read_only_hint") is True
     assert annotation(tools["files_list"], "read_only_hint") is True

@@ -55,6 +55,7 @@ async def test_tools_are_listed_with_wire_names_and_hints(tmp_path: Path, vault:
             "read",
             "search",
             "write",
+            "edit",
             "update_frontmatter",
             "backlinks",
             "forward_links",

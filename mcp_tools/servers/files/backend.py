@@ -18,6 +18,7 @@ from mcp_tools.tooling import ToolFailure
 StoredType = Literal["file", "folder", "link", "other"]
 Progress = Callable[[int, int], None]
 MAX_LISTED = 100_000
+MAX_COPIED = 10_000  # entries one folder copy takes
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,10 @@ class Backend(Protocol):
 
     def read_all(self, key: str, max_bytes: int) -> bytes: ...
 
+    def read_head(self, key: str, max_bytes: int) -> bytes:
+        """The first `max_bytes` bytes of a file (all of a smaller one), reading no more than that."""
+        ...
+
     def write(self, key: str, data: bytes, *, create_parents: bool, expected_sha256: str | None) -> bool:
         """Write atomically; returns True when the file was created. Checks expected_sha256 first."""
         ...
@@ -92,6 +97,11 @@ class Backend(Protocol):
     def mkdir(self, key: str, *, parents: bool) -> bool: ...
 
     def move(self, source: str, destination: str, *, overwrite: bool, create_parents: bool) -> bool: ...
+
+    def copy(self, source: str, destination: str, *, overwrite: bool, create_parents: bool, max_bytes: int) -> int:
+        """Copy a file (replacing a file only with overwrite) or a whole folder to a new path; each
+        file is written atomically, and a local folder appears at once. Returns the files copied."""
+        ...
 
     def delete(self, key: str, *, recursive: bool, progress: Progress | None = None) -> int:
         """Remove a file, or a folder when recursive; `progress(done, total)` may be called from a worker thread."""
@@ -119,6 +129,16 @@ def check_expected(key: str, current_sha256: str | None, expected_sha256: str | 
             f"{key} changed since you read it (sha256 is {current_sha256}); nothing was written",
             "read it again and redo your change",
         )
+
+
+def check_copy_target(destination: str, target: StoredEntry | None, overwrite: bool) -> None:
+    """What a copy may land on: a new path, or a file that overwrite may replace; never a folder."""
+    if target is None:
+        return
+    if target.type == "folder":
+        raise ToolFailure("conflict", f"{destination} is a folder", "give the full new path, e.g. 'folder/name.txt'")
+    if not overwrite:
+        raise ToolFailure("conflict", f"{destination} already exists", "pass overwrite: true to replace it")
 
 
 def encode_cursor(key: str) -> str:

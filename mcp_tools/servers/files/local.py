@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import os
+import secrets
 import stat as stat_module
 import threading
 import time
@@ -13,12 +16,14 @@ from pathlib import Path
 
 from mcp_tools.sandbox import TEMP_SUFFIX, KeyPolicy, Sandbox, escape_name, stat_version, sweep_temp_files
 from mcp_tools.servers.files.backend import (
+    MAX_COPIED,
     MAX_LISTED,
     READ_CHUNK,
     Progress,
     StoredEntry,
     StoredType,
     Window,
+    check_copy_target,
     check_expected,
     join_key,
     read_window_from,
@@ -125,6 +130,10 @@ class LocalBackend:
     def read_all(self, key: str, max_bytes: int) -> bytes:
         return self.sandbox.read_bytes(key, max_bytes=max_bytes)
 
+    def read_head(self, key: str, max_bytes: int) -> bytes:
+        with self.sandbox.open_file(key) as file:
+            return file.read(max_bytes)
+
     def _current_sha256(self, key: str) -> str | None:
         try:
             return self.read_window(key, 0, 0).sha256
@@ -190,6 +199,51 @@ class LocalBackend:
                 self.sandbox.mkdir(parent, parents=True)
             self.sandbox.rename(source, destination, overwrite=overwrite)
             return target is not None
+
+    def copy(self, source: str, destination: str, *, overwrite: bool, create_parents: bool, max_bytes: int) -> int:
+        with self._lock:
+            info = self.sandbox.stat(source)
+            if info is None:
+                raise ToolFailure("not_found", f"{source} does not exist")
+            target = self.sandbox.stat(destination)
+            check_copy_target(destination, None if target is None else _entry(destination, target), overwrite)
+            parent, _, name = destination.rpartition("/")
+            if create_parents and parent:
+                self.sandbox.mkdir(parent, parents=True)
+            if stat_module.S_ISREG(info.st_mode):
+                data = self.sandbox.read_bytes(source, max_bytes=max_bytes)
+                self.sandbox.write_bytes(destination, data, field="destination")
+                return 1
+            if not stat_module.S_ISDIR(info.st_mode):
+                raise ToolFailure("invalid_arguments", f"{source} is not a file or a folder")
+            if target is not None:
+                raise ToolFailure("conflict", f"{destination} already exists", "copy the folder to a new path")
+            stem = name.encode("utf-8", "surrogatepass")[:100].decode("utf-8", "ignore")
+            temp = join_key(parent, f".{stem}.{secrets.token_hex(6)}{TEMP_SUFFIX}")
+            try:
+                copied = self._copy_tree(source, temp, max_bytes)
+                self.sandbox.rename(temp, destination)
+            except BaseException:
+                with contextlib.suppress(ToolFailure, OSError):
+                    self.sandbox.rmtree(temp)
+                raise
+            return copied
+
+    def _copy_tree(self, source: str, temp: str, max_bytes: int) -> int:
+        """The folder's files and folders into `temp`, a hidden folder only renamed into place when complete."""
+        listed = list(itertools.islice(self.entries(source, recursive=True, after=None), MAX_COPIED + 1))
+        if len(listed) > MAX_COPIED:
+            raise ToolFailure("too_large", f"{source} holds more than {MAX_COPIED} entries", "copy smaller folders")
+        self.sandbox.mkdir(temp)
+        copied = 0
+        for entry in listed:  # in key order: a folder comes before what it holds
+            inside = join_key(temp, entry.key[len(source) + 1 :])
+            if entry.type == "folder":
+                self.sandbox.mkdir(inside)
+            elif entry.type == "file":
+                self.sandbox.write_bytes(inside, self.sandbox.read_bytes(entry.key, max_bytes=max_bytes))
+                copied += 1
+        return copied
 
     def _count_below(self, key: str, cap: int) -> int:
         count = 0

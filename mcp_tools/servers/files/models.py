@@ -185,3 +185,54 @@ class ImportResult(Output):
     sha256: str
     created: bool
     content_type: str
+
+
+class SearchArgs(Arguments):
+    query: str = Field(max_length=1000)
+    regex: bool = False
+    pattern: str | None = Field(default=None, max_length=256, description="Glob on paths.")
+    case_sensitive: bool = False
+    context_lines: int = Field(default=0, ge=0, le=5)
+    limit: int = Field(default=50, ge=1, le=200)
+    cursor: str | None = Field(default=None, max_length=2800)
+
+
+class LineHit(Output):
+    path: str
+    line: int
+    text: str
+    before: list[str] = Field(default_factory=list)
+    after: list[str] = Field(default_factory=list)
+
+
+class SearchResult(Output):
+    hits: list[LineHit]
+    searched: int  # files searched
+    binary: int = 0  # binary files skipped
+    partial: list[str] = Field(default_factory=list)  # files over the size bound, searched in their start
+    next_cursor: str | None = None
+    note: str | None = None
+
+
+class CopyArgs(Arguments):
+    source: str = PathArg
+    destination: str = PathArg
+    recursive: bool = Field(default=False, description="Needed for a folder.")
+    overwrite: bool = False
+    create_parents: bool = True
+
+
+@dataclass
+class CopyFacts:
+    """What a copy would replace and how much it copies, as its risk check found it."""
+
+    destination_size: int | None = None  # None: no file there
+    file_count: int | None = None  # of a folder
+    target_version: str | None = None  # the file replaced, as it was when the person was asked
+
+
+class CopyResult(Output):
+    source: str
+    destination: str
+    copied: int = Field(description="Files copied.")
+    replaced: bool

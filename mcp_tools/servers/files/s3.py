@@ -8,13 +8,23 @@ even against another writer.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_tools.sandbox import KeyPolicy, check_key
-from mcp_tools.servers.files.backend import READ_CHUNK, Progress, StoredEntry, Window, check_expected, read_window_from
+from mcp_tools.servers.files.backend import (
+    MAX_COPIED,
+    READ_CHUNK,
+    Progress,
+    StoredEntry,
+    Window,
+    check_copy_target,
+    check_expected,
+    read_window_from,
+)
 from mcp_tools.tooling import ToolFailure
 
 DELETE_BATCH = 1000  # the most one DeleteObjects request takes
@@ -176,6 +186,17 @@ class S3Backend:
     def read_all(self, key: str, max_bytes: int) -> bytes:
         return self._read_limited(key, max_bytes)[0]
 
+    def read_head(self, key: str, max_bytes: int) -> bytes:
+        """One ranged GET: S3 sends no more than `max_bytes` bytes, however large the object."""
+        if max_bytes <= 0:
+            return b""
+        response = self._call(key, "get_object", Key=self._object(key), Range=f"bytes=0-{max_bytes - 1}")
+        try:
+            data: bytes = response["Body"].read(max_bytes)
+            return data
+        finally:
+            response["Body"].close()
+
     def write(self, key: str, data: bytes, *, create_parents: bool, expected_sha256: str | None) -> bool:
         object_key = self._object(key)
         with self._write_lock:
@@ -308,6 +329,35 @@ class S3Backend:
                 self._call(source, "copy_object", Key=new, CopySource=copy_source)
             self._delete_keys(source, [old for old, _ in pairs])
             return target is not None
+
+    def copy(self, source: str, destination: str, *, overwrite: bool, create_parents: bool, max_bytes: int) -> int:
+        """Server-side copies, each object atomic; a folder appears object by object."""
+        with self._write_lock:
+            origin = self.stat(source)
+            if origin is None:
+                raise ToolFailure("not_found", f"{source} does not exist")
+            target = self.stat(destination)
+            check_copy_target(destination, target, overwrite)
+            self._check_parent(destination, create_parents)
+            if origin.type == "file":
+                if (origin.size or 0) > max_bytes:
+                    raise ToolFailure("too_large", f"{source} is larger than the write limit of {max_bytes} bytes")
+                pairs = [(self._object(source), self._object(destination))]
+            else:
+                if target is not None:
+                    raise ToolFailure("conflict", f"{destination} already exists", "copy the folder to a new path")
+                source_base, destination_base = self._object(source) + "/", self._object(destination) + "/"
+                objects = list(itertools.islice(self._objects_below(source), MAX_COPIED + 1))
+                if len(objects) > MAX_COPIED:
+                    raise ToolFailure(
+                        "too_large", f"{source} holds more than {MAX_COPIED} entries", "copy smaller folders"
+                    )
+                if any(int(item.get("Size", 0)) > max_bytes for item in objects):
+                    raise ToolFailure("too_large", f"a file in {source} is larger than the write limit")
+                pairs = [(item["Key"], destination_base + item["Key"][len(source_base) :]) for item in objects]
+            for old, new in pairs:
+                self._call(source, "copy_object", Key=new, CopySource={"Bucket": self.settings.bucket, "Key": old})
+            return sum(1 for old, _ in pairs if not old.endswith("/"))
 
     def delete(self, key: str, *, recursive: bool, progress: Progress | None = None) -> int:
         with self._write_lock:

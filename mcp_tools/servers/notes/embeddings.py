@@ -14,6 +14,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from mcp_tools.servers.notes.config import NotesConfig
+from mcp_tools.tooling import Environment, NotConfigured
+
 DEFAULT_FASTEMBED_MODEL = "BAAI/bge-small-en-v1.5"
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
@@ -391,3 +394,35 @@ class VectorMatrix:
             scored.append((sum(a * b for a, b in zip(row, q_values, strict=False)), index))
         scored.sort(reverse=True)
         return [(self.chunk_ids[i], self.doc_ids[i], float(s)) for s, i in scored[:limit]]
+
+
+def build_embedder(config: NotesConfig, env: Environment, state_dir: Path) -> Embedder | None:
+    if config.embeddings == "none":
+        return None
+    if config.embeddings == "openai":
+        key = config.embedding_api_key.get_secret_value() if config.embedding_api_key else None
+        key = key or env.env.get("MCP_TOOLS_EMBEDDING_API_KEY") or None
+        url = config.embedding_url or DEFAULT_OPENAI_URL
+        if url == DEFAULT_OPENAI_URL and not key:
+            raise NotConfigured(
+                "set [notes] embedding_api_key (or MCP_TOOLS_EMBEDDING_API_KEY), "
+                "or embedding_url for a local server such as Ollama"
+            )
+        return GuardedEmbedder(
+            OpenAIEmbedder(
+                url,
+                config.embedding_model or DEFAULT_OPENAI_MODEL,
+                key,
+                timeout=config.embedding_timeout,
+                batch=config.embedding_batch,
+            ),
+            query_timeout=config.embedding_timeout,
+        )
+    return GuardedEmbedder(
+        FastEmbedder(
+            config.embedding_model or DEFAULT_FASTEMBED_MODEL,
+            config.embedding_model_path,
+            state_dir / "models",
+            batch=config.embedding_batch,
+        )
+    )

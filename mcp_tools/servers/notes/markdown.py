@@ -26,6 +26,9 @@ INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
 BLOCK_ID_RE = re.compile(r"\^(?<!\S\^)([A-Za-z0-9-]+)[ \t]*\r?$", re.M)  # "^id" after a space or at a line start
 # "#" at a line start (as "^" under re.M), written so the scanner can jump to each "#"
 HEADING_LINE_RE = re.compile(r"(#(?<![^\n]#)#{0,5})[ \t]+([^\r\n]+?)[ \t]*#*[ \t]*\r?$", re.M)
+# A setext underline ("===" or "---" under a paragraph), found from its "\n" so the scanner jumps
+SETEXT_UNDERLINE_RE = re.compile(r"\n {0,3}(=+|-+)[ \t]*\r?$", re.M)
+NOT_PARAGRAPH_RE = re.compile(r" {4}|[ \t]*(?:\r?$|[-*+>#|]|\d+[.)][ \t]|`{3}|~{3})")  # lines a paragraph cannot hold
 URL_SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 CHUNK_CHARS = 1500
@@ -158,11 +161,41 @@ def _in_spans(offset: int, spans: list[tuple[int, int]]) -> bool:
 
 
 def parse_headings(text: str, body_start: int, fences: list[tuple[int, int]]) -> list[Heading]:
-    return [
+    """ATX headings (`# x`, closed `## x ##`) and setext ones (a paragraph over `===` or `---`),
+    in order; nothing inside fenced code is a heading."""
+    atx = [
         Heading(len(match.group(1)), match.group(2).strip(), match.start(), match.end())
         for match in HEADING_LINE_RE.finditer(text, body_start)
         if not _in_spans(match.start() - body_start, fences)
     ]
+    if "\n=" not in text and "-" not in text:
+        return atx
+    setext = _setext_headings(text, body_start, fences)
+    return sorted(atx + setext, key=lambda heading: heading.start) if setext else atx
+
+
+def _setext_headings(text: str, body_start: int, fences: list[tuple[int, int]]) -> list[Heading]:
+    found: list[Heading] = []
+    for match in SETEXT_UNDERLINE_RE.finditer(text, max(body_start - 1, 0)):
+        if _in_spans(match.start() - body_start, fences) or match.start() < body_start:
+            continue
+        lines: list[str] = []  # the paragraph above, read upwards to a blank line or another block
+        end, top = match.start(), match.start()
+        while True:
+            newline = text.rfind("\n", body_start, end)
+            line_start = newline + 1 if newline >= 0 else body_start
+            line = text[line_start:end]
+            if NOT_PARAGRAPH_RE.match(line) or (lines and SETEXT_UNDERLINE_RE.match("\n" + line)):
+                break
+            lines.insert(0, line.strip())
+            top = line_start
+            if newline < 0:
+                break
+            end = newline
+        if lines:
+            level = 1 if match.group(1)[0] == "=" else 2
+            found.append(Heading(level, " ".join(lines), top, match.end()))
+    return found
 
 
 def split_fragment(target: str) -> tuple[str, str]:

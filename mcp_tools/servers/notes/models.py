@@ -60,6 +60,18 @@ class UpdateFrontmatterArgs(Arguments):
     expected_sha256: str | None = SHA256
 
 
+class EditArgs(Arguments):
+    path: str = NotePath
+    action: Literal["append", "prepend", "insert", "replace_section", "replace"] = Field(
+        description="insert: after heading's own text; replace_section: heading's body and subsections; "
+        "replace: the one passage old"
+    )
+    content: str
+    heading: str | None = Field(default=None, max_length=1000, description="Its text, or 'Parent > Child'.")
+    old: str | None = None
+    expected_sha256: str | None = SHA256
+
+
 class LinksArgs(Arguments):
     path: str = NotePath
     limit: int = LIMIT
@@ -189,6 +201,13 @@ class WriteOutput(Output):
     sha256: str
     created: bool
     bytes: int
+
+
+class EditOutput(Output):
+    path: str
+    sha256: str
+    changed: bool
+    diff: str
 
 
 class FrontmatterOutput(Output):

@@ -18,28 +18,20 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow, stat_version
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.dates import format_day, render_template
-from mcp_tools.servers.notes.embeddings import (
-    DEFAULT_FASTEMBED_MODEL,
-    DEFAULT_OPENAI_MODEL,
-    DEFAULT_OPENAI_URL,
-    Embedder,
-    EmbeddingError,
-    FastEmbedder,
-    GuardedEmbedder,
-    OpenAIEmbedder,
-    VectorMatrix,
-)
+from mcp_tools.servers.notes.edit import Editing
+from mcp_tools.servers.notes.embeddings import EmbeddingError, VectorMatrix, build_embedder
 from mcp_tools.servers.notes.frontmatter import merge_frontmatter
 from mcp_tools.servers.notes.index import FileState, NoteIndex, sha256_hex
 from mcp_tools.servers.notes.keys import NOTE_SUFFIX, FragmentChecker, note_key
 from mcp_tools.servers.notes.links import has_foreign_extension
 from mcp_tools.servers.notes.markdown import parse_note, section_span
+from mcp_tools.servers.notes.paging import paginate, text_page
 from mcp_tools.servers.notes.rename import Renaming
 from mcp_tools.servers.notes.search import lexical_hits, name_matches, rank, vector_hits
 from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
@@ -75,38 +67,6 @@ def line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
-def build_embedder(config: NotesConfig, env: Environment, state_dir: Path) -> Embedder | None:
-    if config.embeddings == "none":
-        return None
-    if config.embeddings == "openai":
-        key = config.embedding_api_key.get_secret_value() if config.embedding_api_key else None
-        key = key or env.env.get("MCP_TOOLS_EMBEDDING_API_KEY") or None
-        url = config.embedding_url or DEFAULT_OPENAI_URL
-        if url == DEFAULT_OPENAI_URL and not key:
-            raise NotConfigured(
-                "set [notes] embedding_api_key (or MCP_TOOLS_EMBEDDING_API_KEY), "
-                "or embedding_url for a local server such as Ollama"
-            )
-        return GuardedEmbedder(
-            OpenAIEmbedder(
-                url,
-                config.embedding_model or DEFAULT_OPENAI_MODEL,
-                key,
-                timeout=config.embedding_timeout,
-                batch=config.embedding_batch,
-            ),
-            query_timeout=config.embedding_timeout,
-        )
-    return GuardedEmbedder(
-        FastEmbedder(
-            config.embedding_model or DEFAULT_FASTEMBED_MODEL,
-            config.embedding_model_path,
-            state_dir / "models",
-            batch=config.embedding_batch,
-        )
-    )
-
-
 class FolderReader:
     """Reads notes `scan` found, opening each folder once (walked without following links) instead
     of walking and resolving every note's path: a cold index reads thousands of notes in a few
@@ -133,7 +93,7 @@ class FolderReader:
         return read_nofollow(fd, name, max_bytes, key=key)
 
 
-class NotesService(Renaming):
+class NotesService(Renaming, Editing):
     def __init__(self, config: NotesConfig, env: Environment) -> None:
         if not config.vault:
             raise NotConfigured('set [notes] vault = "/path/to/vault"')
@@ -837,27 +797,3 @@ class NotesService(Renaming):
             candidate = f"{folder}/{stem} {number}{NOTE_SUFFIX}"
             number += 1
         return candidate
-
-
-def paginate(rows: list[Any], limit: int, cursor: str | None) -> tuple[int, list[Any], str | None]:
-    try:
-        start = int(cursor) if cursor else 0
-    except ValueError:
-        raise ToolFailure(
-            "invalid_arguments", "cursor is not one this tool returned", "omit cursor to start over"
-        ) from None
-    if start < 0:
-        raise ToolFailure("invalid_arguments", "cursor is not one this tool returned", "omit cursor to start over")
-    page = rows[start : start + limit]
-    next_cursor = str(start + limit) if start + limit < len(rows) else None
-    return start, page, next_cursor
-
-
-def text_page(text: str, offset: int, max_chars: int) -> tuple[str, int | None]:
-    """The characters of `text` from `offset`, at most `max_chars`, and the offset of the rest (None: no more)."""
-    if offset > len(text):
-        raise ToolFailure(
-            "invalid_arguments", f"offset {offset} is past the end ({len(text)} characters)", "start from offset 0"
-        )
-    end = min(len(text), offset + max_chars)
-    return text[offset:end], (end if end < len(text) else None)

@@ -164,6 +164,20 @@ def describe_write(args: m.WriteArgs, facts: m.WriteFacts) -> str:
     return f"Create note {facts.key} ({characters})"
 
 
+def describe_edit(args: m.EditArgs) -> str:
+    count = len(args.content)
+    what = f"{count:,} {plural(count, 'character')}"
+    if args.action == "append":
+        return f"append {what} to note {args.path}"
+    if args.action == "prepend":
+        return f"add {what} at the top of note {args.path}"
+    if args.action == "insert":
+        return f"insert {what} under heading {args.heading!r} of note {args.path}"
+    if args.action == "replace_section":
+        return f"replace the section {args.heading!r} of note {args.path} with {what}"
+    return f"replace a passage of {len(args.old or ''):,} characters in note {args.path} with {what}"
+
+
 async def daily_risk(service: NotesService, args: m.DailyArgs) -> Risk:
     def creates() -> bool:
         try:
@@ -223,6 +237,19 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         describe=describe_write,
         precheck=precheck_write,
         facts=m.WriteFacts,
+    ),
+    ToolSpec(
+        name="notes.edit",
+        tier="extended",
+        title="Edit a note",
+        description="Change a note in place: append, prepend, insert under or replace a heading's section, "
+        "or replace one exact passage.",
+        input_model=m.EditArgs,
+        output_model=m.EditOutput,
+        handler=threaded("edit"),
+        risk=Risk.MEDIUM,
+        describe=describe_edit,
+        precheck=precheck("precheck_edit"),
     ),
     ToolSpec(
         name="notes.update_frontmatter",
