@@ -111,12 +111,14 @@ async def _existing(service: FilesService, key: str, field: str = "path") -> Sto
 async def _check_unchanged(
     service: FilesService, key: str, expected_sha256: str | None, target: StoredEntry | None
 ) -> None:
-    """expected_sha256 against the file as it is now (one hashing pass, nothing kept in memory).
+    """expected_sha256 (a version or a sha256) against the file as it is now.
 
     Anything but a plain file is refused by the store's own read, with the handler's words."""
-    if expected_sha256 is None and (target is None or target.type == "file"):
+    if expected_sha256 is None:
+        if target is not None and target.type != "file":
+            await service.run(service.store.read_window, key, 0, 0)
         return
-    current = None if target is None else (await service.run(service.store.read_window, key, 0, 0)).sha256
+    current = None if target is None else await service.run(service.store.current_version, key, expected_sha256)
     check_expected(key, current, expected_sha256)
 
 
@@ -220,7 +222,7 @@ async def read_file(service: FilesService, args: ReadArgs, ctx: CallContext) -> 
         limit = service.max_read_bytes
     else:
         limit = min(args.limit or args.max_chars * 4, service.max_read_bytes)
-    window = await service.run(service.store.read_window, key, args.offset, limit)
+    window = await service.run(service.store.read_window, key, args.offset, limit, sha256=args.sha256)
     if args.offset > window.size:
         raise ToolFailure("invalid_arguments", f"offset {args.offset} is past the end of {key} ({window.size} bytes)")
     truncated = args.offset + len(window.data) < window.size
@@ -244,6 +246,7 @@ async def read_file(service: FilesService, args: ReadArgs, ctx: CallContext) -> 
     result = ReadResult(
         path=key,
         size=window.size,
+        version=window.version,
         sha256=window.sha256,
         mime_type=mime_type,
         encoding=encoding,
@@ -260,7 +263,8 @@ def _inline_image(mime_type: str, size: int) -> bool:
 
 
 def _render_read(result: ReadResult) -> str:
-    header = f"{result.path} ({result.size:,} bytes, {result.mime_type}, sha256 {result.sha256}"
+    digest = f", sha256 {result.sha256}" if result.sha256 else ""
+    header = f"{result.path} ({result.size:,} bytes, {result.mime_type}, version {result.version}{digest}"
     if result.encoding == "image":
         return header + "), shown as image content"
     if result.encoding == "base64":
@@ -374,7 +378,9 @@ async def edit_file(service: FilesService, args: EditArgs, ctx: CallContext) -> 
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolFailure("invalid_arguments", f"{key} is not UTF-8 text", "replace it with files.write") from None
-    check_expected(key, current_sha256, args.expected_sha256)
+    if args.expected_sha256 is not None and args.expected_sha256.lower() != current_sha256:  # a version
+        current = await service.run(service.store.current_version, key, args.expected_sha256)
+        check_expected(key, current, args.expected_sha256)
     requests = [EditRequest(edit.old_string, edit.new_string, edit.replace_all) for edit in args.edits]
     new_text, replacements = apply_edits(text, requests)
     new_data = new_text.encode("utf-8")
@@ -728,7 +734,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         aliases=_files_aliases("read", ToolAlias("read_file"), read_text_file=None),
         tier="core",
         title="Read a file",
-        description="Read a file (UTF-8 as text, else base64) with its sha256, in windows (next_offset).",
+        description="Read a file (UTF-8 as text, else base64) with its version, in windows (next_offset).",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read_file,
