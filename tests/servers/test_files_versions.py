@@ -64,8 +64,10 @@ def test_a_settled_large_file_is_versioned_by_its_identity_without_a_pass(
     store = LocalBackend(tmp_path)
     window = store.read_window("big.bin", BIG // 2, 100)
     assert full_passes == [] and window.sha256 is None and window.version != sha(data)
+    whole = store.read_window("big.bin", 0, BIG)
+    assert whole.sha256 == sha(data) and whole.version == window.version and full_passes == [0]
     assert store.write("big.bin", b"new", create_parents=False, expected_sha256=window.version) is False
-    assert (tmp_path / "big.bin").read_bytes() == b"new" and full_passes == []
+    assert (tmp_path / "big.bin").read_bytes() == b"new" and full_passes == [0]
 
 
 @pytest.mark.usefixtures("an_hour_later")

@@ -67,13 +67,15 @@ class LocalBackend:
         """The window and the file's version (`versions`): its identity once settled, else its sha256.
 
         The whole file is read only to hash it: when asked (`sha256`), when the file changed in
-        the last seconds, or when it is at most `HASHED_FREELY` bytes and no digest is kept.
+        the last seconds, or when the window is all of it or it is at most `HASHED_FREELY` bytes
+        and no digest is kept.
         """
         with self.sandbox.open_file(key) as file:
             taken_at = versions.now_ns()
             before = os.fstat(file.fileno())
             digest = self._digests.get(before)
-            hash_now = digest is None and (sha256 or before.st_size <= HASHED_FREELY)
+            whole = offset == 0 and limit >= before.st_size  # hashing it costs no more than reading it
+            hash_now = digest is None and (sha256 or whole or before.st_size <= HASHED_FREELY)
             if settled(before, taken_at) and not hash_now:
                 data = os.pread(file.fileno(), limit, offset) if limit and offset < before.st_size else b""
                 if state(os.fstat(file.fileno())) == state(before):
