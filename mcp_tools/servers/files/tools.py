@@ -111,14 +111,10 @@ async def _existing(service: FilesService, key: str, field: str = "path") -> Sto
 async def _check_unchanged(
     service: FilesService, key: str, expected_sha256: str | None, target: StoredEntry | None
 ) -> None:
-    """expected_sha256 (a version or a sha256) against the file as it is now.
-
-    Anything but a plain file is refused by the store's own read, with the handler's words."""
-    if expected_sha256 is None:
-        if target is not None and target.type != "file":
-            await service.run(service.store.read_window, key, 0, 0)
+    """expected_sha256 (a version or a sha256) against the file now; what is no file the store refuses."""
+    if expected_sha256 is None and (target is None or target.type == "file"):
         return
-    current = None if target is None else await service.run(service.store.current_version, key, expected_sha256)
+    current = None if target is None else await service.version_now(key, expected_sha256 or "")
     check_expected(key, current, expected_sha256)
 
 
@@ -378,9 +374,7 @@ async def edit_file(service: FilesService, args: EditArgs, ctx: CallContext) -> 
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolFailure("invalid_arguments", f"{key} is not UTF-8 text", "replace it with files.write") from None
-    if args.expected_sha256 is not None and args.expected_sha256.lower() != current_sha256:  # a version
-        current = await service.run(service.store.current_version, key, args.expected_sha256)
-        check_expected(key, current, args.expected_sha256)
+    check_expected(key, await service.version_now(key, args.expected_sha256, current_sha256), args.expected_sha256)
     requests = [EditRequest(edit.old_string, edit.new_string, edit.replace_all) for edit in args.edits]
     new_text, replacements = apply_edits(text, requests)
     new_data = new_text.encode("utf-8")
