@@ -14,7 +14,8 @@ index rate is printed too. The vault is read, never changed; the index lives in 
 run: each side indexes the vault in its own process (`--rounds` times, interleaved; the rate is
 notes per CPU second of that process, so other load on the machine counts less), and the run
 fails unless both return the same top 10 (paths and scores) for every query and the same rows in
-every index table.
+every index table. Each side also reports the p50 of a search (each query three times, CPU
+seconds of its process).
 
     .venv/bin/python bench/notes_relevance.py --vault /tmp/obsidian-hub --against 6728c33
 """
@@ -150,11 +151,17 @@ def child(vault: Path) -> None:
         started = time.process_time()
         indexed = service.reconcile().indexed
         seconds = time.process_time() - started
-        top = {
-            query: [(r.path, round(r.score, 9)) for r in service.search(m.SearchArgs(query=query, top_k=10)).results]
-            for _, query, _ in QUERIES
-        }
-        print(json.dumps({"rate": indexed / seconds, "indexed": indexed, "top": top, "tables": index_digest(service)}))
+        top: dict[str, list[tuple[str, float]]] = {}
+        searches: list[float] = []
+        for repeat in range(3):  # each query three times: the p50 of all, in CPU seconds of this process
+            for _, query, _ in QUERIES:
+                began = time.process_time()
+                results = service.search(m.SearchArgs(query=query, top_k=10)).results
+                searches.append(time.process_time() - began)
+                if not repeat:
+                    top[query] = [(r.path, round(r.score, 9)) for r in results]
+        figures = {"rate": indexed / seconds, "indexed": indexed, "search_p50": statistics.median(searches)}
+        print(json.dumps(figures | {"top": top, "tables": index_digest(service)}))
         service.close()
     finally:
         shutil.rmtree(state, ignore_errors=True)
@@ -180,6 +187,9 @@ def against(vault: Path, revision: str, rounds: int) -> int:
     for name, rate in rates.items():
         print(f"  {name:10} {rate:7.0f} notes per CPU second")
     print(f"  ratio      {rates['this'] / rates[revision]:7.2f}x")
+    for name, results in runs.items():
+        p50 = statistics.median(float(r.get("search_p50", "nan")) for r in results)  # type: ignore[arg-type]
+        print(f"  {name:10} search p50 {p50 * 1000:6.2f} ms of CPU (32 queries, top 10)")
     same_top = all(r["top"] == runs[revision][0]["top"] for results in runs.values() for r in results)
     same_tables = all(r["tables"] == runs[revision][0]["tables"] for results in runs.values() for r in results)
     print(f"  top 10 of all {len(QUERIES)} queries identical: {same_top}; every index table identical: {same_tables}")

@@ -225,6 +225,8 @@ def _visible(char: str) -> bool:
 
 def _hidden_characters(text: str) -> list[str]:
     """Control, bidi and invisible characters of `text`; joiners and selectors count by context."""
+    if text.isascii() and text.isprintable():  # printable ASCII holds none: skip the walk (most names)
+        return []
     bad: set[str] = set()
     for index, char in enumerate(text):
         before = text[index - 1] if index else ""
@@ -241,6 +243,8 @@ def _hidden_characters(text: str) -> list[str]:
 
 
 def _slash_lookalikes(text: str) -> list[str]:
+    if text.isascii():  # every look-alike is beyond ASCII
+        return []
     found = {char for char in text if not char.isascii() and char in _SLASH_LOOKALIKES}
     found |= {
         char

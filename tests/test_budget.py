@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-import pytest
 from pydantic import BaseModel, Field
 
 from mcp_tools import budget
@@ -128,8 +127,9 @@ def test_the_default_selection_stays_within_the_visible_budget_per_tool() -> Non
     assert visible <= budget.MAX_VISIBLE_TOKENS_PER_TOOL, f"{visible:.1f} tokens per tool, model-visible"
 
 
-# The default selection's full definitions today; the goal is budget.MAX_FULL_TOKENS_PER_TOOL, not
-# met: docs/performance.md ("Tool list") says what is left in them and why it stays.
+# The default selection's full definitions today, which must not grow. No lower target: hosts send a
+# model the input schema, which the visible budget holds; docs/performance.md ("Tool list") says
+# what is left in the rest and why it stays.
 DEFAULT_FULL_TOKENS_PER_TOOL = 272
 
 
@@ -142,13 +142,6 @@ def default_full_tokens_per_tool() -> float:
 def test_the_default_selection_in_full_costs_no_more_than_it_does_now() -> None:
     full = default_full_tokens_per_tool()
     assert round(full) <= DEFAULT_FULL_TOKENS_PER_TOOL, f"{full:.1f} tokens per tool, full definition"
-
-
-@pytest.mark.xfail(strict=True, reason="open goal: see docs/performance.md, 'Tool list'")
-def test_the_default_selection_stays_within_the_full_budget_per_tool() -> None:
-    """When it passes, drop the mark and DEFAULT_FULL_TOKENS_PER_TOOL: the goal then holds."""
-    full = default_full_tokens_per_tool()
-    assert full <= budget.MAX_FULL_TOKENS_PER_TOOL, f"{full:.1f} tokens per tool, full definition"
 
 
 def test_summaries_add_up_per_namespace() -> None:

@@ -2,7 +2,8 @@
 
 Such a model writes its calls in the reply: JSON in prose, fenced code-writing tools, or the
 scissors-cat format (a call array, ✂️🐱, then markdown). One module per shape finds them (`prose`,
-`scissors`; pure, bounded), `shapes` decides which call a JSON value is, `streaming` reads a
+`scissors`; pure, bounded), `shapes` decides which call a JSON value is, `attempts` which object
+in prose is shaped only as a call (answered even when its name is unknown), `streaming` reads a
 reply piece by piece exactly as it reads the whole, `results` shapes what came back, and `runner`
 has the catalog (`mcp_tools.catalog`) resolve each name, aliases other systems' models write
 included, then sends the call through the same `PolicyGate` as an MCP client would, so text

@@ -10,6 +10,10 @@ MAX_CALLS = 50
 
 DELIMITER = "\u2702\ufe0f\U0001f431"  # ✂️🐱: the scissors-cat format's end of the tool section
 CALL_HINT = 'Write each call as {"name": "files.read", "arguments": {...}} in a ```json fence.'
+# What other systems call the mistakes a call can hold; each failed text call says which, beside our error kind.
+INVALID_TOOL_NAME = "INVALID_TOOL_NAME"  # no tool has the name (the answer says the closest)
+MISSING_ARGUMENTS = "MISSING_ARGUMENTS"  # no arguments object where one must be
+INVALID_TOOL_CALL = "INVALID_TOOL_CALL"  # any other call that cannot be read
 JSON_HINT = "Fix the JSON (quotes, commas, braces, escaped line breaks) and send the call again."
 
 
@@ -45,13 +49,14 @@ class ParseProblem:
     line: int = 1
     name: str | None = None
     hint: str | None = None
+    code: str = INVALID_TOOL_CALL
 
     @property
     def label(self) -> str:
         return label_of(self.block, self.item)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"label": self.label, "problem": self.message, "line": self.line}
+        return {"label": self.label, "problem": self.message, "line": self.line, "code": self.code}
 
 
 def label_of(block: int | None, item: int | None) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools.catalog import is_known
+from mcp_tools.textcalls.attempts import bare_shapes
 from mcp_tools.textcalls.calls import (
     CALL_HINT,
     DELIMITER,
@@ -1105,9 +1106,7 @@ class ProseScanner:
             self._prose(start, start + 1)
             self.position = start + 1
             return
-        shapes = shapes_of(value, strict=False)
-        if not is_wrapper(value):  # a call in prose names a tool we know; anything else is data
-            shapes = [(item, shape) for item, shape in shapes if shape.name is not None and self.known(shape.name)]
+        shapes = bare_shapes(value, self.known)  # a call names a tool we know or is shaped as one; else data
         if not shapes:
             if scissors_shaped(value) and self.scissors_line is None:
                 self.scissors_line = line
@@ -1173,9 +1172,8 @@ class ProseScanner:
         block = self.blocks
         for item, shape in shapes:
             if isinstance(shape, Problem):
-                self._emit(
-                    ParseProblem(f"{label_of(block, item)}: {shape.message}", block, item, line, shape.name, CALL_HINT)
-                )
+                message = f"{label_of(block, item)}: {shape.message}"
+                self._emit(ParseProblem(message, block, item, line, shape.name, CALL_HINT, shape.code))
             elif lone_surrogate(shape.name) or lone_surrogate(shape.arguments):
                 self._emit(
                     ParseProblem(f"{label_of(block, item)}: {UNICODE_PROBLEM}", block, item, line, None, CALL_HINT)

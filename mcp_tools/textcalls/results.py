@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mcp_tools.policy.gate import CallOutcome
-from mcp_tools.textcalls.calls import ParsedCall, ParseProblem
+from mcp_tools.textcalls.calls import INVALID_TOOL_NAME, ParsedCall, ParseProblem
 
 
 def now() -> str:
@@ -49,6 +49,15 @@ class TextCallResult:
             "structured": self.outcome.structured,
         }
 
+    @property
+    def code(self) -> str | None:
+        """What other systems call the mistake: a parse problem's own code, or `INVALID_TOOL_NAME`
+        for a name no tool has; None for a call that ran (or was refused) as written."""
+        if isinstance(self.call, ParseProblem):
+            return self.call.code
+        kind = (self.outcome.error or {}).get("kind")
+        return INVALID_TOOL_NAME if self.is_error and kind == "unknown_tool" else None
+
     def error_message(self) -> str:
         error = self.outcome.error or {}
         message = str(error.get("message", self.outcome.text))
@@ -59,6 +68,8 @@ class TextCallResult:
         shape: dict[str, Any] = {"id": self.id, "name": self.name}
         if self.is_error:
             shape["error"] = self.error_message()
+            if self.code is not None:
+                shape["code"] = self.code
         else:
             shape["content"] = self.outcome.structured if self.outcome.structured is not None else self.outcome.text
         if self.outcome.notice:
@@ -110,6 +121,7 @@ class TextCallReport:
                     "message": result.call.message,
                     "hint": result.call.hint,
                     "line": result.call.line,
+                    "code": result.call.code,
                 }
                 for result in self.results
                 if isinstance(result.call, ParseProblem)
@@ -136,7 +148,8 @@ def render_markdown(results: list[TextCallResult]) -> str:
         if result.outcome.notice:
             lines.append(result.outcome.notice)
         if result.is_error:
-            lines.append(f"**Error:** {result.error_message()}")
+            code = f" ({result.code})" if result.code else ""
+            lines.append(f"**Error{code}:** {result.error_message()}")
         elif result.outcome.structured is not None:
             lines.append(_fenced(json.dumps(result.outcome.structured, indent=2, ensure_ascii=False)))
         else:

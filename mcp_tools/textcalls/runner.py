@@ -171,7 +171,7 @@ async def _run_events(
             if isinstance(item, ParseProblem):
                 numbering.failed = True
                 yield {"event": "parse_error", "id": call_id, "label": item.label, "message": item.message,
-                       "hint": item.hint, "line": item.line}  # fmt: skip
+                       "hint": item.hint, "line": item.line, "code": item.code}  # fmt: skip
                 continue
             result = await run_parsed_call(app, item, caller, call_id, detected)
             numbering.failed = numbering.failed or result.is_error

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools.catalog import is_alias, is_known
+from mcp_tools.textcalls.calls import INVALID_TOOL_CALL, MISSING_ARGUMENTS
 from mcp_tools.tooling import json_type
 
 NAME_KEYS = ("tool", "tool_name", "name", "function")  # first present wins: in flat calls "name" may be an argument
@@ -37,6 +38,7 @@ class Call:
 class Problem:
     message: str
     name: str | None = None
+    code: str = INVALID_TOOL_CALL
 
 
 Shape = Call | Problem
@@ -130,6 +132,8 @@ def arguments_of(value: Any, key: str) -> dict[str, Any] | Problem:
         if isinstance(parsed, dict):
             return parsed
         return Problem(f"{key} must be a JSON object, got {json_type(parsed)} inside the string")
+    if value is None:
+        return Problem(f"{key} is null: send the arguments as a JSON object ({{}} for none)", code=MISSING_ARGUMENTS)
     return Problem(f"{key} must be a JSON object of arguments, got {json_type(value)}")
 
 
@@ -153,7 +157,7 @@ def classify(obj: dict[str, Any], *, strict: bool) -> Shape | None:
             return Problem(f"unexpected {', '.join(extra)}; put every argument inside function.arguments", name)
         arguments = arguments_of(function.get("arguments", {}), "function.arguments")
         if isinstance(arguments, Problem):
-            return Problem(arguments.message, name)
+            return Problem(arguments.message, name, arguments.code)
         return Call(name.strip(), arguments, call_id)
 
     name_key = next((key for key in NAME_KEYS if key in obj), None)
@@ -186,7 +190,7 @@ def classify(obj: dict[str, Any], *, strict: bool) -> Shape | None:
             )
         arguments = arguments_of(value, argument_keys[0])
         if isinstance(arguments, Problem):
-            return Problem(arguments.message, name)
+            return Problem(arguments.message, name, arguments.code)
         return Call(name, arguments, call_id)
 
     # Flat: {"tool": "write_file", "path": ..., "content": ...}; the other keys are the arguments.

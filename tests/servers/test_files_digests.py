@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tools.servers.files import local
+from mcp_tools.servers.files import local, versions
 from mcp_tools.servers.files.local import LocalBackend
 from mcp_tools.tooling import ToolFailure
 
@@ -44,21 +44,24 @@ def full_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 @pytest.fixture
 def an_hour_later(monkeypatch: pytest.MonkeyPatch) -> None:
     """The store hashes an hour after the files were last changed (their ctime is now, and cannot be set back)."""
-    monkeypatch.setattr(local, "now_ns", lambda: time.time_ns() + HOUR_NS)
+    monkeypatch.setattr(versions, "now_ns", lambda: time.time_ns() + HOUR_NS)
 
 
 @pytest.mark.usefixtures("an_hour_later")
-def test_a_window_of_an_unchanged_file_is_read_without_hashing_it_again(tmp_path: Path, full_passes: list[int]) -> None:
-    data = bytes(range(256)) * 12_000  # 3 MB, several read chunks
+def test_a_window_of_an_unchanged_file_is_read_without_hashing_it(tmp_path: Path, full_passes: list[int]) -> None:
+    data = bytes(range(256)) * 12_000  # 3 MB, several read chunks, more than is hashed with any read
     (tmp_path / "big.bin").write_bytes(data)
     store = LocalBackend(tmp_path)
     first = store.read_window("big.bin", 1_000_000, 20_000)
     second = store.read_window("big.bin", 2_500_000, 20_000)
     past_end = store.read_window("big.bin", len(data) + 5, 10)
-    assert full_passes == [1_000_000]
-    assert first.sha256 == second.sha256 == past_end.sha256 == sha(data)
+    assert full_passes == [] and first.sha256 is None
+    assert first.version == second.version == past_end.version and len(first.version) == 64
     assert second.data == data[2_500_000:2_520_000] and second.size == len(data)
     assert past_end.data == b"" and past_end.size == len(data)
+    asked = store.read_window("big.bin", 0, 10, sha256=True)
+    assert asked.sha256 == sha(data) and asked.version == first.version and full_passes == [0]
+    assert store.read_window("big.bin", 5, 10).sha256 == sha(data) and full_passes == [0]  # kept
 
 
 def test_an_in_place_change_that_keeps_size_and_mtime_is_seen(tmp_path: Path) -> None:

@@ -104,7 +104,7 @@ NAMESPACE: Namespace[FilesService] = Namespace(
     lifespan=lifespan,
     instructions=(
         "Paths are relative to the store root; pass names exactly as files.list shows them. "
-        "Read before you edit; pass the sha256 you read as expected_sha256 "
+        "Read before you edit; pass the version you read as expected_sha256 "
         "so a newer change is never overwritten."
     ),
 )

@@ -49,8 +49,14 @@ class StoredEntry:
 @dataclass(frozen=True)
 class Window:
     size: int
-    sha256: str
+    sha256: str | None  # of the whole file, where it cost nothing that grows with the file, or was asked for
     data: bytes
+    version: str = ""  # what expected_sha256 is checked against: the sha256, or the file's identity
+
+    def __post_init__(self) -> None:
+        if not self.version:
+            assert self.sha256 is not None, "a window without a sha256 needs a version"
+            object.__setattr__(self, "version", self.sha256)
 
 
 READ_CHUNK = 1 << 20
@@ -78,7 +84,15 @@ class Backend(Protocol):
 
     def stat(self, key: str) -> StoredEntry | None: ...
 
-    def read_window(self, key: str, offset: int, limit: int) -> Window: ...
+    def read_window(self, key: str, offset: int, limit: int, *, sha256: bool = False) -> Window:
+        """`limit` bytes from `offset` with the file's version; its whole sha256 too when `sha256`
+        (a backend may give it unasked where it costs nothing more)."""
+        ...
+
+    def current_version(self, key: str, expected: str) -> str | None:
+        """The file's version in the form of `expected` (a version a read gave, or a sha256), None
+        when there is no such file: `expected` itself exactly when the file is unchanged."""
+        ...
 
     def read_all(self, key: str, max_bytes: int) -> bytes: ...
 

@@ -142,7 +142,7 @@ async def edit_file(service: FilesService, args: EditArgs, ctx: CallContext) -> 
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolFailure("invalid_arguments", f"{key} is not UTF-8 text", "replace it with files.write") from None
-    check_expected(key, current_sha256, args.expected_sha256)
+    check_expected(key, await service.version_now(key, args.expected_sha256, current_sha256), args.expected_sha256)
     requests = [EditRequest(edit.old_string, edit.new_string, edit.replace_all) for edit in args.edits]
     new_text, replacements = apply_edits(text, requests)
     new_data = new_text.encode("utf-8")

@@ -63,12 +63,10 @@ async def existing_entry(service: FilesService, key: str, field: str = "path") -
 async def check_unchanged(
     service: FilesService, key: str, expected_sha256: str | None, target: StoredEntry | None
 ) -> None:
-    """expected_sha256 against the file as it is now (one hashing pass, nothing kept in memory).
-
-    Anything but a plain file is refused by the store's own read, with the handler's words."""
+    """expected_sha256 (a version or a sha256) against the file now; what is no file the store refuses."""
     if expected_sha256 is None and (target is None or target.type == "file"):
         return
-    current = None if target is None else (await service.run(service.store.read_window, key, 0, 0)).sha256
+    current = None if target is None else await service.version_now(key, expected_sha256 or "")
     check_expected(key, current, expected_sha256)
 
 

@@ -9,12 +9,11 @@ import os
 import secrets
 import stat as stat_module
 import threading
-import time
-from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
 from mcp_tools.sandbox import TEMP_SUFFIX, KeyPolicy, Sandbox, escape_name, stat_version, sweep_temp_files
+from mcp_tools.servers.files import versions
 from mcp_tools.servers.files.backend import (
     MAX_COPIED,
     MAX_LISTED,
@@ -28,6 +27,7 @@ from mcp_tools.servers.files.backend import (
     join_key,
     read_window_from,
 )
+from mcp_tools.servers.files.versions import HASHED_FREELY, FileDigests, identity, settled, state
 from mcp_tools.tooling import ToolFailure
 
 
@@ -50,49 +50,6 @@ def _is_temp(name: str) -> bool:
     return name.startswith(".") and name.endswith(TEMP_SUFFIX)
 
 
-# A digest is kept only for a file whose timestamps are this much older than the hashing: a write
-# in the same timestamp tick (coarse clocks, 1-2 s on FAT, HFS+ or network shares) could otherwise
-# leave size and times unchanged, and a stale digest would let a write past expected_sha256.
-RACY_MARGIN_NS = 2_000_000_000
-MAX_DIGESTS = 1024
-now_ns = time.time_ns
-
-
-class FileDigests:
-    """sha256 of whole files, kept per (device, inode) while size, mtime_ns and ctime_ns stay the same.
-
-    Any write changes the modification and change times (ctime cannot be set back), an atomic
-    replace changes the inode, so a kept digest is the file's current one; reading a window of a
-    large file then costs the window, not a pass over the whole file.
-    """
-
-    def __init__(self) -> None:
-        self._kept: OrderedDict[tuple[int, int], tuple[tuple[int, int, int], str]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    @staticmethod
-    def _state(info: os.stat_result) -> tuple[int, int, int]:
-        return info.st_size, info.st_mtime_ns, info.st_ctime_ns
-
-    def get(self, info: os.stat_result) -> str | None:
-        with self._lock:
-            kept = self._kept.get((info.st_dev, info.st_ino))
-            if kept is None or kept[0] != self._state(info):
-                return None
-            self._kept.move_to_end((info.st_dev, info.st_ino))
-            return kept[1]
-
-    def keep(self, info: os.stat_result, digest: str, hashed_at_ns: int) -> None:
-        """Remember `digest` of the file as `info` describes it, if its times are safely in the past."""
-        if max(info.st_mtime_ns, info.st_ctime_ns) > hashed_at_ns - RACY_MARGIN_NS:
-            return
-        with self._lock:
-            self._kept[(info.st_dev, info.st_ino)] = (self._state(info), digest)
-            self._kept.move_to_end((info.st_dev, info.st_ino))
-            while len(self._kept) > MAX_DIGESTS:
-                self._kept.popitem(last=False)
-
-
 class LocalBackend:
     """Files under one root folder; symlinks that lead out are refused, inside ones are listed as links."""
 
@@ -111,20 +68,29 @@ class LocalBackend:
         info = self.sandbox.stat(key)
         return None if info is None else _entry(key, info)
 
-    def read_window(self, key: str, offset: int, limit: int) -> Window:
-        """The window and the whole file's sha256: kept from an earlier pass while the file is unchanged."""
+    def read_window(self, key: str, offset: int, limit: int, *, sha256: bool = False) -> Window:
+        """The window and the file's version (`versions`): its identity once settled, else its sha256.
+
+        The whole file is read only to hash it: when asked (`sha256`), when the file changed in
+        the last seconds, or when the window is all of it or it is at most `HASHED_FREELY` bytes
+        and no digest is kept.
+        """
         with self.sandbox.open_file(key) as file:
-            hashed_at = now_ns()
+            taken_at = versions.now_ns()
             before = os.fstat(file.fileno())
             digest = self._digests.get(before)
-            if digest is not None:
+            whole = offset == 0 and limit >= before.st_size  # hashing it costs no more than reading it
+            hash_now = digest is None and (sha256 or whole or before.st_size <= HASHED_FREELY)
+            if settled(before, taken_at) and not hash_now:
                 data = os.pread(file.fileno(), limit, offset) if limit and offset < before.st_size else b""
-                if FileDigests._state(os.fstat(file.fileno())) == FileDigests._state(before):
-                    return Window(before.st_size, digest, data)
+                if state(os.fstat(file.fileno())) == state(before):
+                    return Window(before.st_size, digest, data, identity(before))
             window = read_window_from(iter(lambda: file.read(READ_CHUNK), b""), offset, limit)
             after = os.fstat(file.fileno())
-            if FileDigests._state(after) == FileDigests._state(before) and after.st_size == window.size:
-                self._digests.keep(after, window.sha256, hashed_at)
+            if state(after) == state(before) and after.st_size == window.size:
+                self._digests.keep(after, window.version, taken_at)
+                if settled(after, taken_at):
+                    return Window(window.size, window.sha256, window.data, identity(after))
             return window
 
     def read_all(self, key: str, max_bytes: int) -> bytes:
@@ -134,9 +100,19 @@ class LocalBackend:
         with self.sandbox.open_file(key) as file:
             return file.read(max_bytes)
 
-    def _current_sha256(self, key: str) -> str | None:
+    def current_version(self, key: str, expected: str) -> str | None:
+        """`expected` when it is this file's identity; otherwise its sha256 (a pass over it unless kept)."""
         try:
-            return self.read_window(key, 0, 0).sha256
+            with self.sandbox.open_file(key) as file:
+                info = os.fstat(file.fileno())
+                if identity(info) == expected.lower():
+                    return expected
+        except ToolFailure as failure:
+            if failure.kind == "not_found":
+                return None
+            raise
+        try:
+            return self.read_window(key, 0, 0, sha256=True).sha256
         except ToolFailure as failure:
             if failure.kind == "not_found":
                 return None
@@ -145,7 +121,7 @@ class LocalBackend:
     def write(self, key: str, data: bytes, *, create_parents: bool, expected_sha256: str | None) -> bool:
         with self._lock:
             if expected_sha256 is not None:
-                check_expected(key, self._current_sha256(key), expected_sha256)
+                check_expected(key, self.current_version(key, expected_sha256), expected_sha256)
             existed = self.sandbox.stat(key) is not None
             self.sandbox.write_bytes(key, data, create_parents=create_parents)
             return not existed

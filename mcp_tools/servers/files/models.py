@@ -13,7 +13,7 @@ PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'")
 Sha256Arg = Field(
     default=None,
     pattern=r"^[0-9a-fA-F]{64}$",
-    description="sha256 from your last read; stale: not written.",
+    description="version from your last read; stale: not written.",
 )
 
 
@@ -51,12 +51,14 @@ class ReadArgs(Arguments):
     offset: int = Field(default=0, ge=0, description="In bytes.")
     max_chars: int = Field(default=20_000, ge=200, le=MAX_PAGE_CHARS, description="Of text, or of base64.")
     limit: int | None = Field(default=None, ge=1, le=MAX_PAGE_CHARS, description="Bytes, if fewer.")
+    sha256: bool = False
 
 
 class ReadResult(Output):
     path: str
     size: int
-    sha256: str = Field(description="Of the whole file.")
+    version: str
+    sha256: str | None = Field(default=None, description="Of the whole file.")
     mime_type: str
     encoding: Literal["text", "base64", "image"]  # a small image as image content
     content: str

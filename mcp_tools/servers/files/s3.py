@@ -163,13 +163,22 @@ class S3Backend:
         found: dict[str, Any] = self._call(key, "get_object", Key=self._object(key))
         return found
 
-    def read_window(self, key: str, offset: int, limit: int) -> Window:
+    def read_window(self, key: str, offset: int, limit: int, *, sha256: bool = False) -> Window:
+        """One pass over the object: its version is its sha256."""
         response = self._get(key)
         body = response["Body"]
         try:
             return read_window_from(body.iter_chunks(READ_CHUNK), offset, limit)
         finally:
             body.close()
+
+    def current_version(self, key: str, expected: str) -> str | None:
+        try:
+            return self.read_window(key, 0, 0).sha256
+        except ToolFailure as failure:
+            if failure.kind == "not_found":
+                return None
+            raise
 
     def _read_limited(self, key: str, max_bytes: int) -> tuple[bytes, str]:
         response = self._get(key)

@@ -44,6 +44,13 @@ class FilesService:
             tuple(self.config.import_hosts), parse_networks(self.config.import_networks), self.config.import_plain_http
         )
 
+    async def version_now(self, key: str, expected: str | None, read_sha256: str | None = None) -> str | None:
+        """The file's version in the form of `expected` (`Backend.current_version`): `read_sha256`, of
+        what the caller just read, when nothing is expected or it already matches."""
+        if expected is None or (read_sha256 is not None and expected.lower() == read_sha256):
+            return read_sha256
+        return await self.run(self.store.current_version, key, expected)
+
     async def run(self, function: Callable[..., ResultT], *args: Any, **kwargs: Any) -> ResultT:
         if not self.store.blocking:
             return function(*args, **kwargs)

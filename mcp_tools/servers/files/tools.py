@@ -147,7 +147,7 @@ async def read_file(service: FilesService, args: ReadArgs, ctx: CallContext) -> 
         limit = service.max_read_bytes
     else:
         limit = min(args.limit or args.max_chars * 4, service.max_read_bytes)
-    window = await service.run(service.store.read_window, key, args.offset, limit)
+    window = await service.run(service.store.read_window, key, args.offset, limit, sha256=args.sha256)
     if args.offset > window.size:
         raise ToolFailure("invalid_arguments", f"offset {args.offset} is past the end of {key} ({window.size} bytes)")
     truncated = args.offset + len(window.data) < window.size
@@ -171,6 +171,7 @@ async def read_file(service: FilesService, args: ReadArgs, ctx: CallContext) -> 
     result = ReadResult(
         path=key,
         size=window.size,
+        version=window.version,
         sha256=window.sha256,
         mime_type=mime_type,
         encoding=encoding,
@@ -187,7 +188,8 @@ def _inline_image(mime_type: str, size: int) -> bool:
 
 
 def _render_read(result: ReadResult) -> str:
-    header = f"{result.path} ({result.size:,} bytes, {result.mime_type}, sha256 {result.sha256}"
+    digest = f", sha256 {result.sha256}" if result.sha256 else ""
+    header = f"{result.path} ({result.size:,} bytes, {result.mime_type}, version {result.version}{digest}"
     if result.encoding == "image":
         return header + "), shown as image content"
     if result.encoding == "base64":
@@ -221,7 +223,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         aliases=files_aliases("read", ToolAlias("read_file"), read_text_file=None),
         tier="core",
         title="Read a file",
-        description="Read a file (UTF-8 as text, else base64) with its sha256, in windows (next_offset).",
+        description="Read a file (UTF-8 as text, else base64) with its version, in windows (next_offset).",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read_file,

@@ -52,9 +52,9 @@ async def load(ctx: CallContext, path: str, limit: int) -> bytes:
         window = await ctx.call_tool("files.read", {"path": path, "offset": offset})
         if window["size"] > limit:
             raise ToolFailure("too_large", f"{path} is {window['size']} bytes; at most {limit} bytes fit here")
-        if digest is not None and window["sha256"] != digest:
+        if digest is not None and window["version"] != digest:
             raise ToolFailure("conflict", f"{path} changed while it was being read", "try again")
-        digest = window["sha256"]
+        digest = window["version"]
         content: str = window["content"]
         parts.append(content.encode("utf-8") if window["encoding"] == "text" else base64.b64decode(content))
         offset = window["next_offset"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import posixpath
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -87,7 +86,7 @@ def sha256_hex(data: bytes) -> str:
 
 def target_key(target: str) -> str:
     """The key a link is re-resolved under when a note with that name or alias appears."""
-    return name_key(strip_md(posixpath.basename(target.rstrip("/")))) if target else ""
+    return name_key(strip_md(target.rstrip("/").rpartition("/")[2])) if target else ""  # basename, inline
 
 
 @dataclass(frozen=True)
