@@ -16,6 +16,7 @@ from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.policy.store import PolicyStore, StateStore, StateStoreError
+from mcp_tools.private import private_folder, repair_modes
 from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG, asked_for, load_namespace, not_asked_for
 from mcp_tools.state import open_state_store
@@ -181,11 +182,13 @@ def build_app(
     data_dir = config.data_dir()
     for key, folder in (("state_dir", state_dir), ("data_dir", data_dir)):
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            private_folder(folder)
         except OSError as exc:
             raise ConfigError(
                 f"server.{key}: cannot create {folder}: {exc.strerror or exc}; choose a folder you can write"
             ) from None
+    repair_modes(state_dir)
+    repair_modes(data_dir, deep=False)  # the files root may live inside: the person's files keep their modes
     known_secrets.add_from_environ(config.environ)
     known_secrets.add_all(config.http_tokens().values())
     known_secrets.add_from_model(config.approvals)

@@ -205,8 +205,12 @@ def readyz_endpoint(app: App) -> Any:
         try:
             with anyio.fail_after(READY_TIMEOUT_SECONDS):
                 await anyio.to_thread.run_sync(app.store.ping, abandon_on_cancel=True)
+                waiting = await anyio.to_thread.run_sync(app.store.audit_waiting, abandon_on_cancel=True)
         except (StateStoreUnavailable, TimeoutError):
             return JSONResponse({"status": "unavailable", "reason": "state store unreachable"}, status_code=503)
+        if waiting:  # rows the store refused wait on local disk: `mcp-tools audit` cannot show them
+            reason = f"{waiting} audit rows wait in the local spool"
+            return JSONResponse({"status": "unavailable", "reason": reason}, status_code=503)
         return JSONResponse({"status": "ready"})
 
     return readyz

@@ -70,6 +70,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mcp_tools.net",
             "mcp_tools.outbound",
             "mcp_tools.sandbox",
+            "mcp_tools.private",  # the umask and modes of the server's own files
         ),
     ),
 )

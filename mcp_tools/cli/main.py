@@ -31,7 +31,10 @@ def _main(argv: Sequence[str] | None) -> int:
         parser.print_help()
         return 2
     from mcp_tools.logs import configure_logging
+    from mcp_tools.private import keep_private
     from mcp_tools.secrets import known_secrets, scrub_text
+
+    keep_private()  # the state, the config `config init` writes, and what libraries create beside them
 
     known_secrets.add_from_environ(os.environ)
     configure_logging()

@@ -751,21 +751,17 @@ class PolicyGate:
     def _audit_not_written(self, state: _CallRecord, row: AuditRow, exc: Exception) -> bool:
         """Whether the call's answer may go out without its row in the store.
 
-        The store unreachable: a call that may have changed something (medium or high, run after
-        the store answered its check) keeps its row in the local spool and its answer, since
-        withholding it would tell the model it did not run; anything else gets False (the caller
-        answers `unavailable`). Any other failure is logged and the answer stands: the audit log
-        never turns a finished call into a crash."""
-        if isinstance(exc, StateStoreUnavailable):
-            ran = state.decision in ("ran", "confirmed", "approved_out_of_band")
-            if ran and state.risk is not None and state.risk > Risk.LOW and self._spooled(state, row):
-                logger.warning(
-                    "%s ran as the state store went down; its audit row waits in the local spool", state.tool
-                )
-                return True
-            return False
-        logger.error("could not write the audit row for %s", state.tool, exc_info=exc)
-        return True
+        A call that may have changed something (medium or high, run after the store answered its
+        check) keeps its row in the local spool and its answer, since withholding it would tell the
+        model it did not run; anything else, or a row the spool cannot keep either, gets False (the
+        caller answers `unavailable`): no call is reported done without its row kept durably."""
+        if not isinstance(exc, StateStoreUnavailable):
+            logger.error("the state store refused the audit row for %s", state.tool, exc_info=exc)
+        ran = state.decision in ("ran", "confirmed", "approved_out_of_band")
+        if ran and state.risk is not None and state.risk > Risk.LOW and self._spooled(state, row):
+            logger.warning("%s ran but its audit row could not be stored; it waits in the local spool", state.tool)
+            return True
+        return False
 
     def _audit_row(self, caller: Caller, state: _CallRecord, outcome: CallOutcome, started: float) -> AuditRow:
         error = outcome.error

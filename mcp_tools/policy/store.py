@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from mcp_tools import metrics
-from mcp_tools.state.spool import AuditSpool
+from mcp_tools.state.audit import AuditLog, AuditRow, iso_time
+from mcp_tools.state.errors import StateStoreError, StateStoreUnavailable
+from mcp_tools.state.spool import SPOOL_FILE, AuditSpool
+from mcp_tools.state.storable import storable_params, storable_text
+
+__all__ = ["AuditRow", "StateStoreError", "StateStoreUnavailable", "iso_time"]
 
 ApprovalStatus = Literal["pending", "approved", "denied", "consumed", "expired", "withdrawn"]
 
@@ -168,7 +173,6 @@ PRIOR_ANSWERS = (
     f"SELECT * FROM (SELECT approvals.*, {DECIDED_BY_OF_ROW} FROM approvals WHERE tool=? AND args_sha256=? "
     "AND status='denied' AND expires>? ORDER BY decided DESC LIMIT 1) AS denied"
 )
-AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
 MAX_LIVE_TICKETS = 20  # approval cards issued for one approval that still work
 APPROVAL_ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 
@@ -225,42 +229,6 @@ class PriorAnswers:
     denial: Approval | None  # the newest unexpired denial, with who gave it
 
 
-@dataclass(frozen=True)
-class AuditRow:
-    ts: float
-    transport: str
-    principal: str
-    tool: str
-    args: dict[str, Any]
-    risk: str | None
-    decision: str
-    approval_id: str | None
-    duration_ms: float
-    outcome: str
-    # The channel whose answer decided a high-risk call: `elicitation:stdio`, `terminal`, `page`,
-    # `cli`, `telegram:@ada (42)`; None when nobody was asked.
-    answered_by: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "time": iso_time(self.ts),
-            "transport": self.transport,
-            "principal": self.principal,
-            "tool": self.tool,
-            "arguments": self.args,
-            "risk": self.risk,
-            "decision": self.decision,
-            "approval_id": self.approval_id,
-            "duration_ms": round(self.duration_ms, 2),
-            "outcome": self.outcome,
-            "answered_by": self.answered_by,
-        }
-
-
-def iso_time(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
-
-
 def new_approval_id() -> str:
     return "apr-" + "".join(secrets.choice(APPROVAL_ID_ALPHABET) for _ in range(10))
 
@@ -278,15 +246,7 @@ class Connection(Protocol):
     def execute(self, sql: str, params: Any = (), /) -> Cursor: ...
 
 
-class StateStoreError(RuntimeError):
-    """The state store cannot be used: the message says why, without credentials."""
-
-
-class StateStoreUnavailable(StateStoreError):
-    """The state store cannot be reached (the database is down); nothing was changed."""
-
-
-class StateStore:
+class StateStore(AuditLog):
     """Approvals and audit rows; safe to share between threads and processes.
 
     Queries are written once, with `?` placeholders; an implementation supplies connections
@@ -297,13 +257,6 @@ class StateStore:
 
     clock: Any
     engine: str = "sqlite"
-    # rows handed to `append_audit` in this turn of the event loop, and (the event their write
-    # sets, what it raised)
-    _audit_queue: list[AuditRow]
-    _audit_flushed: tuple[Any, list[Exception]] | None = None
-    # Where rows of calls that ran while the store was down wait (`mcp_tools.state.spool`); None
-    # for a store that is never down (the SQLite file).
-    audit_spool: AuditSpool | None = None
 
     def close(self) -> None:
         raise NotImplementedError
@@ -604,6 +557,7 @@ class StateStore:
     def _open_ticket(
         self, db: Connection, approval_id: str, ticket_sha256: str, principal: str, now: float, limit: int
     ) -> tuple[str | None, Approval | None]:
+        ticket_sha256, principal = storable_text(ticket_sha256), storable_text(principal)  # as stored
         failed = db.execute("SELECT failures FROM approval_ticket_failures WHERE approval_id=?", (approval_id,))
         failures = (failed.fetchone() or (0,))[0]
         if failures >= limit:
@@ -735,7 +689,7 @@ class StateStore:
     def use_nonce(self, nonce: str, ttl_seconds: float) -> bool:
         """True the first time any process sees `nonce` within `ttl_seconds`; False for a replay."""
         now = self.clock()
-        digest = hashlib.sha256(nonce.encode()).hexdigest()
+        digest = hashlib.sha256(nonce.encode("utf-8", "surrogatepass")).hexdigest()
         with self._appending() as db:
             db.execute("DELETE FROM request_state_nonces WHERE expires<?", (now,))
             inserted = db.execute(
@@ -784,93 +738,6 @@ class StateStore:
                 )
             return [_approval(row) for row in rows.fetchall()]
 
-    # -- audit -----------------------------------------------------------------------------
-
-    def record(self, row: AuditRow) -> None:
-        self._insert_audit([row])
-
-    async def append_audit(self, row: AuditRow) -> None:
-        """Write one audit row, returning once it is written; the rows of calls that finish in the
-        same turn of the event loop share one transaction (one commit for a burst of calls).
-
-        The first call of a turn yields once, so that the others queue theirs, then writes them
-        all; the others wait for that write, and each raises what the write raised (a row that
-        was not written is never reported as written)."""
-        import anyio
-
-        if self._audit_flushed is not None:
-            self._audit_queue.append(row)
-            flushed, failure = self._audit_flushed
-            await flushed.wait()
-            if failure:
-                raise failure[0]
-            return
-        self._audit_queue = [row]
-        flushed, failure = self._audit_flushed = (anyio.Event(), [])
-        try:
-            await anyio.lowlevel.cancel_shielded_checkpoint()
-        finally:
-            batch, self._audit_queue = self._audit_queue, []
-            self._audit_flushed = None
-            try:
-                self._insert_audit(batch)
-            except Exception as exc:
-                failure.append(exc)
-                raise
-            finally:
-                flushed.set()
-
-    def spool_audit(self, row: AuditRow) -> bool:
-        """Keep the row of a call that ran while the store could not take it, to be written with
-        the next row that is; False where there is no spool."""
-        if self.audit_spool is None:
-            return False
-        self.audit_spool.keep(dataclasses.asdict(row))
-        return True
-
-    def _insert_audit(self, rows: list[AuditRow]) -> None:
-        self._write_audit_rows(rows)
-        if self.audit_spool is not None and self.audit_spool.pending:  # the store is back: rows wait
-            with contextlib.suppress(StateStoreUnavailable):  # gone again: they wait for the next write
-                self.audit_spool.replay(lambda kept: self._write_audit_rows([AuditRow(**row) for row in kept]))
-
-    def _write_audit_rows(self, rows: list[AuditRow]) -> None:
-        values = [
-            (
-                row.ts,
-                row.transport,
-                row.principal,
-                row.tool,
-                json.dumps(row.args, ensure_ascii=False),
-                row.risk,
-                row.decision,
-                row.approval_id,
-                row.duration_ms,
-                row.outcome,
-                row.answered_by,
-            )
-            for row in rows
-        ]
-        insert = f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-        if len(values) == 1:  # one insert races with nothing: no lock beyond the row's own
-            with self._appending() as db:
-                db.execute(insert, values[0])
-            return
-        with self._transaction() as db:  # a burst: one commit
-            for value in values:
-                db.execute(insert, value)
-
-    def tail(self, limit: int = 20) -> list[AuditRow]:
-        with self._reading() as db:
-            rows = db.execute(
-                f"SELECT {AUDIT_COLUMNS} FROM audit ORDER BY id DESC LIMIT ?",
-                (limit,),
-            ).fetchall()
-        return [
-            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9], r[10])
-            for r in reversed(rows)
-        ]
-
 
 class FetchedRows:
     """A statement's rows, read off its cursor as it ran, so they can be read after its
@@ -902,7 +769,17 @@ class _ReadAsItRuns:
         self._db = db
 
     def execute(self, sql: str, params: Any = (), /) -> FetchedRows:
-        return FetchedRows(self._db.execute(sql, params))
+        return FetchedRows(self._db.execute(sql, storable_params(params)))
+
+
+class _Storable:
+    """The SQLite connection outside a transaction, every value bound made storable."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def execute(self, sql: str, params: Any = (), /) -> sqlite3.Cursor:
+        return self._db.execute(sql, storable_params(params))
 
 
 class SqliteFile:
@@ -937,10 +814,10 @@ class SqliteFile:
         metrics.current().store("sqlite", time.perf_counter() - started)
 
     @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
+    def _reading(self) -> Iterator[_Storable]:
         started = time.perf_counter()
         with self._lock:
-            yield self._db
+            yield _Storable(self._db)
         metrics.current().store("sqlite", time.perf_counter() - started)
 
     def transaction(self) -> contextlib.AbstractContextManager[Connection]:
@@ -956,6 +833,7 @@ class PolicyStore(SqliteFile, StateStore):
     def __init__(self, path: Path, clock: Any = time.time) -> None:
         super().__init__(path, SCHEMA + APPROVAL_EVENTS_SCHEMA + OAUTH_SCHEMA)
         self.clock = clock
+        self.audit_spool = AuditSpool(path.parent / SPOOL_FILE)
         self._migrate()
 
     def _migrate(self) -> None:

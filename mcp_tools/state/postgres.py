@@ -22,6 +22,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from mcp_tools import metrics
 from mcp_tools.policy.store import FetchedRows, StateStore, StateStoreError, StateStoreUnavailable
 from mcp_tools.secrets import known_secrets
+from mcp_tools.state.storable import storable_params
 
 MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 MIGRATION_LOCK = 0x6D6370746F6F6C73  # "mcptools": one migrator at a time across replicas
@@ -78,7 +79,7 @@ class _Translated:
         self._connection = connection
 
     def execute(self, sql: str, params: Any = ()) -> Any:
-        return self._connection.execute(_placeholders(sql), tuple(params))
+        return self._connection.execute(_placeholders(sql), storable_params(params))
 
     def transaction(self) -> Any:
         return self._connection.transaction()
@@ -100,7 +101,7 @@ class _Batch:
 
     def execute(self, sql: str, params: Any = ()) -> _Answer:
         answer = _Answer(self)
-        self._held.append((self._cursor.mogrify(_placeholders(sql), tuple(params)), answer))
+        self._held.append((self._cursor.mogrify(_placeholders(sql), storable_params(params)), answer))
         return answer
 
     def send(self) -> None:

@@ -31,22 +31,33 @@ class AuditSpool:
         return self.path.exists()
 
     def keep(self, row: dict[str, Any]) -> None:
-        line = json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = json.dumps(row, ensure_ascii=True, separators=(",", ":")) + "\n"
         with self._locked() as fd:
             os.write(fd, line.encode("utf-8"))
             os.fsync(fd)
 
-    def replay(self, write: Callable[[list[dict[str, Any]]], None]) -> int:
-        """Hand every waiting row to `write` (one transaction), then forget them; how many went."""
+    def count(self) -> int:
+        """How many rows wait."""
+        with self._locked() as fd, open(fd, encoding="utf-8", closefd=False) as spooled:
+            return sum(1 for line in spooled if line.strip())
+
+    def replay(self, write: Callable[[list[dict[str, Any]]], list[dict[str, Any]] | None]) -> int:
+        """Hand every waiting row to `write`, which returns the rows the store refused; forget
+        the others. How many went."""
         if not self.pending:
             return 0
         with self._locked() as fd:
             with open(fd, encoding="utf-8", closefd=False) as spooled:
                 rows = [json.loads(line) for line in spooled if line.strip()]
-            if rows:
-                write(rows)  # raises while the store is still down: the rows stay for the next try
-            self.path.unlink(missing_ok=True)
-        return len(rows)
+            refused = write(rows) if rows else []  # raises while the store is still down: all stay
+            if not refused:
+                self.path.unlink(missing_ok=True)
+                return len(rows)
+            os.ftruncate(fd, 0)  # the refused stay, in order, for the next try (O_APPEND writes at the end)
+            kept = "".join(json.dumps(row, ensure_ascii=True, separators=(",", ":")) + "\n" for row in refused)
+            os.write(fd, kept.encode("utf-8"))
+            os.fsync(fd)
+        return len(rows) - len(refused)
 
     @contextmanager
     def _locked(self) -> Iterator[int]:

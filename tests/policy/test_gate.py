@@ -308,10 +308,12 @@ async def test_an_unknown_argument_with_no_likely_meaning_is_named_and_the_list_
     assert error["message"] == "demo.echo does not take zzqx; it takes text"
 
 
-async def test_an_audit_row_that_fails_to_write_is_logged_and_the_answer_stands(
+async def test_an_audit_row_that_fails_to_write_is_logged_and_the_call_is_not_reported_done(
     tmp_path: Path, demo_namespace: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A broken audit log (not an unreachable store) never turns a finished call into a crash."""
+    """A broken audit log (not an unreachable store) is logged, and a low call is answered
+    `unavailable`: a result is never given out without its row kept (a call that changed
+    something keeps its row in the spool: tests/state/test_storable_audit.py)."""
     app = demo_app(tmp_path)
 
     async def broken(row: object) -> None:
@@ -319,8 +321,8 @@ async def test_an_audit_row_that_fails_to_write_is_logged_and_the_answer_stands(
 
     app.store.append_audit = broken  # type: ignore[method-assign]
     async with connect(tmp_path, app=app) as client:
-        assert ok(await client.call_tool("demo_echo", {"text": "hi"})) == {"echo": "hello: hi"}
-    [record] = [r for r in caplog.records if "could not write the audit row" in r.getMessage()]
+        assert failure(await client.call_tool("demo_echo", {"text": "hi"}))["kind"] == "unavailable"
+    [record] = [r for r in caplog.records if "refused the audit row" in r.getMessage()]
     assert "demo.echo" in record.getMessage() and record.exc_info is not None
 
 

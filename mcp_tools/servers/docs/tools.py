@@ -19,6 +19,7 @@ from mcp_tools.servers.docs.models import (
     ReplaceResult,
     Written,
 )
+from mcp_tools.servers.google.sharing import SharingFacts, exposure_risk, told
 from mcp_tools.servers.google.text import page
 from mcp_tools.text import fence
 from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
@@ -90,7 +91,12 @@ async def create(service: DocsService, args: CreateArgs, ctx: CallContext) -> Wr
     return created
 
 
-async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Written:
+async def append_risk(service: DocsService, args: AppendArgs, facts: SharingFacts) -> Risk:
+    """High when the document is another's or shared: they read what is appended."""
+    return await exposure_risk(service, "docs.append", args.id, facts, Risk.MEDIUM)
+
+
+async def append(service: DocsService, args: AppendArgs, ctx: CallContext, facts: SharingFacts) -> Written:
     from mcp_tools.servers.docs.parse import parse
     from mcp_tools.servers.docs.requests import append_requests
     from mcp_tools.servers.docs.service import end_of_body, revision_after
@@ -115,7 +121,7 @@ async def append(service: DocsService, args: AppendArgs, ctx: CallContext) -> Wr
 
 
 @dataclass
-class ReplaceFacts:
+class ReplaceFacts(SharingFacts):
     """What the precheck found in the document: the matches, its title and the revision it read."""
 
     found: tuple[int, str, str] | None = None  # (matches, title, revision)
@@ -124,7 +130,8 @@ class ReplaceFacts:
 async def replace_risk(service: DocsService, args: ReplaceArgs, facts: ReplaceFacts) -> Risk:
     if args.dry_run:
         return Risk.LOW
-    return Risk.MEDIUM if args.expected_matches is not None else Risk.HIGH
+    base = Risk.MEDIUM if args.expected_matches is not None else Risk.HIGH
+    return await exposure_risk(service, "docs.replace", args.id, facts, base)
 
 
 async def precheck_replace(service: DocsService, args: ReplaceArgs, facts: ReplaceFacts) -> None:
@@ -156,10 +163,8 @@ def describe_replace(args: ReplaceArgs, facts: ReplaceFacts) -> str:
         return f"replace {args.find!r} with {args.replace!r} in Google Doc {args.id}"
     matches, title, _ = facts.found
     case = "case-sensitive" if args.match_case else "ignoring case"
-    return (
-        f"Replace {matches} occurrence(s) of {args.find!r} with {args.replace!r} ({case}) "
-        f"in Google Doc {title!r} ({args.id})"
-    )
+    line = f"Replace {matches} occurrence(s) of {args.find!r} with {args.replace!r} ({case}) in Google Doc {title!r}"
+    return told(f"{line} ({args.id})", facts)
 
 
 async def replace(service: DocsService, args: ReplaceArgs, ctx: CallContext, facts: ReplaceFacts) -> ReplaceResult:
@@ -256,7 +261,11 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         output_model=Written,
         handler=append,
         risk=Risk.MEDIUM,
-        describe=lambda args: f"append {len(args.text)} characters of Markdown to Google Doc {args.id}",
+        describe=lambda args, facts: told(
+            f"append {len(args.text)} characters of Markdown to Google Doc {args.id}", facts
+        ),
+        dynamic_risk=append_risk,
+        facts=SharingFacts,
         open_world=True,
         tier="extended",
         destructive=False,

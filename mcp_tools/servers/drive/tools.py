@@ -25,6 +25,7 @@ from mcp_tools.servers.drive.models import (
     WriteResult,
 )
 from mcp_tools.servers.google.aliases import PAGING
+from mcp_tools.servers.google.sharing import SharingFacts, exposure_risk, told
 from mcp_tools.text import fence
 from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 
@@ -207,9 +208,14 @@ def _create(service: DriveService, args: CreateArgs) -> WriteResult:
     return _written(service.create(metadata, data, mime))
 
 
-async def create(service: DriveService, args: CreateArgs, ctx: CallContext) -> WriteResult:
+async def create(service: DriveService, args: CreateArgs, ctx: CallContext, facts: SharingFacts) -> WriteResult:
     created: WriteResult = await service.run("drive.create", _create, service, args)
     return created
+
+
+async def create_risk(service: DriveService, args: CreateArgs, facts: SharingFacts) -> Risk:
+    """High when the folder it lands in is another's or shared: the new file is open to them too."""
+    return await exposure_risk(service, "drive.create", args.folder, facts, Risk.MEDIUM)
 
 
 def _check_version(service: DriveService, tool: str, file_id: str, version: str | None) -> dict[str, Any]:
@@ -226,7 +232,8 @@ def _check_version(service: DriveService, tool: str, file_id: str, version: str 
 
 async def update_risk(service: DriveService, args: UpdateArgs, facts: UpdateFacts) -> Risk:
     replaces = bool(args.content or args.content_base64)
-    return Risk.HIGH if replaces and not args.version else Risk.MEDIUM
+    base = Risk.HIGH if replaces and not args.version else Risk.MEDIUM
+    return await exposure_risk(service, "drive.update", args.id, facts, base)
 
 
 def _prepare_update(service: DriveService, args: UpdateArgs) -> tuple[dict[str, Any], bytes | None, str]:
@@ -252,7 +259,7 @@ def _prepare_update(service: DriveService, args: UpdateArgs) -> tuple[dict[str, 
 
 
 @dataclass
-class UpdateFacts:
+class UpdateFacts(SharingFacts):
     """The file as the precheck found it, for the line the person reads and the handler."""
 
     current: dict[str, Any] | None = None
@@ -269,7 +276,7 @@ def describe_update(args: UpdateArgs, facts: UpdateFacts) -> str:
         what.append("replace the content" + ("" if args.version else " (not checked against a version read)"))
     if args.name:
         what.append(f"rename to {args.name!r}")
-    return f"Drive file {name!r} (id {args.id}): " + " and ".join(what)
+    return told(f"Drive file {name!r} (id {args.id}): " + " and ".join(what), facts)
 
 
 def _update(service: DriveService, args: UpdateArgs) -> WriteResult:
@@ -435,7 +442,9 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         output_model=WriteResult,
         handler=create,
         risk=Risk.MEDIUM,
-        describe=lambda args: f"create Drive {args.type} {args.name!r}",
+        describe=lambda args, facts: told(f"create Drive {args.type} {args.name!r}", facts),
+        dynamic_risk=create_risk,
+        facts=SharingFacts,
         open_world=True,
         tier="extended",
         destructive=False,

@@ -62,7 +62,7 @@ TOOLS.update(
     {
         "drive.search": ((DRIVE_FILE,), ("drive.files.list",)),
         "drive.read": ((DRIVE_FILE,), _DRIVE_READ),
-        "drive.create": ((DRIVE_FILE,), ("drive.files.create",)),
+        "drive.create": ((DRIVE_FILE,), ("drive.files.get", "drive.files.create")),
         "drive.update": ((DRIVE_FILE,), ("drive.files.get", "drive.files.update")),
         "drive.delete": ((DRIVE_FILE,), ("drive.files.get", "drive.files.update", "drive.files.delete")),
         "drive.share": ((DRIVE_FILE,), ("drive.files.get", "drive.permissions.create")),
@@ -108,8 +108,8 @@ _SHEETS_READ = ("sheets.spreadsheets.get", "sheets.spreadsheets.values.get")
 TOOLS.update(
     {
         "sheets.read": ((DRIVE_FILE,), _SHEETS_READ),
-        "sheets.write": ((DRIVE_FILE,), ("sheets.spreadsheets.values.update",)),
-        "sheets.append": ((DRIVE_FILE,), ("sheets.spreadsheets.values.append",)),
+        "sheets.write": ((DRIVE_FILE,), ("drive.files.get", "sheets.spreadsheets.values.update")),
+        "sheets.append": ((DRIVE_FILE,), ("drive.files.get", "sheets.spreadsheets.values.append")),
         "sheets.create": ((DRIVE_FILE,), ("sheets.spreadsheets.create",)),
         "sheets.clear": ((DRIVE_FILE,), (*_SHEETS_READ, "sheets.spreadsheets.values.clear")),
     }
@@ -121,8 +121,8 @@ _DOCS_WRITE = ("docs.documents.get", "docs.documents.batchUpdate")
 TOOLS |= {
     "docs.read": ((DRIVE_FILE,), ("docs.documents.get",)),
     "docs.create": ((DRIVE_FILE,), ("docs.documents.create", "docs.documents.batchUpdate")),
-    "docs.append": ((DRIVE_FILE,), _DOCS_WRITE),
-    "docs.replace": ((DRIVE_FILE,), _DOCS_WRITE),
+    "docs.append": ((DRIVE_FILE,), ("drive.files.get", *_DOCS_WRITE)),
+    "docs.replace": ((DRIVE_FILE,), ("drive.files.get", *_DOCS_WRITE)),
 }
 
 

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.servers.google.sharing import SharingFacts, exposure_risk, told
 from mcp_tools.servers.sheets import a1
 from mcp_tools.servers.sheets.models import (
     AppendArgs,
@@ -104,13 +105,31 @@ def _start(where: a1.A1Range, args: Cells) -> a1.A1Range:
     return a1.A1Range(where.sheet, row, column, row + height - 1, column + width - 1)
 
 
-async def write(service: SheetsService, args: WriteArgs, ctx: CallContext) -> Written:
+async def write_risk(service: SheetsService, args: WriteArgs, facts: SharingFacts) -> Risk:
+    """High when the spreadsheet is another's or shared: they read what is written."""
+    return await exposure_risk(service, "sheets.write", args.id, facts, Risk.MEDIUM)
+
+
+async def precheck_write(service: SheetsService, args: WriteArgs, facts: SharingFacts) -> None:
+    await _precheck_cells(service, args)
+
+
+async def write(service: SheetsService, args: WriteArgs, ctx: CallContext, facts: SharingFacts) -> Written:
     target = _start(a1.parse(args.range), args)
     done = await service.run("sheets.write", service.update, args.id, target, args.values, _option(args))
     return Written(range=done.get("updatedRange", target.notation()), cells=int(done.get("updatedCells", 0)))
 
 
-async def append(service: SheetsService, args: AppendArgs, ctx: CallContext) -> Written:
+async def append_risk(service: SheetsService, args: AppendArgs, facts: SharingFacts) -> Risk:
+    """High when the spreadsheet is another's or shared: they read what is appended."""
+    return await exposure_risk(service, "sheets.append", args.id, facts, Risk.MEDIUM)
+
+
+async def precheck_append(service: SheetsService, args: AppendArgs, facts: SharingFacts) -> None:
+    await _precheck_cells(service, args)
+
+
+async def append(service: SheetsService, args: AppendArgs, ctx: CallContext, facts: SharingFacts) -> Written:
     where = _parsed(args.range) or a1.A1Range(None, 1, 1, 1, 1)
     done = await service.run("sheets.append", service.append, args.id, where, args.values, _option(args))
     return Written(range=done.get("updatedRange", ""), cells=int(done.get("updatedCells", 0)))
@@ -222,8 +241,12 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         output_model=Written,
         handler=write,
         risk=Risk.MEDIUM,
-        describe=lambda args: f"write {sum(len(row) for row in args.values)} cell(s) at {args.range} in {args.id}",
-        precheck=_precheck_cells,
+        describe=lambda args, facts: told(
+            f"write {sum(len(row) for row in args.values)} cell(s) at {args.range} in {args.id}", facts
+        ),
+        dynamic_risk=write_risk,
+        precheck=precheck_write,
+        facts=SharingFacts,
         idempotent=True,
         open_world=True,
         tier="extended",
@@ -238,8 +261,12 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         output_model=Written,
         handler=append,
         risk=Risk.MEDIUM,
-        describe=lambda args: f"append {len(args.values)} row(s) to {args.range or 'the first sheet'} of {args.id}",
-        precheck=_precheck_cells,
+        describe=lambda args, facts: told(
+            f"append {len(args.values)} row(s) to {args.range or 'the first sheet'} of {args.id}", facts
+        ),
+        dynamic_risk=append_risk,
+        precheck=precheck_append,
+        facts=SharingFacts,
         open_world=True,
         tier="extended",
         destructive=False,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.servers.fake_google.discovery import Discovery
+from tests.servers.fake_google.drive import DOC, drive_entry
 from tests.servers.fake_google.server import ApiError, FakeGoogle, Token
 
 SCOPE = "https://www.googleapis.com/auth/"
@@ -120,6 +121,7 @@ class FakeDocs:
         stored = StoredDocument(document_id, title, [_newline()], self._revision(), app_access=app_access)
         with self.google.lock:
             self.documents[document_id] = stored
+        drive_entry(self.google, document_id, title, DOC, app_access)
         return stored
 
     def edit(self, document_id: str, requests: list[dict[str, Any]]) -> dict[str, Any]:

@@ -65,6 +65,7 @@ class FakeFile:
     created: str = ""
     permissions: list[dict[str, Any]] = field(default_factory=list)
     shortcut_target: str = ""  # a shortcut's target id
+    shared_drive: bool = False  # in a shared drive: no owners; its members reach it
 
     @property
     def native(self) -> bool:
@@ -276,10 +277,22 @@ class Query:
 # --- the fake API ---------------------------------------------------------------------------------
 
 
+def drive_entry(google: FakeGoogle, file_id: str, name: str, mime_type: str, app: bool) -> FakeFile:
+    """A Docs or Sheets document as Drive sees it, owned by the account; Drive's API is served for
+    it (a Drive fake made if none is yet). Tests share it or change owners on the entry."""
+    if "/drive/v3/" not in google.apis:
+        FakeDrive(google)
+    now = _now()
+    entry = FakeFile(file_id, name, mime_type, [], owners=[google.account], app=app, modified=now, created=now)
+    with google.lock:
+        google.drive_files[file_id] = entry
+    return entry
+
+
 class FakeDrive:
     def __init__(self, google: FakeGoogle) -> None:
         self.google = google
-        self.files: dict[str, FakeFile] = {}
+        self.files: dict[str, FakeFile] = google.drive_files
         self.root = "0A" + secrets.token_hex(8)
         self.uploads: list[dict[str, Any]] = []  # metadata and media type of each upload, for tests
         self.queries: list[str] = []  # every q received
@@ -367,9 +380,27 @@ class FakeDrive:
             "version": str(item.version),
             "modifiedTime": item.modified,
             "createdTime": item.created,
-            "owners": [{"emailAddress": owner, "kind": "drive#user"} for owner in item.owners],
             "webViewLink": f"https://drive.google.com/file/d/{item.id}/view",
         }
+        me = self.google.account.lower()
+        if not item.shared_drive:  # Drive leaves owners, ownedByMe and shared out for shared-drive items
+            out["owners"] = [
+                {
+                    "kind": "drive#user",
+                    "emailAddress": owner,
+                    "displayName": owner.partition("@")[0],
+                    "me": owner.lower() == me,
+                }
+                for owner in item.owners
+            ]
+            out["ownedByMe"] = me in (owner.lower() for owner in item.owners)
+            out["shared"] = bool(item.permissions)
+        if self._can_share(item):  # permissions are listed only to those who may change them
+            owned = [
+                {"kind": "drive#permission", "id": f"o{index}", "type": "user", "role": "owner", "emailAddress": owner}
+                for index, owner in enumerate(item.owners if not item.shared_drive else [])
+            ]
+            out["permissions"] = owned + [dict(permission) for permission in item.permissions]
         if item.shortcut_target:
             target = self.files.get(item.shortcut_target)
             out["shortcutDetails"] = {
@@ -380,6 +411,16 @@ class FakeDrive:
             out["size"] = str(len(item.content))
             out["md5Checksum"] = hashlib.md5(item.content).hexdigest()
         return out
+
+    def _can_share(self, item: FakeFile) -> bool:
+        """The signed-in account owns the item or may write it (writers can share, Drive's default)."""
+        me = self.google.account.lower()
+        if me in (owner.lower() for owner in item.owners) and not item.shared_drive:
+            return True
+        return any(
+            p.get("emailAddress", "").lower() == me and p.get("role") in ("writer", "organizer", "fileOrganizer")
+            for p in item.permissions
+        )
 
     def _touch(self, item: FakeFile, content: bool = False) -> None:
         item.version += 1

@@ -166,6 +166,9 @@ class FakeGoogle:
         self.account = account
         self.lock = threading.RLock()
         self.apis: dict[str, tuple[Discovery, Any]] = {}  # path prefix -> (discovery, handler object)
+        # Drive's files by id: the Drive fake's own, and the Docs and Sheets fakes' documents as
+        # Drive sees them (a Doc is a Drive file: its owners and permissions live there)
+        self.drive_files: dict[str, Any] = {}
         self.tokens: dict[str, Token] = {}
         self.refresh_tokens: dict[str, set[str]] = {}
         self.codes: dict[str, dict[str, Any]] = {}

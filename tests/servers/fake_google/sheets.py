@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from tests.servers.fake_google.discovery import Discovery
+from tests.servers.fake_google.drive import SHEET, drive_entry
 from tests.servers.fake_google.server import SCOPE_PREFIX, ApiError, FakeGoogle, Token
 
 WIDE_SCOPES = {SCOPE_PREFIX + name for name in ("spreadsheets", "spreadsheets.readonly", "drive", "drive.readonly")}
@@ -178,6 +179,7 @@ class FakeSheets:
             book.sheets.append(grid)
         with self.google.lock:
             self.books[book.id] = book
+        drive_entry(self.google, book.id, title, SHEET, app)
         return book
 
     def cell(self, book: Book, sheet: str, ref: str) -> Any:
@@ -339,6 +341,7 @@ class FakeSheets:
                             sheet.cells[(r, c)] = next(iter(value.values()))
             book.sheets.append(sheet)
         self.books[book.id] = book
+        drive_entry(self.google, book.id, book.title, SHEET, True)
         return self.resource(book)
 
     # --- values --------------------------------------------------------------------------------
