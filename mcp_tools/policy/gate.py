@@ -309,7 +309,8 @@ class PolicyGate:
         """A call the catalog found no tool for (`mcp_tools.catalog`): its audit row, and the
         answer, which is the failure as recorded."""
         started = time.perf_counter()
-        state = _CallRecord(tool=name, args=raw_args if isinstance(raw_args, dict) else {}, decision="denied")
+        args = utf8_safe(raw_args) if isinstance(raw_args, dict) else {}  # the row is stored as UTF-8
+        state = _CallRecord(tool=utf8_safe(name), args=args, decision="denied")
         outcome = outgoing(failure_outcome(failure), name)
         if not await self._append_audit(caller, state, outcome, started):
             outcome = failure_outcome(store_unavailable())
