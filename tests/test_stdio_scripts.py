@@ -2,7 +2,7 @@
 
 `printf '<initialize>\\n<initialized>\\n<tools/list>\\n' | mcp-tools serve` must answer every
 request it read before the end, then exit 0; and a request whose JSON escapes a lone surrogate
-(`"doc\\udfffs"`, which models send) gets its answer like any other.
+(`"doc\\udfffs"`, which models send) gets its answer like any other, over stdio and over HTTP.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import mcp_types as types
 import pytest
 
-from tests.processes import DEMO_ENTRY, ROOT, child_env, demo_config, write_config
+from tests.processes import DEMO_ENTRY, ROOT, bearer, child_env, demo_config, http_server, write_config
 from tests.results import check_call_result, error_payload
 
 INITIALIZE = {
@@ -91,14 +92,28 @@ def surrogate_call(request_id: int, tool: dict[str, Any]) -> tuple[dict[str, Any
     return call(request_id, tool["name"], {name: LONE}), name
 
 
+def defaults_config(tmp_path: Path, extra: str = "") -> Path:
+    """The embedded defaults' namespaces, state and data under tmp_path."""
+    return write_config(
+        tmp_path / "config.toml",
+        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n' + extra,
+    )
+
+
+def check_surrogate_answer(tool: dict[str, Any], argument: str, answer: dict[str, Any]) -> None:
+    """An invalid_arguments result, valid for the tool, naming the argument."""
+    result = types.CallToolResult.model_validate(answer["result"])
+    check_call_result(types.Tool.model_validate(tool), tool["name"], result)
+    error = error_payload(result)["error"]
+    assert error["kind"] == "invalid_arguments", (tool["name"], error)
+    assert error["message"] == f"{argument} is not valid Unicode text (it holds a lone surrogate)", tool["name"]
+
+
 @pytest.mark.slow
 def test_a_lone_surrogate_in_any_tools_arguments_is_answered_naming_the_argument(tmp_path: Path) -> None:
     """Every tool of the embedded defaults (and the demo): an invalid_arguments result that names
     the argument, for all of them from one stdin, and the server still exits 0 at the end."""
-    config = write_config(
-        tmp_path / "config.toml",
-        f'[server]\nstate_dir = "{tmp_path / "state"}"\ndata_dir = "{tmp_path / "data"}"\n',
-    )
+    config = defaults_config(tmp_path)
     code, listed, stderr = piped(config, [INITIALIZE, INITIALIZED, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}])
     assert code == 0, stderr
     tools = listed[2]["result"]["tools"]
@@ -112,12 +127,45 @@ def test_a_lone_surrogate_in_any_tools_arguments_is_answered_naming_the_argument
     assert code == 0, stderr
     assert sorted(answers) == [1, *(message["id"] for message, _ in calls), 900, 901]
     for (message, argument), tool in zip(calls, tools, strict=True):
-        result = types.CallToolResult.model_validate(answers[message["id"]]["result"])
-        check_call_result(types.Tool.model_validate(tool), tool["name"], result)
-        error = error_payload(result)["error"]
-        assert error["kind"] == "invalid_arguments", (tool["name"], error)
-        assert error["message"] == f"{argument} is not valid Unicode text (it holds a lone surrogate)", tool["name"]
+        check_surrogate_answer(tool, argument, answers[message["id"]])
     named = answers[900]
     assert named.get("error") or named["result"]["isError"] is True
     assert "error" in answers[901]
     assert "Traceback" not in stderr
+
+
+TOKEN = "tok-surrogates-0123456789abcdef"
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def posted(base: str, headers: dict[str, str], message: dict[str, Any]) -> dict[str, Any]:
+    """One JSON-RPC message POSTed (json.dumps escapes a lone surrogate, as clients do); its answer."""
+    response = httpx2.post(f"{base}/mcp", content=json.dumps(message), headers=headers, timeout=60)
+    assert response.status_code == 200, response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in response.text.splitlines() if line.startswith("data:")]
+        return dict(json.loads(next(item for item in data if item)))
+    return dict(response.json())
+
+
+@pytest.mark.slow
+def test_over_http_a_lone_surrogate_in_any_tools_arguments_gets_the_same_answer(tmp_path: Path) -> None:
+    config = defaults_config(tmp_path, f'[http.tokens]\nprobe = "{TOKEN}"\n')
+    with http_server(config) as base:
+        response = httpx2.post(f"{base}/mcp", json=INITIALIZE, headers=bearer(TOKEN, **HEADERS), timeout=60)
+        assert response.status_code == 200, response.text
+        headers = bearer(TOKEN, **HEADERS, **{"MCP-Protocol-Version": "2025-11-25"})
+        headers["Mcp-Session-Id"] = response.headers["mcp-session-id"]
+        assert httpx2.post(f"{base}/mcp", json=INITIALIZED, headers=headers, timeout=60).status_code == 202
+        tools = posted(base, headers, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"]["tools"]
+        assert len(tools) >= 10
+        for index, tool in enumerate(tools):
+            message, argument = surrogate_call(3 + index, tool)
+            answer = posted(base, headers, message)
+            assert answer["id"] == message["id"]
+            check_surrogate_answer(tool, argument, answer)
+        named = posted(base, headers, call(900, "files_read" + "\ud800", {"path": "x"}))
+        assert named["id"] == 900 and named["error"]["code"] == -32602
+        assert "params.name is not valid Unicode" in named["error"]["message"]
+        still = posted(base, headers, call(901, "files_list", {}))
+        assert still["id"] == 901 and still["result"]["isError"] is False
