@@ -37,7 +37,7 @@ from mcp_tools.policy.store import Approval, AuditRow, StateStore, StateStoreUna
 from mcp_tools.policy.unicode import not_unicode, not_unicode_failure, utf8_safe
 from mcp_tools.secrets import known_secrets, scrub_text
 from mcp_tools.text import plain_text
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import AbsentWhenNone, CallContext, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.policy.channels import OutOfBand
@@ -697,7 +697,7 @@ class PolicyGate:
             return failure_outcome(_internal_error(spec.name))
         if not isinstance(output, spec.output_model):
             output = spec.output_model.model_validate(output)
-        structured = output.model_dump(mode="json", by_alias=True)
+        structured = output.model_dump(mode="json", by_alias=True, exclude_none=isinstance(output, AbsentWhenNone))
         text = spec.render_text(output) if spec.render_text else plain_text(structured)
         return CallOutcome(text=text, structured=structured, images=getattr(output, "images", []))
 
