@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -156,7 +157,8 @@ async def answering_every_request(read_stream: Any, write_stream: Any) -> AsyncI
     exchange = _Exchange()
 
     async def unanswerable(request_id: RequestId) -> None:
-        await send.send(_no_answer(request_id))
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # serving has ended
+            await send.send(_no_answer(request_id))
 
     writer = _AnsweringWriter(write_stream, exchange, unanswerable)
 

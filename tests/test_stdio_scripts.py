@@ -169,3 +169,33 @@ def test_over_http_a_lone_surrogate_in_any_tools_arguments_gets_the_same_answer(
         assert "params.name is not valid Unicode" in named["error"]["message"]
         still = posted(base, headers, call(901, "files_list", {}))
         assert still["id"] == 901 and still["result"]["isError"] is False
+
+
+@pytest.mark.parametrize("mode", [["--output", "results"], ["--stream"]], ids=["whole", "stream"])
+def test_call_text_from_stdin_answers_every_call_read_before_the_end(tmp_path: Path, mode: list[str]) -> None:
+    """`... | mcp-tools call-text`: each call of the reply gets its result, the last one (escaping a
+    lone surrogate) its reason, with nothing after the end of input left out."""
+    config = demo_config(tmp_path, servers='["demo", "files"]')
+    calls = [
+        {"id": "1", "type": "list_files", "operation": "list", "parameters": {"path": ""}},
+        {"id": "2", "type": "demo_echo", "operation": "echo", "parameters": {"text": "hi"}},
+        {"id": "3", "type": "read_file", "operation": "read", "parameters": {"path": LONE}},
+    ]
+    reply = json.dumps(calls) + "\n\u2702\ufe0f\U0001f431\nDone.\n"
+    done = subprocess.run(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), "call-text", *mode],
+        input=reply.encode("utf-8"),
+        capture_output=True,
+        env=child_env(),
+        cwd=str(ROOT),
+        timeout=120,
+    )
+    assert done.returncode == 1  # one call failed
+    out = done.stdout.decode("utf-8")
+    if mode == ["--stream"]:
+        events = [json.loads(line) for line in out.splitlines()]
+        answered = {event["id"]: event["event"] for event in events if event.get("id")}
+    else:
+        answered = {item["id"]: "result" if "content" in item else "error" for item in json.loads(out)}
+    assert [answered.get(key) for key in ("1", "2")] == ["result", "result"]
+    assert len(answered) == 3 and "Traceback" not in done.stderr.decode(errors="replace")
