@@ -12,10 +12,8 @@ reason (`mcp_tools.cli.bundled.check_python`). Build it with the Python the host
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
-import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -226,6 +224,9 @@ def _this_package() -> Iterator[tuple[str, Path]]:
 
 def write_bundle(target: Path, libraries: Iterable[str]) -> int:
     """Write the .mcpb at `target`; returns how many files it holds."""
+    import json
+    import zipfile
+
     partial = target.with_name(target.name + ".partial")
     count = 0
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
