@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mcp_tools.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.commands import mcp_tools
 from mcp_tools.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
-from mcp_tools.http_errors import BodyTooLargeExplained, InvalidRequestExplained
+from mcp_tools.http_errors import BodyTooLargeExplained, InvalidRequestExplained, LoneSurrogatesAnswered
 from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
 from mcp_tools.net import host_origin_refusal, is_loopback, is_wildcard, url_host, wildcard_without_names
 from mcp_tools.secrets import known_secrets
@@ -452,7 +452,7 @@ def _safe(respond: Callable[[Any], Response], content: Any) -> Response:
     try:
         return respond(content)
     except UnicodeEncodeError:
-        from mcp_tools.policy.gate import utf8_safe
+        from mcp_tools.policy.unicode import utf8_safe
 
         return respond(utf8_safe(content))
 
@@ -461,7 +461,7 @@ def _ndjson_line(event: dict[str, Any]) -> bytes:
     try:
         return json.dumps(event, ensure_ascii=False).encode() + b"\n"
     except UnicodeEncodeError:
-        from mcp_tools.policy.gate import utf8_safe
+        from mcp_tools.policy.unicode import utf8_safe
 
         return json.dumps(utf8_safe(event), ensure_ascii=False).encode() + b"\n"
 
@@ -541,9 +541,8 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
             max_request_body_size=max_body,
         )
         managers.append(manager)
-        endpoint = ProtocolVersionCheck(
-            InvalidRequestExplained(BodyTooLargeExplained(StreamsEndCleanly(StreamableHTTPASGIApp(manager)), max_body))
-        )
+        sdk = BodyTooLargeExplained(StreamsEndCleanly(StreamableHTTPASGIApp(manager)), max_body)
+        endpoint = ProtocolVersionCheck(LoneSurrogatesAnswered(InvalidRequestExplained(sdk)))
         routes.append(Route(path, endpoint=endpoint))
 
     consent = oauth.embedded if oauth is not None else None

@@ -126,3 +126,86 @@ def rewritten(body: bytes) -> bytes | None:
         },
     }
     return json.dumps(better).encode()
+
+
+class LoneSurrogatesAnswered:
+    """A request whose JSON escapes a lone surrogate (`"doc\\udfffs"`) is valid JSON that the
+    SDK's parser refuses with a 400 parse error and `id: null`, which no client can match to its
+    request. Here such a request gets its own answer, as over stdio: a tool call an
+    `invalid_arguments` result naming the argument, anything else -32602 naming where the text is.
+    Nothing runs either way. Only a 400 answer to a body holding `\\u` is looked at."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        held: Message | None = None
+        passing = False
+
+        async def recording() -> Message:
+            message = await receive()
+            if message["type"] == "http.request" and not passing:
+                chunks.append(message.get("body", b""))
+            return message
+
+        async def answering(message: Message) -> None:
+            nonlocal held, passing
+            if passing:
+                await send(message)
+                return
+            if held is None and message["type"] == "http.response.start" and message["status"] == 400:
+                held = message
+                return
+            if held is None:
+                passing = True
+                chunks.clear()  # an answer other than 400: the body is not needed
+                await send(message)
+                return
+            passing = True
+            body = b"".join(chunks)
+            chunks.clear()
+            better = surrogate_answer(body) if b"\\u" in body and not message.get("more_body", False) else None
+            if better is None:
+                await send(held)
+                await send(message)
+                return
+            headers = [(b"content-type", b"application/json"), (b"content-length", str(len(better)).encode())]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": better})
+
+        await self.app(scope, recording, answering)
+
+
+def surrogate_answer(body: bytes) -> bytes | None:
+    """The JSON-RPC answer to a request refused only for a lone surrogate in its text, else None."""
+    from mcp_tools.mcp_server import call_result
+    from mcp_tools.policy.gate import failure_outcome
+    from mcp_tools.policy.unicode import not_unicode, not_unicode_failure, utf8_safe
+
+    try:
+        request = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(request, dict) or not isinstance(request.get("id"), str | int) or "method" not in request:
+        return None
+    where = not_unicode(request)
+    if where is None:
+        return None
+    answer: dict[str, Any] = {"jsonrpc": "2.0", "id": utf8_safe(request["id"])}
+    params = request.get("params")
+    params = params if isinstance(params, dict) else {}
+    # a tool call whose name and the rest are text: its arguments are what holds the surrogate
+    if request["method"] == "tools/call" and not_unicode({**params, "arguments": None}) is None:
+        broken = not_unicode(params.get("arguments")) or "an argument"
+        result = call_result(failure_outcome(not_unicode_failure(broken)))
+        answer["result"] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    else:
+        from mcp_types.jsonrpc import INVALID_PARAMS
+
+        message = f"Invalid params: {where} is not valid Unicode text (it holds a lone surrogate); send UTF-8 text"
+        answer["error"] = {"code": INVALID_PARAMS, "message": message}
+    return json.dumps(answer).encode()

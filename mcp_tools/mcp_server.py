@@ -38,7 +38,7 @@ from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
 from mcp_tools.policy.store import StateStore, StateStoreUnavailable
 from mcp_tools.state import request_state_security
-from mcp_tools.tooling import Risk
+from mcp_tools.tooling import ABSENT_WHEN_NONE, Risk
 
 INPUT_REQUIRED_VERSION = "2026-07-28"
 CONFIRM_KEY = "mcp_tools_confirm"
@@ -232,6 +232,9 @@ def _compact_output(schema: Any) -> Any:
         return [_compact_output(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
+    if schema.get(ABSENT_WHEN_NONE):  # None is left out of such a result: a field is its type, or absent
+        properties = {name: _without_null_option(prop, keep_null=False) for name, prop in schema["properties"].items()}
+        schema = {key: value for key, value in schema.items() if key != ABSENT_WHEN_NONE} | {"properties": properties}
     schema = _without_null_option(schema, keep_null=True)
     compacted: dict[str, Any] = {}
     for key, value in schema.items():

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, GetJsonSchemaHandler, PrivateAttr, model_validator
+from pydantic.json_schema import JsonSchemaValue
 from typing_extensions import TypeVar as DefaultedTypeVar
 
 ErrorKind = Literal[
@@ -161,6 +162,25 @@ class Output(BaseModel):
     def images(self) -> list[tuple[str, str]]:
         """(base64 data, MIME type) of each attached image."""
         return list(self._images)
+
+
+ABSENT_WHEN_NONE = "x-absent-when-none"  # marks an output model's schema; mcp_server drops the null option
+
+
+class AbsentWhenNone(Output):
+    """An output model whose fields left at None are absent from the result instead of null (the
+    gate dumps it with `exclude_none`, its nested models too).
+
+    Its schema then needs no null option: `{"type": "integer"}` outside `required` says it, where
+    `null` would take `type: ["integer", "null"]` (which clients that map schemas onto one type,
+    such as Gemini's function declarations, reject) or a longer `anyOf`.
+    """
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        handler.resolve_ref_schema(schema)[ABSENT_WHEN_NONE] = True
+        return schema
 
 
 class CallContext:

@@ -18,6 +18,7 @@ from mcp_tools.servers import CATALOG
 from tests.postgres import PostgresServer
 from tests.results import check_call_result
 from tests.servers.fake_google import FakeCalendar, FakeDocs, FakeDrive, FakeGmail, FakeGoogle, FakeSheets, FakeTasks
+from tests.system_packages import remember_config
 
 # With `-n`, pytest-xdist hands each worker this many tests at a time at most (its default is a
 # quarter of the suite per worker at the start), so no worker is left with a long queue while
@@ -26,6 +27,7 @@ SCHEDULED_AT_ONCE = 8
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    remember_config(config)  # the first run installs packages for minutes: each install says so on the terminal
     if getattr(config.option, "maxschedchunk", "absent") is None:
         config.option.maxschedchunk = SCHEDULED_AT_ONCE
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.processes import ROOT
+from tests.system_packages import installing
 
 CACHE = ROOT / ".pytest-npm"
 
@@ -39,12 +41,14 @@ def npm_ci(pinned: Path, marker: Path) -> Path:
         staging.mkdir(parents=True)
         for name in ("package.json", "package-lock.json"):
             shutil.copyfile(pinned / name, staging / name)
-        done = subprocess.run(
-            [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(staging)],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        why = json.loads((pinned / "package.json").read_text(encoding="utf-8")).get("description", "")
+        with installing(f"npm packages pinned in tests/{pinned.name}", why.split(" (")[0] or "a test needs them"):
+            done = subprocess.run(
+                [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", str(staging)],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
         if done.returncode != 0:
             shutil.rmtree(staging, ignore_errors=True)
             raise AssertionError(f"npm ci of {pinned} failed:\n{done.stderr[-3000:]}")

@@ -138,6 +138,8 @@ def error_payload_of(result: dict[str, Any]) -> dict[str, Any]:
 def check_tool_list(inspector: Inspector, connection: list[str], target: list[str]) -> None:
     code, result, stderr = inspector.run(*connection, "--method", "tools/list", "--strict", *target)
     assert code == 0, stderr  # --strict: exit 6 on any error-severity schema portability problem
+    # and not even a warning: --strict writes each finding (a `type` array, say) as "Warning: tool ..."
+    assert "Warning:" not in stderr and "Schema portability" not in stderr, stderr
     assert result is not None
     tools = {tool["name"]: tool for tool in result["tools"]}
     assert {"files_read", "files_edit", "files_delete"} <= set(tools)

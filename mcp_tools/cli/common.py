@@ -15,8 +15,10 @@ from mcp_tools.config import Config, ConfigError, load_config
 
 
 def config_of(args: argparse.Namespace) -> Config:
-    """The config this run reads (`--config`, $MCP_TOOLS_CONFIG or the default file)."""
-    return load_config(args.config)
+    """The config this run reads (`--config`, $MCP_TOOLS_CONFIG or the default file), or the one
+    `main` was handed (a bundle's settings)."""
+    given: Config | None = getattr(args, "given_config", None)
+    return given if given is not None else load_config(args.config)
 
 
 def add_namespaces_option(parser: argparse.ArgumentParser, help: str) -> None:

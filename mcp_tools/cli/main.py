@@ -9,24 +9,26 @@ import sys
 from collections.abc import Sequence
 
 from mcp_tools import __version__
-from mcp_tools.cli import approvals, call, call_text, claude_desktop, config, serve, tools
+from mcp_tools.cli import approvals, bundle, call, call_text, claude_desktop, config, serve, tools
 from mcp_tools.cli import namespaces as namespaces_group
 from mcp_tools.cli.common import quiet_broken_pipe
-from mcp_tools.config import ConfigError
+from mcp_tools.config import Config, ConfigError
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, config: Config | None = None) -> int:
+    """The command line; `config`, when given, is used instead of reading one (a bundle's settings)."""
     gc.disable()  # start-up imports allocate much and free little; `serve.serving()` or the end turns it back on
     try:
-        return _main(argv)
+        return _main(argv, config)
     finally:
         gc.enable()
 
 
-def _main(argv: Sequence[str] | None) -> int:
+def _main(argv: Sequence[str] | None, config: Config | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(namespaces_wanted(argv))
     args = parser.parse_args(argv)
+    args.given_config = config
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
@@ -83,7 +85,7 @@ def build_parser(namespaces: Sequence[str] | None = None) -> argparse.ArgumentPa
     parser.add_argument("--version", action="version", version=f"mcp-tools {__version__}")
     parser.add_argument("--config", help="config file (default: $MCP_TOOLS_CONFIG or the platform config dir)")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for group in (serve, tools, call, call_text, approvals, config, claude_desktop, namespaces_group):
+    for group in (serve, tools, call, call_text, approvals, config, claude_desktop, bundle, namespaces_group):
         group.add_commands(commands)
     namespaces_group.add_namespace_commands(commands, namespaces)
     accept_config_anywhere(parser)

@@ -131,7 +131,7 @@ async def _serve_stdio(app: Any) -> bool:
     from mcp.server.stdio import stdio_server
 
     from mcp_tools.mcp_server import build_server
-    from mcp_tools.stdio_wire import answering_unreadable_lines
+    from mcp_tools.stdio_wire import answering_every_request
 
     server = build_server(app, transport="stdio")
     serving()
@@ -160,8 +160,8 @@ async def _serve_stdio(app: Any) -> bool:
             if os.name == "posix":
                 serving_group.start_soon(end_on_sigterm, serving_group.cancel_scope)
             async with (
-                stdio_server(stdin=stdin) as (wire_stream, write_stream),  # type: ignore[arg-type]
-                answering_unreadable_lines(wire_stream, write_stream) as read_stream,
+                stdio_server(stdin=stdin) as (wire_stream, wire_out),  # type: ignore[arg-type]
+                answering_every_request(wire_stream, wire_out) as (read_stream, write_stream),
             ):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             serving_group.cancel_scope.cancel()

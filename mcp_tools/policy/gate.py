@@ -12,7 +12,6 @@ import enum
 import hashlib
 import json
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -35,9 +34,10 @@ from mcp_tools.policy.result_budget import (
 )
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.store import Approval, AuditRow, StateStore, StateStoreUnavailable, iso_time
+from mcp_tools.policy.unicode import not_unicode, not_unicode_failure, utf8_safe
 from mcp_tools.secrets import known_secrets, scrub_text
 from mcp_tools.text import plain_text
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import AbsentWhenNone, CallContext, Risk, ToolFailure, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tools.policy.channels import OutOfBand
@@ -313,7 +313,8 @@ class PolicyGate:
         """A call the catalog found no tool for (`mcp_tools.catalog`): its audit row, and the
         answer, which is the failure as recorded."""
         started = time.perf_counter()
-        state = _CallRecord(tool=name, args=raw_args if isinstance(raw_args, dict) else {}, decision="denied")
+        args = utf8_safe(raw_args) if isinstance(raw_args, dict) else {}  # the row is stored as UTF-8
+        state = _CallRecord(tool=utf8_safe(name), args=args, decision="denied")
         outcome = outgoing(failure_outcome(failure), name)
         if not await self._append_audit(caller, state, outcome, started):
             outcome = failure_outcome(store_unavailable())
@@ -378,11 +379,7 @@ class PolicyGate:
         broken = not_unicode(raw_args)
         if broken is not None:
             state.decision, state.args = "denied", {}
-            raise ToolFailure(
-                "invalid_arguments",
-                f"{broken} is not valid Unicode text (it holds a lone surrogate)",
-                "send UTF-8 text; name files that are not UTF-8 by the escaped form files.list shows",
-            )
+            raise not_unicode_failure(broken)
         try:
             args = spec.input_model.model_validate(raw_args)
         except ValidationError as exc:
@@ -704,7 +701,7 @@ class PolicyGate:
             return failure_outcome(_internal_error(spec.name))
         if not isinstance(output, spec.output_model):
             output = spec.output_model.model_validate(output)
-        structured = output.model_dump(mode="json", by_alias=True)
+        structured = output.model_dump(mode="json", by_alias=True, exclude_none=isinstance(output, AbsentWhenNone))
         text = spec.render_text(output) if spec.render_text else plain_text(structured)
         return CallOutcome(text=text, structured=structured, images=getattr(output, "images", []))
 
@@ -786,55 +783,6 @@ def store_unavailable() -> ToolFailure:
         "the server cannot reach its state store (approvals and the audit log) right now; nothing was done",
         "try the same call again in a minute",
     )
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _escape_surrogate(match: re.Match[str]) -> str:
-    code = ord(match[0])
-    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "\ufffd"
-
-
-def utf8_safe(value: Any) -> Any:
-    """A copy of a JSON-like value whose strings all encode as UTF-8 (undecodable bytes as \\xHH)."""
-    if isinstance(value, str):
-        return _SURROGATE.sub(_escape_surrogate, value)
-    if isinstance(value, dict):
-        return {utf8_safe(k): utf8_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [utf8_safe(item) for item in value]
-    return value
-
-
-def not_unicode(value: Any) -> str | None:
-    """Where a string (or key) holding a lone surrogate sits, e.g. 'edits[0].old_string'; None if nowhere."""
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-        return None
-    except UnicodeEncodeError:
-        return _surrogate_at(value, "") or "an argument"
-    except (TypeError, ValueError):
-        return None
-
-
-def _surrogate_at(value: Any, where: str) -> str | None:
-    if isinstance(value, str):
-        return where if _SURROGATE.search(value) else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            place = f"{where}.{key}" if where else str(key)
-            if _SURROGATE.search(str(key)):
-                return str(utf8_safe(place))
-            found = _surrogate_at(item, place)
-            if found is not None:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _surrogate_at(item, f"{where}[{index}]")
-            if found is not None:
-                return found
-    return None
 
 
 def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
+from mcp_tools.tooling import MAX_PAGE_CHARS, AbsentWhenNone, Arguments, Output
 
 PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'")
 Sha256Arg = Field(
@@ -20,7 +20,7 @@ Sha256Arg = Field(
 EntryType = Literal["file", "folder", "link", "other"]
 
 
-class Entry(Output):
+class Entry(AbsentWhenNone):  # a folder has no size: absent, not null
     path: str
     type: EntryType
     size: int | None = None
@@ -39,7 +39,7 @@ class ListArgs(Arguments):
     cursor: str | None = Field(default=None, max_length=1400, description="next_cursor of the last page.")
 
 
-class ListResult(Output):
+class ListResult(AbsentWhenNone):
     path: str
     entries: list[Entry]
     next_cursor: str | None = None
@@ -54,7 +54,7 @@ class ReadArgs(Arguments):
     sha256: bool = False
 
 
-class ReadResult(Output):
+class ReadResult(AbsentWhenNone):
     path: str
     size: int
     version: str

@@ -57,5 +57,5 @@ async def load(ctx: CallContext, path: str, limit: int) -> bytes:
         digest = window["version"]
         content: str = window["content"]
         parts.append(content.encode("utf-8") if window["encoding"] == "text" else base64.b64decode(content))
-        offset = window["next_offset"]
+        offset = window.get("next_offset")  # absent on the last window
     return b"".join(parts)
