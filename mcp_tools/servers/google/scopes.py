@@ -100,6 +100,7 @@ TOOLS |= {
         (CALENDAR_EVENTS,),
         ("calendar.events.get", "calendar.events.instances", "calendar.events.delete"),
     ),
+    "calendar.respond": ((CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.patch")),
 }
 
 
