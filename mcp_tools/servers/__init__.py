@@ -18,6 +18,7 @@ CATALOG: dict[str, str] = {
     "docs": "mcp_tools.servers.docs",
     "sheets": "mcp_tools.servers.sheets",
     "tasks": "mcp_tools.servers.tasks",
+    "contacts": "mcp_tools.servers.contacts",
     "terminal": "mcp_tools.servers.terminal",
     "http": "mcp_tools.servers.http_requests",
     "search": "mcp_tools.servers.search",  # last: it searches the namespaces enabled before it
@@ -26,7 +27,7 @@ CATALOG: dict[str, str] = {
 # Namespaces that run only when asked for: their own section (even empty) or `[server] namespaces`
 # naming them. A Google sign-in for Gmail must not ask for Drive's scopes, and a namespace left
 # alone is not even imported, so it costs no start-up time.
-OPT_IN: frozenset[str] = frozenset({"drive", "docs", "sheets", "tasks"})
+OPT_IN: frozenset[str] = frozenset({"drive", "docs", "sheets", "tasks", "contacts"})
 
 
 def asked_for(name: str, sections: Any, servers: Any) -> bool:
@@ -40,7 +41,8 @@ def not_asked_for(name: str) -> str:
 
 
 # Config sections shared by several namespaces rather than owned by one, with their models:
-# `[google]` holds the Google account every Google namespace (gmail, drive, docs, sheets, tasks) uses.
+# `[google]` holds the Google account every Google namespace (gmail, drive, docs, sheets, tasks,
+# contacts) uses.
 SHARED_SECTIONS: dict[str, str] = {"google": "mcp_tools.servers.google.config:GoogleConfig"}
 
 

@@ -38,6 +38,7 @@ async def test_tools_are_listed_with_honest_annotations(tmp_path, world: World) 
         "calendar_create_event",
         "calendar_update_event",
         "calendar_delete_event",
+        "calendar_respond",
     }
     assert annotation(tools["calendar_availability"], "read_only_hint") is True
     assert annotation(tools["calendar_delete_event"], "destructive_hint") is True

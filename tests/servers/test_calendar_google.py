@@ -263,7 +263,7 @@ def test_choosing_the_backend_loads_no_library_of_the_other() -> None:
 @pytest.mark.parametrize(
     ("section", "policy", "tools", "asked"),
     [
-        ('backend = "google"', "", 5, [scopes.CALENDAR_EVENTS, scopes.CALENDAR_FREEBUSY, scopes.CALENDAR_READONLY]),
+        ('backend = "google"', "", 6, [scopes.CALENDAR_EVENTS, scopes.CALENDAR_FREEBUSY, scopes.CALENDAR_READONLY]),
         ('backend = "google"', "read_only = true", 2, [scopes.CALENDAR_FREEBUSY, scopes.CALENDAR_READONLY]),
         ('url = "https://caldav.example.com/"', "", 0, []),
     ],

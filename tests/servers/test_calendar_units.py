@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from mcp_tools.servers import calendar as calendar_ns
 from mcp_tools.servers.calendar.config import CalendarConfig
+from mcp_tools.servers.calendar.service import Invite
 from mcp_tools.servers.calendar.timeutil import (
     Interval,
     free_slots,
@@ -203,7 +204,7 @@ async def test_handler_returns_exactly_what_the_risk_was_judged_on(tmp_path: Pat
 @pytest.mark.anyio
 async def test_uid_risk_depends_on_who_created_it(tmp_path: Path, world: World) -> None:
     service = make_service(tmp_path, world)
-    mine = await service.create("Mine", dt.date(2026, 3, 5), dt.date(2026, 3, 6), None, None, None)
+    mine = await service.create("Mine", dt.date(2026, 3, 5), dt.date(2026, 3, 6), None, None, None, Invite())
     world.add_person_event(
         world.shared, person_event("Theirs", dt.date(2026, 3, 5), dt.date(2026, 3, 6), uid="their-uid")
     )

@@ -21,7 +21,15 @@ import anyio
 import anyio.to_thread
 
 from mcp_tools.servers.calendar.config import CalDavSettings
-from mcp_tools.servers.calendar.service import Busy, CalendarBackend, Changes, Occurrence, busy_of
+from mcp_tools.servers.calendar.service import (
+    Busy,
+    CalendarBackend,
+    Changes,
+    Invite,
+    Occurrence,
+    Response,
+    busy_of,
+)
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.timeutil import Moment
 from mcp_tools.tooling import ToolFailure
@@ -138,9 +146,11 @@ class CalDavCalendar:
         rule: str | None,
         location: str | None,
         description: str | None,
+        invite: Invite,
     ) -> Occurrence:
         from mcp_tools.servers.calendar import ical
 
+        self.check_invite(invite)
         parsed_rule = ical.check_rule(rule) if rule else None
         uid = str(uuid.uuid4())
         document = ical.new_calendar(uid, title, start, end, self.zone, parsed_rule, location, description)
@@ -158,6 +168,8 @@ class CalDavCalendar:
 
     async def update(self, uid: str, occurrence: Moment | None, changes: Changes) -> Occurrence:
         from mcp_tools.servers.calendar import ical
+
+        self.check_invite(changes.invite)
 
         def edit(document: icalendar.Calendar) -> None:
             if occurrence is None:
@@ -189,6 +201,27 @@ class CalDavCalendar:
             ical.delete_occurrence(document, uid, occurrence, self.zone)
 
         await self._call(lambda calendar: _rewrite(calendar, uid, edit))
+
+    def check_invite(self, invite: Invite) -> None:
+        """A CalDAV calendar here is one shared calendar, not a mailbox: it neither invites nor mails."""
+        if not invite.empty:
+            raise ToolFailure(
+                "invalid_arguments",
+                "the CalDAV calendar does not invite guests, add Meet links or send mail: it is one calendar "
+                "shared with the assistant, and inviting would send the person's address and the event to others",
+                hint='leave attendees, meet and notify out; inviting needs [calendar] backend = "google"',
+            )
+
+    async def check_respond(self, uid: str) -> None:
+        raise ToolFailure(
+            "invalid_arguments",
+            "the CalDAV calendar does not answer invitations: it is one calendar shared with the assistant, "
+            "and an answer would be mailed to the organiser from the person's account",
+            hint='answer in the calendar app; this needs [calendar] backend = "google"',
+        )
+
+    async def respond(self, uid: str, response: Response, note: str | None) -> None:
+        await self.check_respond(uid)
 
     def check_rule(self, rule: str) -> None:
         from mcp_tools.servers.calendar.ical import check_rule

@@ -10,6 +10,7 @@ Blocking calls (googleapiclient is synchronous) run in a worker thread.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 import threading
@@ -25,7 +26,9 @@ from mcp_tools.servers.calendar.service import (
     Busy,
     CalendarBackend,
     Changes,
+    Invite,
     Occurrence,
+    Response,
     check_recurrence_text,
     resolve_times,
 )
@@ -44,10 +47,12 @@ FETCH_MARGIN = dt.timedelta(days=1)
 FREEBUSY_WINDOW = dt.timedelta(days=30)  # freeBusy refuses long ranges (timeRangeTooLong); ask in pieces
 EVENT_ID = re.compile(r"[A-Za-z0-9_-]{1,1024}")  # base32hex ids, instances add _<original start>
 EVENT_FIELDS = (
-    "id,status,summary,start,end,recurrence,recurringEventId,originalStartTime,transparency,location,description"
+    "id,status,summary,start,end,recurrence,recurringEventId,originalStartTime,transparency,location,description,"
+    "attendees,hangoutLink"
 )
 READ_TOOL, BUSY_TOOL = "calendar.events", "calendar.availability"
 CREATE_TOOL, UPDATE_TOOL, DELETE_TOOL = "calendar.create_event", "calendar.update_event", "calendar.delete_event"
+RESPOND_TOOL = "calendar.respond"
 
 
 class GoogleCalendar(GoogleService):
@@ -280,6 +285,7 @@ class GoogleCalendar(GoogleService):
             busy=item.get("transparency") != "transparent",
             location=item.get("location") or None,
             description=item.get("description") or None,
+            meet_link=item.get("hangoutLink") or None,
         )
 
     def _moment(self, value: dict[str, Any]) -> Moment:
@@ -299,11 +305,22 @@ class GoogleCalendar(GoogleService):
         rule: str | None,
         location: str | None,
         description: str | None,
+        invite: Invite,
     ) -> Occurrence:
-        return await self._run(self._create, title, start, end, rule, location, description)
+        return await self._run(self._create, title, start, end, rule, location, description, invite)
+
+    def check_invite(self, invite: Invite) -> None:
+        """Google invites, adds Meet links and mails guests: nothing to refuse."""
 
     def _create(
-        self, title: str, start: Moment, end: Moment, rule: str | None, location: str | None, description: str | None
+        self,
+        title: str,
+        start: Moment,
+        end: Moment,
+        rule: str | None,
+        location: str | None,
+        description: str | None,
+        invite: Invite,
     ) -> Occurrence:
         self.client.check_scopes(CREATE_TOOL)  # before the id is recorded as ours
         calendar = self.calendar_id()
@@ -315,9 +332,13 @@ class GoogleCalendar(GoogleService):
             body["location"] = location
         if description:
             body["description"] = description
+        body |= _invitation(invite, [])
         # Recorded first: a lost reply must not turn our own event into the person's.
         self.created.add(uid)
-        made = self.call(CREATE_TOOL, lambda s: s.events().insert(calendarId=calendar, body=body, sendUpdates="none"))
+        made = self.call(
+            CREATE_TOOL,
+            lambda s: s.events().insert(calendarId=calendar, body=body, **_sending(invite)),
+        )
         created = self._occurrence(made, {}, as_series=True)
         assert created is not None
         return created
@@ -345,6 +366,7 @@ class GoogleCalendar(GoogleService):
             current_end = self._moment(target.get("end") or target["start"])
             start, end = resolve_times(current_start, current_end, changes.start, changes.end)
             patch["start"], patch["end"] = self._time(start), self._time(end)
+        patch |= _invitation(changes.invite, target.get("attendees") or [])
         if changes.recurrence is not None:
             kept = [line for line in master.get("recurrence", []) if not line.upper().startswith("RRULE")]
             if changes.recurrence == "":
@@ -406,12 +428,47 @@ class GoogleCalendar(GoogleService):
         calendar = self.calendar_id()
         changed = self.call(
             UPDATE_TOOL,
-            lambda s: s.events().patch(calendarId=calendar, eventId=target, body=patch, sendUpdates="none"),
+            lambda s: s.events().patch(calendarId=calendar, eventId=target, body=patch, **_sending(changes.invite)),
         )
         master = changed if occurrence is None else self._series(UPDATE_TOOL, uid)
         updated = self._occurrence(master, {}, as_series=True)
         assert updated is not None
+        if occurrence is not None and changed.get("hangoutLink"):
+            updated = dataclasses.replace(updated, meet_link=changed["hangoutLink"])
         return updated
+
+    # --- invitations ----------------------------------------------------------------------------
+    async def check_respond(self, uid: str) -> None:
+        await self._run(self._answer, uid, None, None)
+
+    async def respond(self, uid: str, response: Response, note: str | None) -> None:
+        await self._run(self._respond, uid, response, note)
+
+    def _answer(self, uid: str, response: Response | None, note: str | None) -> list[dict[str, Any]]:
+        """The event's guest list with this account's own entry answered (checked only, for None)."""
+        self.client.check_scopes(RESPOND_TOOL)
+        event = self._series(RESPOND_TOOL, uid)
+        guests = [dict(guest) for guest in event.get("attendees") or []]
+        mine = [guest for guest in guests if guest.get("self")]
+        if not mine:
+            raise ToolFailure(
+                "invalid_arguments",
+                f"event {uid!r} does not invite this Google account, so there is nothing to answer",
+                hint="calendar_respond answers invitations others sent to the account",
+            )
+        if response is not None:
+            mine[0]["responseStatus"] = response
+            if note is not None:
+                mine[0]["comment"] = note
+        return guests
+
+    def _respond(self, uid: str, response: Response, note: str | None) -> None:
+        guests = self._answer(uid, response, note)
+        calendar = self.calendar_id()
+        self.call(
+            RESPOND_TOOL,
+            lambda s: s.events().patch(calendarId=calendar, eventId=uid, body={"attendees": guests}),
+        )
 
     async def check_delete(self, uid: str, occurrence: Moment | None) -> None:
         await self._run(self._target, uid, occurrence)
@@ -444,6 +501,27 @@ class GoogleCalendar(GoogleService):
 
 
 _SATISFIES_PROTOCOL: type[CalendarBackend] = GoogleCalendar  # checked by mypy
+
+
+def _invitation(invite: Invite, current: list[dict[str, Any]]) -> dict[str, Any]:
+    """The event fields an invitation sets: guests (keeping the answers of those already invited), a Meet link."""
+    fields: dict[str, Any] = {}
+    if invite.attendees is not None:
+        known = {str(guest.get("email", "")).lower(): guest for guest in current}
+        fields["attendees"] = [known.get(address.lower(), {"email": address}) for address in invite.attendees]
+    if invite.meet:
+        fields["conferenceData"] = {
+            "createRequest": {"requestId": uuid.uuid4().hex, "conferenceSolutionKey": {"type": "hangoutsMeet"}}
+        }
+    return fields
+
+
+def _sending(invite: Invite) -> dict[str, Any]:
+    """The query parameters that say whom Google mails, and that a Meet link is wanted."""
+    parameters: dict[str, Any] = {"sendUpdates": invite.send_updates}
+    if invite.meet:
+        parameters["conferenceDataVersion"] = 1
+    return parameters
 
 
 def _rfc3339(moment: dt.datetime) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from mcp_tools.servers.calendar.service import Occurrence
 from mcp_tools.tooling import Arguments, Output
@@ -69,20 +71,53 @@ class EventsResult(Output):
     next_cursor: str | None = None
 
 
-class CreateArgs(Arguments):
-    title: str = Field(min_length=1, max_length=300)
+ATTENDEE = r"^[^@\s<>,;\"()]+@[^@\s<>,;\"()]+$"
+Notify = Literal["all", "externalOnly", "none"]
+MAX_ATTENDEES = 20  # each one shown in full in the confirmation
+
+
+class InviteArgs(Arguments):
+    """Who is invited, a Meet link, and whether Google mails the guests (the Google backend only).
+
+    Left without descriptions and schema limits (checked below): create_event is in the default
+    tool list, so every character here is paid on every session.
+    """
+
+    attendees: list[str] | None = None
+    meet: bool = False
+    notify: Notify | None = None
+
+    @field_validator("attendees")
+    @classmethod
+    def _addresses(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and len(value) > MAX_ATTENDEES:
+            raise ValueError(f"attendees: at most {MAX_ATTENDEES} addresses")
+        for address in value or []:
+            if len(address) > 254 or not re.fullmatch(ATTENDEE, address):
+                raise ValueError(f"attendees: {address[:80]!r} is not an email address")
+        return value
+
+
+class CreateArgs(InviteArgs):
+    title: str
     start: str = Field(max_length=40, description=MOMENT_HELP + "; a date: all day")
-    end: str | None = Field(
-        None,
-        max_length=40,
-        description="needed for timed events; for all-day, the last day",
-    )
-    recurrence: str | None = Field(None, max_length=300, description="RRULE, e.g. FREQ=WEEKLY;BYDAY=MO;COUNT=10")
-    location: str | None = Field(None, max_length=500)
-    description: str | None = Field(None, max_length=8000)
+    end: str | None = Field(None, max_length=40, description="all-day: the last day")
+    recurrence: str | None = Field(None, description="RRULE, e.g. FREQ=WEEKLY;BYDAY=MO")
+    location: str | None = None
+    description: str | None = None
+
+    @field_validator("title", "recurrence", "location", "description")
+    @classmethod
+    def _lengths(cls, value: str | None, info: ValidationInfo) -> str | None:
+        most = {"title": 300, "recurrence": 300, "location": 500, "description": 8000}[str(info.field_name)]
+        if value is not None and len(value) > most:
+            raise ValueError(f"{info.field_name}: at most {most} characters")
+        if info.field_name == "title" and not value:
+            raise ValueError("title: must not be empty")
+        return value
 
 
-class UpdateArgs(Arguments):
+class UpdateArgs(InviteArgs):
     uid: str = Field(pattern=UID_PATTERN)
     occurrence: str | None = Field(
         None,
@@ -108,6 +143,18 @@ class DeleteArgs(Arguments):
 
 class EventResult(Output):
     event: Event
+    meet_link: str | None = None
+
+
+class RespondArgs(Arguments):
+    uid: str = Field(pattern=UID_PATTERN)
+    response: Literal["accepted", "declined", "tentative"]
+    note: str | None = Field(None, max_length=1000)
+
+
+class RespondResult(Output):
+    uid: str
+    response: str
 
 
 class DeleteResult(Output):

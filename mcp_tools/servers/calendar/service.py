@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 from zoneinfo import ZoneInfo
 
 from mcp_tools.servers.calendar.timeutil import Interval, Moment, as_aware
@@ -38,6 +38,28 @@ class Occurrence:
     busy: bool
     location: str | None
     description: str | None
+    meet_link: str | None = None
+
+
+@dataclass(frozen=True)
+class Invite:
+    """Guests for an event and whether the server mails them; None and False change nothing."""
+
+    attendees: tuple[str, ...] | None = None
+    meet: bool = False
+    notify: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.attendees is None and not self.meet and self.notify is None
+
+    @property
+    def send_updates(self) -> str:
+        """Google's sendUpdates: as asked, else everyone when there are guests, else nobody."""
+        return self.notify or ("all" if self.attendees else "none")
+
+
+Response = Literal["accepted", "declined", "tentative"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +72,7 @@ class Changes:
     location: str | None = None
     description: str | None = None
     recurrence: str | None = None
+    invite: Invite = Invite()
 
 
 @dataclass(frozen=True)
@@ -102,7 +125,20 @@ class CalendarBackend(Protocol):
         rule: str | None,
         location: str | None,
         description: str | None,
+        invite: Invite,
     ) -> Occurrence: ...
+
+    def check_invite(self, invite: Invite) -> None:
+        """Raise `invalid_arguments` when guests, a Meet link or mail are asked of a backend without them."""
+        ...
+
+    async def respond(self, uid: str, response: Response, note: str | None) -> None:
+        """Answer an invitation as the account's own attendee."""
+        ...
+
+    async def check_respond(self, uid: str) -> None:
+        """The event exists and invites this account, writing nothing."""
+        ...
 
     async def update(self, uid: str, occurrence: Moment | None, changes: Changes) -> Occurrence:
         """Change the series (occurrence None) or one occurrence; returns the series."""

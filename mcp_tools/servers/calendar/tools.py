@@ -27,9 +27,12 @@ from mcp_tools.servers.calendar.models import (
     EventsArgs,
     EventsResult,
     FreeSlot,
+    InviteArgs,
+    RespondArgs,
+    RespondResult,
     UpdateArgs,
 )
-from mcp_tools.servers.calendar.service import Changes, Occurrence, check_order
+from mcp_tools.servers.calendar.service import Changes, Invite, Occurrence, check_order
 from mcp_tools.servers.calendar.timeutil import (
     Interval,
     day_start,
@@ -219,8 +222,44 @@ def _event_times(service: CalendarBackend, args: CreateArgs) -> tuple[dt.date | 
     return start, end
 
 
+def _invite(args: InviteArgs) -> Invite:
+    return Invite(
+        attendees=None if args.attendees is None else tuple(args.attendees), meet=args.meet, notify=args.notify
+    )
+
+
+def _sends(args: InviteArgs) -> bool:
+    """Does the call invite anyone or mail anyone? Then it reaches people beyond the calendar."""
+    return bool(args.attendees) or _invite(args).send_updates != "none"
+
+
+async def create_risk(service: CalendarBackend, args: CreateArgs) -> Risk:
+    """High when the call invites or mails anyone; otherwise the configured level stands."""
+    return Risk.HIGH if _sends(args) else Risk.LOW
+
+
+async def update_risk(service: CalendarBackend, args: UpdateArgs, facts: TargetFacts) -> Risk:
+    return Risk.HIGH if _sends(args) else Risk.LOW
+
+
+def _describe_invite(args: InviteArgs) -> str:
+    """Every address invited, who is mailed, and a Meet link: for the line a person reads."""
+    invite = _invite(args)
+    parts = []
+    if args.meet:
+        parts.append("add a Google Meet link")
+    mailed = {"all": "Google emails every guest", "externalOnly": "Google emails guests outside your domain"}
+    if args.attendees is not None or args.notify is not None:
+        parts.append(mailed.get(invite.send_updates, "no email to guests"))
+    if args.attendees is not None:  # last, so a cut summary keeps the rest; the arguments list each address
+        guests = ", ".join(repr(address) for address in args.attendees)
+        parts.append(f"invite {len(args.attendees)}: {guests}" if args.attendees else "remove every guest")
+    return "; " + "; ".join(parts) if parts else ""
+
+
 async def create_precheck(service: CalendarBackend, args: CreateArgs) -> None:
     """Times that parse and are in order, and a rule the calendar accepts (no server round trip)."""
+    service.check_invite(_invite(args))
     _event_times(service, args)
     if args.recurrence:
         service.check_rule(args.recurrence)
@@ -228,21 +267,23 @@ async def create_precheck(service: CalendarBackend, args: CreateArgs) -> None:
 
 async def create_event(service: CalendarBackend, args: CreateArgs, ctx: CallContext) -> EventResult:
     start, end = _event_times(service, args)
-    created = await service.create(args.title, start, end, args.recurrence, args.location, args.description)
-    return EventResult(event=to_event(service, created, True))
+    created = await service.create(
+        args.title, start, end, args.recurrence, args.location, args.description, _invite(args)
+    )
+    return EventResult(event=to_event(service, created, True), meet_link=created.meet_link)
 
 
 def describe_create(args: CreateArgs) -> str:
     when = args.start if args.end is None else f"{args.start} to {args.end}"
     repeat = f", repeating {args.recurrence}" if args.recurrence else ""
-    return f"Add the event {args.title!r} ({when}{repeat}) to the calendar"
+    return f"Add the event {args.title!r} ({when}{repeat}) to the calendar{_describe_invite(args)}"
 
 
 def _update_plan(service: CalendarBackend, args: UpdateArgs) -> tuple[Changes, dt.date | dt.datetime | None]:
     zone = service.zone
-    fields = ("title", "start", "end", "recurrence", "location", "description")
-    if all(getattr(args, name) is None for name in fields):
-        raise ToolFailure("invalid_arguments", f"update needs at least one of {', '.join(fields)}")
+    fields = ("title", "start", "end", "recurrence", "location", "description", "attendees", "notify")
+    if all(getattr(args, name) is None for name in fields) and not args.meet:
+        raise ToolFailure("invalid_arguments", f"update needs at least one of {', '.join(fields)} or meet")
     if args.occurrence is not None and args.recurrence is not None:
         raise ToolFailure("invalid_arguments", "recurrence changes the whole series; leave occurrence out")
     if args.recurrence:
@@ -254,6 +295,7 @@ def _update_plan(service: CalendarBackend, args: UpdateArgs) -> tuple[Changes, d
         location=args.location,
         description=args.description,
         recurrence=args.recurrence,
+        invite=_invite(args),
     )
     occurrence = None if args.occurrence is None else parse_moment(args.occurrence, zone, "occurrence")
     return changes, occurrence
@@ -268,6 +310,7 @@ class TargetFacts:
 
 async def update_precheck(service: CalendarBackend, args: UpdateArgs, facts: TargetFacts) -> None:
     """The change is valid and the event (and occurrence) exist: tried first, nothing written."""
+    service.check_invite(_invite(args))
     changes, occurrence = _update_plan(service, args)
     await service.check_update(args.uid, occurrence, changes)
     facts.ours = bool(service.created.known([args.uid]))
@@ -276,7 +319,10 @@ async def update_precheck(service: CalendarBackend, args: UpdateArgs, facts: Tar
 async def update_event(service: CalendarBackend, args: UpdateArgs, ctx: CallContext, facts: TargetFacts) -> EventResult:
     changes, occurrence = _update_plan(service, args)
     updated = await service.update(args.uid, occurrence, changes)
-    return EventResult(event=to_event(service, updated, bool(service.created.known([args.uid]))))
+    ours = bool(service.created.known([args.uid]))
+    return EventResult(
+        event=to_event(service, updated, ours), meet_link=updated.meet_link if ours or args.meet else None
+    )
 
 
 def _whose(ours: bool | None) -> str:
@@ -293,6 +339,8 @@ def describe_update(args: UpdateArgs, facts: TargetFacts) -> str:
         for name in ("title", "start", "end", "recurrence", "location", "description")
         if getattr(args, name) is not None
     )
+    invite = _describe_invite(args)
+    changed = f"{changed}{invite}" if changed else invite.removeprefix("; ")
     return f"Change {target} {args.uid}{_whose(facts.ours)}: {changed}"
 
 
@@ -315,6 +363,22 @@ def describe_delete(args: DeleteArgs, facts: TargetFacts) -> str:
     if args.occurrence:
         return f"Delete the occurrence at {args.occurrence} of event {args.uid}{_whose(facts.ours)}"
     return f"Delete event {args.uid}{_whose(facts.ours)} (every occurrence, if it repeats)"
+
+
+async def respond_precheck(service: CalendarBackend, args: RespondArgs) -> None:
+    """The event exists and invites the account: checked before the person is asked."""
+    await service.check_respond(args.uid)
+
+
+async def respond(service: CalendarBackend, args: RespondArgs, ctx: CallContext) -> RespondResult:
+    await service.respond(args.uid, args.response, args.note)
+    return RespondResult(uid=args.uid, response=args.response)
+
+
+def describe_respond(args: RespondArgs) -> str:
+    answer = {"accepted": "Accept", "declined": "Decline", "tentative": "Tentatively accept"}[args.response]
+    note = f" with the note {args.note!r}" if args.note else ""
+    return f"{answer} the invitation to event {args.uid}{note} (the organiser sees the answer)"
 
 
 # Google Calendar API argument names, as other systems' calendar tools pass them.
@@ -385,6 +449,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         handler=create_event,
         risk=Risk.HIGH,
         describe=describe_create,
+        dynamic_risk=create_risk,
         open_world=True,
         precheck=create_precheck,
     ),
@@ -399,6 +464,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         handler=update_event,
         risk=Risk.HIGH,
         describe=describe_update,
+        dynamic_risk=update_risk,
         open_world=True,
         precheck=update_precheck,
         facts=TargetFacts,
@@ -417,5 +483,19 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         precheck=delete_precheck,
         facts=TargetFacts,
+    ),
+    ToolSpec(
+        name="calendar.respond",
+        tier="extended",
+        title="Answer an invitation",
+        description="Accept, decline or tentatively accept an invitation (Google).",
+        input_model=RespondArgs,
+        output_model=RespondResult,
+        handler=respond,
+        risk=Risk.MEDIUM,
+        describe=describe_respond,
+        open_world=True,
+        idempotent=True,
+        precheck=respond_precheck,
     ),
 ]

@@ -34,6 +34,9 @@ TASKS = PREFIX + "tasks"
 CALENDAR_READONLY = PREFIX + "calendar.readonly"
 CALENDAR_EVENTS = PREFIX + "calendar.events"
 CALENDAR_FREEBUSY = PREFIX + "calendar.freebusy"
+CONTACTS_READONLY = PREFIX + "contacts.readonly"
+CONTACTS_OTHER_READONLY = PREFIX + "contacts.other.readonly"
+DIRECTORY_READONLY = PREFIX + "directory.readonly"
 
 
 # tool -> (scopes to ask for, API methods it calls)
@@ -100,7 +103,16 @@ TOOLS |= {
         (CALENDAR_EVENTS,),
         ("calendar.events.get", "calendar.events.instances", "calendar.events.delete"),
     ),
+    "calendar.respond": ((CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.patch")),
 }
+
+
+# contacts: read-only, asked only when the namespace is on: the person's contacts, the people they
+# wrote to ("other contacts") and, on Workspace, the directory
+TOOLS["contacts.search"] = (
+    (CONTACTS_READONLY, CONTACTS_OTHER_READONLY, DIRECTORY_READONLY),
+    ("people.people.searchContacts", "people.otherContacts.search", "people.people.searchDirectoryPeople"),
+)
 
 
 # sheets: every method accepts drive.file (spreadsheets this app created or was given)
@@ -203,7 +215,15 @@ def method_scopes(api: str, version: str) -> dict[str, frozenset[str]]:
     return found
 
 
-_API_VERSIONS = {"gmail": "v1", "drive": "v3", "docs": "v1", "sheets": "v4", "tasks": "v1", "calendar": "v3"}
+_API_VERSIONS = {
+    "gmail": "v1",
+    "drive": "v3",
+    "docs": "v1",
+    "sheets": "v4",
+    "tasks": "v1",
+    "calendar": "v3",
+    "people": "v1",
+}
 
 
 # a scope an access level asks for -> the broader scopes that include it
@@ -240,4 +260,4 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
 
 # The namespaces that sign in with the `[google]` account.
 # calendar only with its google backend: see mcp_tools.cli.google.enabled_tools
-NAMESPACES = ("gmail", "drive", "docs", "sheets", "tasks", "calendar")
+NAMESPACES = ("gmail", "drive", "docs", "sheets", "tasks", "calendar", "contacts")

@@ -28,6 +28,8 @@ EVENT_ID = re.compile(r"[a-v0-9]{5,1024}")
 INSTANCE_ID = re.compile(r"(?P<series>[a-v0-9]{5,1024})_(?P<when>\d{8}(T\d{6}Z)?)")
 KEPT_ON_UPDATE = ("kind", "id", "etag", "htmlLink", "created", "iCalUID", "sequence", "creator", "organizer")
 KEPT_ON_UPDATE += ("recurringEventId", "originalStartTime")  # what events.update cannot replace
+ATTENDEE = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+ALLOWED_CONFERENCES = ("hangoutsMeet",)  # a consumer account's calendar allows Meet only
 MAX_INSTANCES = 3000  # per series and request: enough for years of daily events
 
 
@@ -80,6 +82,7 @@ class FakeCalendar:
         self.google = google
         self.calendars: dict[str, StoredCalendar] = {}
         self.all_day_in_calendar_zone = False  # events.list: all-day dates in the calendar's zone, not timeZone's
+        self.mailed: list[tuple[str, str]] = []  # (guest address, event id): the invitations and updates sent
         google.apis["/calendar/v3/"] = (CalendarDiscovery(), self)
 
     # --- set-up helpers for tests ---------------------------------------------------------------
@@ -184,7 +187,7 @@ class FakeCalendar:
                 "iCalUID": f"{event_id}@google.com",
                 "sequence": 0,
                 "creator": {"email": self.google.account, "self": True},
-                "organizer": {"email": calendar.id, "self": True},
+                "organizer": event.get("organizer") or {"email": calendar.id, "self": True},  # else: an invitation
                 "eventType": "default",
             }
         )
@@ -436,7 +439,62 @@ class FakeCalendar:
 
     def do_events_insert(self, path: dict, params: dict, body: Any, headers: dict) -> dict[str, Any]:
         calendar = self._calendar(path["calendarId"])
-        return self._insert(calendar, copy.deepcopy(body or {}))
+        event = copy.deepcopy(body or {})
+        self._invitation(event, params)
+        made = self._insert(calendar, event)
+        self._mail(made, params)
+        return made
+
+    # --- guests and conferences ----------------------------------------------------------------
+    def _invitation(self, event: dict[str, Any], params: dict) -> None:
+        """Guests as Google stores them, and a Meet conference when version 1 asks for one."""
+        guests = event.get("attendees")
+        if guests is not None:
+            for guest in guests:
+                address = guest.get("email")
+                if not address:
+                    raise ApiError(400, "Missing attendee email.", "required")
+                if not ATTENDEE.fullmatch(address):
+                    raise ApiError(400, "Invalid attendee email.", "invalid")
+                guest.setdefault("responseStatus", "needsAction")
+                if address.lower() == self.google.account.lower():
+                    guest["self"] = True
+        conference = event.pop("conferenceData", None)
+        version = int(params.get("conferenceDataVersion", 0))
+        if version not in (0, 1):
+            raise ApiError(400, "Invalid value for conferenceDataVersion.", "invalid")
+        if conference is None or version == 0:  # version 0: conference data in the body is ignored
+            return
+        request = conference.get("createRequest")
+        if request is None:
+            event["conferenceData"] = conference
+            return
+        if not request.get("requestId"):
+            raise ApiError(400, "Invalid conference create request: missing requestId.", "invalid")
+        kind = (request.get("conferenceSolutionKey") or {}).get("type")
+        if kind not in ALLOWED_CONFERENCES:
+            raise ApiError(400, "Invalid conference type value.", "invalid")
+        code = "-".join(secrets.token_hex(2)[:n] for n in (3, 4, 3)).translate(
+            str.maketrans("0123456789", "qrstuvwxyz")
+        )
+        link = f"https://meet.google.com/{code}"
+        event["conferenceData"] = {
+            "createRequest": {**request, "status": {"statusCode": "success"}},
+            "entryPoints": [{"entryPointType": "video", "uri": link, "label": link.removeprefix("https://")}],
+            "conferenceSolution": {"key": {"type": kind}, "name": "Google Meet"},
+            "conferenceId": code,
+        }
+        event["hangoutLink"] = link
+
+    def _mail(self, event: dict[str, Any], params: dict) -> None:
+        """Who Google mails, as sendUpdates says (absent: nobody)."""
+        wanted = params.get("sendUpdates", "none")
+        domain = self.google.account.rpartition("@")[2]
+        for guest in event.get("attendees") or []:
+            if guest.get("self"):
+                continue
+            if wanted == "all" or (wanted == "externalOnly" and guest["email"].rpartition("@")[2] != domain):
+                self.mailed.append((guest["email"], event["id"]))
 
     def _writable(self, calendar: StoredCalendar, event_id: str, headers: dict) -> dict[str, Any]:
         """The stored event to change; an occurrence becomes an exception on its first change."""
@@ -453,9 +511,31 @@ class FakeCalendar:
     def do_events_patch(self, path: dict, params: dict, body: Any, headers: dict) -> dict[str, Any]:
         calendar = self._calendar(path["calendarId"])
         event = self._writable(calendar, path["eventId"], headers)
-        changed = {**copy.deepcopy(event), **copy.deepcopy(body or {})}
+        body = copy.deepcopy(body or {})
+        self._guest_may(event, body)
+        self._invitation(body, params)
+        if "conferenceData" not in body and event.get("conferenceData") and int(params.get("conferenceDataVersion", 0)):
+            body["conferenceData"] = event["conferenceData"]
+        changed = {**copy.deepcopy(event), **body}
         self._apply(calendar, event, changed)
+        self._mail(event, params)
         return event
+
+    def _guest_may(self, event: dict[str, Any], body: dict[str, Any]) -> None:
+        """On an event someone else organises, a guest changes only their own answer and note."""
+        if (event.get("organizer") or {}).get("self"):
+            return
+        if set(body) - {"attendees"}:
+            raise ApiError(403, "You need to have writer access to this calendar.", "forbiddenForNonOrganizer")
+        before = {guest["email"]: guest for guest in event.get("attendees") or []}
+        after = {guest.get("email"): guest for guest in body.get("attendees") or []}
+        if set(before) != set(after):
+            raise ApiError(403, "Only the organizer can change the guest list.", "forbiddenForNonOrganizer")
+        for address, guest in after.items():
+            if before[address].get("self"):
+                continue
+            if guest != before[address]:
+                raise ApiError(403, "Only the organizer can change other guests.", "forbiddenForNonOrganizer")
 
     def do_events_update(self, path: dict, params: dict, body: Any, headers: dict) -> dict[str, Any]:
         calendar = self._calendar(path["calendarId"])
