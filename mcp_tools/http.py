@@ -33,6 +33,7 @@ from mcp_tools.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.commands import mcp_tools
 from mcp_tools.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
 from mcp_tools.http_errors import BodyTooLargeExplained, InvalidRequestExplained
+from mcp_tools.http_sessions import SessionOwners
 from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
 from mcp_tools.net import host_origin_refusal, is_loopback, is_wildcard, url_host, wildcard_without_names
 from mcp_tools.secrets import known_secrets
@@ -534,9 +535,8 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
             max_request_body_size=max_body,
         )
         managers.append(manager)
-        endpoint = ProtocolVersionCheck(
-            InvalidRequestExplained(BodyTooLargeExplained(StreamsEndCleanly(StreamableHTTPASGIApp(manager)), max_body))
-        )
+        sessions = SessionOwners(StreamsEndCleanly(StreamableHTTPASGIApp(manager)), manager)
+        endpoint = ProtocolVersionCheck(InvalidRequestExplained(BodyTooLargeExplained(sessions, max_body)))
         routes.append(Route(path, endpoint=endpoint))
 
     consent = oauth.embedded if oauth is not None else None
