@@ -506,7 +506,8 @@ def oauth_guard(app: App) -> Any:
         embedded = EmbeddedAuthorizationServer(
             store, issuer, settings.resource, issuer + "/approvals/consent", scopes, audit
         )
-    return OAuthGuard(settings, find_spec, audit, embedded=embedded, store=app.gate.store)
+    max_body = app.config.http.max_body_bytes
+    return OAuthGuard(settings, find_spec, audit, embedded=embedded, store=app.gate.store, max_body=max_body)
 
 
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
