@@ -17,15 +17,22 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY
+from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, REACH_SCOPE_KEY
 
 SESSION_HEADER = b"mcp-session-id"
 logger = logging.getLogger("mcp_tools.http")
 
 
-def owner_of(scope: Scope) -> tuple[str, bool]:
-    """Who a request comes from, as a session remembers it."""
-    return str(scope.get(PRINCIPAL_SCOPE_KEY, "")), scope.get(FORMS_SCOPE_KEY) is True
+Owner = tuple[str, bool, frozenset[str] | None]
+
+
+def owner_of(scope: Scope) -> Owner:
+    """Who a request comes from, as a session remembers it: the principal, whether its forms reach
+    a person, and an OAuth sign-in's scopes (None for a static token, so that no static token's
+    name can pass for a sign-in's `subject@issuer`)."""
+    reach = scope.get(REACH_SCOPE_KEY)
+    scopes = getattr(reach, "scopes", None)
+    return str(scope.get(PRINCIPAL_SCOPE_KEY, "")), scope.get(FORMS_SCOPE_KEY) is True, scopes
 
 
 class SessionOwners:
@@ -34,7 +41,7 @@ class SessionOwners:
     def __init__(self, app: ASGIApp, manager: Any = None) -> None:
         self.app = app
         self.manager = manager  # the SDK's StreamableHTTPSessionManager: which sessions still live
-        self.owners: dict[str, tuple[str, bool]] = {}
+        self.owners: dict[str, Owner] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -61,7 +68,7 @@ class SessionOwners:
 
         await self.app(scope, receive, recording)
 
-    def remember(self, session: str, owner: tuple[str, bool]) -> None:
+    def remember(self, session: str, owner: Owner) -> None:
         self.owners[session] = owner
         live = getattr(self.manager, "_server_instances", None)
         if isinstance(live, dict) and len(self.owners) > 2 * len(live) + 64:  # ended sessions: forgotten

@@ -222,6 +222,7 @@ async def test_attack_a_2026_answer_moved_to_another_token_does_not_confirm(serv
         }
         moved = await http.post(base + "/mcp", json={**call, "params": replay}, headers={**headers, **LAPTOP})
         assert moved.status_code == 200
-        assert "inputRequests" in moved.json()["result"]  # asked again: the answer was not the laptop's to give
+        # Not the laptop's answer to give: its own call waits for the person, out of band.
+        assert "approval_required" in moved.json()["result"]["content"][0]["text"]
     assert (files_dir(config) / path).read_text() == "keep me"
     assert ("confirmed", "elicitation:http") not in audit(config, path)
