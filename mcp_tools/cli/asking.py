@@ -17,7 +17,7 @@ CONTROLLING_TERMINAL = "/dev/tty"
 def open_terminal() -> int | None:
     """A descriptor for the controlling terminal, or None when the process has none."""
     try:
-        return os.open(CONTROLLING_TERMINAL, os.O_RDWR | os.O_NOCTTY)
+        return os.open(CONTROLLING_TERMINAL, os.O_RDWR | getattr(os, "O_NOCTTY", 0))
     except OSError:
         return None
 
