@@ -33,6 +33,7 @@ from mcp_tools.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.commands import mcp_tools
 from mcp_tools.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
 from mcp_tools.http_errors import BodyTooLargeExplained, InvalidRequestExplained, LoneSurrogatesAnswered
+from mcp_tools.http_sessions import SessionOwners
 from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
 from mcp_tools.net import host_origin_refusal, is_loopback, is_wildcard, url_host, wildcard_without_names
 from mcp_tools.secrets import known_secrets
@@ -512,7 +513,8 @@ def oauth_guard(app: App) -> Any:
         embedded = EmbeddedAuthorizationServer(
             store, issuer, settings.resource, issuer + "/approvals/consent", scopes, audit, limits=Limits.of(settings)
         )
-    return OAuthGuard(settings, find_spec, audit, embedded=embedded, store=app.gate.store)
+    max_body = app.config.http.max_body_bytes
+    return OAuthGuard(settings, find_spec, audit, embedded=embedded, store=app.gate.store, max_body=max_body)
 
 
 def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
@@ -541,8 +543,9 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
             max_request_body_size=max_body,
         )
         managers.append(manager)
-        sdk = BodyTooLargeExplained(StreamsEndCleanly(StreamableHTTPASGIApp(manager)), max_body)
-        endpoint = ProtocolVersionCheck(LoneSurrogatesAnswered(InvalidRequestExplained(sdk)))
+        sessions = SessionOwners(StreamsEndCleanly(StreamableHTTPASGIApp(manager)), manager)
+        body_checked = BodyTooLargeExplained(sessions, max_body)
+        endpoint = ProtocolVersionCheck(LoneSurrogatesAnswered(InvalidRequestExplained(body_checked)))
         routes.append(Route(path, endpoint=endpoint))
 
     consent = oauth.embedded if oauth is not None else None

@@ -45,16 +45,21 @@ class BodyTooLargeExplained:
         await self.app(scope, receive, explain)
 
     def error(self) -> dict[str, Any]:
-        from mcp_types.jsonrpc import INVALID_REQUEST
+        return too_large_error(self.limit)
 
-        size = f"{self.limit / (1024 * 1024):.3g} MiB" if self.limit >= 1024 * 1024 else f"{self.limit // 1024} KiB"
-        return {
-            "code": INVALID_REQUEST,
-            "message": f"the request is larger than this server accepts ({self.limit} bytes, {size}; "
-            "[http] max_body_bytes): nothing ran. Send less in one call, e.g. split a large write into "
-            "smaller files; or the server's operator raises [http] max_body_bytes",
-            "data": {"limit_bytes": self.limit, "setting": "[http] max_body_bytes"},
-        }
+
+def too_large_error(limit: int) -> dict[str, Any]:
+    """The JSON-RPC error for a body over `[http] max_body_bytes`: the limit, the setting, what to do."""
+    from mcp_types.jsonrpc import INVALID_REQUEST
+
+    size = f"{limit / (1024 * 1024):.3g} MiB" if limit >= 1024 * 1024 else f"{limit // 1024} KiB"
+    return {
+        "code": INVALID_REQUEST,
+        "message": f"the request is larger than this server accepts ({limit} bytes, {size}; "
+        "[http] max_body_bytes): nothing ran. Send less in one call, e.g. split a large write into "
+        "smaller files; or the server's operator raises [http] max_body_bytes",
+        "data": {"limit_bytes": limit, "setting": "[http] max_body_bytes"},
+    }
 
 
 class InvalidRequestExplained:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -62,6 +63,7 @@ def run_cli(config: Path, *args: str, input_text: str | None = None) -> subproce
         cwd=str(ROOT),
         input=input_text,
         timeout=60,
+        start_new_session=True,  # no controlling terminal: a test run in one is never asked there
     )
 
 
@@ -101,8 +103,8 @@ def cli_in_process(config: Path, *args: str) -> subprocess.CompletedProcess[str]
 
 
 def answer_on_terminal(config: Path, *args: str, answer: bytes | signal.Signals) -> tuple[bytes, str, int]:
-    """Run the CLI with a terminal on stdin and stderr, answer its [y/N] prompt: typed bytes, or a
-    signal such as SIGINT (what Ctrl-C at the terminal sends).
+    """Run the CLI with a terminal on stdin and stderr (its controlling terminal), answer its [y/N]
+    prompt: typed bytes, or a signal such as SIGINT (what Ctrl-C at the terminal sends).
 
     Returns what the prompt showed, what was printed on stdout, and the exit code.
     """
@@ -116,6 +118,7 @@ def answer_on_terminal(config: Path, *args: str, answer: bytes | signal.Signals)
         stderr=follower,
         env=child_env(),
         cwd=str(ROOT),
+        preexec_fn=controlled_by_stderr,
     )
     os.close(follower)
     try:
@@ -131,6 +134,81 @@ def answer_on_terminal(config: Path, *args: str, answer: bytes | signal.Signals)
         process.kill()
         os.close(leader)
     return prompt, out.decode(), process.returncode
+
+
+def controlled_by_stderr() -> None:
+    """In a child about to run: a session of its own whose controlling terminal is its stderr (a pty's
+    follower), as for a program started in that terminal."""
+    import fcntl
+    import termios
+
+    os.setsid()
+    fcntl.ioctl(2, termios.TIOCSCTTY, 0)
+
+
+def stream_on_terminal(
+    config: Path, *args: str, words: bytes, typed: bytes, words_on_terminal: bool
+) -> tuple[bytes, str, int]:
+    """Run the CLI in a terminal of its own (its controlling terminal, and stderr) and feed it a model's
+    `words`: typed on that terminal as stdin when `words_on_terminal`, else through a pipe. Once the
+    first line of output is printed or a [y/N] prompt shows (whichever comes first), `typed` is
+    typed on the terminal, then the words end.
+
+    Returns all the terminal showed, what was printed on stdout, and the exit code.
+    """
+    import pty
+    import select
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, DEMO_ENTRY, "--config", str(config), *args],
+        stdin=follower if words_on_terminal else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=child_env(),
+        cwd=str(ROOT),
+        preexec_fn=controlled_by_stderr,
+    )
+    os.close(follower)
+    assert process.stdout is not None
+    shown, out = b"", b""
+    try:
+        if words_on_terminal:
+            os.write(leader, words)
+        else:
+            assert process.stdin is not None
+            process.stdin.write(words)
+            process.stdin.flush()
+        deadline = time.monotonic() + 60
+        while b"[y/N]" not in shown and b"\n" not in out:
+            assert time.monotonic() < deadline, f"neither a prompt nor a result: {shown!r} {out!r}"
+            ready, _, _ = select.select([leader, process.stdout], [], [], 1)
+            if leader in ready:
+                shown += os.read(leader, 4096)
+            if process.stdout in ready:
+                out += os.read(process.stdout.fileno(), 4096)
+        os.write(leader, typed)
+        if words_on_terminal:
+            os.write(leader, b"\x04")  # Ctrl-D: the end of what the terminal carries
+        else:
+            assert process.stdin is not None
+            process.stdin.close()
+        ended = False
+        while not ended:  # until stdout ends, what the terminal shows is kept too
+            assert time.monotonic() < deadline, f"the command did not end: {shown!r} {out!r}"
+            ready, _, _ = select.select([leader, process.stdout], [], [], 1)
+            if leader in ready:
+                with contextlib.suppress(OSError):  # EIO once the child has gone
+                    shown += os.read(leader, 4096)
+            if process.stdout in ready:
+                piece = os.read(process.stdout.fileno(), 4096)
+                out += piece
+                ended = not piece
+        process.wait(timeout=60)
+    finally:
+        process.kill()
+        os.close(leader)
+    return shown, out.decode(), process.returncode
 
 
 def free_port() -> int:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from mcp_tools.cli.asking import local_caller
+from mcp_tools.cli.asking import local_caller, reads_the_terminal
 from mcp_tools.cli.common import config_of
 
 
@@ -111,7 +111,8 @@ def _call_text_streamed(args: argparse.Namespace, limit: int) -> int:
         print(f"mcp-tools: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     app = build_app(config_of(args))
-    caller = local_caller("text")
+    # The reply arriving on the terminal itself: a `y` in it could answer a prompt there, so no one is asked there.
+    caller = local_caller("text", reply_on_terminal=reads_the_terminal(source.fileno()))
     failed = False
 
     async def pieces() -> Any:

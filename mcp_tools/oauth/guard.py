@@ -25,7 +25,7 @@ from mcp_tools.oauth.resource import ResourceServer, TokenRefused, principal_for
 from mcp_tools.oauth.settings import OAuthSettings
 
 METADATA_PREFIX = "/.well-known/oauth-protected-resource"
-MAX_INSPECTED_BODY = 4_000_000  # larger bodies pass on; the MCP server still hides out-of-reach tools
+DEFAULT_MAX_BODY = 4 * 1024 * 1024  # `[http] max_body_bytes`: a body the MCP endpoint would refuse is refused here
 UNAUTHENTICATED = "unauthenticated"
 logger = logging.getLogger("mcp_tools.oauth")
 AUTHORIZATION_SERVER_PATHS = ("/.well-known/oauth-authorization-server", "/authorize", "/token", "/register", "/revoke")
@@ -85,6 +85,7 @@ class OAuthGuard:
         clock: Callable[[], float] = time.monotonic,
         embedded: Any = None,
         store: Any = None,
+        max_body: int = DEFAULT_MAX_BODY,
     ) -> None:
         from mcp.server.auth.routes import build_resource_metadata_url
 
@@ -96,6 +97,7 @@ class OAuthGuard:
         self.clock = clock
         self.metadata_url = str(build_resource_metadata_url(settings.resource))  # type: ignore[arg-type]
         self.calls: dict[str, deque[float]] = {}
+        self.max_body = max_body  # the one limit: every body that can run is read whole and its calls counted
         # Replicas sharing a PostgreSQL state share each principal's budget there; a SQLite
         # state is one machine's, counted in this process.
         self.shared_budget = store if store is not None and getattr(store, "engine", "sqlite") != "sqlite" else None
@@ -219,22 +221,40 @@ class OAuthGuard:
                 self.audit(principal, "-", "insufficient_scope", f"{scope['path'][:100]} needs scope {wanted}")
                 await self.challenge(403, "insufficient_scope", wanted)(scope, receive, send)
                 return
-        if scope.get("method") == "POST" and scope["path"].endswith("/mcp"):
-            body, complete = await _read_body(receive)
-            if complete:
-                refused_response = self._check_call(scope, body, principal, reach)
-                if refused_response is not None:
-                    await refused_response(scope, receive, send)
-                    return
-            receive = _replay(body, complete, receive)
+        if str(scope.get("method", "")).upper() == "POST" and scope["path"].endswith("/mcp"):
+            # Read whole, however it is sent (a declared length, chunks, padding), up to the same
+            # limit the MCP endpoint has: what is larger is refused here, and what runs is counted.
+            body, complete = await _read_body(receive, self.max_body)
+            if not complete:
+                if len(body) > self.max_body:
+                    await self.too_large()(scope, receive, send)
+                return  # else the client went away before its body was whole: nothing to run
+            refused_response = self._check_call(scope, body, principal, reach)
+            if refused_response is not None:
+                await refused_response(scope, receive, send)
+                return
+            receive = _replay(body, receive)
         await app(scope, receive, send)
+
+    def too_large(self) -> Response:
+        from mcp_tools.http_errors import too_large_error
+
+        error = too_large_error(self.max_body)
+        return Response(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}), 413, media_type="application/json")
 
     def _check_call(self, scope: Scope, body: bytes, principal: str, reach: Reach) -> Response | None:
         names = _called_tools(body)
+        if names is None:
+            from mcp_types.jsonrpc import PARSE_ERROR
+
+            error = {"code": PARSE_ERROR, "message": "Parse error: the body is not valid JSON (UTF-8)"}
+            return Response(
+                json.dumps({"jsonrpc": "2.0", "id": None, "error": error}), 400, media_type="application/json"
+            )
         if not names:
             return None
         namespace = scope["path"][1:-4] if scope["path"] != "/mcp" else None
-        for name in names:
+        for name in dict.fromkeys(names):
             spec = self.find_spec(name, namespace or None)
             if spec is None:
                 continue
@@ -274,23 +294,26 @@ class OAuthGuard:
         return None
 
 
-def _called_tools(body: bytes) -> list[str]:
+def _called_tools(body: bytes) -> list[str] | None:
+    """The tools a body calls (each `tools/call` of a batch), or None when it cannot be read as JSON:
+    such a body is refused, not passed on uncounted to a parser that might read it otherwise."""
     try:
         payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return []
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
     messages = payload if isinstance(payload, list) else [payload]
     names = []
     for message in messages:
         if isinstance(message, dict) and message.get("method") == "tools/call":
             params = message.get("params")
-            if isinstance(params, dict) and isinstance(params.get("name"), str):
-                names.append(params["name"])
+            name = params.get("name") if isinstance(params, dict) else None
+            names.append(name if isinstance(name, str) else "")  # counted even when it names nothing
     return names
 
 
-async def _read_body(receive: Receive) -> tuple[bytes, bool]:
-    """The body, and whether it is whole (a large one is read only up to the limit)."""
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
+    """The body, and whether it is whole: False when it grew past `limit` (read no further) or the
+    client went away first."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -300,21 +323,21 @@ async def _read_body(receive: Receive) -> tuple[bytes, bool]:
         chunk = message.get("body", b"")
         size += len(chunk)
         chunks.append(chunk)
+        if size > limit:
+            return b"".join(chunks), False
         if not message.get("more_body", False):
             return b"".join(chunks), True
-        if size > MAX_INSPECTED_BODY:
-            return b"".join(chunks), False
 
 
-def _replay(body: bytes, complete: bool, receive: Receive) -> Receive:
-    """Hands the app what was read, then the rest of the stream."""
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """Hands the app the whole body that was read, then whatever the connection says next."""
     sent = False
 
     async def replay() -> Message:
         nonlocal sent
         if not sent:
             sent = True
-            return {"type": "http.request", "body": body, "more_body": not complete}
+            return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
     return replay

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from mcp_tools import metrics
 from mcp_tools.config import PolicySettings
 from mcp_tools.policy import hooks
+from mcp_tools.policy.arguments import describe_validation_error, shape_refusal
 from mcp_tools.policy.display import arguments_text, visible
 from mcp_tools.policy.redact import redact
 from mcp_tools.policy.result_budget import (
@@ -153,121 +154,6 @@ def failure_outcome(failure: ToolFailure) -> CallOutcome:
     return CallOutcome(text=text, structured={"error": error}, is_error=True)
 
 
-def describe_validation_error(tool: ToolSpec[Any, Any, Any], exc: ValidationError) -> str:
-    """Argument errors in words a model can act on: `files.edit needs edits[0].old_string`.
-
-    Only the first few are described (thousands of unknown keys cost one pass, not one each)."""
-    parts: list[str] = []
-    listed: set[tuple[int | str, ...]] = set()  # places whose accepted names were already listed
-    errors = exc.errors(include_url=False)
-    for error in errors[:8]:
-        loc = _format_loc(error["loc"])
-        kind = error["type"]
-        if kind == "missing":
-            parts.append(f"{tool.name} needs {loc}")
-        elif kind == "extra_forbidden":
-            parts.append(f"{tool.name} does not take {loc}{_accepted(tool.input_model, error['loc'], errors, listed)}")
-        else:
-            message = error["msg"].removeprefix("Value error, ")
-            parts.append(f"{loc}: {message}" if loc else message)
-    more = len(errors) - len(parts)
-    return "; ".join(parts) + ("" if more <= 0 else f"; and {more} more problems")
-
-
-def _accepted(
-    model: type[BaseModel], loc: tuple[int | str, ...], errors: list[Any], listed: set[tuple[int | str, ...]]
-) -> str:
-    """For an unknown argument: the closest accepted one (with what it holds) and the whole list,
-    once per place (`listed` holds the places already listed in this message)."""
-    from mcp_tools.suggest import closest, closest_argument
-
-    where = _model_at(model, loc[:-1])
-    if where is None:
-        return ""
-    fields = {(info.alias or name): info for name, info in where.model_fields.items()}
-    given = str(loc[-1])
-    guesses = closest_argument(given, fields)
-    if not guesses:  # the one required argument left missing at the same place is the likely meaning
-        missing = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"][:-1] == loc[:-1]]
-        guesses = (closest(given, missing) or missing)[:1]
-    guess = ""
-    if guesses:
-        info = fields[guesses[0]]
-        what = _kind_of(info.annotation)
-        about = f": {info.description.rstrip('.')}" if info.description else ""
-        guess = f"; did you mean {guesses[0]} ({what}{about})?"
-    if not fields or loc[:-1] in listed:
-        return guess
-    listed.add(loc[:-1])
-    return f"{guess} It takes {', '.join(fields)}" if guess else f"; it takes {', '.join(fields)}"
-
-
-def _unwrap(annotation: Any) -> list[Any]:
-    """The types an annotation allows (Optional and unions spread out)."""
-    import types
-    import typing
-
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _unwrap(typing.get_args(annotation)[0])
-    if origin in (typing.Union, types.UnionType):
-        return [part for arg in typing.get_args(annotation) for part in _unwrap(arg) if part is not type(None)]
-    return [annotation]
-
-
-def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
-    """The model that validates the value at `loc` inside `model`'s input, if one does."""
-    import typing
-
-    current: list[Any] = [model]
-    for part in loc:
-        following: list[Any] = []
-        for candidate in current:
-            if isinstance(part, int):
-                origin = typing.get_origin(candidate)
-                if origin in (list, tuple, set, frozenset):
-                    following += [arg for item in typing.get_args(candidate) for arg in _unwrap(item)]
-            elif isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                for name, info in candidate.model_fields.items():
-                    if part in (name, info.alias):
-                        following += _unwrap(info.annotation)
-        current = following
-    return next((c for c in current if isinstance(c, type) and issubclass(c, BaseModel)), None)
-
-
-def _kind_of(annotation: Any) -> str:
-    import typing
-
-    kinds = []
-    for part in _unwrap(annotation):
-        origin = typing.get_origin(part) or part
-        if origin in (list, tuple, set, frozenset):
-            kinds.append("a list")
-        elif origin is dict or (isinstance(origin, type) and issubclass(origin, BaseModel)):
-            kinds.append("an object")
-        elif origin is bool:
-            kinds.append("true or false")
-        elif origin is int:
-            kinds.append("an integer")
-        elif origin is float:
-            kinds.append("a number")
-        elif origin is str:
-            kinds.append("a string")
-    return " or ".join(dict.fromkeys(kinds)) or "a value"
-
-
-def _format_loc(loc: tuple[int | str, ...]) -> str:
-    """`edits[0].old`, each name made visible: a key is the model's own text, and it is echoed."""
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            name = visible(str(part), 80)
-            out += f".{name}" if out else name
-    return out
-
-
 class DeferredQuestion(Exception):
     """A nested call's question waits for the transport's round trip; the outer call answers with it."""
 
@@ -313,7 +199,8 @@ class PolicyGate:
         """A call the catalog found no tool for (`mcp_tools.catalog`): its audit row, and the
         answer, which is the failure as recorded."""
         started = time.perf_counter()
-        args = utf8_safe(raw_args) if isinstance(raw_args, dict) else {}  # the row is stored as UTF-8
+        kept = isinstance(raw_args, dict) and shape_refusal(name, raw_args) is None  # else the row says nothing of them
+        args = utf8_safe(raw_args) if kept else {}  # the row is stored as UTF-8
         state = _CallRecord(tool=utf8_safe(name), args=args, decision="denied")
         outcome = outgoing(failure_outcome(failure), name)
         if not await self._append_audit(caller, state, outcome, started):
@@ -376,6 +263,10 @@ class PolicyGate:
         if not isinstance(raw_args, dict):
             state.decision = "denied"
             raise ToolFailure("invalid_arguments", f"{spec.name} takes a JSON object of arguments")
+        too_large = shape_refusal(spec.name, raw_args)
+        if too_large is not None:
+            state.decision, state.args = "denied", {}
+            raise too_large
         broken = not_unicode(raw_args)
         if broken is not None:
             state.decision, state.args = "denied", {}

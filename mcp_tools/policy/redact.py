@@ -6,6 +6,7 @@ characters behind.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -24,7 +25,10 @@ def redact(value: Any, max_chars: int = 200, _key: str = "") -> Any:
     if _key and SECRET_KEY.search(_key):
         return REDACTED
     if isinstance(value, dict):
-        return {scrub_text(str(k)): redact(v, max_chars, str(k)) for k, v in value.items()}
+        kept = {scrub_text(str(k)): redact(v, max_chars, str(k)) for k, v in itertools.islice(value.items(), MAX_ITEMS)}
+        if len(value) > MAX_ITEMS:
+            kept["…"] = f"[+{len(value) - MAX_ITEMS} more names]"
+        return kept
     if isinstance(value, list | tuple):
         items = [redact(v, max_chars) for v in list(value)[:MAX_ITEMS]]
         if len(value) > MAX_ITEMS:
