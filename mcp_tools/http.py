@@ -34,7 +34,7 @@ from mcp_tools.commands import mcp_tools
 from mcp_tools.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
 from mcp_tools.http_errors import BodyTooLargeExplained, InvalidRequestExplained, LoneSurrogatesAnswered
 from mcp_tools.http_sessions import SessionOwners
-from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
+from mcp_tools.mcp_server import CALL_BUDGET_SCOPE_KEY, FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
 from mcp_tools.net import host_origin_refusal, is_loopback, is_wildcard, url_host, wildcard_without_names
 from mcp_tools.secrets import known_secrets
 
@@ -260,7 +260,8 @@ def text_calls_endpoint(app: App) -> Any:
         from mcp_tools.policy.gate import Caller
         from mcp_tools.textcalls import FORMATS, render_markdown, run_reply, stream_reply
 
-        caller = Caller(transport="text", principal=str(request.scope.get(PRINCIPAL_SCOPE_KEY, "http")))
+        principal = str(request.scope.get(PRINCIPAL_SCOPE_KEY, "http"))
+        caller = Caller(transport="text", principal=principal, spend=request.scope.get(CALL_BUDGET_SCOPE_KEY))
         if request.query_params.get("stream") in ("1", "true"):
             format_ = request.query_params.get("format", "auto")
             if format_ not in FORMATS:

@@ -58,6 +58,8 @@ PRINCIPAL_SCOPE_KEY = "mcp_tools.principal"
 # Set by the HTTP transport: the token's client shows confirmation forms to a person.
 FORMS_SCOPE_KEY = "mcp_tools.person_answers_forms"
 REACH_SCOPE_KEY = "mcp_tools.reach"  # what an OAuth caller's scopes reach (mcp_tools.oauth.guard.Reach)
+# Set by the OAuth guard where calls are counted past it (text calls): spend one, or seconds to wait.
+CALL_BUDGET_SCOPE_KEY = "mcp_tools.call_budget"
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 

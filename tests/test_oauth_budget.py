@@ -17,7 +17,7 @@ import pytest
 from tests.processes import bearer, cli_in_process, demo_config, free_port, http_server
 
 BODY_LIMIT = 4 * 1024 * 1024  # [http] max_body_bytes by default
-NAMES = ("padded", "chunked", "batch", "huge", "broken")
+NAMES = ("padded", "chunked", "batch", "huge", "broken", "text", "textmcp")
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -123,3 +123,38 @@ def test_a_body_no_parser_here_reads_is_refused_not_passed_on(server: tuple[str,
         assert answer.status_code == 400
         assert answer.json()["error"]["code"] == -32700
     assert echoed(config, "broken") == 0
+
+
+def text_calls(base: str, name: str, texts: list[str], stream: bool = False) -> httpx2.Response:
+    reply = "\n".join(
+        f'<tool_call>{{"name": "demo_echo", "arguments": {{"text": "{text}"}}}}</tool_call>' for text in texts
+    )
+    return httpx2.post(
+        base + "/text-calls" + ("?stream=1" if stream else ""),
+        json=None if stream else {"reply": reply},
+        content=reply.encode() if stream else None,
+        headers=bearer(token(name)),
+        timeout=60,
+    )
+
+
+def test_attack_text_calls_are_counted_one_by_one(server: tuple[str, Path]) -> None:
+    """Text calls run past the MCP endpoint, so the guard never saw them: three calls in one reply
+    all ran under a budget of two. Each is now spent as it runs, and the rest are refused."""
+    base, config = server
+    answer = text_calls(base, "text", ["t1", "t2", "t3"])
+    assert answer.status_code == 200
+    results = answer.json()["results"]
+    assert [result.get("content") for result in results[:2]] == [{"echo": "hello: t1"}, {"echo": "hello: t2"}]
+    assert "calls per minute" in results[2]["error"] and "nothing ran" in results[2]["error"]
+    assert echoed(config, "text") == 2
+    streamed = text_calls(base, "text", ["t4"], stream=True)  # streamed replies spend the same minute
+    assert "calls per minute" in streamed.text and "hello: t4" not in streamed.text
+    assert echoed(config, "text") == 2
+
+
+def test_text_calls_and_mcp_calls_share_one_budget(server: tuple[str, Path]) -> None:
+    base, config = server
+    assert text_calls(base, "textmcp", ["a", "b"]).status_code == 200
+    assert post(base, "textmcp", json.dumps(call("c"))).status_code == 429
+    assert echoed(config, "textmcp") == 2

@@ -9,6 +9,7 @@ for that caller either (`mcp_server` reads the reach this puts in the request sc
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -195,7 +196,7 @@ class OAuthGuard:
         self, scope: Scope, receive: Receive, send: Send, app: ASGIApp, header: str, static: str | None
     ) -> None:
         """Authenticate (a static token's name, or an access token), check reach and rate, run the app."""
-        from mcp_tools.mcp_server import PRINCIPAL_SCOPE_KEY, REACH_SCOPE_KEY
+        from mcp_tools.mcp_server import CALL_BUDGET_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, REACH_SCOPE_KEY
 
         if static is not None:
             principal, reach = static, Reach(self.settings, None)
@@ -221,6 +222,8 @@ class OAuthGuard:
                 self.audit(principal, "-", "insufficient_scope", f"{scope['path'][:100]} needs scope {wanted}")
                 await self.challenge(403, "insufficient_scope", wanted)(scope, receive, send)
                 return
+            if self.settings.calls_per_minute is not None:  # text calls are counted one by one as they run
+                scope[CALL_BUDGET_SCOPE_KEY] = functools.partial(self._spend_one, principal)
         if str(scope.get("method", "")).upper() == "POST" and scope["path"].endswith("/mcp"):
             # Read whole, however it is sent (a declared length, chunks, padding), up to the same
             # limit the MCP endpoint has: what is larger is refused here, and what runs is counted.
@@ -274,6 +277,16 @@ class OAuthGuard:
                     headers={"Retry-After": str(int(retry))},
                 )
         return None
+
+    def _spend_one(self, principal: str, tool: str) -> float | None:
+        """One call that runs past the MCP endpoint (a text call): None when it fits the minute."""
+        limit = self.settings.calls_per_minute
+        if limit is None:
+            return None
+        retry = self._spend(principal, 1, limit)
+        if retry is not None:
+            self.audit(principal, tool[:200], "rate_limited", f"over {limit} calls per minute")
+        return retry
 
     def _spend(self, principal: str, calls: int, limit: int) -> float | None:
         """None when `calls` more fit the principal's minute (they are counted), else seconds to wait."""

@@ -104,6 +104,9 @@ class Caller:
     progress: Callable[[float, float | None, str | None], Awaitable[None]] | None = None
     # The tools an OAuth sign-in's scopes reach (None: all); calls made through another tool count too.
     reaches: Callable[[Any], bool] | None = None
+    # Calls counted beside the gate (text calls under `calls_per_minute`): None spends one, else
+    # the seconds until one fits. MCP bodies are counted before they reach the server.
+    spend: Callable[[str], float | None] | None = None
 
 
 @dataclass

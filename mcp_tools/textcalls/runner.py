@@ -61,6 +61,14 @@ async def run_parsed_call(
     """
     times = {"detected": detected or now()}
     result = TextCallResult(call, None, CallOutcome(""), call_id or call.call_id or "call_1", times=times)
+    retry = caller.spend(call.name) if caller.spend is not None else None
+    if retry is not None:  # over the principal's calls per minute: nothing runs (the guard audits it)
+        failure = ToolFailure(
+            "unavailable",
+            f"{call.label}: over this caller's tool calls per minute; nothing ran",
+            f"try again in {max(1, int(retry))} s",
+        )
+        return _finished(result, call.name, failure_outcome(failure))
     view = app.catalog.view(caller.principal)
     try:
         found = app.catalog.resolve(call.name, call.arguments, "text", view=view, aliases=True)
