@@ -7,7 +7,9 @@ request head within `header_timeout_seconds` (on a new connection and between re
 idle keep-alive connection is closed after `keep_alive_seconds`, and at most `max_connections`
 stay open (never more than the descriptor limit leaves room for): beyond it the connection
 that has waited longest without a request is closed to make room, and when every one is busy
-the newcomer gets 503. How many requests run at once is capped in the app (`http.BusyLimit`).
+the newcomer gets 503. A connection answered before its request body is in (a refusal, a 413)
+is closed rather than left to read the rest. How many requests run at once, and how long a body
+may take, is decided in the app (`http_limits`).
 """
 
 from __future__ import annotations
@@ -99,6 +101,10 @@ class GuardedH11Protocol(H11Protocol):
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.SEND_BODY:  # answered before the body was in: not read on
+            self._stop_waiting()
+            self.transport.close()
             return
         if self.conn.their_state is h11.IDLE:  # ready for the next request: its head has a deadline too
             self._wait_for_head()
@@ -202,6 +208,10 @@ def serve(app: Any, host: str, port: int, settings: HttpSettings, sock: socket.s
         http=protocol_for(settings),
         timeout_keep_alive=cast(Any, settings.keep_alive_seconds),  # any number of seconds; annotated int
         backlog=accept_burst(),
+        # X-Forwarded-For (and -Proto) only from the proxies named: from anyone else they would
+        # let a client pick the address its limits are counted for (uvicorn trusts loopback by default)
+        proxy_headers=bool(settings.trusted_proxies),
+        forwarded_allow_ips=list(settings.trusted_proxies) or None,
     )
     with contextlib.suppress(KeyboardInterrupt), stopping_on_sigterm():
         uvicorn.Server(config).run(sockets=None if sock is None else [sock])
