@@ -313,3 +313,25 @@ def test_doctor_warns_when_exposed_without_the_limits_that_matter(tmp_path: Path
     (tmp_path / "quiet").mkdir()
     quiet = demo_config(tmp_path / "quiet", "[http]\nheader_timeout_seconds = 120\n")
     assert "warning: [http]" not in run_cli(quiet, "doctor").stdout  # on loopback alone: nobody else reaches it
+
+
+def test_the_standalone_approvals_page_takes_the_limits_of_public_paths(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from mcp_tools.approvals.page import ApprovalsPage
+    from mcp_tools.cli.approvals import page_server
+    from mcp_tools.config import ApprovalPageSettings, HttpSettings
+    from mcp_tools.http import page_security
+    from mcp_tools.policy.decisions import Decisions
+    from mcp_tools.policy.store import PolicyStore
+
+    store = PolicyStore(tmp_path / "policy.sqlite3")
+    try:
+        page = ApprovalsPage(store, Decisions(store, 600), ApprovalPageSettings(), page_security("127.0.0.1", []))
+        limits = HttpSettings(public_requests_per_minute=3)
+        with TestClient(page_server(page, limits), base_url="http://127.0.0.1:8766") as client:
+            large = client.post("/approvals/login", content=b"x" * 70_000)
+            assert large.status_code == 413 and large.json()["error"] == "too_large"
+            assert [client.get("/approvals/").status_code for _ in range(3)][-1] == 429
+    finally:
+        store.close()
