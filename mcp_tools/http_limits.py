@@ -7,9 +7,10 @@ Paths come in three kinds:
 - Paths open to anyone (the OAuth endpoints and metadata, the approvals page, the Telegram
   webhook): from one client address at most `public_requests_per_minute` (a token bucket) and
   `public_requests_per_address` at once (429), from all addresses together `public_max_requests`
-  at once (503). The body is read here, whole, before the route sees it: at most
-  `public_max_body_bytes` (413) within `body_timeout_seconds` (408), counted from when the head
-  is in, however slowly the bytes trickle.
+  at once (503); the approvals page's long poll without a body holds no place (the rate counts it).
+  The body is read here, whole, before the route sees it: at most `public_max_body_bytes` (413)
+  within `body_timeout_seconds` (408), counted from when the head is in, however slowly the
+  bytes trickle.
 - Every other path needs a token. Its body has the same deadline (except a streamed text call,
   whose reply arrives while the model writes it), and once the token is accepted the request
   takes one of `max_requests` places (`BusyLimit`), which no anonymous request ever holds.
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
     from mcp_tools.config import HttpSettings
 
 HEALTH_PATHS = ("/healthz", "/readyz")
+# The approvals page's long poll: it answers at once without a session, and with one waits up to
+# ten seconds for a change; each open tab keeps one, so without a body it holds no place.
+LONG_POLLS = ("/approvals/fragment",)
+BODY_HEADERS = (b"content-length", b"transfer-encoding")
 MAX_ADDRESSES = 10_000  # per-address budgets kept (about 1 MB); the least recently seen go first
 # Past these, an exposed server is said to be without the limit that matters (`mcp-tools doctor`).
 EXPOSED_LIMITS = {
@@ -98,6 +103,13 @@ class AddressBudgets:
         the seconds to wait."""
         if self.running.get(key, 0) >= self.at_once:
             return f"at most {self.at_once} requests at once from one address", 1
+        refused = self.spend(key)
+        if refused is None:
+            self.running[key] = self.running.get(key, 0) + 1
+        return refused
+
+    def spend(self, key: str) -> tuple[str, int] | None:
+        """None when the address's minute has room for one more request (it is counted)."""
         now = self.clock()
         tokens, when = self.buckets.pop(key, (float(self.per_minute), now))
         tokens = min(float(self.per_minute), tokens + (now - when) * self.per_minute / 60)
@@ -108,7 +120,6 @@ class AddressBudgets:
         if refused:
             wait = math.ceil((1 - tokens) * 60 / self.per_minute)
             return f"at most {self.per_minute} requests a minute from one address", max(1, wait)
-        self.running[key] = self.running.get(key, 0) + 1
         return None
 
     def release(self, key: str) -> None:
@@ -165,6 +176,14 @@ class Admission:
             await self.with_body_deadline(scope, receive, send)
 
     async def public(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["path"] in LONG_POLLS and not any(name in BODY_HEADERS for name, _ in scope["headers"]):
+            # it waits only for a signed-in person, and has no body to stall: no place is held
+            wait = self.budgets.spend(address_key(scope))
+            if wait is not None:
+                await answer(send, 429, {"error": "rate_limited", "message": wait[0]}, wait[1])
+                return
+            await self.app(scope, receive, send)
+            return
         if self.load.public_running >= self.load.public_max_requests:
             message = f"the server is handling {self.load.public_max_requests} requests on its public paths"
             await answer(send, 503, {"error": "busy", "message": message + "; try again shortly"}, 1)

@@ -335,3 +335,34 @@ def test_the_standalone_approvals_page_takes_the_limits_of_public_paths(tmp_path
             assert [client.get("/approvals/").status_code for _ in range(3)][-1] == 429
     finally:
         store.close()
+
+
+def test_the_approvals_pages_long_polls_hold_no_place_of_their_tabs_address(tmp_path: Path) -> None:
+    """A person with several tabs open keeps one long poll in each; approving must still work."""
+    from starlette.testclient import TestClient
+
+    from mcp_tools.approvals.page import ApprovalsPage, new_login_link
+    from mcp_tools.cli.approvals import page_server
+    from mcp_tools.config import ApprovalPageSettings, HttpSettings
+    from mcp_tools.http import page_security
+    from mcp_tools.policy.decisions import Decisions
+    from mcp_tools.policy.store import PolicyStore
+
+    store = PolicyStore(tmp_path / "policy.sqlite3")
+    try:
+        page = ApprovalsPage(store, Decisions(store, 600), ApprovalPageSettings(), page_security("127.0.0.1", []))
+        limits = HttpSettings(public_requests_per_address=1)
+        base = "http://127.0.0.1:8766"
+        with TestClient(page_server(page, limits), base_url=base) as client:
+            link = new_login_link(store, f"{base}/approvals", 600)
+            assert client.get(link.removeprefix(base)).status_code == 200
+            version = client.get("/approvals/fragment").headers["x-version"]
+            with ExitStack() as stack:
+                from concurrent.futures import ThreadPoolExecutor
+
+                pool = stack.enter_context(ThreadPoolExecutor(2))
+                polls = [pool.submit(client.get, f"/approvals/fragment?since={version}") for _ in range(2)]
+                assert client.get("/approvals/").status_code == 200  # while the tabs wait, or about to
+                assert all(poll.result().status_code == 200 for poll in polls)
+    finally:
+        store.close()
