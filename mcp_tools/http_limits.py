@@ -130,14 +130,15 @@ class AddressBudgets:
             self.running.pop(key, None)
 
 
-async def answer(send: Send, status: int, body: dict[str, Any], retry_after: int | None = None) -> None:
-    """A JSON answer that ends the connection: what is still coming of the request is not read."""
+async def answer(
+    send: Send, status: int, body: dict[str, Any], retry_after: int | None = None, close: bool = False
+) -> None:
+    """A JSON answer; what is still coming of the request is read only within the limits of
+    `http_server` (the head deadline, a megabyte), or not at all with `close`."""
     data = json.dumps(body).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(data)).encode()),
-        (b"connection", b"close"),
-    ]
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    if close:
+        headers.append((b"connection", b"close"))
     if retry_after is not None:
         headers.append((b"retry-after", str(retry_after).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -234,7 +235,7 @@ class Admission:
 
     async def too_slow(self, send: Send) -> None:
         message = f"the request body did not arrive within {self.body_timeout:g} s ([http] body_timeout_seconds)"
-        await answer(send, 408, {"error": "timeout", "message": message})
+        await answer(send, 408, {"error": "timeout", "message": message}, close=True)
 
     async def with_body_deadline(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The app as it is, but a body not whole within the deadline ends the request with 408:

@@ -48,7 +48,7 @@ def exposed(tmp_path: Path, http: str = "") -> Iterator[str]:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One exposed server with the default limits, a 5-second body deadline and a generous rate
     (the rate has its own test); each test attacks from addresses of its own."""
-    limits = "body_timeout_seconds = 5\npublic_requests_per_minute = 10000"
+    limits = "body_timeout_seconds = 5\nheader_timeout_seconds = 2\npublic_requests_per_minute = 10000"
     with exposed(tmp_path_factory.mktemp("exposed"), limits) as base:
         yield base
 
@@ -163,15 +163,15 @@ def test_attack_bodies_that_trickle_past_their_deadline_get_408_and_the_connecti
 def test_attack_oversized_bodies_on_public_paths_get_413_unread(server: str, path: str) -> None:
     with connect(server, "127.0.8.1") as connection:  # declared: refused before a byte of it is read
         slow_post(connection, path, length=10**12)
-        answer = answer_of(connection)
+        answer = answer_of(connection)  # then closed within the head deadline, the rest unread
         assert answer.startswith(b"HTTP/1.1 413") and b"public_max_body_bytes" in answer
     with connect(server, "127.0.8.1") as connection:  # streamed: refused once past the limit
         connection.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
         chunk = b"x" * 16384
-        with pytest.raises(OSError):  # the server answers and closes while more is still sent
-            for _ in range(1000):
-                connection.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-        assert answer_of(connection).startswith(b"HTTP/1.1 413")
+        for _ in range(5):  # 80 KiB, past the 64 KiB limit, and the body not ended
+            connection.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        answer = answer_of(connection)  # then closed within the head deadline
+        assert answer.startswith(b"HTTP/1.1 413"), answer
     assert httpx2.get(server + "/healthz", timeout=5).status_code == 200
 
 
@@ -181,7 +181,7 @@ def test_attack_a_body_no_one_reads_does_not_keep_the_connection(server: str, pa
     forever, holding one of the open connections with no deadline at all."""
     with connect(server, "127.0.7.1") as connection:
         slow_post(connection, path, length=10**9)
-        answer = answer_of(connection, 4)  # answered, then closed well before the body deadline
+        answer = answer_of(connection, 4)  # answered, then closed at the head deadline (2 s), not the body's
         assert answer.startswith(b"HTTP/1.1 4")
 
 
@@ -228,7 +228,7 @@ def test_readyz_says_when_token_holders_find_no_place(tmp_path: Path) -> None:
         assert httpx2.get(base + "/readyz", timeout=10).status_code == 200
         with connect(base, "127.0.5.2") as other:
             slow_post(other, "/register")
-            assert answer_of(other).startswith(b"HTTP/1.1 503")
+            assert other.recv(65536).startswith(b"HTTP/1.1 503")
 
 
 def hold_a_request(stack: ExitStack, base: str) -> socket.socket:
