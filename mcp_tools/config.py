@@ -26,6 +26,7 @@ from mcp_tools.suggest import closest
 APP_NAME = "mcp-tools"
 CONFIG_ENV = "MCP_TOOLS_CONFIG"
 TOKEN_ENV = "MCP_TOOLS_HTTP_TOKEN"
+METRICS_TOKEN_ENV = "MCP_TOOLS_METRICS_TOKEN"
 TOKEN_ENV_PREFIX = "MCP_TOOLS_HTTP_TOKEN_"
 MIN_TOKEN_CHARS = 32
 MIN_TOKEN_DISTINCT_CHARS = 10
@@ -289,6 +290,59 @@ class HttpSettings(_Section):
     keep_alive_seconds: float = Field(
         default=5, gt=0, le=600, description="An idle connection between requests is closed after this."
     )
+    body_timeout_seconds: float = Field(
+        default=30,
+        gt=0,
+        le=3600,
+        description="Time to send a whole request body, however it trickles in (a streamed text call excepted); "
+        "408 beyond it.",
+    )
+    public_max_body_bytes: int = Field(
+        default=64 * 1024,
+        ge=4096,
+        le=4 * 1024 * 1024,
+        description="Largest body on the paths open to anyone (the OAuth endpoints, the approvals page, the "
+        "Telegram webhook); more gets 413.",
+    )
+    public_max_requests: int = Field(
+        default=20,
+        ge=1,
+        le=10_000,
+        description="Requests on the paths open to anyone handled at once, apart from max_requests; more get 503.",
+    )
+    public_requests_per_address: int = Field(
+        default=4, ge=1, le=10_000, description="Of those, at once from one client address; more get 429."
+    )
+    public_requests_per_minute: int = Field(
+        default=60,
+        ge=1,
+        le=100_000,
+        description="Requests on the paths open to anyone per client address and minute; 429 with Retry-After "
+        "beyond it.",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses or networks of reverse proxies whose X-Forwarded-For names the client; from "
+        "anyone else the header is ignored.",
+        examples=["127.0.0.1"],
+    )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description="Bearer token a scraper of --metrics-port must send (or MCP_TOOLS_METRICS_TOKEN).",
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _check_proxies(cls, value: list[str]) -> list[str]:
+        import ipaddress
+
+        networks = []
+        for entry in value:
+            try:
+                networks.append(str(ipaddress.ip_network(entry.strip(), strict=False)))
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network (e.g. 127.0.0.1, 10.0.0.0/8)") from None
+        return networks
 
     @field_validator("tokens", mode="before")
     @classmethod
@@ -482,6 +536,11 @@ class Config:
             elif key.startswith(TOKEN_ENV_PREFIX) and value:
                 tokens[key[len(TOKEN_ENV_PREFIX) :].lower()] = value
         return tokens
+
+    def metrics_token(self) -> str | None:
+        """`[http] metrics_token`, or MCP_TOOLS_METRICS_TOKEN: what a scraper of `--metrics-port` sends."""
+        configured = self.http.metrics_token.get_secret_value() if self.http.metrics_token else ""
+        return configured or self.environ.get(METRICS_TOKEN_ENV, "") or None
 
     def state_url(self) -> str | None:
         """`[state] url`, or MCP_TOOLS_STATE_URL; None keeps the SQLite state of one machine."""

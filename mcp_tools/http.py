@@ -4,8 +4,9 @@
 native tool calling (docs/text-calls.md).
 
 Every path but `/healthz` and `/readyz` needs a bearer token (compared in constant time; its name becomes
-the audit principal) and passes Host/Origin validation against DNS rebinding. At most
-`[http] max_requests` requests run at once; connection limits live in `http_server`.
+the audit principal) and passes Host/Origin validation against DNS rebinding. What anonymous
+traffic may take (the public paths' budgets, body sizes and deadlines) and the `[http] max_requests`
+places of token holders live in `http_limits`; connection limits in `http_server`.
 """
 
 from __future__ import annotations
@@ -33,14 +34,24 @@ from mcp_tools.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.commands import mcp_tools
 from mcp_tools.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
 from mcp_tools.http_errors import BodyTooLargeExplained, InvalidRequestExplained, LoneSurrogatesAnswered
+from mcp_tools.http_limits import Admission, BusyLimit, Load
 from mcp_tools.http_sessions import SessionOwners
 from mcp_tools.mcp_server import CALL_BUDGET_SCOPE_KEY, FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
-from mcp_tools.net import host_origin_refusal, is_loopback, is_wildcard, url_host, wildcard_without_names
+from mcp_tools.net import (
+    LOOPBACK_HOSTS,
+    LOOPBACK_ORIGINS,
+    host_origin_refusal,
+    is_loopback,
+    is_wildcard,
+    url_host,
+    wildcard_without_names,
+)
 from mcp_tools.secrets import known_secrets
 
 logger = logging.getLogger("mcp_tools.http")
 PUBLIC_PATHS = ("/healthz", "/readyz")
 READY_TIMEOUT_SECONDS = 3.0
+READY_CHECK_KEPT_SECONDS = 1.0
 # Paths with their own authentication: the approvals page (its sign-in and session cookie) and
 # the Telegram webhook (Telegram's secret token header). Host/Origin checks still apply.
 OWN_AUTH_PREFIXES = ("/approvals", "/telegram/webhook")
@@ -85,10 +96,6 @@ def refuse_weak_tokens(app: App, host: str) -> None:
 
 def local_token_path(app: App) -> Path:
     return app.environment.state_dir / LOCAL_HTTP_TOKEN_FILE
-
-
-LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
-LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
 
 
 def security_settings(app: App, host: str) -> TransportSecuritySettings:
@@ -195,22 +202,42 @@ async def healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
-def readyz_endpoint(app: App) -> Any:
-    """Ready when the state store answers: a load balancer sends calls elsewhere while it does not.
+def readyz_endpoint(app: App, load: Load) -> Any:
+    """Ready when the state store answers, no audit row waits in the local spool, and a token
+    holder's request would find a place: a load balancer sends calls elsewhere while any is not so.
 
-    `/healthz` stays a liveness check: the process is up, restarting it would not help."""
+    The public paths filling up does not count: anyone could take the server out of rotation.
+    Requests that arrive together share one check of the store, and its answer is kept for a
+    second. `/healthz` stays a liveness check: the process is up, restarting it would not help."""
+    checked: list[tuple[float, bool, int]] = []  # when, whether the store answered, audit rows spooled
+    checking = anyio.Lock()
 
-    async def readyz(request: Request) -> Response:
+    async def store_state() -> tuple[bool, int]:
         from mcp_tools.policy.store import StateStoreUnavailable
 
-        try:
-            with anyio.fail_after(READY_TIMEOUT_SECONDS):
-                await anyio.to_thread.run_sync(app.store.ping, abandon_on_cancel=True)
-                waiting = await anyio.to_thread.run_sync(app.store.audit_waiting, abandon_on_cancel=True)
-        except (StateStoreUnavailable, TimeoutError):
+        async with checking:
+            if checked and anyio.current_time() - checked[0][0] < READY_CHECK_KEPT_SECONDS:
+                return checked[0][1], checked[0][2]
+            try:
+                with anyio.fail_after(READY_TIMEOUT_SECONDS):
+                    await anyio.to_thread.run_sync(app.store.ping, abandon_on_cancel=True)
+                    waiting = await anyio.to_thread.run_sync(app.store.audit_waiting, abandon_on_cancel=True)
+                answered = True
+            except (StateStoreUnavailable, TimeoutError):
+                answered, waiting = False, 0
+            checked[:] = [(anyio.current_time(), answered, waiting)]
+            return answered, waiting
+
+    async def readyz(request: Request) -> Response:
+        answered, waiting = await store_state()
+        if not answered:
             return JSONResponse({"status": "unavailable", "reason": "state store unreachable"}, status_code=503)
         if waiting:  # rows the store refused wait on local disk: `mcp-tools audit` cannot show them
-            reason = f"{waiting} audit rows wait in the local spool"
+            return JSONResponse(
+                {"status": "unavailable", "reason": f"{waiting} audit rows wait in the local spool"}, status_code=503
+            )
+        if load.saturated():
+            reason = f"saturated: all {load.max_requests} requests a token holder may run at once are running"
             return JSONResponse({"status": "unavailable", "reason": reason}, status_code=503)
         return JSONResponse({"status": "ready"})
 
@@ -332,33 +359,6 @@ def text_calls_endpoint(app: App) -> Any:
         return _safe(JSONResponse, report.as_results() if output == "results" else report.as_dict())
 
     return endpoint
-
-
-class BusyLimit:
-    """At most `limit` requests at once; more get 503 with Retry-After. `/healthz` always answers.
-
-    Long-lived requests (an MCP client's event stream, a streamed text-call reply) hold their
-    place while they last.
-    """
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-        self.running = 0
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
-            await self.app(scope, receive, send)
-            return
-        if self.running >= self.limit:
-            body = {"error": "busy", "message": f"the server is handling {self.limit} requests; try again shortly"}
-            await JSONResponse(body, status_code=503, headers={"Retry-After": "1"})(scope, receive, send)
-            return
-        self.running += 1
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.running -= 1
 
 
 class _DuplexResponse(StreamingResponse):
@@ -528,9 +528,10 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
     if unnamed is not None:
         logger.warning("%s", unnamed)
     managers: list[StreamableHTTPSessionManager] = []
+    load = Load(app.config.http.max_requests, app.config.http.public_max_requests)
     routes: list[Route] = [
         Route("/healthz", healthz, methods=["GET"]),
-        Route("/readyz", readyz_endpoint(app), methods=["GET"]),
+        Route("/readyz", readyz_endpoint(app, load), methods=["GET"]),
         Route("/text-calls", text_calls_endpoint(app), methods=["POST"]),
         *(oauth.routes() if oauth is not None else []),
     ]
@@ -566,7 +567,11 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
                 await stack.enter_async_context(manager.run())
             yield
 
+    def is_public(path: str) -> bool:
+        return path.startswith(OWN_AUTH_PREFIXES) or (oauth is not None and oauth.is_public(path))
+
     starlette = Starlette(routes=routes, lifespan=lifespan)
+    starlette.add_middleware(BusyLimit, load=load, is_public=is_public)  # once the token is accepted
     starlette.add_middleware(
         GuardMiddleware,
         tokens=tokens,
@@ -574,5 +579,6 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
         form_principals=app.config.form_principals(),
         oauth=oauth,
     )
-    starlette.add_middleware(BusyLimit, limit=app.config.http.max_requests)  # outermost: before any work
+    # outermost: the public paths' budgets and every body's deadline, before any other work
+    starlette.add_middleware(Admission, settings=app.config.http, is_public=is_public, load=load)
     return starlette

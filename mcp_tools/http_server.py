@@ -7,7 +7,9 @@ request head within `header_timeout_seconds` (on a new connection and between re
 idle keep-alive connection is closed after `keep_alive_seconds`, and at most `max_connections`
 stay open (never more than the descriptor limit leaves room for): beyond it the connection
 that has waited longest without a request is closed to make room, and when every one is busy
-the newcomer gets 503. How many requests run at once is capped in the app (`http.BusyLimit`).
+the newcomer gets 503. A connection answered before its request body is in (a refusal, a 413)
+reads the rest only within the head deadline and up to `DRAIN_BYTES`, then is closed. How many
+requests run at once, and how long a body may take, is decided in the app (`http_limits`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ MIN_ACCEPT_BURST = 16
 # is freed one turn later still. Meanwhile a burst can be accepted in each of those turns.
 BURSTS_IN_FLIGHT = 3
 MIN_CONNECTIONS = 8
+DRAIN_BYTES = 1024 * 1024  # of a body still coming after its answer, read and dropped at most
 BUSY_BODY = json.dumps({"error": "busy", "message": "too many open connections; try again shortly"}).encode()
 BUSY_RESPONSE = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
@@ -83,6 +86,8 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_made(transport)
         self._head_deadline: asyncio.TimerHandle | None = None
         self._waiting_since: float | None = None
+        self._answered_early: Any = None  # the request answered before its body was in
+        self._drained = 0
         self._wait_for_head()
         if len(self.connections) > self.max_connections:
             self._make_room()
@@ -93,12 +98,31 @@ class GuardedH11Protocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
+        if self._draining():  # the rest of an answered request's body: read and dropped, within limits
+            self._drained += len(data)
+            if self._drained > DRAIN_BYTES:
+                self._stop_waiting()
+                self.transport.close()
+            return
         if self.conn.their_state is not h11.IDLE:  # the request head is in
             self._stop_waiting()
+
+    def _draining(self) -> bool:
+        answered = self._answered_early
+        return answered is not None and answered is self.cycle and self.conn.their_state is h11.SEND_BODY
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if self.transport.is_closing():
+            return
+        if self.conn.their_state is h11.SEND_BODY:
+            # Answered before the body was in (a refusal, a 413): the rest is read and dropped, as
+            # closing with it unread could reset the connection before the client reads the
+            # answer; but within the head's deadline and DRAIN_BYTES, and the connection counts
+            # as waiting, so it makes room for others.
+            self._answered_early = self.cycle
+            self._drained = 0
+            self._wait_for_head()
             return
         if self.conn.their_state is h11.IDLE:  # ready for the next request: its head has a deadline too
             self._wait_for_head()
@@ -118,7 +142,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def _head_overdue(self) -> None:
         self._head_deadline = None
-        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+        if not self.transport.is_closing() and (self.conn.their_state is h11.IDLE or self._draining()):
             self._waiting_since = None
             self.transport.close()
 
@@ -202,6 +226,10 @@ def serve(app: Any, host: str, port: int, settings: HttpSettings, sock: socket.s
         http=protocol_for(settings),
         timeout_keep_alive=cast(Any, settings.keep_alive_seconds),  # any number of seconds; annotated int
         backlog=accept_burst(),
+        # X-Forwarded-For (and -Proto) only from the proxies named: from anyone else they would
+        # let a client pick the address its limits are counted for (uvicorn trusts loopback by default)
+        proxy_headers=bool(settings.trusted_proxies),
+        forwarded_allow_ips=list(settings.trusted_proxies) or None,
     )
     with contextlib.suppress(KeyboardInterrupt), stopping_on_sigterm():
         uvicorn.Server(config).run(sockets=None if sock is None else [sock])

@@ -14,6 +14,7 @@ from typing import Any
 DURATION_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 STORE_BUCKETS = (0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5)
 CHANNELS = frozenset({"cli", "page", "telegram", "elicitation", "notify"})
+METRICS_SOCKET_TIMEOUT = 10.0  # seconds a scrape's connection may stall
 
 
 class Metrics:
@@ -94,13 +95,62 @@ def current() -> Metrics:
     return _current
 
 
-def serve_metrics(port: int, known_tools: set[str]) -> Any:
-    """Start recording and serve `/metrics` on 127.0.0.1:`port`; returns the HTTP server."""
+def serve_metrics(port: int, known_tools: set[str], token: str | None = None) -> Any:
+    """Start recording and serve `/metrics` on 127.0.0.1:`port`; returns the HTTP server.
+
+    Only requests whose Host names this machine (and whose Origin, if any, is a loopback page)
+    are answered, so a web page that rebinds its name to 127.0.0.1 reads nothing; with `token`,
+    a scraper must send it as a bearer token. A connection that stalls is dropped after
+    `METRICS_SOCKET_TIMEOUT` seconds."""
     global _current
-    from prometheus_client import start_http_server
+    import threading
+    from socketserver import ThreadingMixIn
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+    from prometheus_client import make_wsgi_app
+
+    class Handler(WSGIRequestHandler):
+        timeout = METRICS_SOCKET_TIMEOUT
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # a stalled or broken scrape: its connection is closed, nothing to report
 
     with _lock:
         metrics = PrometheusMetrics(known_tools)
-        server, _ = start_http_server(port, addr="127.0.0.1", registry=metrics.registry)
+        app = guarded_metrics(make_wsgi_app(metrics.registry), token)
+        server = make_server("127.0.0.1", port, app, Server, handler_class=Handler)
+        threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
         _current = metrics
     return server
+
+
+def guarded_metrics(app: Any, token: str | None) -> Any:
+    """The WSGI app behind the Host/Origin rules of `/mcp` on loopback, and `token` when set."""
+    import hmac
+
+    from mcp_tools.net import LOOPBACK_HOSTS, LOOPBACK_ORIGINS, host_origin_refusal
+
+    def guarded(environ: dict[str, Any], start_response: Any) -> Any:
+        host, origin = environ.get("HTTP_HOST"), environ.get("HTTP_ORIGIN")  # repeated ones arrive joined
+        refused = host_origin_refusal(
+            [host] if host is not None else [], [origin] if origin is not None else [], LOOPBACK_HOSTS, LOOPBACK_ORIGINS
+        )
+        headers = [("Content-Type", "text/plain; charset=utf-8")]
+        if refused is not None:
+            status = f"{refused[0]} {'Misdirected Request' if refused[0] == 421 else 'Forbidden'}"
+            start_response(status, headers)
+            return [refused[1].encode()]
+        if token is not None:
+            scheme, _, presented = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(presented.strip().encode(), token.encode()):
+                start_response("401 Unauthorized", [*headers, ("WWW-Authenticate", 'Bearer realm="metrics"')])
+                return [b"send Authorization: Bearer <[http] metrics_token>"]
+        return app(environ, start_response)
+
+    return guarded

@@ -6,6 +6,10 @@ import ipaddress
 import re
 from collections.abc import Sequence
 
+# The names and browser origins of this machine, accepted whenever a server listens on loopback.
+LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
+LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+
 
 def is_loopback(host: str | None) -> bool:
     """True for `localhost` and loopback addresses (IPv6 with or without brackets)."""

@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mcp_tools.http_server",
             "mcp_tools.http",
             "mcp_tools.http_errors",
+            "mcp_tools.http_limits",
             "mcp_tools.http_sessions",
             "mcp_tools.mcp_server",
             "mcp_tools.stdio_wire",

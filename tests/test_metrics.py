@@ -72,3 +72,27 @@ def test_metrics_need_a_free_port(tmp_path: Path) -> None:
         port = taken.getsockname()[1]
         result = run_cli(demo_config(tmp_path), "serve", "--http", "--port", "0", "--metrics-port", str(port))
     assert result.returncode == 2 and f"--metrics-port {port}" in result.stderr
+
+
+def test_attack_a_rebinding_page_reads_no_metrics_and_a_scraper_sends_the_token(tmp_path: Path) -> None:
+    """Before: `/metrics` answered any Host, so a page at evil.example resolved to 127.0.0.1 read it."""
+    import socket
+
+    scrape_token = "scrape-0123456789-abcdefghijklmnop"
+    config = demo_config(tmp_path, f'[http]\nmetrics_token = "{scrape_token}"\n[http.tokens]\nlaptop = "{TOKEN}"\n')
+    metrics_port = free_port()
+    url = f"http://127.0.0.1:{metrics_port}/metrics"
+    with http_server(config, "--metrics-port", str(metrics_port)):
+        rebound = httpx2.get(url, headers={"Host": f"evil.example:{metrics_port}", **bearer(scrape_token)}, timeout=10)
+        assert rebound.status_code == 421 and "mcp_tools" not in rebound.text
+        from_page = httpx2.get(url, headers={"Origin": "https://evil.example", **bearer(scrape_token)}, timeout=10)
+        assert from_page.status_code == 403 and "mcp_tools" not in from_page.text
+        anonymous = httpx2.get(url, timeout=10)
+        assert anonymous.status_code == 401 and "mcp_tools" not in anonymous.text
+        assert httpx2.get(url, headers=bearer("scrape-wrong-token"), timeout=10).status_code == 401
+        scraped = httpx2.get(url, headers=bearer(scrape_token), timeout=10)
+        assert scraped.status_code == 200 and "mcp_tools_calls" in scraped.text
+        assert httpx2.get(url.replace("127.0.0.1", "localhost"), headers=bearer(scrape_token)).status_code == 200
+        with socket.create_connection(("127.0.0.1", metrics_port), timeout=30) as stalled:
+            stalled.sendall(b"GET /metrics HTTP/1.1\r\n")  # and never the rest of the head
+            assert stalled.recv(65536) == b""  # dropped after its timeout, not kept

@@ -102,7 +102,8 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     state = f'[state]\nurl = "{state_url}"\nsecret = "{secrets.token_hex(32)}"\n' if state_url else ""
     config = demo_config(
         tmp_path,
-        f'[http.oauth]\nembedded = true\nresource = "http://127.0.0.1:{port}/mcp"\n'
+        # every request comes from 127.0.0.1: the attacks below outrun one address's minute
+        f'[http]\npublic_requests_per_minute = 100000\n[http.oauth]\nembedded = true\nresource = "http://127.0.0.1:{port}/mcp"\n'
         '[http.oauth.scopes]\n"mcp:read" = ["read_only"]\n"mcp:write" = ["*"]\n' + state,
     )
     with http_server(config, port=port) as base:

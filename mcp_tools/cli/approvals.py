@@ -16,7 +16,7 @@ from mcp_tools.cli.common import (
     record_listening,
     tcp_port,
 )
-from mcp_tools.config import Config, ConfigError
+from mcp_tools.config import Config, ConfigError, HttpSettings
 
 
 def add_commands(commands: Any) -> None:
@@ -177,13 +177,16 @@ def cmd_approvals_serve(args: argparse.Namespace) -> int:
     print(new_login_link(store, base, settings.login_ttl_seconds), flush=True)
     record = record_listening(config, "page", base)
     try:
-        serve(page_server(page), host, port, config.http, sock)  # the same connection limits as `serve --http`
+        # the same connection limits as `serve --http`, and the limits of its paths open to anyone
+        serve(page_server(page, config.http), host, port, config.http, sock)
     finally:
         forget_listening(record)
     return 0
 
 
-def page_server(page: Any) -> Any:
+def page_server(page: Any, limits: HttpSettings | None = None) -> Any:
+    """The page at /approvals; with `limits`, behind the body deadline, body size and
+    per-address budgets of the paths `serve --http` opens to anyone."""
     from starlette.applications import Starlette
     from starlette.responses import RedirectResponse
     from starlette.routing import Mount, Route
@@ -191,7 +194,13 @@ def page_server(page: Any) -> Any:
     async def home(request: Any) -> Any:
         return RedirectResponse("/approvals/", status_code=307)
 
-    return Starlette(routes=[Route("/", home), Mount("/approvals", app=page)])
+    app = Starlette(routes=[Route("/", home), Mount("/approvals", app=page)])
+    if limits is not None:
+        from mcp_tools.http_limits import Admission, Load
+
+        load = Load(limits.max_requests, limits.public_max_requests)
+        app.add_middleware(Admission, settings=limits, is_public=lambda path: True, load=load)
+    return app
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

@@ -51,6 +51,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     unnamed = wildcard_without_names(config.http.host, config.http.allowed_hosts)
     if unnamed is not None:
         print(f"           warning: {unnamed}")
+    from mcp_tools.http_limits import exposure_warnings
+
+    for warning in exposure_warnings(config.http):
+        print(f"           warning: {warning}")
     weak = config.weak_http_tokens()
     if weak:
         from mcp_tools.config import MAKE_TOKEN, describe_weak_tokens

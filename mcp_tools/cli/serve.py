@@ -59,6 +59,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     configure_logging(config.server.log_level)
     app = build_app(config, namespaces_of(args), tools_of(args))
     if args.metrics_port is not None:
+        from mcp_tools.secrets import known_secrets
+
+        known_secrets.add(config.metrics_token())
         _serve_metrics(app, args.metrics_port)
     if not args.http:
         try:
@@ -102,7 +105,7 @@ def _serve_metrics(app: Any, port: int) -> None:
     try:
         from mcp_tools.metrics import serve_metrics
 
-        serve_metrics(port, {tool.spec.name for tool in app.tools.values()})
+        serve_metrics(port, {tool.spec.name for tool in app.tools.values()}, app.config.metrics_token())
     except ImportError:
         from mcp_tools.commands import pip_install
 
