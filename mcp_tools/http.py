@@ -209,28 +209,37 @@ def readyz_endpoint(app: App, load: Load) -> Any:
     The public paths filling up does not count: anyone could take the server out of rotation.
     Requests that arrive together share one check of the store, and its answer is kept for a
     second. `/healthz` stays a liveness check: the process is up, restarting it would not help."""
-    checked: list[tuple[float, bool, int]] = []  # when, whether the store answered, audit rows spooled
+    checked: list[tuple[float, bool]] = []
     checking = anyio.Lock()
 
-    async def store_state() -> tuple[bool, int]:
+    async def store_answers() -> bool:
         from mcp_tools.policy.store import StateStoreUnavailable
 
         async with checking:
             if checked and anyio.current_time() - checked[0][0] < READY_CHECK_KEPT_SECONDS:
-                return checked[0][1], checked[0][2]
+                return checked[0][1]
             try:
                 with anyio.fail_after(READY_TIMEOUT_SECONDS):
                     await anyio.to_thread.run_sync(app.store.ping, abandon_on_cancel=True)
-                    waiting = await anyio.to_thread.run_sync(app.store.audit_waiting, abandon_on_cancel=True)
                 answered = True
             except (StateStoreUnavailable, TimeoutError):
-                answered, waiting = False, 0
-            checked[:] = [(anyio.current_time(), answered, waiting)]
-            return answered, waiting
+                answered = False
+            checked[:] = [(anyio.current_time(), answered)]
+            return answered
+
+    async def spooled() -> int:
+        """Audit rows waiting in the local spool after trying to write them now (free when none wait)."""
+        from mcp_tools.policy.store import StateStoreUnavailable
+
+        try:
+            with anyio.fail_after(READY_TIMEOUT_SECONDS):
+                return await anyio.to_thread.run_sync(app.store.audit_waiting, abandon_on_cancel=True)
+        except (StateStoreUnavailable, TimeoutError):
+            return -1
 
     async def readyz(request: Request) -> Response:
-        answered, waiting = await store_state()
-        if not answered:
+        waiting = await spooled() if await store_answers() else -1
+        if waiting < 0:
             return JSONResponse({"status": "unavailable", "reason": "state store unreachable"}, status_code=503)
         if waiting:  # rows the store refused wait on local disk: `mcp-tools audit` cannot show them
             return JSONResponse(

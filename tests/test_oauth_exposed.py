@@ -86,6 +86,14 @@ def consent_location(server: Server, browser: httpx2.Client, url: str) -> str:
     return urljoin(server.base, asked.headers["location"])
 
 
+# Every request here comes from 127.0.0.1: the per-address admission of the public paths
+# (tests/test_http_limits.py) is opened wide, so what is tested is the embedded server's own bounds.
+ANY_ADDRESS = (
+    "[http]\npublic_requests_per_minute = 100000\npublic_requests_per_address = 1000\n"
+    "public_max_requests = 1000\npublic_max_body_bytes = 4194304\n"
+)
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Exposed]:
     """The defaults, but for the waiting consents in all (kept low so a test can fill them)."""
@@ -95,7 +103,8 @@ def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     state = f'[state]\nurl = "{state_url}"\nsecret = "{secrets.token_hex(32)}"\n' if state_url else ""
     config = demo_config(
         tmp_path,
-        f'[http.oauth]\nembedded = true\nresource = "http://127.0.0.1:{port}/mcp"\nmax_pending_consents = 30\n'
+        ANY_ADDRESS
+        + f'[http.oauth]\nembedded = true\nresource = "http://127.0.0.1:{port}/mcp"\nmax_pending_consents = 30\n'
         '[http.oauth.scopes]\n"mcp:read" = ["read_only"]\n"mcp:write" = ["*"]\n' + state,
     )
     with http_server(config, port=port) as base:
@@ -135,7 +144,7 @@ async def test_a_flood_of_registrations_locks_no_client_out(server: Exposed) -> 
 
 def test_registration_metadata_is_bounded_field_by_field(server: Exposed) -> None:
     with caller(21) as http:
-        huge = http.post(server.base + "/register", json=metadata(client_name="x" * 4 * 2**20))
+        huge = http.post(server.base + "/register", json=metadata(client_name="x" * (4 * 2**20 - 4096)))
         assert huge.status_code == 413 and huge.json()["error"] == "invalid_client_metadata"
         for field, value in (
             ("client_name", "x" * 101),
@@ -332,7 +341,8 @@ def test_metadata_documents_sign_in_when_the_table_is_full(tmp_path: Path) -> No
         }
         port = free_port()
         config = demo_config(
-            tmp_path, f'[http.oauth]\nembedded = true\nresource = "http://127.0.0.1:{port}/mcp"\nmax_clients = 1\n'
+            tmp_path,
+            ANY_ADDRESS + f'[http.oauth]\nembedded = true\nresource = "http://127.0.0.1:{port}/mcp"\nmax_clients = 1\n',
         )
         with http_server(config, port=port, SSL_CERT_FILE=str(ca)) as base:
             server = Exposed(base, config)
