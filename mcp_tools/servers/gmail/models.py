@@ -126,8 +126,10 @@ class ComposeArgs(Arguments):
     def _addresses(self) -> ComposeArgs:
         for field_name in ("to", "cc", "bcc"):
             for value in getattr(self, field_name):
-                if len(value) > 320 or "@" not in value or "\n" in value or "\r" in value:
-                    raise ValueError(f"{field_name}: {value[:80]!r} is not an email address")
+                # without "@": a contact's name, resolved to its one address (gmail.recipients)
+                name = "@" not in value and (not value.strip() or len(value) > 200 or set(value) & set(",;<>"))
+                if len(value) > 320 or name or "\n" in value or "\r" in value:
+                    raise ValueError(f"{field_name}: {value[:80]!r} is not an email address or a contact's name")
         if "\n" in self.subject or "\r" in self.subject:
             raise ValueError("subject: must be one line")
         return self

@@ -13,6 +13,7 @@ from typing import Any
 from mcp_tools.servers.gmail.config import GmailConfig
 from mcp_tools.servers.gmail.mime import Body, Outgoing, addresses, extract, headers_of
 from mcp_tools.servers.google.config import GoogleConfig
+from mcp_tools.servers.google.people import People
 from mcp_tools.servers.google.service import GoogleService
 from mcp_tools.servers.google.text import b64url_decode, b64url_encode
 from mcp_tools.tooling import Environment, ToolFailure
@@ -33,6 +34,7 @@ class GmailService(GoogleService):
         self.config = config
         self._labels: tuple[float, list[dict[str, Any]]] | None = None
         self._profile: str | None = None
+        self.people = People(self)  # recipients given by name
 
     def sender(self, tool: str) -> str:
         if self._profile is None:

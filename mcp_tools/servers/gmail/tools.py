@@ -239,6 +239,9 @@ async def read_attachments(service: GmailService, args: ComposeArgs, ctx: CallCo
 
 
 async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> DraftResult:
+    from mcp_tools.servers.gmail.recipients import resolve_names
+
+    args, _ = await service.run("gmail.draft", resolve_names, service, "gmail.draft", args)
     files = await read_attachments(service, args, ctx)
     made = await service.run("gmail.draft", service.draft, args, files)
     outgoing = made["outgoing"]
@@ -259,7 +262,7 @@ class SendFacts:
     """The attachments as `prepare` read them, then the message as the precheck built and checked it."""
 
     files: list[tuple[str, bytes]] | None = None
-    prepared: dict[str, Any] | None = None  # raw, thread_id, summary (what the person reads), digest
+    prepared: dict[str, Any] | None = None  # raw, thread_id, summary (what the person reads), digest, names
 
 
 async def load_attachments(service: GmailService, args: SendArgs, ctx: CallContext, facts: SendFacts) -> None:
@@ -269,8 +272,10 @@ async def load_attachments(service: GmailService, args: SendArgs, ctx: CallConte
 
 def _prepare_send(service: GmailService, args: SendArgs, files: list[tuple[str, bytes]] | None) -> dict[str, Any]:
     from mcp_tools.servers.gmail.mime import summarize_outgoing
+    from mcp_tools.servers.gmail.recipients import resolve_names
     from mcp_tools.servers.gmail.service import digest
 
+    args, names = resolve_names(service, "gmail.send", args)  # before anyone is asked
     if args.draft_id:
         raw, thread_id = service.draft_raw(args.draft_id)
     else:
@@ -286,7 +291,7 @@ def _prepare_send(service: GmailService, args: SendArgs, files: list[tuple[str, 
             f"[gmail] allowed_recipients does not allow {', '.join(refused)}",
             "Send only to allowed addresses; the person can widen [gmail] allowed_recipients.",
         )
-    return {"raw": raw, "thread_id": thread_id, "summary": summary, "digest": digest(raw)}
+    return {"raw": raw, "thread_id": thread_id, "summary": summary, "digest": digest(raw), "names": names}
 
 
 async def precheck_send(service: GmailService, args: SendArgs, facts: SendFacts) -> None:
@@ -317,6 +322,7 @@ def describe_send(args: SendArgs, facts: SendFacts) -> str:
     lines.append("First lines: " + (" / ".join(line.strip()[:100] for line in first) or "(empty)"))
     for name, size in info["attachments"]:
         lines.append(f"Attachment: {name} ({_size(size)})")
+    lines += [f"Name: {note}" for note in prepared.get("names", [])]
     return "\n".join(lines)
 
 

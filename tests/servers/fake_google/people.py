@@ -153,11 +153,12 @@ class FakePeople:
 
     @staticmethod
     def _matches(people: list[dict[str, Any]], query: str, fields: set[str]) -> list[dict[str, Any]]:
-        """People whose name starts a word with the query, or whose address or phone starts with it."""
+        """People whose name (or a word of it) starts with the query, or whose address or phone does."""
         wanted = query.lower()
         found = []
         for item in people:
-            words = [word.lower() for name in item.get("names", []) for word in name["displayName"].split()]
+            names = [name["displayName"].lower() for name in item.get("names", [])]
+            words = names + [word for name in names for word in name.split()]
             values = [
                 entry["value"].lower() for key in ("emailAddresses", "phoneNumbers") for entry in item.get(key, [])
             ]
