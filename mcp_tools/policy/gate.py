@@ -117,7 +117,8 @@ class BoundTool:
     service: Any
     wire_name: str
     configured_risk: Risk
-    # arguments left out of the listed schema: they act through a tool the policy hides (`reaches`)
+    # arguments left out of the listed schemas: they act through a tool the policy hides (`reaches`),
+    # or the configuration has no use for them (`Namespace.withheld`; a result field of the name goes too)
     withheld: tuple[str, ...] = ()
 
 
