@@ -70,14 +70,7 @@ def tool_definition(tool: BoundTool) -> types.Tool:
     if spec.destructive is not None:
         destructive = spec.destructive
     note = risk_note(risk, escalates=spec.dynamic_risk is not None)
-    input_schema = spec.input_model.model_json_schema()
-    output_schema = spec.output_model.model_json_schema(mode="serialization")
-    for option in tool.withheld:  # it acts through a tool the policy hides, or has no use here: not offered
-        input_schema.get("properties", {}).pop(option, None)
-        if option in input_schema.get("required", []):
-            input_schema["required"] = [name for name in input_schema["required"] if name != option]
-        if tool.spec.reaches.get(option) is None:  # a result field of that name is not reported either
-            output_schema.get("properties", {}).pop(option, None)
+    input_schema, output_schema = tool.listed_schemas()
     return types.Tool(
         name=tool.wire_name,
         title=spec.title,
