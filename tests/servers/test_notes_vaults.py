@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import mcp_types as types
 import pytest
 
-from tests.harness import connect, failure, ok
+from tests.harness import connect, failure, ok, text_of
 from tests.servers.notes_fixtures import notes_settings, vaults_settings, wait_for, write_vault
 
 pytestmark = pytest.mark.anyio
@@ -43,7 +44,8 @@ async def test_each_vault_searches_reads_and_links_only_its_own_notes(
         home_for_budget = ok(await client.call_tool("notes_search", {"query": "budget"}))
         work_links = ok(await client.call_tool("notes_backlinks", {"path": "Shared", "vault": "work"}))
         home_links = ok(await client.call_tool("notes_backlinks", {"path": "Shared"}))
-        read = ok(await client.call_tool("notes_read", {"path": "Shared", "vault": "work"}))
+        read_result = await client.call_tool("notes_read", {"path": "Shared", "vault": "work"})
+        read = ok(read_result)
         default_read = ok(await client.call_tool("notes_read", {"path": "Shared"}))
     assert [hit["path"] for hit in in_work["results"]] == ["Plan.md"] and in_work["vault"] == "work"
     assert work_for_pears["results"] == [] and home_for_budget["results"] == []
@@ -52,6 +54,18 @@ async def test_each_vault_searches_reads_and_links_only_its_own_notes(
     assert [link["source"] for link in home_links["backlinks"]] == ["Home.md"]
     assert "Work side" in read["content"] and "Home side" in default_read["content"]
     assert read["vault"] == "work" and default_read["vault"] == "default"
+    assert text_of(read_result).startswith("vault work: Shared.md")
+
+
+async def test_the_person_asked_sees_the_vault(tmp_path: Path, vaults: tuple[Path, Path]) -> None:
+    home, work = vaults
+    seen: list[types.ElicitRequestParams] = []
+    settings = vaults_settings(home, work=work)
+    settings["policy"] = {"rules": [{"match": "notes.edit", "risk": "high"}]}
+    async with connect(tmp_path, settings, elicit="accept", seen=seen) as client:
+        ok(await client.call_tool("notes_edit", {"path": "Plan", "action": "append", "content": "x", "vault": "work"}))
+    assert len(seen) == 1 and "append 1 character to note Plan in vault 'work'" in seen[0].message
+    assert (work / "Plan.md").read_text().endswith("x\n") and "Plan.md" not in {p.name for p in home.iterdir()}
 
 
 async def test_write_edit_and_rename_stay_in_the_named_vault(tmp_path: Path, vaults: tuple[Path, Path]) -> None:

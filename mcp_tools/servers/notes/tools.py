@@ -112,9 +112,14 @@ def _position(what: str, offset: int, shown: int, total: int, next_offset: int |
     return line
 
 
+def vault_of(out: m.NoteOutput) -> str:
+    """`vault work: ` before a rendered result when several vaults are configured."""
+    return f"vault {out.vault}: " if out.vault else ""
+
+
 def render_read(out: m.ReadOutput) -> str:
     """The note for people and text-only clients: what identifies it, then its text, once."""
-    head = [f"{out.path} (sha256 {out.sha256})" + (f", section {out.heading!r}" if out.heading else "")]
+    head = [f"{vault_of(out)}{out.path} (sha256 {out.sha256})" + (f", section {out.heading!r}" if out.heading else "")]
     if out.tags:
         head.append("tags: " + ", ".join(out.tags))
     if out.frontmatter:
@@ -125,7 +130,7 @@ def render_read(out: m.ReadOutput) -> str:
 
 
 def render_daily(out: m.DailyOutput) -> str:
-    head = f"{out.path} ({out.date}, {'created' if out.created else 'existing'}, sha256 {out.sha256})"
+    head = f"{vault_of(out)}{out.path} ({out.date}, {'created' if out.created else 'existing'}, sha256 {out.sha256})"
     return (
         head
         + "\n"
@@ -136,7 +141,7 @@ def render_daily(out: m.DailyOutput) -> str:
 
 def render_rename(out: m.RenameOutput) -> str:
     verb = "would change" if out.dry_run else "changed"
-    lines = [f"{out.path} -> {out.new_path}: {verb} {out.links:,} links in {out.files:,} files."]
+    lines = [f"{vault_of(out)}{out.path} -> {out.new_path}: {verb} {out.links:,} links in {out.files:,} files."]
     lines += [f"warning: {warning}" for warning in out.warnings]
     for change in out.changed:
         lines.append(f"- {change.path} ({change.links} links)")
@@ -151,7 +156,8 @@ def render_rename(out: m.RenameOutput) -> str:
 
 def render_delete(out: m.DeleteOutput) -> str:
     done = f"moved to {out.trashed_to}" if out.trashed_to else "deleted permanently"
-    lines = [f"{out.path} {done}; {out.linked_from_total:,} {plural(out.linked_from_total, 'note')} linked to it."]
+    linked = f"{out.linked_from_total:,} {plural(out.linked_from_total, 'note')} linked to it"
+    lines = [f"{vault_of(out)}{out.path} {done}; {linked}."]
     lines += [f"- {path}" for path in out.linked_from]
     if out.linked_from_total > len(out.linked_from):
         lines.append(f"and {out.linked_from_total - len(out.linked_from):,} more")
