@@ -302,8 +302,10 @@ def _enable(app: App, name: str, explicit: bool) -> NamespaceStatus:
     app.namespaces[name] = namespace
     app.services[name] = service
     app.catalog.descriptions[name] = namespace.description
+    withheld = namespace.withheld(service) if namespace.withheld is not None else ()
     for spec in namespace.tools:
-        app.gate.tools[spec.name] = app.catalog.add(spec, service)
+        app.gate.tools[spec.name] = bound = app.catalog.add(spec, service)
+        bound.withheld = withheld
     _register_search(app, namespace, service)
     return NamespaceStatus(name, True, None, namespace.needs_account)
 
@@ -313,7 +315,7 @@ def _withhold_unreachable(app: App) -> None:
     for bound in app.tools.values():
         withheld = tuple(option for option, target in bound.spec.reaches.items() if app.gate.unreachable(target))
         if withheld:
-            bound.withheld = withheld
+            bound.withheld += withheld
 
 
 def _register_search(app: App, namespace: Namespace[Any], service: Any) -> None:

@@ -80,9 +80,12 @@ def every_tool(wire_separator: str = "_") -> list[Any]:
     rules = RulePolicy(PolicySettings())
     tools = []
     for name in CATALOG:
-        for spec in load_namespace(name).tools:
+        namespace = load_namespace(name)
+        # what a namespace leaves out as its default configuration does (one notes vault: no `vault`)
+        withheld = namespace.withheld(None) if namespace.withheld is not None else ()
+        for spec in namespace.tools:
             wire = spec.name if wire_separator == "." else spec.name.replace(".", wire_separator)
-            tools.append(BoundTool(spec, None, wire, rules.configured_risk(spec)))
+            tools.append(BoundTool(spec, None, wire, rules.configured_risk(spec), withheld))
     return tools
 
 

@@ -70,17 +70,13 @@ def tool_definition(tool: BoundTool) -> types.Tool:
     if spec.destructive is not None:
         destructive = spec.destructive
     note = risk_note(risk, escalates=spec.dynamic_risk is not None)
-    input_schema = spec.input_model.model_json_schema()
-    for option in tool.withheld:  # it acts through a tool the policy hides: not offered
-        input_schema.get("properties", {}).pop(option, None)
-        if option in input_schema.get("required", []):
-            input_schema["required"] = [name for name in input_schema["required"] if name != option]
+    input_schema, output_schema = tool.listed_schemas()
     return types.Tool(
         name=tool.wire_name,
         title=spec.title,
         description=spec.description + note,
         input_schema=compact_schema(input_schema),
-        output_schema=compact_output_schema(spec.output_model.model_json_schema(mode="serialization")),
+        output_schema=compact_output_schema(output_schema),
         annotations=tool_annotations(spec.read_only, destructive, spec.idempotent or spec.read_only, spec.open_world),
     )
 

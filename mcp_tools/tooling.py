@@ -463,6 +463,9 @@ class Namespace(Generic[ServiceT]):
     tools: Sequence[ToolSpec[ServiceT, Any, Any]]
     needs_account: bool = False
     lifespan: Callable[[ServiceT], AbstractAsyncContextManager[None]] | None = None
+    # argument (and result field) names its tools leave out of their listed schemas, as configured
+    # (asked with None where tools are measured unbuilt: then as the default configuration does)
+    withheld: Callable[[ServiceT | None], tuple[str, ...]] | None = None
     http_routes: Callable[[ServiceT], Sequence[HttpRoute]] | None = None
     commands: Sequence[CliCommand[ServiceT]] = ()
     instructions: str | None = None

@@ -117,8 +117,22 @@ class BoundTool:
     service: Any
     wire_name: str
     configured_risk: Risk
-    # arguments left out of the listed schema: they act through a tool the policy hides (`reaches`)
+    # arguments left out of the listed schemas: they act through a tool the policy hides (`reaches`),
+    # or the configuration has no use for them (`Namespace.withheld`; a result field of the name goes too)
     withheld: tuple[str, ...] = ()
+
+    def listed_schemas(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The input and output JSON schemas as listed: the withheld arguments left out, and result
+        fields of the same names too, except where the argument reaches another tool."""
+        inputs = self.spec.input_model.model_json_schema()
+        outputs = self.spec.output_model.model_json_schema(mode="serialization")
+        for option in self.withheld:
+            inputs.get("properties", {}).pop(option, None)
+            if option in inputs.get("required", []):
+                inputs["required"] = [name for name in inputs["required"] if name != option]
+            if option not in self.spec.reaches:
+                outputs.get("properties", {}).pop(option, None)
+        return inputs, outputs
 
 
 @dataclass

@@ -97,6 +97,13 @@ def notes_settings(vault: Path, **extra: Any) -> dict[str, Any]:
     return {"server": {"servers": ["notes"]}, "notes": {"vault": str(vault), "watch": False, **extra}}
 
 
+def vaults_settings(default: Path, **vaults: Path) -> dict[str, Any]:
+    """`[notes] vault` plus one `[notes.vaults.LABEL]` for each keyword."""
+    settings = notes_settings(default)
+    settings["notes"]["vaults"] = {label: {"path": str(path)} for label, path in vaults.items()}
+    return settings
+
+
 async def wait_for(check: Callable[[], Any], timeout: float = 15.0, interval: float = 0.05) -> Any:
     """Poll an async or sync check until it returns a truthy value; fail with the last value."""
     import inspect

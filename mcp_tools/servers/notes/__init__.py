@@ -19,20 +19,38 @@ if TYPE_CHECKING:
 
 
 def create(config: NotesConfig, env: Environment) -> NotesService:
-    from mcp_tools.servers.notes.service import NotesService
+    from mcp_tools.servers.notes.vaults import VaultedNotes
 
-    return NotesService(config, env)
+    return VaultedNotes(config, env)
+
+
+def _withheld(service: NotesService | None) -> tuple[str, ...]:
+    """With one vault (or none built yet), `vault` is neither offered nor reported: the tools read
+    as they always have."""
+    if service is None:
+        return ("vault",)
+    from mcp_tools.servers.notes.vaults import several
+
+    return () if several(service) else ("vault",)
 
 
 async def _background(service: NotesService, stop: anyio.Event) -> None:
-    """Start-up reconciliation, then embeddings, then (optionally) the watcher."""
+    """For each vault: start-up reconciliation, then embeddings, then (optionally) the watcher."""
+    from mcp_tools.servers.notes.vaults import all_vaults
+
+    if service.embedder is not None and hasattr(service.embedder, "start_loading"):
+        service.embedder.start_loading()  # in its own thread: searches answer lexically meanwhile
+    async with anyio.create_task_group() as group:
+        for vault in all_vaults(service).values():
+            group.start_soon(_vault_background, vault, stop)
+
+
+async def _vault_background(service: NotesService, stop: anyio.Event) -> None:
     async with anyio.create_task_group() as group:
         if service.config.watch:
             from mcp_tools.servers.notes.watcher import watch
 
             group.start_soon(watch, service, stop)
-        if service.embedder is not None and hasattr(service.embedder, "start_loading"):
-            service.embedder.start_loading()  # in its own thread: searches answer lexically meanwhile
         await anyio.to_thread.run_sync(sweep_temp_files, service.root, abandon_on_cancel=True)
         await anyio.to_thread.run_sync(service.reconcile)
         await anyio.to_thread.run_sync(service.embed_pending)
@@ -47,7 +65,10 @@ async def lifespan(service: NotesService) -> AsyncIterator[None]:
             try:
                 yield
             finally:
-                service.stopping.set()
+                from mcp_tools.servers.notes.vaults import all_vaults
+
+                for vault in all_vaults(service).values():
+                    vault.stopping.set()
                 stop.set()
                 group.cancel_scope.cancel()
     finally:
@@ -74,6 +95,7 @@ NAMESPACE: Namespace[NotesService] = Namespace(
     config_model=NotesConfig,
     create=create,
     tools=TOOLS,
+    withheld=_withheld,
     lifespan=lifespan,
     requires=("yaml", "watchfiles"),
     commands=(

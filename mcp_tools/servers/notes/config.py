@@ -1,10 +1,26 @@
-"""The `[notes]` section: the vault, embeddings, daily notes, the watcher and the limits."""
+"""The `[notes]` section: the vault (and more vaults), embeddings, daily notes, the watcher and the limits."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, StringConstraints, model_validator
+
+VAULT_LABEL = r"^[a-z0-9][a-z0-9_-]{0,39}$"
+DEFAULT_VAULT = "default"  # the label of `[notes] vault`
+
+
+class VaultConfig(BaseModel):
+    """A `[notes.vaults.LABEL]` section: one more vault, with its own index. Unset settings are `[notes]`'s."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="The vault folder.", examples=["~/Documents/Work"])
+    daily_folder: str | None = Field(default=None, description="Daily notes' folder in this vault.")
+    daily_format: str | None = Field(default=None, description="Daily notes' names in this vault.")
+    daily_template: str | None = Field(default=None, description="A note this vault's daily notes start from.")
+    trash_folder: str | None = Field(default=None, description="Where deleted notes go, inside this vault.")
+    watch: bool | None = Field(default=None, description="Pick up edits made outside this vault live.")
 
 
 class NotesConfig(BaseModel):
@@ -39,3 +55,14 @@ class NotesConfig(BaseModel):
         default=2_000_000, ge=1_000, description="Larger notes are not read, written or indexed."
     )
     trash_folder: str = Field(default=".trash", description="Where deleted notes go, inside the vault.")
+    vaults: dict[Annotated[str, StringConstraints(pattern=VAULT_LABEL)], VaultConfig] = Field(
+        default_factory=dict,
+        description="More vaults by label; tools then take a `vault` argument ([notes] vault is 'default').",
+        examples=["work"],
+    )
+
+    @model_validator(mode="after")
+    def _labels(self) -> NotesConfig:
+        if DEFAULT_VAULT in self.vaults:
+            raise ValueError(f"[notes.vaults.{DEFAULT_VAULT}]: that label is [notes] vault's; choose another")
+        return self

@@ -29,17 +29,24 @@ LINKED_FROM_SHOWN = 100
 
 # -- inputs ---------------------------------------------------------------------------------
 
+
+class NoteArguments(Arguments):
+    """Every notes tool's arguments; `vault` is listed only when several vaults are configured."""
+
+    vault: str | None = Field(default=None, max_length=100, description="vault label; default: the default vault")
+
+
 NotePath = Field(max_length=1024, description="e.g. 'Projects/Plan' ('.md' optional)")
 
 
-class ReadArgs(Arguments):
+class ReadArgs(NoteArguments):
     path: str = NotePath
     heading: str | None = Field(default=None, max_length=500, description="only this section")
     offset: int = OFFSET
     max_chars: int = MAX_CHARS
 
 
-class SearchArgs(Arguments):
+class SearchArgs(NoteArguments):
     query: str = Field(min_length=1, max_length=2000)
     top_k: int = Field(default=10, ge=1, le=50)
     tags: list[Tag] = Field(default_factory=list, max_length=20, description="all required; 'a' matches 'a/b'")
@@ -48,19 +55,19 @@ class SearchArgs(Arguments):
     folder: str | None = Field(default=None, max_length=1024)
 
 
-class WriteArgs(Arguments):
+class WriteArgs(NoteArguments):
     path: str = NotePath
     content: str
     expected_sha256: str | None = SHA256
 
 
-class UpdateFrontmatterArgs(Arguments):
+class UpdateFrontmatterArgs(NoteArguments):
     path: str = NotePath
     set: dict[str, Any] = Field(max_length=100, description="keys to merge; null removes one")
     expected_sha256: str | None = SHA256
 
 
-class EditArgs(Arguments):
+class EditArgs(NoteArguments):
     path: str = NotePath
     action: Literal["append", "prepend", "insert", "replace_section", "replace"] = Field(
         description="insert: after heading's own text; replace_section: heading's body and subsections; "
@@ -72,30 +79,30 @@ class EditArgs(Arguments):
     expected_sha256: str | None = SHA256
 
 
-class LinksArgs(Arguments):
+class LinksArgs(NoteArguments):
     path: str = NotePath
     limit: int = LIMIT
     cursor: str | None = CURSOR
 
 
-class DailyArgs(Arguments):
+class DailyArgs(NoteArguments):
     date: str | None = Field(default=None, max_length=40, description="YYYY-MM-DD; default today")
     create: bool = True
     offset: int = OFFSET
     max_chars: int = MAX_CHARS
 
 
-class TagArgs(Arguments):
+class TagArgs(NoteArguments):
     tag: str = Field(min_length=1, max_length=MAX_TAG_CHARS)
     limit: int = LIMIT
     cursor: str | None = CURSOR
 
 
-class PathArgs(Arguments):
+class PathArgs(NoteArguments):
     path: str = NotePath
 
 
-class RenameArgs(Arguments):
+class RenameArgs(NoteArguments):
     path: str = NotePath
     new_path: str = Field(max_length=1024)
     dry_run: bool = False
@@ -108,7 +115,7 @@ class RenameArgs(Arguments):
         return self
 
 
-class DeleteArgs(Arguments):
+class DeleteArgs(NoteArguments):
     path: str = NotePath
     permanent: bool = False
 
@@ -138,7 +145,7 @@ class WriteFacts:
     size: int | None = None  # bytes of the note it replaces
 
 
-class RandomArgs(Arguments):
+class RandomArgs(NoteArguments):
     tag: str | None = Field(default=None, max_length=MAX_TAG_CHARS)
     folder: str | None = Field(default=None, max_length=1024)
 
@@ -162,7 +169,13 @@ class IndexState(BaseModel):
     skipped_notes: list[SkippedNote] = Field(default_factory=list, exclude_if=lambda notes: not notes)
 
 
-class ReadOutput(Output):
+class NoteOutput(Output):
+    """Every notes result; `vault` (the vault that answered) is there only when several are configured."""
+
+    vault: str | None = Field(default=None, exclude_if=lambda label: label is None)
+
+
+class ReadOutput(NoteOutput):
     path: str
     content: str
     frontmatter: dict[str, Any]
@@ -189,28 +202,28 @@ class SearchHit(BaseModel):
     score: float
 
 
-class SearchOutput(Output):
+class SearchOutput(NoteOutput):
     mode: Literal["hybrid", "lexical"]
     results: list[SearchHit]
     index: IndexState
     note: str | None = None
 
 
-class WriteOutput(Output):
+class WriteOutput(NoteOutput):
     path: str
     sha256: str
     created: bool
     bytes: int
 
 
-class EditOutput(Output):
+class EditOutput(NoteOutput):
     path: str
     sha256: str
     changed: bool
     diff: str
 
 
-class FrontmatterOutput(Output):
+class FrontmatterOutput(NoteOutput):
     path: str
     sha256: str
     frontmatter: dict[str, Any]
@@ -224,7 +237,7 @@ class Backlink(BaseModel):
     line: int
 
 
-class BacklinksOutput(Output):
+class BacklinksOutput(NoteOutput):
     path: str
     backlinks: list[Backlink]
     total: int
@@ -241,7 +254,7 @@ class ForwardLink(BaseModel):
     missing: str | None = None  # the heading or block the link names does not exist
 
 
-class ForwardLinksOutput(Output):
+class ForwardLinksOutput(NoteOutput):
     path: str
     links: list[ForwardLink]
     total: int
@@ -249,7 +262,7 @@ class ForwardLinksOutput(Output):
     next_cursor: str | None = None
 
 
-class DailyOutput(Output):
+class DailyOutput(NoteOutput):
     path: str
     date: str
     created: bool
@@ -265,14 +278,14 @@ class TaggedNote(BaseModel):
     tags: list[str]
 
 
-class TagOutput(Output):
+class TagOutput(NoteOutput):
     tag: str
     notes: list[TaggedNote]
     total: int
     next_cursor: str | None = None
 
 
-class MetadataOutput(Output):
+class MetadataOutput(NoteOutput):
     path: str
     title: str
     frontmatter: dict[str, Any]
@@ -295,7 +308,7 @@ class FileChange(BaseModel):
     diff: str | None = None
 
 
-class RenameOutput(Output):
+class RenameOutput(NoteOutput):
     path: str
     new_path: str
     dry_run: bool
@@ -306,14 +319,14 @@ class RenameOutput(Output):
     next_cursor: str | None = None  # dry_run: pass as cursor for the next files
 
 
-class DeleteOutput(Output):
+class DeleteOutput(NoteOutput):
     path: str
     trashed_to: str | None
     linked_from: list[str]  # the first of them
     linked_from_total: int = 0
 
 
-class RandomOutput(Output):
+class RandomOutput(NoteOutput):
     path: str
     title: str
     tags: list[str]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -17,11 +18,25 @@ if TYPE_CHECKING:  # the service module (regexes, SQLite, sandbox) loads only wh
     from mcp_tools.servers.notes.service import NotesService
 
 
+def route(service: NotesService, args: Any) -> tuple[str, NotesService]:
+    """The vault the arguments name, and its service (see `vaults`)."""
+    from mcp_tools.servers.notes.vaults import pick
+
+    return pick(service, args)
+
+
+def stamp(service: NotesService, label: str, result: Any) -> Any:
+    from mcp_tools.servers.notes.vaults import answered
+
+    return answered(service, label, result)
+
+
 def threaded(method: str) -> Callable[[NotesService, Any, CallContext], Awaitable[Any]]:
     """A handler that runs the service method `method` in a worker thread (SQLite and file I/O block)."""
 
     async def handler(service: NotesService, args: Any, ctx: CallContext) -> Any:
-        return await anyio.to_thread.run_sync(partial(getattr(service, method), args))
+        label, vault = route(service, args)
+        return stamp(service, label, await anyio.to_thread.run_sync(partial(getattr(vault, method), args)))
 
     return handler
 
@@ -30,32 +45,45 @@ def precheck(method: str) -> Callable[[NotesService, Any], Awaitable[None]]:
     """A precondition check: the service method `method`, in a worker thread."""
 
     async def check(service: NotesService, args: Any) -> None:
-        await anyio.to_thread.run_sync(partial(getattr(service, method), args))
+        await anyio.to_thread.run_sync(partial(getattr(route(service, args)[1], method), args))
 
     return check
 
 
 async def precheck_rename(service: NotesService, args: m.RenameArgs, facts: m.RenameFacts) -> None:
-    await anyio.to_thread.run_sync(service.precheck_rename, args, facts)
+    await anyio.to_thread.run_sync(route(service, args)[1].precheck_rename, args, facts)
 
 
 async def precheck_delete(service: NotesService, args: m.DeleteArgs, facts: m.DeleteFacts) -> None:
-    await anyio.to_thread.run_sync(service.precheck_delete, args, facts)
+    await anyio.to_thread.run_sync(route(service, args)[1].precheck_delete, args, facts)
 
 
 async def delete_handler(
     service: NotesService, args: m.DeleteArgs, ctx: CallContext, facts: m.DeleteFacts
 ) -> m.DeleteOutput:
-    return await anyio.to_thread.run_sync(service.delete, args)
+    label, vault = route(service, args)
+    result: m.DeleteOutput = stamp(service, label, await anyio.to_thread.run_sync(vault.delete, args))
+    return result
 
 
 async def rename_handler(
     service: NotesService, args: m.RenameArgs, ctx: CallContext, facts: m.RenameFacts
 ) -> m.RenameOutput:
+    label, vault = route(service, args)
     await ctx.report_progress(0, 1, f"planning the rename of {args.path}")
-    result = await anyio.to_thread.run_sync(partial(service.rename, args))
+    result: m.RenameOutput = stamp(service, label, await anyio.to_thread.run_sync(partial(vault.rename, args)))
     await ctx.report_progress(1, 1, f"{len(result.changed)} files {'would change' if args.dry_run else 'changed'}")
     return result
+
+
+def in_vault(describe: Callable[..., str]) -> Callable[..., str]:
+    """The description, naming the vault when the call names one (the person approving sees where)."""
+
+    def described(args: Any, *facts: Any) -> str:
+        line = describe(args, *facts)
+        return line + f" in vault {args.vault!r}" if args.vault else line
+
+    return described
 
 
 def describe_rename(args: m.RenameArgs, facts: m.RenameFacts) -> str:
@@ -84,9 +112,14 @@ def _position(what: str, offset: int, shown: int, total: int, next_offset: int |
     return line
 
 
+def vault_of(out: m.NoteOutput) -> str:
+    """`vault work: ` before a rendered result when several vaults are configured."""
+    return f"vault {out.vault}: " if out.vault else ""
+
+
 def render_read(out: m.ReadOutput) -> str:
     """The note for people and text-only clients: what identifies it, then its text, once."""
-    head = [f"{out.path} (sha256 {out.sha256})" + (f", section {out.heading!r}" if out.heading else "")]
+    head = [f"{vault_of(out)}{out.path} (sha256 {out.sha256})" + (f", section {out.heading!r}" if out.heading else "")]
     if out.tags:
         head.append("tags: " + ", ".join(out.tags))
     if out.frontmatter:
@@ -97,7 +130,7 @@ def render_read(out: m.ReadOutput) -> str:
 
 
 def render_daily(out: m.DailyOutput) -> str:
-    head = f"{out.path} ({out.date}, {'created' if out.created else 'existing'}, sha256 {out.sha256})"
+    head = f"{vault_of(out)}{out.path} ({out.date}, {'created' if out.created else 'existing'}, sha256 {out.sha256})"
     return (
         head
         + "\n"
@@ -108,7 +141,7 @@ def render_daily(out: m.DailyOutput) -> str:
 
 def render_rename(out: m.RenameOutput) -> str:
     verb = "would change" if out.dry_run else "changed"
-    lines = [f"{out.path} -> {out.new_path}: {verb} {out.links:,} links in {out.files:,} files."]
+    lines = [f"{vault_of(out)}{out.path} -> {out.new_path}: {verb} {out.links:,} links in {out.files:,} files."]
     lines += [f"warning: {warning}" for warning in out.warnings]
     for change in out.changed:
         lines.append(f"- {change.path} ({change.links} links)")
@@ -123,7 +156,8 @@ def render_rename(out: m.RenameOutput) -> str:
 
 def render_delete(out: m.DeleteOutput) -> str:
     done = f"moved to {out.trashed_to}" if out.trashed_to else "deleted permanently"
-    lines = [f"{out.path} {done}; {out.linked_from_total:,} {plural(out.linked_from_total, 'note')} linked to it."]
+    linked = f"{out.linked_from_total:,} {plural(out.linked_from_total, 'note')} linked to it"
+    lines = [f"{vault_of(out)}{out.path} {done}; {linked}."]
     lines += [f"- {path}" for path in out.linked_from]
     if out.linked_from_total > len(out.linked_from):
         lines.append(f"and {out.linked_from_total - len(out.linked_from):,} more")
@@ -134,7 +168,8 @@ async def write_risk(service: NotesService, args: m.WriteArgs, facts: m.WriteFac
     """Replacing a note without proving which version was read is an overwrite. What the write
     would create or replace is kept for its description, from one look at the vault."""
     try:
-        facts.key, facts.size, version = await anyio.to_thread.run_sync(service.write_target, args.path)
+        vault = route(service, args)[1]
+        facts.key, facts.size, version = await anyio.to_thread.run_sync(vault.write_target, args.path)
     except ToolFailure:
         return Risk.MEDIUM  # a path that is refused; the precheck says why
     facts.exists = facts.size is not None
@@ -145,11 +180,12 @@ async def write_risk(service: NotesService, args: m.WriteArgs, facts: m.WriteFac
 
 
 async def write_handler(service: NotesService, args: m.WriteArgs, ctx: CallContext, facts: m.WriteFacts) -> Any:
-    return await anyio.to_thread.run_sync(service.write, args)
+    label, vault = route(service, args)
+    return stamp(service, label, await anyio.to_thread.run_sync(vault.write, args))
 
 
 async def precheck_write(service: NotesService, args: m.WriteArgs, facts: m.WriteFacts) -> None:
-    await anyio.to_thread.run_sync(service.precheck_write, args)
+    await anyio.to_thread.run_sync(route(service, args)[1].precheck_write, args)
 
 
 def describe_write(args: m.WriteArgs, facts: m.WriteFacts) -> str:
@@ -181,10 +217,11 @@ def describe_edit(args: m.EditArgs) -> str:
 async def daily_risk(service: NotesService, args: m.DailyArgs) -> Risk:
     def creates() -> bool:
         try:
-            key, _ = service.daily_key(args.date)
+            vault = route(service, args)[1]
+            key, _ = vault.daily_key(args.date)
         except Exception:
             return False
-        return args.create and not service.exists(key)
+        return args.create and not vault.exists(key)
 
     return Risk.MEDIUM if await anyio.to_thread.run_sync(creates) else Risk.LOW
 
@@ -193,7 +230,7 @@ async def daily_risk(service: NotesService, args: m.DailyArgs) -> Risk:
 _SEARCH_ALIAS_RENAMES = {"limit": "top_k", "max_results": "top_k", "maxResults": "top_k", "k": "top_k"}
 
 
-TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
+_TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ToolSpec(
         name="notes.read",
         aliases=(ToolAlias("read_note"),),
@@ -382,3 +419,4 @@ TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
         read_only=True,
     ),
 ]
+TOOLS: list[ToolSpec[NotesService, Any, Any]] = [replace(spec, describe=in_vault(spec.describe)) for spec in _TOOLS]
