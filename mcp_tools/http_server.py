@@ -41,7 +41,9 @@ MIN_ACCEPT_BURST = 16
 # is freed one turn later still. Meanwhile a burst can be accepted in each of those turns.
 BURSTS_IN_FLIGHT = 3
 MIN_CONNECTIONS = 8
-DRAIN_BYTES = 1024 * 1024  # of a body still coming after its answer, read and dropped at most
+# Of a body still coming after its answer, read and dropped at most: a client that sent a whole
+# body past the 4 MiB limit still reads its 413, not a reset; the head deadline bounds the time.
+DRAIN_BYTES = 4 * 1024 * 1024
 BUSY_BODY = json.dumps({"error": "busy", "message": "too many open connections; try again shortly"}).encode()
 BUSY_RESPONSE = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"

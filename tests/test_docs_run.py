@@ -32,6 +32,7 @@ import re
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -188,6 +189,10 @@ def started(run: Run, checkout: Checkout, name: str) -> Iterator[None]:
                 chunk = os.read(process.stdout.fileno(), 65536)
                 assert chunk, f"{run.block.where}: ended before printing {run.until!r}:\n{output.decode()[-3000:]}"
                 output += chunk
+        # Keep reading what it prints while the other blocks run: a full pipe would block the
+        # server on a write, and it could then not stop when asked.
+        drain = threading.Thread(target=lambda: process.stdout.read() if process.stdout else None, daemon=True)
+        drain.start()
         yield
     finally:
         with contextlib.suppress(ProcessLookupError):

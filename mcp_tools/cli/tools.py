@@ -101,13 +101,19 @@ def selected_but_not_running(app: Any) -> list[Any]:
     if app.selection is None:
         return []
     separator = app.config.server.wire_separator
-    return [
-        BoundTool(spec, None, wire_name(spec.name, separator), app.rules.configured_risk(spec))
-        for name in CATALOG
-        if name not in app.namespaces
-        for spec in load_namespace(name).tools
-        if spec.name in app.selection.chosen and app.rules.hidden_reason(spec) is None
-    ]
+    tools = []
+    for name in CATALOG:
+        if name in app.namespaces:
+            continue
+        namespace = load_namespace(name)
+        # left out as its default configuration does (one notes vault: no `vault` argument)
+        withheld = namespace.withheld(None) if namespace.withheld is not None else ()
+        tools += [
+            BoundTool(spec, None, wire_name(spec.name, separator), app.rules.configured_risk(spec), withheld)
+            for spec in namespace.tools
+            if spec.name in app.selection.chosen and app.rules.hidden_reason(spec) is None
+        ]
+    return tools
 
 
 def print_budget(app: Any, served: list[Any], as_json: bool) -> int:

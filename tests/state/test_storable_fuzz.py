@@ -116,8 +116,8 @@ def test_oauth_rows_and_the_telegram_ledger_take_any_text(
     client_id = f"{text}{n}"
     oauth.put_client(client_id, {"name": text, text: text})
     assert same_json(oauth.get_client(client_id), {"name": text, text: text})
-    oauth.put_request(f"r{n}", {"text": text}, 600)
-    assert same_json(oauth.take_request(f"r{n}"), {"text": text})
+    oauth.put_request(f"r{n}", {"client_id": client_id, "text": text}, 600)
+    assert same_json(oauth.take_request(f"r{n}"), {"client_id": client_id, "text": text})
     oauth.put_grant(f"g{n}", "access", client_id, text, {"scope": text}, 600)
     grant = oauth.get_grant(f"g{n}", "access")
     assert grant is not None and same_json(grant[0], {"scope": text})

@@ -29,6 +29,7 @@ NOTES_NAMES = [
     "read_note",
     "search_notes",
     "write_note",
+    "edit_note",
     "update_frontmatter",
     "list_backlinks",
     "list_forward_links",

@@ -207,7 +207,7 @@ class LineHit(Output):
     after: list[str] = Field(default_factory=list)
 
 
-class SearchResult(Output):
+class SearchResult(AbsentWhenNone):
     hits: list[LineHit]
     searched: int  # files searched
     binary: int = 0  # binary files skipped

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -79,6 +80,7 @@ async def rename_handler(
 def in_vault(describe: Callable[..., str]) -> Callable[..., str]:
     """The description, naming the vault when the call names one (the person approving sees where)."""
 
+    @functools.wraps(describe)  # the hooks contract reads the signature: facts stay declared as they were
     def described(args: Any, *facts: Any) -> str:
         line = describe(args, *facts)
         return line + f" in vault {args.vault!r}" if args.vault else line
@@ -277,6 +279,7 @@ _TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
     ),
     ToolSpec(
         name="notes.edit",
+        aliases=(ToolAlias("edit_note"),),
         tier="extended",
         title="Edit a note",
         description="Change a note in place: append, prepend, insert under or replace a heading's section, "
