@@ -18,6 +18,7 @@ from mcp_tools.servers.files.common import (
     mime_type_of,
     refuse_folder,
     sha256_of,
+    source_and_destination,
 )
 from mcp_tools.servers.files.edit import EditRequest, apply_edits, unified_diff
 from mcp_tools.servers.files.models import (
@@ -198,14 +199,7 @@ async def make_folder(service: FilesService, args: MkdirArgs, ctx: CallContext) 
 
 
 def _move_keys(service: FilesService, args: MoveArgs) -> tuple[str, str]:
-    """Source and destination keys of a move that can make sense at all."""
-    source = key_arg(service, args.source, "source")
-    destination = key_arg(service, args.destination, "destination")
-    if source == destination:
-        raise ToolFailure("invalid_arguments", "source and destination are the same path")
-    if destination.startswith(source + "/"):
-        raise ToolFailure("invalid_arguments", "cannot move a folder into itself")
-    return source, destination
+    return source_and_destination(service, args.source, args.destination, "move")
 
 
 async def move_file(service: FilesService, args: MoveArgs, ctx: CallContext, facts: MoveFacts) -> MoveResult:

@@ -18,6 +18,19 @@ def key_arg(service: FilesService, value: str, field: str = "path", *, allow_emp
     return service.check_path(value, field, allow_empty=allow_empty)
 
 
+def source_and_destination(
+    service: FilesService, source_path: str, destination_path: str, verb: str
+) -> tuple[str, str]:
+    """Source and destination keys of a move or a copy (`verb`) that can make sense at all."""
+    source = key_arg(service, source_path, "source")
+    destination = key_arg(service, destination_path, "destination")
+    if source == destination:
+        raise ToolFailure("invalid_arguments", "source and destination are the same path")
+    if destination.startswith(source + "/"):
+        raise ToolFailure("invalid_arguments", f"cannot {verb} a folder into itself")
+    return source, destination
+
+
 def names_note(service: FilesService, entries: list[StoredEntry]) -> str | None:
     """What to do about listed names that cannot be passed back as paths under the store's rule."""
     unusable = fixable = 0

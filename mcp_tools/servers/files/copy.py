@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcp_tools.servers.files.backend import MAX_COPIED
-from mcp_tools.servers.files.common import existing_entry, key_arg
+from mcp_tools.servers.files.common import existing_entry, source_and_destination
 from mcp_tools.servers.files.models import CopyArgs, CopyFacts, CopyResult
 from mcp_tools.servers.files.service import FilesService
 from mcp_tools.tooling import CallContext, Risk, ToolFailure
@@ -11,14 +11,7 @@ from mcp_tools.wording import human_size, plural
 
 
 def copy_keys(service: FilesService, args: CopyArgs) -> tuple[str, str]:
-    """Source and destination keys of a copy that can make sense at all."""
-    source = key_arg(service, args.source, "source")
-    destination = key_arg(service, args.destination, "destination")
-    if source == destination:
-        raise ToolFailure("invalid_arguments", "source and destination are the same path")
-    if destination.startswith(source + "/"):
-        raise ToolFailure("invalid_arguments", "cannot copy a folder into itself")
-    return source, destination
+    return source_and_destination(service, args.source, args.destination, "copy")
 
 
 async def copy_file(service: FilesService, args: CopyArgs, ctx: CallContext, facts: CopyFacts) -> CopyResult:
