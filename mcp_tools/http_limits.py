@@ -32,6 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.net import address_key
+
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -64,21 +66,6 @@ class Load:
     def saturated(self) -> bool:
         """Every place for token holders is taken: a load balancer should send calls elsewhere."""
         return self.running >= self.max_requests
-
-
-def address_key(scope: Scope) -> str:
-    """The client address a budget is kept for: an IPv4 address, or an IPv6 /64."""
-    client = scope.get("client")
-    host = str(client[0]) if client else ""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return host[:100]  # a Unix socket, or what a trusted proxy forwarded as it was
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{address}/64", strict=False))
-    return str(address)
 
 
 class AddressBudgets:

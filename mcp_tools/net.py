@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 # The names and browser origins of this machine, accepted whenever a server listens on loopback.
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
@@ -120,3 +121,19 @@ def host_origin_refusal(
     if len(origins) > 1 or (origins and not origin_allowed(origins[0], allowed_origins)):
         return 403, "Invalid Origin header"
     return None
+
+
+def address_key(scope: Mapping[str, Any]) -> str:
+    """The client address a budget is kept for (an ASGI scope's): an IPv4 address, or an IPv6 /64,
+    the block one party usually holds whole."""
+    client = scope.get("client")
+    host = str(client[0]) if client else ""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host[:100]  # a Unix socket, or what a trusted proxy forwarded as it was
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)

@@ -16,7 +16,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from mcp_tools.http_limits import AddressBudgets, address_key
+from mcp_tools.http_limits import AddressBudgets
+from mcp_tools.net import address_key
 from tests.processes import bearer, demo_config, free_port, http_server, run_cli
 
 pytestmark = pytest.mark.slow

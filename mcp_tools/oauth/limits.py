@@ -12,7 +12,6 @@ registered, and redirecting there would make this server an open redirector.
 from __future__ import annotations
 
 import html
-import ipaddress
 import json
 import re
 import time
@@ -26,7 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_tools.net import is_loopback
+from mcp_tools.net import address_key, is_loopback
 
 MAX_BODY_BYTES = 16_384  # a registration, or an authorization request sent as a form
 MAX_URI = 2000  # a redirect URI, a client's web page, a Client ID Metadata Document's URL
@@ -196,21 +195,6 @@ def authorize_problem(pairs: list[tuple[str, str]]) -> str | None:
 # -- registrations an address may make ---------------------------------------------------------------
 
 
-def client_address(scope: Scope) -> str:
-    """The caller's address; an IPv6 caller is its /64, which one party usually holds whole."""
-    client = scope.get("client")
-    host = client[0] if client else ""
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return str(host)
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return str(address.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{address}/64", strict=False))
-    return str(address)
-
-
 class AddressRate:
     """At most `per_hour` events for each address in any hour, in bounded memory."""
 
@@ -285,7 +269,7 @@ def guard_register(app: ASGIApp, rate: AddressRate) -> ASGIApp:
             refusal = f"a registration is at most {MAX_BODY_BYTES} bytes"
             await _json_error(413, "invalid_client_metadata", refusal)(scope, receive, send)
             return
-        address = client_address(scope)
+        address = address_key(scope)
         wait = rate.take(address)
         if wait is not None:
             refusal = f"at most {rate.per_hour} registrations an hour from one address"
