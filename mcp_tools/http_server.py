@@ -8,7 +8,7 @@ idle keep-alive connection is closed after `keep_alive_seconds`, and at most `ma
 stay open (never more than the descriptor limit leaves room for): beyond it the connection
 that has waited longest without a request is closed to make room, and when every one is busy
 the newcomer gets 503. A connection answered before its request body is in (a refusal, a 413)
-reads the rest only within the head deadline and up to `DRAIN_BYTES`, then is closed. How many
+reads the rest only within the head deadline and up to its drain allowance, then is closed. How many
 requests run at once, and how long a body may take, is decided in the app (`http_limits`).
 """
 
@@ -41,9 +41,11 @@ MIN_ACCEPT_BURST = 16
 # is freed one turn later still. Meanwhile a burst can be accepted in each of those turns.
 BURSTS_IN_FLIGHT = 3
 MIN_CONNECTIONS = 8
-# Of a body still coming after its answer, read and dropped at most: a client that sent a whole
-# body past the 4 MiB limit still reads its 413, not a reset; the head deadline bounds the time.
-DRAIN_BYTES = 4 * 1024 * 1024
+# Of a body still coming after its answer, read and dropped at most (or twice `max_body_bytes`,
+# if more): a client that sent a whole body well past the limit still reads its 413, not a reset
+# (an HTTP client reads the answer only once its body is sent, and closing with unread data resets
+# the connection). The head deadline bounds the time it may take.
+DRAIN_BYTES = 16 * 1024 * 1024
 BUSY_BODY = json.dumps({"error": "busy", "message": "too many open connections; try again shortly"}).encode()
 BUSY_RESPONSE = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
@@ -82,6 +84,7 @@ class GuardedH11Protocol(H11Protocol):
 
     header_timeout: float = 10.0
     max_connections: int = 256
+    drain_bytes: int = DRAIN_BYTES
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         no_delay(transport)
@@ -102,7 +105,7 @@ class GuardedH11Protocol(H11Protocol):
         super().data_received(data)
         if self._draining():  # the rest of an answered request's body: read and dropped, within limits
             self._drained += len(data)
-            if self._drained > DRAIN_BYTES:
+            if self._drained > self.drain_bytes:
                 self._stop_waiting()
                 self.transport.close()
             return
@@ -120,7 +123,7 @@ class GuardedH11Protocol(H11Protocol):
         if self.conn.their_state is h11.SEND_BODY:
             # Answered before the body was in (a refusal, a 413): the rest is read and dropped, as
             # closing with it unread could reset the connection before the client reads the
-            # answer; but within the head's deadline and DRAIN_BYTES, and the connection counts
+            # answer; but within the head's deadline and `drain_bytes`, and the connection counts
             # as waiting, so it makes room for others.
             self._answered_early = self.cycle
             self._drained = 0
@@ -186,6 +189,7 @@ def protocol_for(settings: HttpSettings) -> type[GuardedH11Protocol]:
         {
             "header_timeout": settings.header_timeout_seconds,
             "max_connections": connection_cap(settings.max_connections),
+            "drain_bytes": max(DRAIN_BYTES, 2 * settings.max_body_bytes),
         },
     )
 

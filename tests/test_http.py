@@ -305,6 +305,10 @@ async def test_a_body_over_the_limit_gets_a_json_rpc_error_naming_the_limit_and_
     assert streamed.status_code == 413 and streamed.headers["content-type"] == "application/json"
     assert streamed.json()["error"]["data"]["limit_bytes"] == 4194304
 
+    # Sent whole, well past the limit: the client reads its 413 once its body is out, never a reset.
+    whole = httpx2.post(base + "/mcp", content=b"z" * (12 * 1024 * 1024), headers=headers, timeout=30)
+    assert whole.status_code == 413 and whole.json()["error"]["data"]["limit_bytes"] == 4194304
+
     raised = demo_config(tmp_path, TOKENS + "[http]\nmax_body_bytes = 8388608\n", servers='["demo", "files"]')
     with http_server(raised) as larger:
         async with http_client(larger + "/mcp", "tok-laptop-0123456789") as client:
