@@ -198,21 +198,11 @@ class Admission:
         if declared is not None and declared.isdigit() and int(declared) > self.max_body:
             await self.too_large(send)
             return None
-        chunks: list[bytes] = []
-        size = 0
         with anyio.move_on_after(self.body_timeout):
-            while True:
-                message = await receive()
-                if message["type"] != "http.request":
-                    return None
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > self.max_body:
-                    await self.too_large(send)
-                    return None
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    return b"".join(chunks)
+            body, whole = await read_at_most(receive, self.max_body)
+            if not whole and len(body) > self.max_body:
+                await self.too_large(send)
+            return body if whole else None
         await self.too_slow(send)
         return None
 
@@ -259,6 +249,24 @@ class Admission:
                 raise
         if timed_out and not started:
             await self.too_slow(send)
+
+
+async def read_at_most(receive: Receive, limit: int) -> tuple[bytes, bool]:
+    """The body, and whether it is whole: False when it grew past `limit` (read no further) or the
+    client went away first."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks), False
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        chunks.append(chunk)
+        if size > limit:
+            return b"".join(chunks), False
+        if not message.get("more_body", False):
+            return b"".join(chunks), True
 
 
 def replay(body: bytes, receive: Receive) -> Receive:

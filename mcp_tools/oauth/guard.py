@@ -22,6 +22,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_tools.http_limits import read_at_most, replay
 from mcp_tools.oauth.resource import ResourceServer, TokenRefused, principal_for
 from mcp_tools.oauth.settings import OAuthSettings
 
@@ -227,7 +228,7 @@ class OAuthGuard:
         if str(scope.get("method", "")).upper() == "POST" and scope["path"].endswith("/mcp"):
             # Read whole, however it is sent (a declared length, chunks, padding), up to the same
             # limit the MCP endpoint has: what is larger is refused here, and what runs is counted.
-            body, complete = await _read_body(receive, self.max_body)
+            body, complete = await read_at_most(receive, self.max_body)
             if not complete:
                 if len(body) > self.max_body:
                     await self.too_large()(scope, receive, send)
@@ -236,7 +237,7 @@ class OAuthGuard:
             if refused_response is not None:
                 await refused_response(scope, receive, send)
                 return
-            receive = _replay(body, receive)
+            receive = replay(body, receive)
         await app(scope, receive, send)
 
     def too_large(self) -> Response:
@@ -322,38 +323,6 @@ def _called_tools(body: bytes) -> list[str] | None:
             name = params.get("name") if isinstance(params, dict) else None
             names.append(name if isinstance(name, str) else "")  # counted even when it names nothing
     return names
-
-
-async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
-    """The body, and whether it is whole: False when it grew past `limit` (read no further) or the
-    client went away first."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            return b"".join(chunks), False
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        chunks.append(chunk)
-        if size > limit:
-            return b"".join(chunks), False
-        if not message.get("more_body", False):
-            return b"".join(chunks), True
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """Hands the app the whole body that was read, then whatever the connection says next."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
 
 
 def _audited(app: ASGIApp, path: str, audit: Audit) -> ASGIApp:
