@@ -172,7 +172,7 @@ async def test_the_message_shows_decisions_made_elsewhere(
             group.start_soon(call, client, "by-cli")
             message = await in_thread(fake.sent_with_buttons)
             approval_id = app.store.list_approvals()[0].id
-            from mcp_tools.policy.store import PolicyStore
+            from mcp_tools.state.sqlite import PolicyStore
 
             PolicyStore(tmp_path / "state" / "policy.sqlite3").decide(approval_id, True, 600, decided_by="cli")
         await in_thread(fake.edited_text, message["message_id"], "Approved by cli")

@@ -19,8 +19,8 @@ from pydantic import AnyUrl
 
 from mcp_tools.oauth.embedded import EmbeddedAuthorizationServer
 from mcp_tools.oauth.store import OAuthStore
-from mcp_tools.policy.store import StateStore
 from mcp_tools.state import derive_key
+from mcp_tools.state.store import StateStore
 
 pytestmark = pytest.mark.anyio
 OpenStore = Callable[..., StateStore]
@@ -238,7 +238,7 @@ def test_an_unreadable_older_oauth_file_is_left_alone_and_the_server_goes_on(
 def test_a_state_file_from_before_the_oauth_limits_gains_their_columns(tmp_path: Path) -> None:
     """The SQLite side of migration 0011: a client that holds tokens counts as consented to,
     one that never did expires, and waiting requests are counted per client."""
-    from mcp_tools.policy.store import PolicyStore
+    from mcp_tools.state.sqlite import PolicyStore
 
     path = tmp_path / "policy.sqlite3"
     with sqlite3.connect(path) as db:  # the oauth tables as an older version wrote them

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mcp_tools.approvals.telegram import Ledger, SentMessage
-from mcp_tools.policy.store import StateStore
+from mcp_tools.state.store import StateStore
 
 OpenStore = Callable[..., StateStore]
 
@@ -75,7 +75,7 @@ def test_a_message_sent_by_one_replica_is_settled_once_by_any(open_store: OpenSt
 def test_a_ledger_file_from_an_older_release_keeps_its_offset(tmp_path: Path) -> None:
     import sqlite3
 
-    from mcp_tools.policy.store import PolicyStore
+    from mcp_tools.state.sqlite import PolicyStore
 
     path = tmp_path / "state" / "telegram.sqlite3"
     path.parent.mkdir()
