@@ -18,6 +18,7 @@ from typing import Any
 
 from mcp_tools import metrics
 from mcp_tools.state.base import Connection, FetchedRows
+from mcp_tools.state.errors import StateStoreError
 from mcp_tools.state.migrations.sqlite import apply_sqlite
 from mcp_tools.state.spool import SPOOL_FILE, AuditSpool
 from mcp_tools.state.storable import storable_params
@@ -97,6 +98,9 @@ class PolicyStore(SqliteFile, StateStore):
         self.audit_spool = AuditSpool(path.parent / SPOOL_FILE)
         try:
             apply_sqlite(self._db)
+        except sqlite3.Error as exc:
+            self._db.close()
+            raise StateStoreError(f"the SQLite state file {path} could not be migrated: {exc}") from None
         except BaseException:
             self._db.close()
             raise
