@@ -224,6 +224,9 @@ class TelegramChannel:
         # messages being sent and not yet recorded: a press may arrive between the two
         self._announcing = 0
         self._recorded = anyio.Event()
+        # the approvals whose messages the poller last saw waiting, and the event of its next look
+        self.seen_waiting: frozenset[str] = frozenset()
+        self._looked = anyio.Event()
         self._decisions: Decisions | None = None
         self._http: Any = None
         for name in ("httpx", "httpcore"):  # they log request URLs at info and debug, and ours hold the token
@@ -340,7 +343,9 @@ class TelegramChannel:
         """
         confirmed = True
         while True:
-            if self.ledger.open_approvals():
+            waiting_now = self.ledger.open_approvals()
+            self._saw({approval_id for approval_id, _ in waiting_now})
+            if waiting_now:
                 self._late_presses_until = _monotonic() + LATE_PRESS_SECONDS
             waiting = _monotonic() < self._late_presses_until
             if not waiting and confirmed:
@@ -368,6 +373,16 @@ class TelegramChannel:
                 self.ledger.set_offset(int(update.get("update_id", 0)) + 1)
                 await self.handle_update(update)
             await self._settle_expired()
+
+    def _saw(self, waiting: set[str]) -> None:
+        self.seen_waiting = frozenset(waiting)
+        self._looked.set()
+        self._looked = anyio.Event()
+
+    async def sees_waiting(self, approval_id: str) -> None:
+        """Return once this process's poller has seen the approval's message waiting for a press."""
+        while approval_id not in self.seen_waiting:
+            await self._looked.wait()
 
     async def _follow(self, decisions: Decisions) -> None:
         """Edit the message when its approval is decided anywhere (page, CLI, a cancelled call)."""
