@@ -512,8 +512,8 @@ def oauth_guard(app: App) -> Any:
     if settings.embedded:
         from mcp_tools.oauth.embedded import EmbeddedAuthorizationServer
         from mcp_tools.oauth.limits import Limits
-        from mcp_tools.oauth.store import OAuthStore
         from mcp_tools.state import derive_key
+        from mcp_tools.state.oauth import OAuthStore
 
         secret = app.config.state_secret()
         store = OAuthStore(app.gate.store, derive_key(secret, "oauth clients") if secret else None)

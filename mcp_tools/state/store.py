@@ -3,7 +3,7 @@
 It is composed of one part per thing kept: approvals and their events (`approvals`), sign-ins and
 approval-card tickets (`sessions`), the tools each principal enabled (`enabled`), counters of calls
 and requestState nonces (`limits`) and the audit log (`audit`). The OAuth server's tables have
-their own interface over the same store (`mcp_tools.oauth.store`). An engine supplies the
+their own interface over the same store (`mcp_tools.state.oauth`). An engine supplies the
 connections: `mcp_tools.state.sqlite.PolicyStore` (one SQLite file, the default) or
 `mcp_tools.state.postgres.PostgresStateStore` (a database several replicas share). Both build
 their schema from the numbered migrations of `mcp_tools.state.migrations`.

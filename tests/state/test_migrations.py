@@ -242,7 +242,7 @@ def test_a_state_file_of_the_last_release_upgrades_in_place_with_every_row(tmp_p
         assert [row.tool for row in store.tail()] == ["demo.erase", "demo.echo"]  # AUTOINCREMENT goes on
 
         from mcp_tools.approvals.telegram import Ledger
-        from mcp_tools.oauth.store import OAuthStore
+        from mcp_tools.state.oauth import OAuthStore
 
         assert OAuthStore(store).has_consented("client-1")
         ledger = Ledger.for_state(store, state)  # the ledger file's rows move into the state file

@@ -18,8 +18,8 @@ from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import AnyUrl
 
 from mcp_tools.oauth.embedded import EmbeddedAuthorizationServer
-from mcp_tools.oauth.store import OAuthStore
 from mcp_tools.state import derive_key
+from mcp_tools.state.oauth import OAuthStore
 from mcp_tools.state.store import StateStore
 
 pytestmark = pytest.mark.anyio
@@ -202,7 +202,7 @@ CREATE TABLE grants (sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, client_id TEXT
 async def test_clients_and_tokens_of_an_older_oauth_file_move_into_the_state_store(
     open_store: OpenStore, tmp_path: Path
 ) -> None:
-    from mcp_tools.oauth.store import digest
+    from mcp_tools.state.oauth import digest
 
     old = tmp_path / "oauth.sqlite3"
     with sqlite3.connect(old) as db:

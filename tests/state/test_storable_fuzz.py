@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_tools.approvals.telegram import Ledger, SentMessage
-from mcp_tools.oauth.store import OAuthStore
+from mcp_tools.state.oauth import OAuthStore
 from mcp_tools.state.storable import storable_text
 from mcp_tools.state.store import AuditRow, StateStore
 
