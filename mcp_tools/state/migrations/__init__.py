@@ -12,6 +12,7 @@ version in `schema_version`. A database with a version this code does not know i
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -58,15 +59,16 @@ class Migration:
         return sql
 
 
-def migrations() -> list[Migration]:
-    """Every numbered migration, in order."""
+@functools.cache
+def migrations() -> tuple[Migration, ...]:
+    """Every numbered migration, in order (read once per process)."""
     found = []
     for entry in resources.files(__name__).iterdir():
         match = MIGRATION_NAME.match(entry.name)
         if match:
             found.append(Migration(int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
     found.sort(key=lambda migration: migration.version)
-    return found
+    return tuple(found)
 
 
 def refuse_newer(done: set[int], newest: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Sequence
 
 from mcp_tools.state.migrations import Migration, statements
 
@@ -24,7 +25,7 @@ def is_legacy(db: sqlite3.Connection) -> bool:
     return "schema_version" not in names and any(not name.startswith("sqlite_") for name in names)
 
 
-def adopt(db: sqlite3.Connection, known: list[Migration]) -> list[Migration]:
+def adopt(db: sqlite3.Connection, known: Sequence[Migration]) -> list[Migration]:
     """Bring a file from before numbered migrations to the schema of `LAST_LEGACY`; the
     migrations it now holds."""
     adopted = [migration for migration in known if migration.version <= LAST_LEGACY]
