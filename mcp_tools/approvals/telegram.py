@@ -8,7 +8,8 @@ decision was made (a press, the page, the CLI, the client cancelling).
 
 Updates come by long polling (`getUpdates`) while a message waits for an answer, or through a
 webhook (`handle_update`) that checks Telegram's secret token header. Several server processes
-may share one bot: the `Ledger` (in the state store) lets any of them take a press and one poll at a time.
+may share one bot: the `Ledger` (in the state store) lets any of them take a press and one poll at
+a time.
 """
 
 from __future__ import annotations
@@ -177,8 +178,8 @@ def _import_old_ledger(store: StateStore, path: Path) -> None:
     with contextlib.closing(sqlite3.connect(path, isolation_level=None, timeout=10)) as db:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
-        def rows(table: str, columns: str) -> list[Any]:  # a file from before its tables were named for Telegram
-            for name in (f"telegram_{table}", table):
+        def rows(table: str, columns: str) -> list[Any]:
+            for name in (f"telegram_{table}", table):  # its tables were once named without "telegram_"
                 if name in tables:
                     return db.execute(f"SELECT {columns} FROM {name}").fetchall()
             return []
