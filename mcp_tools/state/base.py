@@ -1,4 +1,4 @@
-"""What every state store is built on: the connections its queries run on, and rows read as they run.
+"""What every state store is built on: the connections its queries run on.
 
 An engine (`mcp_tools.state.sqlite`, `mcp_tools.state.postgres`) supplies connections through
 `_transaction` (writes: one at a time across every process) and `_reading`; the parts of the
@@ -9,7 +9,6 @@ placeholders, against them.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any, Protocol
 
 
@@ -67,26 +66,3 @@ class StoreBase:
     def _keyed_transaction(self, key: str) -> contextlib.AbstractContextManager[Connection]:
         """A transaction that is the only one holding `key` (SQLite: the only writer at all)."""
         return self._transaction()
-
-
-class FetchedRows:
-    """A statement's rows, read off its cursor as it ran, so they can be read after its
-    transaction committed: SQLite commits no transaction while a statement of it is still being
-    read, and a database server gets the COMMIT with the statements, in one round trip."""
-
-    __slots__ = ("_rows", "description", "rowcount")
-
-    def __init__(self, cursor: Any) -> None:
-        self.description = cursor.description
-        self._rows = cursor.fetchall() if cursor.description else []
-        self.rowcount = cursor.rowcount  # after the rows: a RETURNING statement counts as it is read
-
-    def fetchone(self) -> Any:
-        return self._rows.pop(0) if self._rows else None
-
-    def fetchall(self) -> list[Any]:
-        rows, self._rows = self._rows, []
-        return rows
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.fetchall())

@@ -21,8 +21,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from mcp_tools import metrics
 from mcp_tools.secrets import known_secrets
 from mcp_tools.state import migrations as schema
-from mcp_tools.state.base import FetchedRows
 from mcp_tools.state.errors import StateStoreError, StateStoreUnavailable
+from mcp_tools.state.sqlite import FetchedRows
 from mcp_tools.state.storable import storable_params
 from mcp_tools.state.store import StateStore
 

@@ -17,12 +17,35 @@ from pathlib import Path
 from typing import Any
 
 from mcp_tools import metrics
-from mcp_tools.state.base import Connection, FetchedRows
+from mcp_tools.state.base import Connection
 from mcp_tools.state.errors import StateStoreError
 from mcp_tools.state.migrations.sqlite import apply_sqlite
 from mcp_tools.state.spool import SPOOL_FILE, AuditSpool
 from mcp_tools.state.storable import storable_params
 from mcp_tools.state.store import StateStore
+
+
+class FetchedRows:
+    """A statement's rows, read off its cursor as it ran, so they can be read after its
+    transaction committed: SQLite commits no transaction while a statement of it is still being
+    read, and a database server gets the COMMIT with the statements, in one round trip."""
+
+    __slots__ = ("_rows", "description", "rowcount")
+
+    def __init__(self, cursor: Any) -> None:
+        self.description = cursor.description
+        self._rows = cursor.fetchall() if cursor.description else []
+        self.rowcount = cursor.rowcount  # after the rows: a RETURNING statement counts as it is read
+
+    def fetchone(self) -> Any:
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
 
 
 class _ReadAsItRuns:
@@ -81,6 +104,9 @@ class SqliteFile:
         with self._lock:
             yield _Storable(self._db)
         metrics.current().store("sqlite", time.perf_counter() - started)
+
+    # Audit rows race with nothing: one statement outside any transaction, as a read is.
+    _appending = _reading
 
     def transaction(self) -> contextlib.AbstractContextManager[Connection]:
         return self._transaction()

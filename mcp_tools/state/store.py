@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from mcp_tools.state.approvals import Approval, Approvals, ApprovalStatus, PriorAnswers, new_approval_id
 from mcp_tools.state.audit import AuditLog, AuditRow, iso_time
-from mcp_tools.state.base import Connection, Cursor, FetchedRows
+from mcp_tools.state.base import Connection, Cursor
 from mcp_tools.state.enabled import EnabledTools
 from mcp_tools.state.errors import StateStoreError, StateStoreUnavailable
 from mcp_tools.state.limits import Limits
@@ -26,7 +26,6 @@ __all__ = [
     "AuditRow",
     "Connection",
     "Cursor",
-    "FetchedRows",
     "PriorAnswers",
     "StateStore",
     "StateStoreError",
