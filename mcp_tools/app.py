@@ -15,11 +15,12 @@ from mcp_tools.policy.channels import ApprovalChannel, OutOfBand
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.policy.rules import RulePolicy
-from mcp_tools.policy.store import PolicyStore, StateStore, StateStoreError
 from mcp_tools.private import private_folder, repair_modes
 from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG, asked_for, load_namespace, not_asked_for
 from mcp_tools.state import open_state_store
+from mcp_tools.state.sqlite import PolicyStore
+from mcp_tools.state.store import StateStore, StateStoreError
 from mcp_tools.tooling import (
     Environment,
     Namespace,

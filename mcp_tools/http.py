@@ -213,7 +213,7 @@ def readyz_endpoint(app: App, load: Load) -> Any:
     checking = anyio.Lock()
 
     async def store_answers() -> bool:
-        from mcp_tools.policy.store import StateStoreUnavailable
+        from mcp_tools.state.store import StateStoreUnavailable
 
         async with checking:
             if checked and anyio.current_time() - checked[0][0] < READY_CHECK_KEPT_SECONDS:
@@ -229,7 +229,7 @@ def readyz_endpoint(app: App, load: Load) -> Any:
 
     async def spooled() -> int:
         """Audit rows waiting in the local spool after trying to write them now (free when none wait)."""
-        from mcp_tools.policy.store import StateStoreUnavailable
+        from mcp_tools.state.store import StateStoreUnavailable
 
         try:
             with anyio.fail_after(READY_TIMEOUT_SECONDS):
@@ -500,7 +500,7 @@ def oauth_guard(app: App) -> Any:
     def audit(principal: str, tool: str, decision: str, outcome: str) -> None:
         import time
 
-        from mcp_tools.policy.store import AuditRow
+        from mcp_tools.state.store import AuditRow
 
         row = AuditRow(time.time(), "http", principal[:300], tool, {}, None, decision, None, 0.0, outcome)
         try:
@@ -512,8 +512,8 @@ def oauth_guard(app: App) -> Any:
     if settings.embedded:
         from mcp_tools.oauth.embedded import EmbeddedAuthorizationServer
         from mcp_tools.oauth.limits import Limits
-        from mcp_tools.oauth.store import OAuthStore
         from mcp_tools.state import derive_key
+        from mcp_tools.state.oauth import OAuthStore
 
         secret = app.config.state_secret()
         store = OAuthStore(app.gate.store, derive_key(secret, "oauth clients") if secret else None)

@@ -36,8 +36,8 @@ from mcp_tools.catalog import wire_name
 from mcp_tools.discovery import ClientToolsets
 from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
-from mcp_tools.policy.store import StateStore, StateStoreUnavailable
 from mcp_tools.state import request_state_security
+from mcp_tools.state.store import StateStore, StateStoreUnavailable
 from mcp_tools.tooling import ABSENT_WHEN_NONE, Risk
 
 INPUT_REQUIRED_VERSION = "2026-07-28"

@@ -6,8 +6,8 @@ it and bench/call_flow.py counts the calls that climb back up through it. CONTRI
 what each layer is for.
 
 A pattern names a module exactly (`mcp_tools.app`) or every module inside a package
-(`mcp_tools.policy.*`); the most specific pattern wins, so `mcp_tools.policy.store` can sit
-below the rest of `mcp_tools.policy`.
+(`mcp_tools.approvals.*`); the most specific pattern wins, so `mcp_tools.approvals.telegram` can
+sit below the rest of `mcp_tools.approvals`.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("catalog", (*package("mcp_tools.catalog"), "mcp_tools.discovery")),
     ("policy", package("mcp_tools.policy")),
     ("namespaces", ("mcp_tools.servers.*",)),
-    ("state", (*package("mcp_tools.state"), "mcp_tools.policy.store", "mcp_tools.oauth.store")),
+    ("state", package("mcp_tools.state")),
     (
         "foundation",
         (

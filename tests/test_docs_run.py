@@ -212,13 +212,13 @@ def ask_approval(state_dir: Path, asked: re.Match[str]) -> None:
     import json
     from unittest import mock
 
-    from mcp_tools.policy import store
+    from mcp_tools.state import approvals, sqlite
 
     arguments = json.loads(asked["arguments"])
     state_dir.mkdir(parents=True, exist_ok=True)
-    opened = store.PolicyStore(state_dir / "policy.sqlite3")
+    opened = sqlite.PolicyStore(state_dir / "policy.sqlite3")
     try:
-        with mock.patch.object(store, "new_approval_id", lambda: asked["id"]):
+        with mock.patch.object(approvals, "new_approval_id", lambda: asked["id"]):
             approval = opened.request_approval(
                 tool=asked["tool"],
                 args_sha256=hashlib.sha256(json.dumps(arguments, sort_keys=True).encode()).hexdigest(),

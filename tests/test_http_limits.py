@@ -324,7 +324,7 @@ def test_the_standalone_approvals_page_takes_the_limits_of_public_paths(tmp_path
     from mcp_tools.config import ApprovalPageSettings, HttpSettings
     from mcp_tools.http import page_security
     from mcp_tools.policy.decisions import Decisions
-    from mcp_tools.policy.store import PolicyStore
+    from mcp_tools.state.sqlite import PolicyStore
 
     store = PolicyStore(tmp_path / "policy.sqlite3")
     try:
@@ -347,7 +347,7 @@ def test_the_approvals_pages_long_polls_hold_no_place_of_their_tabs_address(tmp_
     from mcp_tools.config import ApprovalPageSettings, HttpSettings
     from mcp_tools.http import page_security
     from mcp_tools.policy.decisions import Decisions
-    from mcp_tools.policy.store import PolicyStore
+    from mcp_tools.state.sqlite import PolicyStore
 
     store = PolicyStore(tmp_path / "policy.sqlite3")
     try:

@@ -81,7 +81,7 @@ def test_cycles_are_found() -> None:
         ("mcp_tools.textcalls.runner", "faces"),
         ("mcp_tools.app", "composition"),
         ("mcp_tools.policy.gate", "policy"),
-        ("mcp_tools.policy.store", "state"),
+        ("mcp_tools.approvals.telegram", "channels"),
         ("mcp_tools.servers.files.tools", "namespaces"),
         ("mcp_tools.servers", "foundation"),
         ("mcp_tools.tooling", "foundation"),

@@ -97,7 +97,7 @@ async def test_an_in_band_answer_counts_only_for_the_principal_it_was_asked_of(t
 
     from mcp_tools.mcp_server import CONFIRM_KEY, InputRequiredElicitation
     from mcp_tools.policy.gate import Answer, AskLater, ConfirmationRequest
-    from mcp_tools.policy.store import PolicyStore
+    from mcp_tools.state.sqlite import PolicyStore
     from mcp_tools.tooling import Risk
 
     store = PolicyStore(tmp_path / "policy.sqlite3")

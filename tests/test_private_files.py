@@ -109,7 +109,7 @@ async def test_another_user_can_read_no_state_the_server_writes(
                 from mcp_tools.servers.google.account import write_private
 
                 write_private(reachable / "state" / "google" / "token.json", {"refresh_token": "r"})
-                from mcp_tools.policy.store import AuditRow
+                from mcp_tools.state.store import AuditRow
 
                 assert app.store.spool_audit(
                     AuditRow(1.0, "t", "p", "demo.x", {"secret": "s"}, "medium", "ran", None, 1, "ok")

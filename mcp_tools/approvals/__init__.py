@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from mcp_tools.approvals.page import ApprovalsPage
     from mcp_tools.config import ApprovalPageSettings, Config
     from mcp_tools.policy.channels import OutOfBand
-    from mcp_tools.policy.store import StateStore
+    from mcp_tools.state.store import StateStore
 
 
 def page_url(config: Config) -> str:

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.gate import ConfirmationRequest
-from mcp_tools.policy.store import Approval, StateStore, TicketRefused, iso_time
+from mcp_tools.state.store import Approval, StateStore, TicketRefused, iso_time
 from mcp_tools.tooling import CallContext, Output, Risk, ToolFailure, ToolSpec
 
 CARD_URI = "ui://mcp-tools/approval.html"

@@ -39,7 +39,7 @@ from mcp_tools.net import host_origin_refusal, origin_authority, parse_authority
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.display import asked_by
 from mcp_tools.policy.gate import ConfirmationRequest
-from mcp_tools.policy.store import Approval, StateStore, iso_time
+from mcp_tools.state.store import Approval, StateStore, iso_time
 from mcp_tools.tooling import Risk
 
 logger = logging.getLogger("mcp_tools.page")

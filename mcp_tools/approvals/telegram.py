@@ -8,7 +8,8 @@ decision was made (a press, the page, the CLI, the client cancelling).
 
 Updates come by long polling (`getUpdates`) while a message waits for an answer, or through a
 webhook (`handle_update`) that checks Telegram's secret token header. Several server processes
-may share one bot: the `Ledger` (SQLite) lets any of them take a press and one poll at a time.
+may share one bot: the `Ledger` (in the state store) lets any of them take a press and one poll at
+a time.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import anyio
 from mcp_tools.config import TelegramSettings
 from mcp_tools.policy.channels import ApprovalNotice, MessageChannel
 from mcp_tools.policy.decisions import Decisions, describe_decider
-from mcp_tools.policy.store import SqliteFile, StateStore, iso_time
+from mcp_tools.state.store import StateStore, iso_time
 
 logger = logging.getLogger("mcp_tools.telegram")
 MAX_TEXT = 4096
@@ -73,25 +74,25 @@ class Ledger:
     """The bot's messages, its update offset and who polls, shared by every server process.
 
     A press may reach any process that runs the bot (the one polling, or the HTTP server behind
-    the webhook), so what was sent lives in the state (a SQLite file of its own, or the shared
+    the webhook), so what was sent lives in the state store (the SQLite file, or the shared
     PostgreSQL database), not in the memory of the process that sent it. Settling a message is
     one UPDATE, so exactly one process edits it. One process at a time holds the polling lease,
     because Telegram answers parallel `getUpdates` with a conflict; a process that dies loses it
     when it expires. Nonces are stored as hashes.
     """
 
-    def __init__(self, state: Any) -> None:
-        self._state = state  # a SqliteFile, or the StateStore over the shared database
+    def __init__(self, state: StateStore) -> None:
+        self._state = state
+        self._clock = state.clock  # when a polling lease runs out
 
     @classmethod
     def for_state(cls, store: StateStore, state_dir: Path) -> Ledger:
-        """In the shared database when the state is one; else `telegram.sqlite3` in the state dir."""
-        if store.engine != "sqlite":
-            return cls(store)
-        path = state_dir / "telegram.sqlite3"
-        if path.exists():
-            _rename_old_tables(path)
-        return cls(SqliteFile(path, LEDGER_SCHEMA))
+        """The ledger in the store's own tables; a `telegram.sqlite3` an older release kept in the
+        state dir is moved into them first (its messages and update offset)."""
+        old = state_dir / OLD_LEDGER_FILE
+        if store.engine == "sqlite" and old.exists():
+            _import_old_ledger(store, old)
+        return cls(store)
 
     def _run(self, sql: str, params: tuple[Any, ...] = ()) -> _Result:
         with self._state.reading() as db:
@@ -136,7 +137,7 @@ class Ledger:
         return [(row[0], row[1]) for row in rows]
 
     def take_lease(self, owner: str, seconds: float) -> bool:
-        now = time.time()
+        now = float(self._clock())
         updated = self._run(
             "INSERT INTO telegram_poller VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET owner=excluded.owner, "
             "until=excluded.until WHERE telegram_poller.owner=excluded.owner OR telegram_poller.until<?",
@@ -170,31 +171,33 @@ def _sent_message(row: Sequence[Any], settled: bool) -> SentMessage:
     return SentMessage(approval_id, chat_id, message_id, text, expires, settled=settled)
 
 
-def _rename_old_tables(path: Path) -> None:
-    """A ledger file from before its tables were named for Telegram keeps its messages and offset."""
+def _import_old_ledger(store: StateStore, path: Path) -> None:
+    """Copy the messages and update offset of a ledger file from an older release into the store,
+    then set the file aside (`telegram.sqlite3.imported`). Copying twice (two processes starting
+    together) changes nothing: a row already there is kept."""
     with contextlib.closing(sqlite3.connect(path, isolation_level=None, timeout=10)) as db:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        for old in ("messages", "poller", "state"):
-            if old in tables and f"telegram_{old}" not in tables:
-                db.execute(f"ALTER TABLE {old} RENAME TO telegram_{old}")
+
+        def rows(table: str, columns: str) -> list[Any]:
+            for name in (f"telegram_{table}", table):  # its tables were once named without "telegram_"
+                if name in tables:
+                    return db.execute(f"SELECT {columns} FROM {name}").fetchall()
+            return []
+
+        messages = rows("messages", f"nonce_sha256, {MESSAGE_COLUMNS}")
+        state = rows("state", "key, value")
+    with store.transaction() as into:
+        for message in messages:
+            into.execute(
+                "INSERT INTO telegram_messages VALUES (?,?,?,?,?,?,?) ON CONFLICT (nonce_sha256) DO NOTHING", message
+            )
+        for key, value in state:
+            into.execute("INSERT INTO telegram_state VALUES (?, ?) ON CONFLICT (key) DO NOTHING", (key, value))
+    with contextlib.suppress(FileNotFoundError):  # another process set it aside first
+        path.rename(path.with_name(OLD_LEDGER_FILE + ".imported"))
 
 
-LEDGER_SCHEMA = """
-CREATE TABLE IF NOT EXISTS telegram_messages (
-    nonce_sha256 TEXT PRIMARY KEY,
-    approval_id TEXT NOT NULL,
-    chat_id INTEGER NOT NULL,
-    message_id INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    expires REAL NOT NULL,
-    settled INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS telegram_messages_by_approval ON telegram_messages (approval_id, settled);
-CREATE TABLE IF NOT EXISTS telegram_poller (
-    id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT NOT NULL, until REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS telegram_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
+OLD_LEDGER_FILE = "telegram.sqlite3"
 MESSAGE_COLUMNS = "approval_id, chat_id, message_id, text, expires, settled"
 
 
@@ -210,11 +213,11 @@ class TelegramChannel:
     ) -> None:
         self.settings = settings
         self._token = token
-        self.ledger = (
-            Ledger.for_state(store, state_dir)
-            if store is not None
-            else Ledger(SqliteFile(state_dir / "telegram.sqlite3", LEDGER_SCHEMA))
-        )
+        if store is None:
+            from mcp_tools.state.sqlite import PolicyStore
+
+            store = PolicyStore(state_dir / "policy.sqlite3")
+        self.ledger = Ledger.for_state(store, state_dir)
         self.receives_webhook = False  # set by the HTTP server that serves the webhook route
         self._owner = secrets.token_hex(8)
         self._waiting = anyio.Event()
@@ -222,6 +225,9 @@ class TelegramChannel:
         # messages being sent and not yet recorded: a press may arrive between the two
         self._announcing = 0
         self._recorded = anyio.Event()
+        # the approvals whose messages the poller last saw waiting, and the event of its next look
+        self.seen_waiting: frozenset[str] = frozenset()
+        self._looked = anyio.Event()
         self._decisions: Decisions | None = None
         self._http: Any = None
         for name in ("httpx", "httpcore"):  # they log request URLs at info and debug, and ours hold the token
@@ -338,7 +344,9 @@ class TelegramChannel:
         """
         confirmed = True
         while True:
-            if self.ledger.open_approvals():
+            waiting_now = self.ledger.open_approvals()
+            self._saw({approval_id for approval_id, _ in waiting_now})
+            if waiting_now:
                 self._late_presses_until = _monotonic() + LATE_PRESS_SECONDS
             waiting = _monotonic() < self._late_presses_until
             if not waiting and confirmed:
@@ -366,6 +374,16 @@ class TelegramChannel:
                 self.ledger.set_offset(int(update.get("update_id", 0)) + 1)
                 await self.handle_update(update)
             await self._settle_expired()
+
+    def _saw(self, waiting: set[str]) -> None:
+        self.seen_waiting = frozenset(waiting)
+        self._looked.set()
+        self._looked = anyio.Event()
+
+    async def sees_waiting(self, approval_id: str) -> None:
+        """Return once this process's poller has seen the approval's message waiting for a press."""
+        while approval_id not in self.seen_waiting:
+            await self._looked.wait()
 
     async def _follow(self, decisions: Decisions) -> None:
         """Edit the message when its approval is decided anywhere (page, CLI, a cancelled call)."""

@@ -49,7 +49,7 @@ def _main(argv: Sequence[str] | None, config: Config | None = None) -> int:
         print(f"mcp-tools: {scrub_text(str(exc))}", file=sys.stderr)
         return 2
     except RuntimeError as exc:
-        from mcp_tools.policy.store import StateStoreError
+        from mcp_tools.state.store import StateStoreError
 
         if not isinstance(exc, StateStoreError):
             raise

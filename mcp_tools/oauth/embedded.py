@@ -29,7 +29,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from mcp_tools.oauth.limits import MAX_URI, Limits, metadata_problem, stored
-from mcp_tools.oauth.store import OAuthStore
+from mcp_tools.state.oauth import OAuthStore
 
 OWNER = "owner"  # the one person an embedded server signs in
 CODE_SECONDS = 300

@@ -292,7 +292,7 @@ class OAuthGuard:
     def _spend(self, principal: str, calls: int, limit: int) -> float | None:
         """None when `calls` more fit the principal's minute (they are counted), else seconds to wait."""
         if self.shared_budget is not None:
-            from mcp_tools.policy.store import StateStoreUnavailable
+            from mcp_tools.state.store import StateStoreUnavailable
 
             try:
                 return self.shared_budget.spend_calls(principal, calls, limit)  # type: ignore[no-any-return]

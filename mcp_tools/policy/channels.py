@@ -18,7 +18,7 @@ import anyio
 
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.display import asked_by, visible
-from mcp_tools.policy.store import Approval, iso_time
+from mcp_tools.state.store import Approval, iso_time
 
 logger = logging.getLogger("mcp_tools.policy")
 ANNOUNCE_TIMEOUT_SECONDS = 15.0

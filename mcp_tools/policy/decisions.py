@@ -21,7 +21,7 @@ from typing import Any, Literal
 import anyio
 
 from mcp_tools import metrics
-from mcp_tools.policy.store import Approval, StateStore
+from mcp_tools.state.store import Approval, StateStore
 
 logger = logging.getLogger("mcp_tools.policy")
 

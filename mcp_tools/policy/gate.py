@@ -34,9 +34,9 @@ from mcp_tools.policy.result_budget import (
     result_chars,
 )
 from mcp_tools.policy.rules import RulePolicy, effective_risk
-from mcp_tools.policy.store import Approval, AuditRow, StateStore, StateStoreUnavailable, iso_time
 from mcp_tools.policy.unicode import not_unicode, not_unicode_failure, utf8_safe
 from mcp_tools.secrets import known_secrets, scrub_text
+from mcp_tools.state.store import Approval, AuditRow, StateStore, StateStoreUnavailable, iso_time
 from mcp_tools.text import plain_text
 from mcp_tools.tooling import AbsentWhenNone, CallContext, Risk, ToolFailure, ToolSpec
 

@@ -15,7 +15,7 @@ from mcp_tools.config import Config, ConfigError
 from mcp_tools.secrets import known_secrets
 
 if TYPE_CHECKING:
-    from mcp_tools.policy.store import StateStore
+    from mcp_tools.state.store import StateStore
 
 
 def request_state_security(config: Config, ttl: float) -> Any:
@@ -53,7 +53,7 @@ def open_state_store(config: Config) -> StateStore:
     """The store the config names; raises ConfigError with a clear reason when it cannot open."""
     url = config.state_url()
     if url is None:
-        from mcp_tools.policy.store import PolicyStore
+        from mcp_tools.state.sqlite import PolicyStore
 
         return PolicyStore(config.state_dir() / "policy.sqlite3")
     register_url_secrets(url)

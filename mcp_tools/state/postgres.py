@@ -1,30 +1,31 @@
 """The state in PostgreSQL, shared by every replica of one deployment (psycopg 3 with a pool).
 
-The schema is numbered SQL files in `migrations/`, applied in one transaction at start under an
-advisory lock (replicas that start together migrate once) and recorded in `schema_version`.
+The schema is the numbered migrations of `mcp_tools.state.migrations` (SQLite applies the same
+ones), applied in one transaction at start under an advisory lock (replicas that start together
+migrate once) and recorded in `schema_version`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from importlib import resources
 from typing import Any
 
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from mcp_tools import metrics
-from mcp_tools.policy.store import FetchedRows, StateStore, StateStoreError, StateStoreUnavailable
 from mcp_tools.secrets import known_secrets
+from mcp_tools.state import migrations as schema
+from mcp_tools.state.errors import StateStoreError, StateStoreUnavailable
+from mcp_tools.state.sqlite import FetchedRows
 from mcp_tools.state.storable import storable_params
+from mcp_tools.state.store import StateStore
 
-MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 MIGRATION_LOCK = 0x6D6370746F6F6C73  # "mcptools": one migrator at a time across replicas
 NOTIFY_CHANNEL = "mcp_tools_approvals"
 LOCK_APPROVALS = "LOCK TABLE approvals IN SHARE ROW EXCLUSIVE MODE"
@@ -37,13 +38,8 @@ logger = logging.getLogger("mcp_tools.state")
 
 
 def migrations() -> list[tuple[int, str, str]]:
-    """`(version, file name, sql)` for every numbered migration, in order."""
-    found = []
-    for entry in resources.files("mcp_tools.state").joinpath("migrations").iterdir():
-        match = MIGRATION_NAME.match(entry.name)
-        if match:
-            found.append((int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
-    return sorted(found)
+    """`(version, file name, sql)` for every numbered migration, in order, as PostgreSQL runs it."""
+    return [(migration.version, migration.name, migration.sql("postgresql")) for migration in schema.migrations()]
 
 
 def apply_migrations(connection: psycopg.Connection[Any]) -> list[int]:
@@ -52,17 +48,9 @@ def apply_migrations(connection: psycopg.Connection[Any]) -> list[int]:
     applied_now = []
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        connection.execute(
-            "CREATE TABLE IF NOT EXISTS schema_version "
-            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied DOUBLE PRECISION NOT NULL)"
-        )
+        connection.execute(schema.SCHEMA_VERSION)
         done = {row[0] for row in connection.execute("SELECT version FROM schema_version").fetchall()}
-        newest = max((version for version, _, _ in known), default=0)
-        if done and max(done) > newest:
-            raise StateStoreError(
-                f"the state database has schema version {max(done)}, newer than this mcp-tools knows ({newest}); "
-                "upgrade mcp-tools on this replica"
-            )
+        schema.refuse_newer(done, max((version for version, _, _ in known), default=0))
         for version, name, sql in known:
             if version in done:
                 continue

@@ -13,7 +13,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_tools.policy.store import PolicyStore
+from mcp_tools.state.sqlite import PolicyStore
 from tests.processes import bearer
 
 TOKEN = "tok-laptop-0123456789"

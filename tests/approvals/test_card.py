@@ -231,7 +231,8 @@ async def test_another_principal_cannot_use_a_ticket(served: tuple[str, Path, Pa
 
 def test_an_expired_ticket_opens_nothing(tmp_path: Path) -> None:
     from mcp_tools.approvals.card import issue_ticket
-    from mcp_tools.policy.store import PolicyStore, TicketRefused
+    from mcp_tools.state.sqlite import PolicyStore
+    from mcp_tools.state.store import TicketRefused
 
     now = [1_000_000.0]
     store = PolicyStore(tmp_path / "policy.sqlite3", clock=lambda: now[0])

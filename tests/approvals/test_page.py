@@ -16,7 +16,7 @@ from mcp_tools.config import ApprovalPageSettings
 from mcp_tools.http import page_security
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.redact import redact
-from mcp_tools.policy.store import PolicyStore
+from mcp_tools.state.sqlite import PolicyStore
 
 BASE = "http://127.0.0.1:8766"
 HOSTILE = "<script>alert('x')</script>"
@@ -222,7 +222,7 @@ def test_a_card_shows_its_summary_once_who_asked_in_words_and_times_for_the_scri
 
 
 def test_recent_decisions_say_which_channel_gave_the_yes(store: PolicyStore) -> None:
-    from mcp_tools.policy.store import AuditRow
+    from mcp_tools.state.store import AuditRow
 
     store.record(
         AuditRow(1.0, "stdio", "local", "files.delete", {}, "high", "confirmed", None, 1, "ok", "elicitation:stdio")

@@ -44,6 +44,10 @@ def telegram_app(tmp_path: Path, fake: FakeBotApi, wait: float = 30, **telegram:
     return build_app(make_config(tmp_path, settings, environ={"MCP_TOOLS_TELEGRAM_BOT_TOKEN": TOKEN}))
 
 
+def telegram_of(app: Any) -> Any:
+    return next(channel for channel in app.out_of_band.channels if channel.name == "telegram")
+
+
 async def in_thread(function: Any, *args: Any) -> Any:
     return await anyio.to_thread.run_sync(function, *args)
 
@@ -172,7 +176,7 @@ async def test_the_message_shows_decisions_made_elsewhere(
             group.start_soon(call, client, "by-cli")
             message = await in_thread(fake.sent_with_buttons)
             approval_id = app.store.list_approvals()[0].id
-            from mcp_tools.policy.store import PolicyStore
+            from mcp_tools.state.sqlite import PolicyStore
 
             PolicyStore(tmp_path / "state" / "policy.sqlite3").decide(approval_id, True, 600, decided_by="cli")
         await in_thread(fake.edited_text, message["message_id"], "Approved by cli")
@@ -203,7 +207,10 @@ async def test_servers_sharing_one_bot_poll_in_turn_and_any_of_them_takes_the_pr
             async with anyio.create_task_group() as group:
                 group.start_soon(call, client, target)
                 message = await in_thread(fake.sent_with_buttons)
-                await anyio.sleep(1.2)  # both servers have seen the open message by now
+                (waiting,) = first.store.pending_approvals()
+                with anyio.fail_after(15):  # both servers have seen the open message
+                    for app in (first, second):
+                        await telegram_of(app).sees_waiting(waiting.id)
                 assert await in_thread(fake.answer_to, fake.press(message, button)) in ("Approved", "Denied")
             await in_thread(fake.edited_text, message["message_id"], "by telegram:@ada")
     assert ok(result["one"]) == {"erased": "one"} and ok(result["three"]) == {"erased": "three"}

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from mcp_tools.policy.decisions import Decisions
-from mcp_tools.policy.store import StateStore
+from mcp_tools.state.store import StateStore
 
 OpenStore = Callable[..., StateStore]
 

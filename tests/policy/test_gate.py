@@ -329,7 +329,7 @@ async def test_an_audit_row_that_fails_to_write_is_logged_and_the_call_is_not_re
 async def test_an_audit_row_the_store_cannot_take_withholds_the_result(tmp_path: Path, demo_namespace: str) -> None:
     """With the state store unreachable the answer would have no audit row: the caller gets
     `unavailable` instead of a result nobody can account for."""
-    from mcp_tools.policy.store import StateStoreUnavailable
+    from mcp_tools.state.store import StateStoreUnavailable
 
     app = demo_app(tmp_path)
 
@@ -347,8 +347,8 @@ async def test_a_call_whose_row_cannot_be_written_or_spooled_answers_unavailable
 ) -> None:
     """The store down and the spool's disk refusing too: the answer says unavailable, and the
     server goes on (no traceback, no dead call)."""
-    from mcp_tools.policy.store import StateStoreUnavailable
     from mcp_tools.state.spool import AuditSpool
+    from mcp_tools.state.store import StateStoreUnavailable
 
     app = demo_app(tmp_path)
     blocked = tmp_path / "not-a-folder"

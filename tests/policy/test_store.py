@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tools.policy.store import AuditRow, PolicyStore, PriorAnswers, StateStore
+from mcp_tools.state.sqlite import PolicyStore
+from mcp_tools.state.store import AuditRow, PriorAnswers, StateStore
 
 OpenStore = Callable[..., StateStore]
 
@@ -255,7 +256,7 @@ def test_pending_approvals_of_one_principal(open_store: OpenStore) -> None:
 
 
 def test_an_approval_card_ticket_opens_its_approval_once(open_store: OpenStore) -> None:
-    from mcp_tools.policy.store import TicketRefused
+    from mcp_tools.state.store import TicketRefused
 
     store = open_store()
     approval = request(store)
@@ -270,7 +271,7 @@ def test_an_approval_card_ticket_opens_its_approval_once(open_store: OpenStore) 
 
 
 def test_wrong_tickets_lock_the_card_out_of_an_approval(open_store: OpenStore) -> None:
-    from mcp_tools.policy.store import TicketRefused
+    from mcp_tools.state.store import TicketRefused
 
     store = open_store()
     approval = request(store)
@@ -298,7 +299,7 @@ async def test_every_call_of_a_failed_audit_batch_learns_its_row_was_not_written
     a result whose audit row is missing must not be given out."""
     import anyio
 
-    from mcp_tools.policy.store import StateStoreUnavailable
+    from mcp_tools.state.store import StateStoreUnavailable
 
     store = PolicyStore(tmp_path / "p.db")
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from mcp_tools.app import build_app
-from mcp_tools.policy.store import PolicyStore
+from mcp_tools.state.sqlite import PolicyStore
 from tests.harness import connect, failure, make_config, ok
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,7 @@ from mcp.client.session import ClientRequestContext
 
 from mcp_tools.app import App, build_app
 from mcp_tools.mcp_server import build_server
-from mcp_tools.policy.store import PolicyStore
+from mcp_tools.state.sqlite import PolicyStore
 from tests.harness import connect, failure, make_config, ok
 from tests.policy.test_waiting import announced, hook_command
 from tests.servers import files_fixtures

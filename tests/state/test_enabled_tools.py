@@ -10,8 +10,9 @@ from pathlib import Path
 
 import psycopg
 
-from mcp_tools.policy.store import PolicyStore, StateStore
 from mcp_tools.state.postgres import PostgresStateStore, migrations
+from mcp_tools.state.sqlite import PolicyStore
+from mcp_tools.state.store import StateStore
 
 OpenStore = Callable[..., StateStore]
 

@@ -18,9 +18,9 @@ from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import AnyUrl
 
 from mcp_tools.oauth.embedded import EmbeddedAuthorizationServer
-from mcp_tools.oauth.store import OAuthStore
-from mcp_tools.policy.store import StateStore
 from mcp_tools.state import derive_key
+from mcp_tools.state.oauth import OAuthStore
+from mcp_tools.state.store import StateStore
 
 pytestmark = pytest.mark.anyio
 OpenStore = Callable[..., StateStore]
@@ -202,7 +202,7 @@ CREATE TABLE grants (sha256 TEXT PRIMARY KEY, kind TEXT NOT NULL, client_id TEXT
 async def test_clients_and_tokens_of_an_older_oauth_file_move_into_the_state_store(
     open_store: OpenStore, tmp_path: Path
 ) -> None:
-    from mcp_tools.oauth.store import digest
+    from mcp_tools.state.oauth import digest
 
     old = tmp_path / "oauth.sqlite3"
     with sqlite3.connect(old) as db:
@@ -238,7 +238,7 @@ def test_an_unreadable_older_oauth_file_is_left_alone_and_the_server_goes_on(
 def test_a_state_file_from_before_the_oauth_limits_gains_their_columns(tmp_path: Path) -> None:
     """The SQLite side of migration 0011: a client that holds tokens counts as consented to,
     one that never did expires, and waiting requests are counted per client."""
-    from mcp_tools.policy.store import PolicyStore
+    from mcp_tools.state.sqlite import PolicyStore
 
     path = tmp_path / "policy.sqlite3"
     with sqlite3.connect(path) as db:  # the oauth tables as an older version wrote them

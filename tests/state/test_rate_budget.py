@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from mcp_tools.policy.store import StateStore
+from mcp_tools.state.store import StateStore
 
 OpenStore = Callable[..., StateStore]
 

@@ -12,9 +12,9 @@ import pytest
 from mcp_tools.config import ConfigError, parse_config
 from mcp_tools.mcp_server import CONFIRM_KEY, InputRequiredElicitation
 from mcp_tools.policy.gate import Answer, AskLater, ConfirmationRequest
-from mcp_tools.policy.store import StateStore
 from mcp_tools.secrets import known_secrets
 from mcp_tools.state import request_state_security
+from mcp_tools.state.store import StateStore
 from mcp_tools.tooling import Risk
 
 OpenStore = Callable[..., StateStore]

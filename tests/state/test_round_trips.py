@@ -12,8 +12,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from mcp_tools.policy.store import Approval, AuditRow
 from mcp_tools.state.postgres import PostgresStateStore
+from mcp_tools.state.store import Approval, AuditRow
 
 
 @contextmanager

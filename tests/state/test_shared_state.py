@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mcp_tools.approvals.telegram import Ledger, SentMessage
-from mcp_tools.policy.store import StateStore
+from mcp_tools.state.store import StateStore
 
 OpenStore = Callable[..., StateStore]
 
@@ -31,10 +31,13 @@ def test_one_replica_at_a_time_holds_the_polling_lease(open_store: OpenStore, tm
 
 
 def test_a_replica_that_dies_loses_the_lease_when_it_expires(open_store: OpenStore, tmp_path: Path) -> None:
-    dead, alive = ledgers(open_store, tmp_path)
+    now = [1_795_000_000.0]
+    dead, alive = (Ledger.for_state(open_store(clock=lambda: now[0]), tmp_path / "state") for _ in range(2))
     assert dead.take_lease("dead", 0.3)  # then killed: it never releases
     assert not alive.take_lease("alive", 60)
-    time.sleep(0.4)  # the lease runs out by the clock; there is no event to wait on
+    now[0] += 0.29
+    assert not alive.take_lease("alive", 60)  # not yet
+    now[0] += 0.02  # the lease has run out
     assert alive.take_lease("alive", 60)
     assert not dead.take_lease("dead", 60)
 
@@ -75,7 +78,7 @@ def test_a_message_sent_by_one_replica_is_settled_once_by_any(open_store: OpenSt
 def test_a_ledger_file_from_an_older_release_keeps_its_offset(tmp_path: Path) -> None:
     import sqlite3
 
-    from mcp_tools.policy.store import PolicyStore
+    from mcp_tools.state.sqlite import PolicyStore
 
     path = tmp_path / "state" / "telegram.sqlite3"
     path.parent.mkdir()

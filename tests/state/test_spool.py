@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.policy.store import StateStoreUnavailable
 from mcp_tools.state.spool import AuditSpool
+from mcp_tools.state.store import StateStoreUnavailable
 
 
 def test_kept_rows_are_replayed_once_in_order_and_the_file_is_private(tmp_path: Path) -> None:

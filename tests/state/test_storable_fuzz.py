@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_tools.approvals.telegram import LEDGER_SCHEMA, Ledger, SentMessage
-from mcp_tools.oauth.store import OAuthStore
-from mcp_tools.policy.store import AuditRow, SqliteFile, StateStore
+from mcp_tools.approvals.telegram import Ledger, SentMessage
+from mcp_tools.state.oauth import OAuthStore
 from mcp_tools.state.storable import storable_text
+from mcp_tools.state.store import AuditRow, StateStore
 
 SPECIAL = [
     "\x00",
@@ -121,18 +121,9 @@ def test_oauth_rows_and_the_telegram_ledger_take_any_text(
     oauth.put_grant(f"g{n}", "access", client_id, text, {"scope": text}, 600)
     grant = oauth.get_grant(f"g{n}", "access")
     assert grant is not None and same_json(grant[0], {"scope": text})
-    ledger = Ledger(store) if store.engine != "sqlite" else _sqlite_ledger(tmp_path_factory)
+    ledger = Ledger(store)  # in the store's own tables, on either engine
     message = SentMessage(text, 1, n, text, 9e9)
     ledger.record(f"nonce{n}", message)  # nonces are the server's own (hex); the rest is text
     found = ledger.by_nonce(f"nonce{n}")
     assert found is not None and found.text == storable_text(text) and found.approval_id == storable_text(text)
     assert ledger.knows(text)
-
-
-_ledgers: dict[str, Any] = {}
-
-
-def _sqlite_ledger(tmp_path_factory: pytest.TempPathFactory) -> Ledger:
-    if "sqlite" not in _ledgers:
-        _ledgers["sqlite"] = Ledger(SqliteFile(tmp_path_factory.mktemp("ledger") / "telegram.sqlite3", LEDGER_SCHEMA))
-    return _ledgers["sqlite"]  # type: ignore[no-any-return]

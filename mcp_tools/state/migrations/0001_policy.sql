@@ -1,5 +1,5 @@
 -- Approvals, who asked and who answered, every change of an approval's status, page logins and
--- the audit log: the policy's state, as the SQLite file of one machine keeps it.
+-- the audit log: the policy's state.
 CREATE TABLE approvals (
     id TEXT PRIMARY KEY,
     tool TEXT NOT NULL,
@@ -44,6 +44,7 @@ CREATE TABLE approval_events (
     status TEXT NOT NULL
 );
 
+-- [postgresql]
 -- Every change of status leaves an event (no code path can skip it) and wakes the replicas
 -- that LISTEN on mcp_tools_approvals. Writers of approvals hold a table lock, so events commit
 -- in the order of their numbers and a follower reading "seq > cursor" misses none.
@@ -58,6 +59,18 @@ END
 $$;
 CREATE TRIGGER approval_created AFTER INSERT ON approvals FOR EACH ROW EXECUTE FUNCTION approval_event();
 CREATE TRIGGER approval_status_changed AFTER UPDATE OF status ON approvals FOR EACH ROW EXECUTE FUNCTION approval_event();
+
+-- [sqlite]
+-- Every change of status leaves an event (no code path can skip it). SQLite has one writer at a
+-- time, so events commit in the order of their numbers; followers poll.
+CREATE TRIGGER approval_created AFTER INSERT ON approvals BEGIN
+    INSERT INTO approval_events (approval_id, status) VALUES (NEW.id, NEW.status);
+END;
+CREATE TRIGGER approval_status_changed AFTER UPDATE OF status ON approvals
+WHEN NEW.status != OLD.status BEGIN
+    INSERT INTO approval_events (approval_id, status) VALUES (NEW.id, NEW.status);
+END;
+-- [both]
 
 CREATE TABLE page_logins (
     token_sha256 TEXT PRIMARY KEY,

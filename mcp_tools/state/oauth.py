@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcp_tools.policy.store import StateStore
 from mcp_tools.state.sealed import is_sealed, seal, unseal
+from mcp_tools.state.store import StateStore
 
 logger = logging.getLogger("mcp_tools.oauth")
 
@@ -36,22 +36,6 @@ class OAuthStore:
         self.state = state
         self.key = key  # seals registered clients; None keeps them as JSON (a SQLite state without a secret)
         self.clock = clock
-        if getattr(state, "engine", "sqlite") == "sqlite":
-            self._migrate_sqlite()
-
-    def _migrate_sqlite(self) -> None:
-        """The columns PostgreSQL's migration 0011 adds, on a state file written before them."""
-        with self.state.transaction() as db:
-            columns = {row[1] for row in db.execute("PRAGMA table_info(oauth_clients)").fetchall()}
-            if "consented" not in columns:  # a client holding tokens was consented to
-                db.execute("ALTER TABLE oauth_clients ADD COLUMN consented REAL")
-                db.execute(
-                    "UPDATE oauth_clients SET consented=created WHERE client_id IN (SELECT client_id FROM oauth_grants)"
-                )
-            columns = {row[1] for row in db.execute("PRAGMA table_info(oauth_requests)").fetchall()}
-            if "client_id" not in columns:
-                db.execute("ALTER TABLE oauth_requests ADD COLUMN client_id TEXT")
-            db.execute("CREATE INDEX IF NOT EXISTS oauth_requests_client ON oauth_requests (client_id)")
 
     def close(self) -> None:
         """The state store belongs to the app, which closes it."""
