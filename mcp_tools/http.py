@@ -463,7 +463,7 @@ def _safe(respond: Callable[[Any], Response], content: Any) -> Response:
     try:
         return respond(content)
     except UnicodeEncodeError:
-        from mcp_tools.policy.unicode import utf8_safe
+        from mcp_tools.text import utf8_safe
 
         return respond(utf8_safe(content))
 
@@ -472,7 +472,7 @@ def _ndjson_line(event: dict[str, Any]) -> bytes:
     try:
         return json.dumps(event, ensure_ascii=False).encode() + b"\n"
     except UnicodeEncodeError:
-        from mcp_tools.policy.unicode import utf8_safe
+        from mcp_tools.text import utf8_safe
 
         return json.dumps(utf8_safe(event), ensure_ascii=False).encode() + b"\n"
 
