@@ -1,9 +1,9 @@
 """What a call is and what it comes to, as the transports and the gate's stages share them.
 
 A transport builds a `Caller` (who calls, through what, how the person can be asked) and gets a
-`CallOutcome` back; `BoundTool` is a tool with its service, wire name and configured risk. The
-values of the gate's own path (the call as it stands, the verdict each stage returns) are in
-`mcp_tools.policy.stages`.
+`CallOutcome` back; `BoundTool` is a tool with its service, wire name and configured risk. On
+the gate's own path (`mcp_tools.policy.stages`) a `Call` is the call as it stands between two
+stages and a `Verdict` what the gate decided about it: the value each stage returns.
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ import enum
 import hashlib
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+
 from mcp_tools.policy.display import arguments_text, visible
-from mcp_tools.tooling import Risk, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
@@ -198,3 +200,75 @@ def internal_error(tool: str) -> ToolFailure:
         f"{tool} failed unexpectedly; the details are in the server log.",
         "Tell the person; retrying the same call is unlikely to help.",
     )
+
+
+class Decision(enum.Enum):
+    """The audit row's `decision`."""
+
+    RAN = "ran"  # nothing stood in the way
+    CONFIRMED = "confirmed"  # the person said yes in the client
+    APPROVED_OUT_OF_BAND = "approved_out_of_band"  # an approval given on a channel or the command line
+    APPROVAL_REQUIRED = "approval_required"  # an approval is pending
+    DECLINED = "declined"  # the person said no
+    DENIED = "denied"  # the policy, the caller's reach or the arguments refused it
+    PRECHECK_FAILED = "precheck_failed"  # the tool's own checks refused it; nobody was asked
+    WITHDRAWN = "withdrawn"  # the client cancelled while the person was being asked
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the gate decided about one call, and why: everything its audit row says of it.
+
+    `outcome` is the answer, set once the call has one; `args` is what the row records of the
+    arguments (the canonical ones once validated, nothing of arguments refused for their size).
+    """
+
+    decision: Decision = Decision.RAN
+    args: dict[str, Any] = field(default_factory=dict)
+    risk: Risk | None = None
+    approval_id: str | None = None
+    answered_by: str | None = None
+    outcome: CallOutcome | None = None
+
+    @property
+    def ran(self) -> bool:
+        """Whether the handler may have run (what an audit row that cannot be stored must keep)."""
+        return self.decision in (Decision.RAN, Decision.CONFIRMED, Decision.APPROVED_OUT_OF_BAND)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call as it stands between two stages; a stage that learns something passes on a new one."""
+
+    tool: BoundTool
+    name: str  # the tool's canonical name
+    caller: Caller
+    raw_args: Any
+    started: float  # time.perf_counter() when the gate took it
+    via: BoundTool | None = None  # the tool whose handler made this call (`ctx.call_tool`)
+    verdict: Verdict = field(default_factory=Verdict)  # so far
+    args: Any = None  # the validated input model
+    context: CallContext | None = None
+    facts: Any = None  # what this call learns on its way; never shared with another call
+    notices: list[str] = field(default_factory=list)  # of medium-risk tools this call ran through ctx.call_tool
+
+    @property
+    def wire_name(self) -> str:
+        """The tool to call again after an approval: the outer one for a nested call."""
+        return self.via.wire_name if self.via is not None else self.tool.wire_name
+
+    @property
+    def model(self) -> BaseModel:
+        assert isinstance(self.args, BaseModel), "a stage before Validate needs the arguments"
+        return self.args
+
+    def deciding(self, **verdict: Any) -> Call:
+        """The call handed on with its verdict so far changed (`decision=`, `risk=`, ...)."""
+        return replace(self, verdict=replace(self.verdict, **verdict))
+
+    def ends(self, outcome: CallOutcome, **verdict: Any) -> Verdict:
+        """The verdict with this answer (and any change to what was decided)."""
+        return replace(self.verdict, outcome=outcome, **verdict)
+
+    def refused(self, failure: ToolFailure, decision: Decision = Decision.DENIED, **verdict: Any) -> Verdict:
+        return self.ends(failure_outcome(failure), decision=decision, **verdict)

@@ -15,17 +15,19 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from mcp_tools.config import PolicySettings
-from mcp_tools.policy.arguments import describe_validation_error, shape_refusal
 from mcp_tools.policy.calls import (
     Answer,
     Asker,
     AskLater,
     BoundTool,
+    Call,
     Caller,
     CallOutcome,
     ConfirmationRequest,
     ConfirmationWatch,
+    Decision,
     DeferredQuestion,
+    Verdict,
     Waiting,
     arguments_digest,
     failure_outcome,
@@ -33,14 +35,15 @@ from mcp_tools.policy.calls import (
 )
 from mcp_tools.policy.result_budget import DEFAULT_MAX_RESULT_TOKENS
 from mcp_tools.policy.rules import RulePolicy
-from mcp_tools.policy.stages import Call, CallNext, Decision, Stage, Verdict, compose
+from mcp_tools.policy.stages import Chain, Stage, settle
+from mcp_tools.policy.stages.arguments import Shape, UnicodeText, Validate, describe_validation_error, shape_refusal
 from mcp_tools.policy.stages.assess import AssessRisk, Precheck, Prepare
-from mcp_tools.policy.stages.audit import Audit, args_of
-from mcp_tools.policy.stages.checks import ArgumentReach, Shape, UnicodeText, Validate, Visibility
+from mcp_tools.policy.stages.audit import Audit
 from mcp_tools.policy.stages.confirm import Confirm, approval_required
 from mcp_tools.policy.stages.outgoing import Budget, Scrub, outgoing
-from mcp_tools.policy.stages.outgoing import guarded_progress as _guarded_progress
+from mcp_tools.policy.stages.reach import ArgumentReach, Visibility
 from mcp_tools.policy.stages.run import Run
+from mcp_tools.policy.stages.run import guarded_progress as _guarded_progress
 from mcp_tools.policy.store import StateStore
 from mcp_tools.text import utf8_safe
 from mcp_tools.tooling import Risk, ToolFailure, ToolSpec
@@ -106,16 +109,16 @@ class PolicyGate:
             AssessRisk(),
             Precheck(),
             Confirm(settings, store, out_of_band, self.audit),
-            Run(store),
+            Run(store, self),
         )
-        self.chains: dict[tuple[int, Risk, bool], tuple[ToolSpec[Any, Any, Any], CallNext]] = {}
+        self.chains: dict[tuple[int, Risk, bool], tuple[ToolSpec[Any, Any, Any], Chain]] = {}
 
-    def chain(self, tool: BoundTool, nested: bool = False) -> CallNext:
+    def chain(self, tool: BoundTool, nested: bool = False) -> Chain:
         """The stages a call of `tool` passes, composed once per tool: those that do nothing for it left out."""
         key = (id(tool.spec), tool.configured_risk, nested)
         known = self.chains.get(key)
         if known is None or known[0] is not tool.spec:
-            known = tool.spec, compose([stage for stage in self.stages if stage.applies(tool, nested)])
+            known = tool.spec, Chain.of(self.stages, tool, nested)
             self.chains[key] = known
         return known[1]
 
@@ -134,14 +137,12 @@ class PolicyGate:
         answer, which is the failure as recorded."""
         started = time.perf_counter()
         kept = isinstance(raw_args, dict) and shape_refusal(name, raw_args) is None  # else the row says nothing of them
-        verdict = Verdict(
-            Decision.DENIED,
-            args=utf8_safe(raw_args) if kept else {},  # the row is stored as UTF-8
-            outcome=outgoing(failure_outcome(failure), name),
-        )
+        answer = outgoing(failure_outcome(failure), name)
+        # the row is stored as UTF-8
+        verdict = Verdict(Decision.DENIED, args=utf8_safe(raw_args) if kept else {}, outcome=answer)
         if not await self.audit.append(caller, utf8_safe(name), verdict, started):
             return failure_outcome(store_unavailable())
-        return verdict.answer
+        return answer
 
     async def call(
         self,
@@ -156,9 +157,23 @@ class PolicyGate:
 
         `name` is the name the call was written with; the catalog resolved it to `tool`.
         """
-        call = Call(tool, caller, raw_args, time.perf_counter(), via, Verdict(args=args_of(raw_args)))
+        chain = self.chain(tool, via is not None)
+        args = raw_args if isinstance(raw_args, dict) else {}  # what the row says of them until validated
+        call = Call(tool, tool.spec.name, caller, raw_args, time.perf_counter(), via, Verdict(args=args))
         try:
-            verdict = await self.chain(tool, via is not None)(call)
+            for stage in chain.entering:
+                step = await stage.enter(call)
+                if isinstance(step, Verdict):
+                    verdict = step
+                    break
+                call = step
+            else:
+                raise RuntimeError(f"no stage answered the call of {call.name}")
         except DeferredQuestion as deferred:  # a nested call's question: asked in the transport's round trip
             return CallOutcome(text="", ask_later=deferred.ask_later)
-        return verdict.answer
+        except Exception as exc:  # settled as the call stood when it failed
+            verdict = settle(call, exc)
+        for leaving in chain.leaving:
+            verdict = await leaving.leave(call, verdict)
+        assert verdict.outcome is not None, "every verdict has its answer"
+        return verdict.outcome

@@ -6,13 +6,20 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
-from typing import Any
 
 from mcp_tools import metrics
 from mcp_tools.config import PolicySettings
-from mcp_tools.policy.calls import BoundTool, Caller, CallOutcome, DeferredQuestion, failure_outcome, store_unavailable
+from mcp_tools.policy.calls import (
+    BoundTool,
+    Call,
+    Caller,
+    CallOutcome,
+    Decision,
+    Verdict,
+    failure_outcome,
+    store_unavailable,
+)
 from mcp_tools.policy.redact import redact
-from mcp_tools.policy.stages import Call, CallNext, Decision, Verdict, settle
 from mcp_tools.policy.store import AuditRow, StateStore, StateStoreUnavailable
 from mcp_tools.tooling import Risk
 
@@ -33,14 +40,8 @@ class Audit:
     def applies(self, tool: BoundTool, nested: bool) -> bool:
         return True
 
-    async def handle(self, call: Call, call_next: CallNext) -> Verdict:
-        try:
-            verdict = await call_next(call)
-        except DeferredQuestion:
-            raise
-        except Exception as exc:  # a stage's own fault: every stage settles what fails in its work
-            verdict = settle(call, exc)
-        if verdict.answer.ask_later is not None:
+    async def leave(self, call: Call, verdict: Verdict) -> Verdict:
+        if verdict.outcome is None or verdict.outcome.ask_later is not None:
             return verdict  # asked in the transport's round trip: the retried call leaves the row
         if not await self.append(call.caller, call.name, verdict, call.started):
             # Only a low call gets here with the store down (anything else checked it before it
@@ -75,7 +76,8 @@ class Audit:
 
     def row(self, caller: Caller, tool: str, verdict: Verdict, started: float) -> AuditRow:
         """The row, counted in the metrics as it is made."""
-        error = verdict.answer.error
+        answer = verdict.outcome
+        error = answer.structured.get("error") if answer and answer.is_error and answer.structured else None
         outcome = error["kind"] if error else "ok"
         risk = verdict.risk.label if verdict.risk else None
         elapsed = time.perf_counter() - started
@@ -114,8 +116,3 @@ class Audit:
         except OSError as exc:  # the disk too: the caller answers unavailable
             logger.error("could not keep the audit row of %s in the spool: %s", row.tool, exc.strerror or exc)
             return False
-
-
-def args_of(raw_args: Any) -> dict[str, Any]:
-    """What a row records of arguments not yet validated: the object as sent, else nothing."""
-    return raw_args if isinstance(raw_args, dict) else {}

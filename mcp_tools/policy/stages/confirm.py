@@ -25,14 +25,17 @@ from mcp_tools.policy.calls import (
     Asker,
     AskLater,
     BoundTool,
+    Call,
     CallOutcome,
     ConfirmationRequest,
+    Decision,
+    Verdict,
     Waiting,
     arguments_digest,
 )
 from mcp_tools.policy.channels import OutOfBand
 from mcp_tools.policy.redact import redact
-from mcp_tools.policy.stages import Call, CallNext, Decision, Verdict, settle
+from mcp_tools.policy.stages import settle
 from mcp_tools.policy.stages.audit import Audit
 from mcp_tools.policy.store import Approval, StateStore, iso_time
 from mcp_tools.secrets import scrub_text
@@ -60,11 +63,10 @@ class Confirm:
     def applies(self, tool: BoundTool, nested: bool) -> bool:
         return tool.configured_risk >= Risk.HIGH or tool.spec.dynamic_risk is not None
 
-    async def handle(self, call: Call, call_next: CallNext) -> Verdict:
+    async def enter(self, call: Call) -> Call | Verdict:
         if call.verdict.risk is not Risk.HIGH:
-            return await call_next(call)
-        step = await self.decide(call)
-        return step if isinstance(step, Verdict) else await call_next(step)
+            return call
+        return await self.decide(call)
 
     async def decide(self, call: Call) -> Call | Verdict:
         """The call to run, with who allowed it, or the answer to give instead of running."""
@@ -184,36 +186,39 @@ class Confirm:
                 )
 
         await tick(0.0)
-        wait = Waiting(pending.name, approval.summary, "out_of_band", approval.id, approval.expires)
-        if caller.watch is not None:
-            await caller.watch.waiting(wait)
+        watch = caller.watch
+        wait = (
+            None
+            if watch is None
+            else Waiting(pending.name, approval.summary, "out_of_band", approval.id, approval.expires)
+        )
+        if watch is not None and wait is not None:
+            await watch.waiting(wait)
         try:
             answer = await out_of_band.decisions.wait(approval.id, total, tick, out_of_band.progress_interval)
         except anyio.get_cancelled_exc_class():
             out_of_band.decisions.withdraw(approval.id)
             self.audit.withdrawn(pending, approval.id)
             raise
-        if caller.watch is not None:
-            await caller.watch.resumed(wait)
+        if watch is not None and wait is not None:
+            await watch.resumed(wait)
         if answer == "approved" and self.store.consume_approval_id(approval.id) is not None:
-            approved = pending.deciding(decision=Decision.APPROVED_OUT_OF_BAND)
             try:
                 by = self.store.decided_by(approval.id) or "out_of_band"
             except Exception as exc:
-                return settle(approved, exc)
-            return await self.looked_again(approved.deciding(answered_by=by))
+                return settle(pending.deciding(decision=Decision.APPROVED_OUT_OF_BAND), exc)
+            return await self.looked_again(pending.deciding(decision=Decision.APPROVED_OUT_OF_BAND, answered_by=by))
         if answer == "denied":
-            declined = pending.deciding(decision=Decision.DECLINED)
             try:
                 by = self.store.decided_by(approval.id) or "out_of_band"
             except Exception as exc:
-                return settle(declined, exc)
+                return settle(pending.deciding(decision=Decision.DECLINED), exc)
             failure = ToolFailure(
                 "declined_by_user",
                 f"{approval.tool} was not run: the person denied approval {approval.id}.",
                 "Do not retry; ask the person what they want instead.",
             )
-            return declined.refused(failure, Decision.DECLINED, answered_by=by)
+            return pending.refused(failure, Decision.DECLINED, answered_by=by)
         return pending.refused(
             approval_required(approval, pending.wire_name, out_of_band.places(approval.id)), Decision.APPROVAL_REQUIRED
         )

@@ -6,20 +6,16 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from mcp_tools.policy.calls import BoundTool, CallOutcome, failure_outcome
+from mcp_tools.policy.calls import BoundTool, Call, CallOutcome, Verdict, failure_outcome
 from mcp_tools.policy.result_budget import CHARS_PER_TOKEN, CUT_MARK, fit_structured, result_chars
-from mcp_tools.policy.stages import Call, CallNext, Verdict
 from mcp_tools.secrets import known_secrets, scrub_text
 from mcp_tools.text import plain_text, utf8_safe
 from mcp_tools.tooling import ToolFailure
 
 logger = logging.getLogger("mcp_tools.policy")
-
-Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class Budget:
@@ -31,9 +27,11 @@ class Budget:
     def applies(self, tool: BoundTool, nested: bool) -> bool:
         return not nested
 
-    async def handle(self, call: Call, call_next: CallNext) -> Verdict:
-        verdict = await call_next(call)
-        return replace(verdict, outcome=self.within_budget(call.tool, verdict.answer))
+    async def leave(self, call: Call, verdict: Verdict) -> Verdict:
+        if verdict.outcome is None:
+            return verdict
+        fitted = self.within_budget(call.tool, verdict.outcome)
+        return verdict if fitted is verdict.outcome else replace(verdict, outcome=fitted)
 
     def within_budget(self, tool: BoundTool | None, outcome: CallOutcome) -> CallOutcome:
         """Tools page by themselves; this is the net under them. A cut result stays valid against
@@ -92,11 +90,10 @@ class Scrub:
     def applies(self, tool: BoundTool, nested: bool) -> bool:
         return not nested
 
-    async def handle(self, call: Call, call_next: CallNext) -> Verdict:
-        verdict = await call_next(call)
-        if verdict.answer.ask_later is not None:
-            return verdict
-        return replace(verdict, outcome=outgoing(verdict.answer, call.name))
+    async def leave(self, call: Call, verdict: Verdict) -> Verdict:
+        if verdict.outcome is not None and verdict.outcome.ask_later is None:
+            outgoing(verdict.outcome, call.name)  # in place
+        return verdict
 
 
 def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
@@ -105,7 +102,8 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
     The cheap check (one JSON dump, one encode, one search per secret) passes nearly every
     result untouched; only a result that fails it is rebuilt.
     """
-    kind = outcome.error.get("kind") if outcome.error else None
+    error = outcome.structured.get("error") if outcome.is_error and outcome.structured else None
+    kind = error.get("kind") if error else None
     parts = [outcome.text, outcome.notice or "", outcome.action or ""]
     if outcome.structured is not None:
         parts.append(json.dumps(outcome.structured, ensure_ascii=False))
@@ -126,22 +124,12 @@ def outgoing(outcome: CallOutcome, tool: str) -> CallOutcome:
         outcome.structured = known_secrets.scrub_value(outcome.structured)
     if outcome.is_error:
         outcome.text = scrub_text(outcome.text)
-        error = {k: _scrub_any(v) for k, v in (outcome.error or {}).items()}
+        error = outcome.structured.get("error") if outcome.structured else None  # as made safe above
+        scrubbed = {k: _scrub_any(v) for k, v in (error or {}).items()}
         if kind is not None:  # one word of a fixed vocabulary, never a secret, even when a secret is a word
-            error["kind"] = kind
-        outcome.structured = {"error": error}
+            scrubbed["kind"] = kind
+        outcome.structured = {"error": scrubbed}
     return outcome
-
-
-def guarded_progress(progress: Progress | None) -> Progress | None:
-    """Progress messages leave the server too: valid UTF-8, no known secret."""
-    if progress is None:
-        return None
-
-    async def report(done: float, total: float | None, message: str | None) -> None:
-        await progress(done, total, utf8_safe(scrub_text(message)) if message else message)
-
-    return report
 
 
 def _scrub_any(value: Any) -> Any:
