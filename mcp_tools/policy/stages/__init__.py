@@ -40,7 +40,6 @@ from mcp_tools.policy.calls import (
     Call,
     Caller,
     CallOutcome,
-    Decision,
     Verdict,
     failure_outcome,
     internal_error,
@@ -54,6 +53,8 @@ logger = logging.getLogger("mcp_tools.policy")
 
 @runtime_checkable
 class Stage(Protocol):
+    """One step of a call through the gate (the table above); it enters, or leaves, or both."""
+
     def applies(self, tool: BoundTool, nested: bool) -> bool:
         """Whether a call of `tool` needs this stage at all (`nested`: made through `ctx.call_tool`)."""
         ...
@@ -101,12 +102,12 @@ class Chain:
         return cls(entering, leaving)
 
 
-def settle(call: Call, exc: Exception, decision: Decision | None = None) -> Verdict:
-    """What went wrong in a stage's own work, as the verdict so far: a `ToolFailure` is the
-    answer (under `decision` when given), a state store out of reach answers `unavailable`, and
-    anything else `internal_error` (logged with its traceback)."""
+def settle(call: Call, exc: Exception) -> Verdict:
+    """What went wrong unexpectedly, as the verdict so far of the call as it stood: a
+    `ToolFailure` is the answer, a state store out of reach answers `unavailable`, and anything
+    else `internal_error` (logged with its traceback)."""
     if isinstance(exc, ToolFailure):
-        return call.ends(failure_outcome(exc), **({"decision": decision} if decision else {}))
+        return call.ends(failure_outcome(exc))
     if isinstance(exc, StateStoreUnavailable):
         logger.warning("%s refused: the state store cannot be reached", call.name)
         return call.ends(failure_outcome(store_unavailable()))
