@@ -293,7 +293,7 @@ def text_calls_endpoint(app: App) -> Any:
     """
 
     async def endpoint(request: Request) -> Response:
-        from mcp_tools.policy.gate import Caller
+        from mcp_tools.policy.calls import Caller
         from mcp_tools.textcalls import FORMATS, render_markdown, run_reply, stream_reply
 
         principal = str(request.scope.get(PRINCIPAL_SCOPE_KEY, "http"))

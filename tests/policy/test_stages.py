@@ -329,3 +329,12 @@ async def test_confirm_applies_only_where_the_risk_can_be_high(app: App) -> None
     assert confirm.applies(bound(Risk.HIGH), False)
     assert confirm.applies(bound(dynamic_risk=always_deny), False)
     assert not confirm.applies(bound(Risk.MEDIUM), False)
+
+
+def test_http_takes_its_utf8_helpers_from_the_text_module_not_the_gate() -> None:
+    from tests.layers import imports_of, modules
+
+    known = modules()
+    targets = {edge.target for edge in imports_of("mcp_tools.http", known)}
+    assert "mcp_tools.text" in targets
+    assert not targets & {"mcp_tools.policy.unicode", "mcp_tools.policy.gate", "mcp_tools.policy.stages"}
