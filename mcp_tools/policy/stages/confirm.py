@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -33,7 +33,6 @@ from mcp_tools.policy.calls import (
     Waiting,
     arguments_digest,
 )
-from mcp_tools.policy.channels import OutOfBand
 from mcp_tools.policy.redact import redact
 from mcp_tools.policy.stages import settle
 from mcp_tools.policy.stages.audit import Audit
@@ -41,6 +40,9 @@ from mcp_tools.policy.store import Approval, StateStore, iso_time
 from mcp_tools.secrets import scrub_text
 from mcp_tools.text import utf8_safe
 from mcp_tools.tooling import Risk, ToolFailure
+
+if TYPE_CHECKING:
+    from mcp_tools.policy.channels import OutOfBand
 
 DECLINE_REASONS = {
     Answer.DECLINE: "the person declined it",
