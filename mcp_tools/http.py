@@ -293,7 +293,7 @@ def text_calls_endpoint(app: App) -> Any:
     """
 
     async def endpoint(request: Request) -> Response:
-        from mcp_tools.policy.gate import Caller
+        from mcp_tools.policy.calls import Caller
         from mcp_tools.textcalls import FORMATS, render_markdown, run_reply, stream_reply
 
         principal = str(request.scope.get(PRINCIPAL_SCOPE_KEY, "http"))
@@ -463,7 +463,7 @@ def _safe(respond: Callable[[Any], Response], content: Any) -> Response:
     try:
         return respond(content)
     except UnicodeEncodeError:
-        from mcp_tools.policy.unicode import utf8_safe
+        from mcp_tools.text import utf8_safe
 
         return respond(utf8_safe(content))
 
@@ -472,7 +472,7 @@ def _ndjson_line(event: dict[str, Any]) -> bytes:
     try:
         return json.dumps(event, ensure_ascii=False).encode() + b"\n"
     except UnicodeEncodeError:
-        from mcp_tools.policy.unicode import utf8_safe
+        from mcp_tools.text import utf8_safe
 
         return json.dumps(utf8_safe(event), ensure_ascii=False).encode() + b"\n"
 

@@ -49,7 +49,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the out-of-band approval channels composition builds (the approvals page is a face)
     ("channels", ("mcp_tools.approvals.telegram", "mcp_tools.approvals.hook")),  # the template reads namespace configs
     ("catalog", (*package("mcp_tools.catalog"), "mcp_tools.discovery")),
-    ("policy", package("mcp_tools.policy")),
+    (
+        "policy",
+        (
+            *package("mcp_tools.policy"),
+            "mcp_tools.policy.calls",  # what a call is and what it comes to, as transports and stages share them
+            *package("mcp_tools.policy.stages"),  # the gate's call path, one concern a stage
+        ),
+    ),
     ("namespaces", ("mcp_tools.servers.*",)),
     ("state", package("mcp_tools.state")),
     (

@@ -20,25 +20,58 @@ REDACTED = "[redacted]"
 MAX_ITEMS = 50
 
 
-def redact(value: Any, max_chars: int = 200, _key: str = "") -> Any:
-    """Copy of `value` with secret-looking keys masked and long strings cut."""
-    if _key and SECRET_KEY.search(_key):
-        return REDACTED
+def redact(value: Any, max_chars: int = 200) -> Any:
+    """Copy of `value` with secret-looking keys masked and long strings cut.
+
+    Every key and string kept is scrubbed (`secrets.scrub_text`) before it is cut: first the
+    value's shape is taken and its strings gathered, then they are scrubbed together, then the
+    copy is built from the shape.
+    """
+    texts: list[str] = []
+    shape = _shape(value, texts, "")
+    scrubbed = [scrub_text(text) for text in texts]
+    return _build(shape, scrubbed, max_chars)
+
+
+# A shape: ("masked",), ("text", index into the strings), ("dict", [(key's index, shape)], left
+# out), ("list", [shape], left out) or ("as is", value).
+Shape = tuple[Any, ...]
+
+
+def _shape(value: Any, texts: list[str], key: str) -> Shape:
+    if key and SECRET_KEY.search(key):
+        return ("masked",)
     if isinstance(value, dict):
-        kept = {scrub_text(str(k)): redact(v, max_chars, str(k)) for k, v in itertools.islice(value.items(), MAX_ITEMS)}
-        if len(value) > MAX_ITEMS:
-            kept["…"] = f"[+{len(value) - MAX_ITEMS} more names]"
-        return kept
+        entries = []
+        for k, v in itertools.islice(value.items(), MAX_ITEMS):
+            texts.append(str(k))
+            entries.append((len(texts) - 1, _shape(v, texts, str(k))))
+        return ("dict", entries, len(value) - MAX_ITEMS)
     if isinstance(value, list | tuple):
-        items = [redact(v, max_chars) for v in list(value)[:MAX_ITEMS]]
-        if len(value) > MAX_ITEMS:
-            items.append(f"[+{len(value) - MAX_ITEMS} more items]")
-        return items
+        return ("list", [_shape(v, texts, "") for v in list(value)[:MAX_ITEMS]], len(value) - MAX_ITEMS)
     if isinstance(value, str):
-        value = scrub_text(value)
-        if len(value) > max_chars:
-            return f"{value[:max_chars]}… [cut, {len(value)} chars]"
-        return value
+        texts.append(value)
+        return ("text", len(texts) - 1)
     if isinstance(value, bytes):
-        return f"[{len(value)} bytes]"
-    return value
+        return ("as is", f"[{len(value)} bytes]")
+    return ("as is", value)
+
+
+def _build(shape: Shape, texts: list[str], max_chars: int) -> Any:
+    kind = shape[0]
+    if kind == "masked":
+        return REDACTED
+    if kind == "dict":
+        kept = {texts[key]: _build(item, texts, max_chars) for key, item in shape[1]}
+        if shape[2] > 0:
+            kept["…"] = f"[+{shape[2]} more names]"
+        return kept
+    if kind == "list":
+        items = [_build(item, texts, max_chars) for item in shape[1]]
+        if shape[2] > 0:
+            items.append(f"[+{shape[2]} more items]")
+        return items
+    if kind == "text":
+        text = texts[shape[1]]
+        return f"{text[:max_chars]}… [cut, {len(text)} chars]" if len(text) > max_chars else text
+    return shape[1]

@@ -1,4 +1,5 @@
-"""A call's arguments before its tool sees them: their shape bounded, their errors in words.
+"""A call's arguments before its tool sees them: their shape bounded, their text valid Unicode,
+their errors in words; the stages `Shape`, `UnicodeText` and `Validate`.
 
 Every step is linear in the arguments and bounded: a call with absurdly many names, or nested
 absurdly deep, is refused before validation says so (`shape_refusal`); and a validation error
@@ -8,11 +9,15 @@ many the arguments hold. Both run on the event loop that serves every other clie
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_tools.policy.calls import BoundTool, Call, Verdict
 from mcp_tools.policy.display import visible
+from mcp_tools.policy.unicode import not_unicode_failure
+from mcp_tools.text import not_unicode
 from mcp_tools.tooling import ToolFailure, ToolSpec
 
 # No tool takes more than a few dozen arguments; an object of settings or headers a few hundred.
@@ -185,3 +190,51 @@ def _format_loc(loc: tuple[int | str, ...]) -> str:
             name = visible(str(part), 80)
             out += f".{name}" if out else name
     return out
+
+
+class Shape:
+    """Arguments are a JSON object within the size limits (`shape_refusal`);
+    the audit row keeps nothing of arguments refused for their size."""
+
+    def applies(self, tool: BoundTool, nested: bool) -> bool:
+        return True
+
+    async def enter(self, call: Call) -> Call | Verdict:
+        if not isinstance(call.raw_args, dict):
+            return call.refused(ToolFailure("invalid_arguments", f"{call.name} takes a JSON object of arguments"))
+        too_large = shape_refusal(call.name, call.raw_args)
+        if too_large is not None:
+            return call.refused(too_large, args={})
+        return call
+
+
+class UnicodeText:
+    """No text in the arguments holds a lone surrogate (which no UTF-8 text can hold); the
+    answer names where it sits, and the audit row keeps nothing of them."""
+
+    def applies(self, tool: BoundTool, nested: bool) -> bool:
+        return True
+
+    async def enter(self, call: Call) -> Call | Verdict:
+        broken = not_unicode(call.raw_args)
+        if broken is not None:
+            return call.refused(not_unicode_failure(broken), args={})
+        return call
+
+
+class Validate:
+    """The arguments as the tool's input model, or a refusal that says what to fix; from here on
+    the audit row records the canonical arguments."""
+
+    def applies(self, tool: BoundTool, nested: bool) -> bool:
+        return True
+
+    async def enter(self, call: Call) -> Call | Verdict:
+        spec = call.tool.spec
+        try:
+            args = spec.input_model.model_validate(call.raw_args)
+        except ValidationError as exc:
+            return call.refused(ToolFailure("invalid_arguments", describe_validation_error(spec, exc)))
+        canonical = args.model_dump(mode="json", by_alias=True)  # what an approval's digest and the audit row cover
+        validated = replace(call, args=args, facts=spec.new_facts(), verdict=replace(call.verdict, args=canonical))
+        return validated

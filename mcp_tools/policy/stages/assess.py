@@ -1,0 +1,75 @@
+"""The stages where the tool's own hooks look at the call before it runs: `prepare` (what the
+call acts on, gathered once into its facts), the effective risk (`dynamic_risk`, a dry run,
+`deny`) and `precheck` (a failed precondition is the answer, and nobody is asked)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from mcp_tools.policy import hooks
+from mcp_tools.policy.calls import BoundTool, Call, Decision, Verdict
+from mcp_tools.policy.rules import effective_risk
+from mcp_tools.policy.stages import Gateway
+from mcp_tools.policy.stages.run import context_for
+from mcp_tools.tooling import Risk, ToolFailure
+
+if TYPE_CHECKING:
+    pass
+
+
+class Prepare:
+    """The tool's `prepare`, for a tool that has one: what the call acts on, gathered into its
+    facts with the call's context; a failure there is the answer (`precheck_failed`)."""
+
+    def __init__(self, gate: Gateway) -> None:
+        self.gate = gate
+
+    def applies(self, tool: BoundTool, nested: bool) -> bool:
+        return tool.spec.prepare is not None
+
+    async def enter(self, call: Call) -> Call | Verdict:
+        context = context_for(call, self.gate)
+        try:
+            await hooks.gather(call.tool.spec, call.tool.service, call.args, context, call.facts)
+        except ToolFailure as failure:
+            return call.refused(failure, Decision.PRECHECK_FAILED)
+        return replace(call, context=context)
+
+
+class AssessRisk:
+    """The effective risk: the configured one, raised by the tool's `dynamic_risk`, low for a dry
+    run (`preview`); `deny` is refused here."""
+
+    def applies(self, tool: BoundTool, nested: bool) -> bool:
+        return True
+
+    async def enter(self, call: Call) -> Call | Verdict:
+        tool, spec = call.tool, call.tool.spec
+        risk = tool.configured_risk
+        if spec.dynamic_risk is not None:
+            raised = await hooks.risk_for(spec, tool.service, call.args, call.facts)
+            if raised is not None:
+                risk = effective_risk(risk, raised)
+        if spec.preview is not None and risk is not Risk.DENY and spec.preview(call.args):
+            risk = Risk.LOW  # a dry run changes nothing
+        if risk is Risk.DENY:
+            return call.refused(
+                ToolFailure("denied_by_policy", f"{spec.name} is denied by the policy config"), risk=risk
+            )
+        return call.deciding(risk=risk)
+
+
+class Precheck:
+    """The tool's `precheck`: a failed precondition is the answer, before anyone is asked."""
+
+    def applies(self, tool: BoundTool, nested: bool) -> bool:
+        return tool.spec.precheck is not None
+
+    async def enter(self, call: Call) -> Call | Verdict:
+        spec = call.tool.spec
+        try:
+            await hooks.check(spec, call.tool.service, call.args, call.facts)
+        except ToolFailure as failure:
+            return call.refused(failure, Decision.PRECHECK_FAILED)
+        return call

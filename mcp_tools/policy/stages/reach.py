@@ -1,0 +1,65 @@
+"""Who may reach what: the tool itself (hidden by the policy, outside the sign-in's scopes),
+and the tools its arguments act through. Each refuses with `denied` and says why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_tools.policy.calls import BoundTool, Call, Caller, Verdict
+from mcp_tools.policy.rules import RulePolicy
+from mcp_tools.policy.stages import Gateway
+from mcp_tools.tooling import ToolFailure
+
+
+class Visibility:
+    """A tool the policy hides (`disabled`, `read_only`, `deny`), or one outside the scopes the
+    caller's sign-in was granted, is refused: the catalog does not serve them, and a call that
+    reaches the gate anyway (through another tool, or a name resolved before a change) stops here."""
+
+    def __init__(self, rules: RulePolicy) -> None:
+        self.rules = rules
+
+    def applies(self, tool: BoundTool, nested: bool) -> bool:
+        return True
+
+    def why_not(self, tool: BoundTool, caller: Caller) -> str | None:
+        """Why `caller` may not call `tool`, or None when it may."""
+        hidden = self.rules.hidden_reason(tool.spec)
+        if hidden:
+            return hidden
+        if caller.reaches is not None and not caller.reaches(tool.spec):
+            return f"{tool.spec.name} is outside the scopes this sign-in was granted"
+        return None
+
+    async def enter(self, call: Call) -> Call | Verdict:
+        refusal = self.why_not(call.tool, call.caller)
+        if refusal:
+            return call.refused(ToolFailure("denied_by_policy", refusal))
+        return call
+
+
+class ArgumentReach:
+    """An argument that acts through another namespace's tool which cannot run now (its
+    namespace off, or hidden by the policy) is refused before anything runs, naming it."""
+
+    def __init__(self, gate: Gateway) -> None:
+        self.gate = gate
+
+    def applies(self, tool: BoundTool, nested: bool) -> bool:
+        return bool(tool.spec.reaches)
+
+    async def enter(self, call: Call) -> Call | Verdict:
+        args: Any = call.args
+        for option, target in call.tool.spec.reaches.items():
+            if not getattr(args, option, None):
+                continue
+            blocked = self.gate.unreachable(target)
+            if blocked is not None:
+                return call.refused(
+                    ToolFailure(
+                        blocked.kind,
+                        f"{call.name} {option} acts through {target}, which cannot run: {blocked.message}",
+                        f"call {call.wire_name} without {option}",
+                    )
+                )
+        return call
