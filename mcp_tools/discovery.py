@@ -70,7 +70,7 @@ class ClientToolsets:
                 entry = parse_entries([name], toolsets)[0]
             except SelectionError:
                 entry = None
-            if entry is None or entry.exclude or entry.namespace == "*":
+            if entry is None or entry.exclude or entry.is_wildcard:
                 raise ToolFailure(
                     "invalid_arguments",
                     f"there is no toolset or tool {raw!r} to enable{suggest(raw, toolsets)}",
