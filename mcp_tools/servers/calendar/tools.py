@@ -44,7 +44,8 @@ from mcp_tools.servers.calendar.timeutil import (
     parse_range,
 )
 from mcp_tools.servers.google.aliases import PAGING
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
+from mcp_tools.servers.google.scopes import CALENDAR_EVENTS, CALENDAR_FREEBUSY, CALENDAR_READONLY
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 
 if TYPE_CHECKING:
     from mcp_tools.servers.calendar.service import CalendarBackend
@@ -403,8 +404,9 @@ def _event_alias(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
-    ToolSpec(
+    AVAILABILITY := ToolSpec(
         name="calendar.availability",
+        scopes=UpstreamScopes((CALENDAR_FREEBUSY,), ("calendar.freebusy.query",)),
         aliases=(ToolAlias("calendar_availability", _ALIAS_RENAMES, _event_alias),),
         tier="core",
         title="Busy and free times",
@@ -418,8 +420,12 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         idempotent=True,
     ),
-    ToolSpec(
+    EVENTS := ToolSpec(
         name="calendar.events",
+        scopes=UpstreamScopes(
+            (CALENDAR_READONLY,),
+            ("calendar.calendarList.list", "calendar.calendars.get", "calendar.events.list", "calendar.events.get"),
+        ),
         aliases=(
             ToolAlias("calendar_list", _ALIAS_RENAMES, _event_alias),
             ToolAlias("calendar_events", _ALIAS_RENAMES, _event_alias),
@@ -438,8 +444,9 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         idempotent=True,
     ),
-    ToolSpec(
+    CREATE_EVENT := ToolSpec(
         name="calendar.create_event",
+        scopes=UpstreamScopes((CALENDAR_EVENTS,), ("calendar.events.insert",)),
         aliases=(ToolAlias("calendar_create", _ALIAS_RENAMES, _event_alias),),
         tier="core",
         title="Create an event",
@@ -453,8 +460,11 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         precheck=create_precheck,
     ),
-    ToolSpec(
+    UPDATE_EVENT := ToolSpec(
         name="calendar.update_event",
+        scopes=UpstreamScopes(
+            (CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.instances", "calendar.events.patch")
+        ),
         aliases=(ToolAlias("calendar_update", _ALIAS_RENAMES, _event_alias),),
         tier="extended",
         title="Change an event",
@@ -469,8 +479,11 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         precheck=update_precheck,
         facts=TargetFacts,
     ),
-    ToolSpec(
+    DELETE_EVENT := ToolSpec(
         name="calendar.delete_event",
+        scopes=UpstreamScopes(
+            (CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.instances", "calendar.events.delete")
+        ),
         aliases=(ToolAlias("calendar_delete", _ALIAS_RENAMES, _event_alias),),
         tier="extended",
         title="Delete an event",
@@ -484,8 +497,9 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         precheck=delete_precheck,
         facts=TargetFacts,
     ),
-    ToolSpec(
+    RESPOND := ToolSpec(
         name="calendar.respond",
+        scopes=UpstreamScopes((CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.patch")),
         tier="extended",
         title="Answer an invitation",
         description="Accept, decline or tentatively accept an invitation (Google).",

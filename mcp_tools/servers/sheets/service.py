@@ -17,6 +17,7 @@ from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.service import GoogleService
 from mcp_tools.servers.sheets import a1
 from mcp_tools.servers.sheets.config import SheetsConfig
+from mcp_tools.servers.sheets.tools import APPEND, CLEAR, CREATE, READ, WRITE
 from mcp_tools.tooling import Environment, ToolFailure
 
 META_FIELDS = "spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title,gridProperties)"
@@ -209,7 +210,7 @@ class SheetsService(GoogleService):
         data are kept as [], a longer gap ends the page, and empty rows at a page's edges are
         skipped (`range` says where the rows sit).
         """
-        tool = "sheets.read"
+        tool = READ.name
         meta = self.meta(tool, spreadsheet)
         sheet = meta.sheet(where.sheet if where else None)
         bounded = (where or a1.A1Range()).on(sheet.title).clamp(sheet.rows, sheet.columns)
@@ -280,7 +281,7 @@ class SheetsService(GoogleService):
     def update(self, spreadsheet: str, where: a1.A1Range, values: list[list[Any]], option: str) -> dict[str, Any]:
         self.forget(spreadsheet)
         return self.call_object(
-            "sheets.write",
+            WRITE.name,
             lambda s: self.cell_values(s).update(
                 spreadsheetId=spreadsheet,
                 range=where.notation(),
@@ -292,7 +293,7 @@ class SheetsService(GoogleService):
     def append(self, spreadsheet: str, where: a1.A1Range, values: list[list[Any]], option: str) -> dict[str, Any]:
         self.forget(spreadsheet)  # INSERT_ROWS grows the grid
         answer = self.call_object(
-            "sheets.append",
+            APPEND.name,
             lambda s: self.cell_values(s).append(
                 spreadsheetId=spreadsheet,
                 range=where.notation(),
@@ -321,7 +322,7 @@ class SheetsService(GoogleService):
                     sheet["data"] = [{"startRow": 0, "startColumn": 0, "rowData": [{"values": cells}]}]
                 body["sheets"].append(sheet)
         return self.call_object(
-            "sheets.create",
+            CREATE.name,
             lambda s: self.spreadsheets(s).create(
                 body=body, fields="spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title)"
             ),
@@ -329,7 +330,7 @@ class SheetsService(GoogleService):
 
     def survey(self, spreadsheet: str, where: a1.A1Range) -> dict[str, Any]:
         """What a clear would remove: the spreadsheet's title, the range on its sheet, the cells holding data."""
-        tool = "sheets.clear"
+        tool = CLEAR.name
         meta = self.meta(tool, spreadsheet)
         sheet = meta.sheet(where.sheet)
         target = where.on(sheet.title)
@@ -339,7 +340,7 @@ class SheetsService(GoogleService):
     def clear(self, spreadsheet: str, where: a1.A1Range) -> str:
         self.forget(spreadsheet)
         found = self.call(
-            "sheets.clear",
+            CLEAR.name,
             lambda s: self.cell_values(s).clear(spreadsheetId=spreadsheet, range=where.notation(), body={}),
         )
         return str(found.get("clearedRange", where.notation()))
