@@ -22,6 +22,7 @@ from typing import Any
 from mcp_tools.discovery import META_TOOLS, ClientToolsets
 from mcp_tools.inventory import chain
 from mcp_tools.inventory.chain import Audience, Explanation
+from mcp_tools.inventory.facts import ToolFacts
 from mcp_tools.policy.gate import BoundTool
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.servers import CATALOG
@@ -172,13 +173,15 @@ class Catalog:
     descriptions: dict[str, str] = field(default_factory=dict)  # running namespace -> one line
     # dynamic discovery: the toolsets each principal enabled, by (namespace endpoint, principal)
     enabled_toolsets: dict[tuple[str | None, str], set[str]] = field(default_factory=dict)
+    facts: dict[str, ToolFacts] = field(default_factory=dict)  # by canonical name, every running tool's
     _by_name: dict[str, BoundTool] = field(default_factory=dict)
 
     def add(self, spec: ToolSpec[Any, Any, Any], service: Any) -> BoundTool:
         wire = wire_name(spec.name, self.separator)
         if not WIRE_NAME.match(wire):
             raise ValueError(f"tool name {wire!r} is not a valid MCP tool name")
-        bound = BoundTool(spec, service, wire, self.rules.configured_risk(spec))
+        facts = self.facts[spec.name] = ToolFacts.of(spec, wire, self.rules)
+        bound = BoundTool(spec, service, wire, facts.risk)
         self.tools[wire] = self._by_name[spec.name] = bound
         return bound
 
@@ -335,9 +338,7 @@ class Catalog:
         """Why a tool is served or not, in words for `mcp-tools tools` and `doctor`."""
         return self.explain(spec, audience).reason
 
-    def not_served(
-        self, name: str, spec: ToolSpec[Any, Any, Any], audience: Audience = chain.EVERYONE
-    ) -> ToolFailure:
+    def not_served(self, name: str, spec: ToolSpec[Any, Any, Any], audience: Audience = chain.EVERYONE) -> ToolFailure:
         """A tool that exists but this caller is not served: the chain's reason, and how it would be."""
         toolset = f"{spec.namespace}.{spec.tier}"
         explained = self.explain(spec, audience)
