@@ -69,14 +69,14 @@ class RulePolicy:
                     return rule.risk, f"your rule {rule.pattern!r}"
                 if rule.risk > shipped:
                     return rule.risk, f"your rule {rule.pattern!r}"
-                return shipped, f"{origin} (your rule {rule.pattern!r} may raise it, never lower it)"
+                return shipped, f"{origin}; your rule {rule.pattern!r} may raise it, never lower it"
         return shipped, origin
 
     def _shipped_risk(self, tool: ToolSpec[Any, Any, Any]) -> tuple[Risk, str]:
         for rule in self.rules:
             if rule.origin != "config" and rule.matches(tool.name):
                 if rule.risk == tool.risk:
-                    return rule.risk, f"declared by the tool (the shipped rule {rule.pattern!r} says the same)"
+                    return rule.risk, f"declared by the tool; the shipped rule {rule.pattern!r} says the same"
                 return rule.risk, f"the shipped rule {rule.pattern!r}"
         return tool.risk, "declared by the tool"
 
