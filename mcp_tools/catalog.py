@@ -209,6 +209,10 @@ class Catalog:
         """Whether this audience is served the tool, with every filter's reason."""
         return chain.explain(self, spec, audience)
 
+    def refusal(self, spec: ToolSpec[Any, Any, Any], audience: Audience = chain.EVERYONE) -> chain.Step | None:
+        """The first filter that keeps the tool from this audience, or None when it is served."""
+        return chain.first_refusal(self, spec, audience)
+
     def may_serve(self, spec: ToolSpec[Any, Any, Any]) -> bool:
         """Not hidden by the policy (`disabled`, `read_only`, `deny`) nor excluded in `[server] tools`."""
         excluded = self.selection.excluded if self.selection is not None else {}
@@ -261,7 +265,7 @@ class Catalog:
         """What `tools/list` shows a caller: the tools the chain serves it (the meta-tools of
         dynamic discovery to every caller)."""
         audience = Audience(namespace, reaches, view)
-        served = [tool for tool in self.tools.values() if chain.first_refusal(self, tool.spec, audience) is None]
+        served = [tool for tool in self.tools.values() if self.refusal(tool.spec, audience) is None]
         return [*self.meta_tools().values(), *served] if view is not None else served
 
     def served(

@@ -276,10 +276,12 @@ ALLOWED = {
 }
 
 
-def _declarations(tree: ast.AST) -> set[int]:
-    """The literals that declare a name: a ToolSpec's or ToolAlias's own name, and the other
-    namespaces' tools a ToolSpec `reaches` (by name: a namespace never imports another)."""
+def _declarations(tree: ast.Module, constants: set[str]) -> tuple[set[int], set[int]]:
+    """The literals that declare a name: a ToolSpec's or ToolAlias's own name (or the module
+    constant a ToolSpec's `name=` is, when the service that calls Google names the tool too),
+    and the other namespaces' tools a ToolSpec `reaches` (by name: a namespace never imports another)."""
     found: set[int] = set()
+    reaching: set[int] = set()
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -290,28 +292,59 @@ def _declarations(tree: ast.AST) -> set[int]:
             if keyword.arg == "name" and called in ("ToolSpec", "ToolAlias"):
                 found.add(id(keyword.value))
             if keyword.arg == "reaches" and called == "ToolSpec" and isinstance(keyword.value, ast.Dict):
-                found.update(id(value) for value in keyword.value.values)
-    return found
+                reaching.update(id(value) for value in keyword.value.values)
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+            pairs = (
+                zip(target.elts, value.elts, strict=True)
+                if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+                else [(target, value)]
+            )
+            found.update(
+                id(value) for target, value in pairs if isinstance(target, ast.Name) and target.id in constants
+            )
+    return found, reaching
+
+
+def _name_constants(trees: list[ast.Module]) -> set[str]:
+    """The module constants some ToolSpec's `name=` is (`name=SEND_TOOL`)."""
+    return {
+        keyword.value.id
+        for tree in trees
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ToolSpec"
+        for keyword in node.keywords
+        if keyword.arg == "name" and isinstance(keyword.value, ast.Name)
+    }
 
 
 def test_no_tool_name_is_written_as_a_string_outside_its_declaration() -> None:
     names = set(declared().names) | {spec.name for spec in META_TOOLS}
     written = names | {name.replace(".", "_") for name in names}
-    found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        declaring = _declarations(tree)
+    paths = sorted(PACKAGE.rglob("*.py"))
+    trees = [ast.parse(path.read_text(encoding="utf-8")) for path in paths]
+    constants = _name_constants(trees)
+    found, declarations = [], []
+    for path, tree in zip(paths, trees, strict=True):
+        declaring, reaching = _declarations(tree, constants)
         where = path.relative_to(PACKAGE).as_posix()
         for node in ast.walk(tree):
-            named = isinstance(node, ast.Constant) and node.value in written and id(node) not in declaring
-            if named and (where, node.value) not in ALLOWED:
+            if not isinstance(node, ast.Constant) or node.value not in written:
+                continue
+            if id(node) in declaring:
+                declarations.append(node.value)
+            elif id(node) not in reaching and (where, node.value) not in ALLOWED:
                 found.append(f"{where}:{node.lineno}: {node.value!r}")
     assert not found, "use the spec (its .name) instead of writing the name again:\n" + "\n".join(found)
+    # and each canonical name is declared once: in its ToolSpec, or in the constant its ToolSpec names
+    twice = sorted(name for name in names if declarations.count(name) > 1)
+    assert not twice
 
 
 def test_the_finder_finds_a_name_written_again(tmp_path: Path) -> None:
-    source = 'TOOLS = [READ := ToolSpec(name="files.read")]\ntool = "files.read"\n'
+    source = 'READ_TOOL = "files.read"\nTOOLS = [ToolSpec(name=READ_TOOL)]\ntool = "files.read"\n'
     tree = ast.parse(source)
-    declaring = _declarations(tree)
+    declaring, _ = _declarations(tree, _name_constants([tree]))
     literals = [node for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value == "files.read"]
-    assert [node.lineno for node in literals if id(node) not in declaring] == [2]
+    assert [node.lineno for node in literals if id(node) not in declaring] == [3]

@@ -23,6 +23,12 @@ import anyio.to_thread
 
 from mcp_tools.servers.calendar.config import GoogleSettings
 from mcp_tools.servers.calendar.service import (
+    BUSY_TOOL,
+    CREATE_TOOL,
+    DELETE_TOOL,
+    READ_TOOL,
+    RESPOND_TOOL,
+    UPDATE_TOOL,
     Busy,
     CalendarBackend,
     Changes,
@@ -34,7 +40,6 @@ from mcp_tools.servers.calendar.service import (
 )
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.timeutil import Interval, Moment, as_aware, merge_intervals
-from mcp_tools.servers.calendar.tools import AVAILABILITY, CREATE_EVENT, DELETE_EVENT, EVENTS, RESPOND, UPDATE_EVENT
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.service import GoogleService
 from mcp_tools.tooling import Environment, ToolFailure
@@ -51,9 +56,6 @@ EVENT_FIELDS = (
     "id,status,summary,start,end,recurrence,recurringEventId,originalStartTime,transparency,location,description,"
     "attendees,hangoutLink"
 )
-READ_TOOL, BUSY_TOOL = EVENTS.name, AVAILABILITY.name
-CREATE_TOOL, UPDATE_TOOL, DELETE_TOOL = CREATE_EVENT.name, UPDATE_EVENT.name, DELETE_EVENT.name
-RESPOND_TOOL = RESPOND.name
 
 
 class GoogleCalendar(GoogleService):

@@ -32,7 +32,18 @@ from mcp_tools.servers.calendar.models import (
     RespondResult,
     UpdateArgs,
 )
-from mcp_tools.servers.calendar.service import Changes, Invite, Occurrence, check_order
+from mcp_tools.servers.calendar.service import (
+    BUSY_TOOL,
+    CREATE_TOOL,
+    DELETE_TOOL,
+    READ_TOOL,
+    RESPOND_TOOL,
+    UPDATE_TOOL,
+    Changes,
+    Invite,
+    Occurrence,
+    check_order,
+)
 from mcp_tools.servers.calendar.timeutil import (
     Interval,
     day_start,
@@ -404,8 +415,8 @@ def _event_alias(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
-    AVAILABILITY := ToolSpec(
-        name="calendar.availability",
+    ToolSpec(
+        name=BUSY_TOOL,
         scopes=UpstreamScopes((CALENDAR_FREEBUSY,), ("calendar.freebusy.query",)),
         aliases=(ToolAlias("calendar_availability", _ALIAS_RENAMES, _event_alias),),
         tier="core",
@@ -420,8 +431,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         idempotent=True,
     ),
-    EVENTS := ToolSpec(
-        name="calendar.events",
+    ToolSpec(
+        name=READ_TOOL,
         scopes=UpstreamScopes(
             (CALENDAR_READONLY,),
             ("calendar.calendarList.list", "calendar.calendars.get", "calendar.events.list", "calendar.events.get"),
@@ -444,8 +455,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         idempotent=True,
     ),
-    CREATE_EVENT := ToolSpec(
-        name="calendar.create_event",
+    ToolSpec(
+        name=CREATE_TOOL,
         scopes=UpstreamScopes((CALENDAR_EVENTS,), ("calendar.events.insert",)),
         aliases=(ToolAlias("calendar_create", _ALIAS_RENAMES, _event_alias),),
         tier="core",
@@ -460,8 +471,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         open_world=True,
         precheck=create_precheck,
     ),
-    UPDATE_EVENT := ToolSpec(
-        name="calendar.update_event",
+    ToolSpec(
+        name=UPDATE_TOOL,
         scopes=UpstreamScopes(
             (CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.instances", "calendar.events.patch")
         ),
@@ -479,8 +490,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         precheck=update_precheck,
         facts=TargetFacts,
     ),
-    DELETE_EVENT := ToolSpec(
-        name="calendar.delete_event",
+    ToolSpec(
+        name=DELETE_TOOL,
         scopes=UpstreamScopes(
             (CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.instances", "calendar.events.delete")
         ),
@@ -497,8 +508,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         precheck=delete_precheck,
         facts=TargetFacts,
     ),
-    RESPOND := ToolSpec(
-        name="calendar.respond",
+    ToolSpec(
+        name=RESPOND_TOOL,
         scopes=UpstreamScopes((CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.patch")),
         tier="extended",
         title="Answer an invitation",

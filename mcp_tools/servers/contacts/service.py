@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_tools.servers.contacts.tools import SEARCH
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.people import People
 from mcp_tools.servers.google.service import GoogleService
 from mcp_tools.tooling import Environment
 
-SEARCH_TOOL = SEARCH.name
+SEARCH_TOOL = "contacts.search"
 
 
 class ContactsService(GoogleService):

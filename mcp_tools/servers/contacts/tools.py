@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_tools.servers.contacts.models import Contact, SearchArgs, SearchResult
+from mcp_tools.servers.contacts.service import SEARCH_TOOL, ContactsService
 from mcp_tools.servers.google.scopes import CONTACTS_OTHER_READONLY, CONTACTS_READONLY, DIRECTORY_READONLY
 from mcp_tools.tooling import CallContext, Risk, ToolSpec, UpstreamScopes
 
-if TYPE_CHECKING:
-    from mcp_tools.servers.contacts.service import ContactsService
-
 
 async def search(service: ContactsService, args: SearchArgs, ctx: CallContext) -> SearchResult:
-    found = await service.run(SEARCH.name, service.search, args.query, args.limit)
+    found = await service.run(SEARCH_TOOL, service.search, args.query, args.limit)
     return SearchResult(contacts=[Contact(**item) for item in found])
 
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
-    SEARCH := ToolSpec(
-        name="contacts.search",
+    ToolSpec(
+        name=SEARCH_TOOL,
         # the person's contacts, the people they wrote to ("other contacts") and, on Workspace, the directory
         scopes=UpstreamScopes(
             (CONTACTS_READONLY, CONTACTS_OTHER_READONLY, DIRECTORY_READONLY),

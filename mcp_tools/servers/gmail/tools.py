@@ -28,6 +28,15 @@ from mcp_tools.servers.gmail.models import (
     TrashArgs,
     TrashResult,
 )
+from mcp_tools.servers.gmail.service import (
+    ATTACHMENT_TOOL,
+    DRAFT_TOOL,
+    LABELS_TOOL,
+    READ_TOOL,
+    SEARCH_TOOL,
+    SEND_TOOL,
+    TRASH_TOOL,
+)
 from mcp_tools.servers.google.aliases import PAGING
 from mcp_tools.servers.google.scopes import GMAIL_COMPOSE, GMAIL_MODIFY, GMAIL_READONLY, GMAIL_SEND
 from mcp_tools.servers.google.text import page
@@ -65,7 +74,7 @@ def _failed_text(failed: list[Failed]) -> str:
 
 
 async def search(service: GmailService, args: SearchArgs, ctx: CallContext) -> SearchResult:
-    found = await service.run(SEARCH.name, service.search, args.query.strip(), args.labels, args.limit, args.cursor)
+    found = await service.run(SEARCH_TOOL, service.search, args.query.strip(), args.labels, args.limit, args.cursor)
     return SearchResult.model_validate(found)
 
 
@@ -87,7 +96,7 @@ def render_search(result: SearchResult) -> str:
 
 
 async def read(service: GmailService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    found = await service.run(READ.name, service.read, args.id, args.thread)
+    found = await service.run(READ_TOOL, service.read, args.id, args.thread)
     text, next_offset = page(found["text"], args.offset, args.max_chars, "total")
     end = args.offset + len(text)
     ends = [*found["starts"][1:], len(found["text"]) + 2]  # each message's text ends 2 before the next starts
@@ -134,7 +143,7 @@ def render_read(result: ReadResult) -> str:
 async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallContext) -> AttachmentResult:
     from mcp_tools.servers.google.text import decode_bytes
 
-    item, data = await service.run(ATTACHMENT.name, service.attachment, args.message_id, args.index)
+    item, data = await service.run(ATTACHMENT_TOOL, service.attachment, args.message_id, args.index)
     common = {
         "message_id": args.message_id,
         "index": args.index,
@@ -242,9 +251,9 @@ async def read_attachments(service: GmailService, args: ComposeArgs, ctx: CallCo
 async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> DraftResult:
     from mcp_tools.servers.gmail.recipients import resolve_names
 
-    args, _ = await service.run(DRAFT.name, resolve_names, service, DRAFT.name, args)
+    args, _ = await service.run(DRAFT_TOOL, resolve_names, service, DRAFT_TOOL, args)
     files = await read_attachments(service, args, ctx)
-    made = await service.run(DRAFT.name, service.draft, args, files)
+    made = await service.run(DRAFT_TOOL, service.draft, args, files)
     outgoing = made["outgoing"]
     return DraftResult(
         draft_id=made["draft_id"],
@@ -276,11 +285,11 @@ def _prepare_send(service: GmailService, args: SendArgs, files: list[tuple[str, 
     from mcp_tools.servers.gmail.recipients import resolve_names
     from mcp_tools.servers.gmail.service import digest
 
-    args, names = resolve_names(service, SEND.name, args)  # before anyone is asked
+    args, names = resolve_names(service, SEND_TOOL, args)  # before anyone is asked
     if args.draft_id:
         raw, thread_id = service.draft_raw(args.draft_id)
     else:
-        outgoing = service.outgoing(SEND.name, args, files)
+        outgoing = service.outgoing(SEND_TOOL, args, files)
         raw, thread_id = outgoing.build(), outgoing.thread_id
     summary = summarize_outgoing(raw)
     if not summary["recipients"]:
@@ -296,7 +305,7 @@ def _prepare_send(service: GmailService, args: SendArgs, files: list[tuple[str, 
 
 
 async def precheck_send(service: GmailService, args: SendArgs, facts: SendFacts) -> None:
-    facts.prepared = await service.run(SEND.name, _prepare_send, service, args, facts.files)
+    facts.prepared = await service.run(SEND_TOOL, _prepare_send, service, args, facts.files)
 
 
 def _size(size: int) -> str:
@@ -349,7 +358,7 @@ async def send(service: GmailService, args: SendArgs, ctx: CallContext, facts: S
             return service.send_draft(args.draft_id)
         return service.send_raw(prepared["raw"], prepared["thread_id"])
 
-    sent = await service.run(SEND.name, deliver)
+    sent = await service.run(SEND_TOOL, deliver)
     return SendResult(
         message_id=sent.get("id", ""),
         thread_id=sent.get("threadId", ""),
@@ -361,7 +370,7 @@ async def send(service: GmailService, args: SendArgs, ctx: CallContext, facts: S
 
 
 async def labels(service: GmailService, args: LabelsArgs, ctx: CallContext) -> LabelsResult:
-    tool = LABELS.name
+    tool = LABELS_TOOL
     if not args.ids:
         found = await service.run(tool, service.labels, tool, True)
         return LabelsResult(
@@ -409,7 +418,7 @@ class TrashFacts:
 
 
 async def precheck_trash(service: GmailService, args: TrashArgs, facts: TrashFacts) -> None:
-    lines, failed = await service.run(TRASH.name, service.describe_items, TRASH.name, args.ids, args.thread)
+    lines, failed = await service.run(TRASH_TOOL, service.describe_items, TRASH_TOOL, args.ids, args.thread)
     if failed:
         first = next(iter(failed.items()))
         raise ToolFailure(first[1].kind, f"{first[0]}: {first[1].message}", first[1].hint)
@@ -424,7 +433,7 @@ def describe_trash(args: TrashArgs, facts: TrashFacts) -> str:
 
 
 async def trash(service: GmailService, args: TrashArgs, ctx: CallContext, facts: TrashFacts) -> TrashResult:
-    trashed, failed = await service.run(TRASH.name, service.trash, list(dict.fromkeys(args.ids)), args.thread)
+    trashed, failed = await service.run(TRASH_TOOL, service.trash, list(dict.fromkeys(args.ids)), args.thread)
     raise_if_none_done(trashed, failed)
     return TrashResult(trashed=trashed, failed=_failed(failed))
 
@@ -469,8 +478,8 @@ def _one_or_many_ids_alias(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
-    SEARCH := ToolSpec(
-        name="gmail.search",
+    ToolSpec(
+        name=SEARCH_TOOL,
         scopes=UpstreamScopes((GMAIL_READONLY,), ("gmail.users.messages.list", "gmail.users.messages.get")),
         aliases=(ToolAlias("gmail_list", _ALIAS_RENAMES), ToolAlias("gmail_search", _ALIAS_RENAMES)),
         title="Search Gmail",
@@ -486,8 +495,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="core",
         render_text=render_search,
     ),
-    READ := ToolSpec(
-        name="gmail.read",
+    ToolSpec(
+        name=READ_TOOL,
         scopes=UpstreamScopes((GMAIL_READONLY,), ("gmail.users.messages.get", "gmail.users.threads.get")),
         aliases=(ToolAlias("gmail_read", _ALIAS_RENAMES, _read_alias),),
         title="Read Gmail message",
@@ -503,8 +512,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="core",
         render_text=render_read,
     ),
-    ATTACHMENT := ToolSpec(
-        name="gmail.attachment",
+    ToolSpec(
+        name=ATTACHMENT_TOOL,
         scopes=UpstreamScopes((GMAIL_READONLY,), ("gmail.users.messages.get", "gmail.users.messages.attachments.get")),
         aliases=(ToolAlias("gmail_attachment", _ATTACHMENT_ALIAS_RENAMES),),
         title="Get Gmail attachment",
@@ -521,8 +530,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         render_text=render_attachment,
         reaches={"save": "files.write"},
     ),
-    DRAFT := ToolSpec(
-        name="gmail.draft",
+    ToolSpec(
+        name=DRAFT_TOOL,
         scopes=UpstreamScopes(
             (GMAIL_COMPOSE, GMAIL_READONLY),
             ("gmail.users.drafts.create", "gmail.users.drafts.update", "gmail.users.messages.get"),
@@ -540,8 +549,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=False,
         reaches={"attachments": "files.read"},
     ),
-    SEND := ToolSpec(
-        name="gmail.send",
+    ToolSpec(
+        name=SEND_TOOL,
         scopes=UpstreamScopes(
             (GMAIL_SEND, GMAIL_COMPOSE, GMAIL_READONLY),
             (
@@ -567,8 +576,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=True,
         reaches={"attachments": "files.read"},
     ),
-    LABELS := ToolSpec(
-        name="gmail.labels",
+    ToolSpec(
+        name=LABELS_TOOL,
         scopes=UpstreamScopes(
             (GMAIL_MODIFY,), ("gmail.users.labels.list", "gmail.users.messages.modify", "gmail.users.threads.modify")
         ),
@@ -586,8 +595,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=False,
         render_text=render_labels,
     ),
-    TRASH := ToolSpec(
-        name="gmail.trash",
+    ToolSpec(
+        name=TRASH_TOOL,
         scopes=UpstreamScopes((GMAIL_MODIFY,), ("gmail.users.messages.trash", "gmail.users.threads.trash")),
         aliases=(ToolAlias("gmail_trash", _LABELS_ALIAS_RENAMES, _one_or_many_ids_alias),),
         title="Trash Gmail messages",

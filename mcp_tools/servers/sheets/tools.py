@@ -26,6 +26,7 @@ from mcp_tools.servers.sheets.models import (
     WriteArgs,
     Written,
 )
+from mcp_tools.servers.sheets.service import APPEND_TOOL, CLEAR_TOOL, CREATE_TOOL, READ_TOOL, WRITE_TOOL
 from mcp_tools.text import fence
 from mcp_tools.tooling import (
     CallContext,
@@ -71,7 +72,7 @@ def _option(args: Cells) -> str:
 
 
 async def read(service: SheetsService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    page = await service.run(READ.name, service.read, args.id, _parsed(args.range), args.formulas, args.offset)
+    page = await service.run(READ_TOOL, service.read, args.id, _parsed(args.range), args.formulas, args.offset)
     meta, rows = page["meta"], page["rows"]
     where = ""
     if rows:
@@ -109,7 +110,7 @@ def _start(where: a1.A1Range, args: Cells) -> a1.A1Range:
 
 async def write_risk(service: SheetsService, args: WriteArgs, facts: SharingFacts) -> Risk:
     """High when the spreadsheet is another's or shared: they read what is written."""
-    return await exposure_risk(service, WRITE.name, args.id, facts, Risk.MEDIUM)
+    return await exposure_risk(service, WRITE_TOOL, args.id, facts, Risk.MEDIUM)
 
 
 async def precheck_write(service: SheetsService, args: WriteArgs, facts: SharingFacts) -> None:
@@ -118,13 +119,13 @@ async def precheck_write(service: SheetsService, args: WriteArgs, facts: Sharing
 
 async def write(service: SheetsService, args: WriteArgs, ctx: CallContext, facts: SharingFacts) -> Written:
     target = _start(a1.parse(args.range), args)
-    done = await service.run(WRITE.name, service.update, args.id, target, args.values, _option(args))
+    done = await service.run(WRITE_TOOL, service.update, args.id, target, args.values, _option(args))
     return Written(range=done.get("updatedRange", target.notation()), cells=int(done.get("updatedCells", 0)))
 
 
 async def append_risk(service: SheetsService, args: AppendArgs, facts: SharingFacts) -> Risk:
     """High when the spreadsheet is another's or shared: they read what is appended."""
-    return await exposure_risk(service, APPEND.name, args.id, facts, Risk.MEDIUM)
+    return await exposure_risk(service, APPEND_TOOL, args.id, facts, Risk.MEDIUM)
 
 
 async def precheck_append(service: SheetsService, args: AppendArgs, facts: SharingFacts) -> None:
@@ -133,7 +134,7 @@ async def precheck_append(service: SheetsService, args: AppendArgs, facts: Shari
 
 async def append(service: SheetsService, args: AppendArgs, ctx: CallContext, facts: SharingFacts) -> Written:
     where = _parsed(args.range) or a1.A1Range(None, 1, 1, 1, 1)
-    done = await service.run(APPEND.name, service.append, args.id, where, args.values, _option(args))
+    done = await service.run(APPEND_TOOL, service.append, args.id, where, args.values, _option(args))
     return Written(range=done.get("updatedRange", ""), cells=int(done.get("updatedCells", 0)))
 
 
@@ -141,7 +142,7 @@ async def append(service: SheetsService, args: AppendArgs, ctx: CallContext, fac
 
 
 async def create(service: SheetsService, args: CreateArgs, ctx: CallContext) -> Created:
-    made = await service.run(CREATE.name, service.create, args.title, args.sheets)
+    made = await service.run(CREATE_TOOL, service.create, args.title, args.sheets)
     return Created(
         id=made["spreadsheetId"],
         url=made.get("spreadsheetUrl", ""),
@@ -161,7 +162,7 @@ class ClearFacts:
 
 
 async def precheck_clear(service: SheetsService, args: ClearArgs, facts: ClearFacts) -> None:
-    facts.survey = await service.run(CLEAR.name, service.survey, args.id, a1.parse(args.range))
+    facts.survey = await service.run(CLEAR_TOOL, service.survey, args.id, a1.parse(args.range))
 
 
 def describe_clear(args: ClearArgs, facts: ClearFacts) -> str:
@@ -187,7 +188,7 @@ async def clear(service: SheetsService, args: ClearArgs, ctx: CallContext, facts
             )
         return service.clear(args.id, confirmed["range"])
 
-    cleared = await service.run(CLEAR.name, run)
+    cleared = await service.run(CLEAR_TOOL, run)
     return Cleared(range=cleared, cells=confirmed["filled"])
 
 
@@ -218,8 +219,8 @@ def _options_alias(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
-    READ := ToolSpec(
-        name="sheets.read",
+    ToolSpec(
+        name=READ_TOOL,
         scopes=UpstreamScopes(
             (DRIVE_FILE,),
             ("sheets.spreadsheets.get", "sheets.spreadsheets.values.get"),
@@ -239,8 +240,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="core",
         render_text=render_read,
     ),
-    WRITE := ToolSpec(
-        name="sheets.write",
+    ToolSpec(
+        name=WRITE_TOOL,
         scopes=UpstreamScopes(
             (DRIVE_FILE,), ("drive.files.get", "sheets.spreadsheets.values.update"), wider={"all": (SPREADSHEETS,)}
         ),
@@ -262,8 +263,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="extended",
         destructive=True,
     ),
-    APPEND := ToolSpec(
-        name="sheets.append",
+    ToolSpec(
+        name=APPEND_TOOL,
         scopes=UpstreamScopes(
             (DRIVE_FILE,), ("drive.files.get", "sheets.spreadsheets.values.append"), wider={"all": (SPREADSHEETS,)}
         ),
@@ -284,8 +285,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="extended",
         destructive=False,
     ),
-    CREATE := ToolSpec(
-        name="sheets.create",
+    ToolSpec(
+        name=CREATE_TOOL,
         scopes=UpstreamScopes((DRIVE_FILE,), ("sheets.spreadsheets.create",), wider={"all": (SPREADSHEETS,)}),
         aliases=(ToolAlias("sheets_create", _ALIAS_RENAMES, _options_alias),),
         title="Create spreadsheet",
@@ -299,8 +300,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="extended",
         destructive=False,
     ),
-    CLEAR := ToolSpec(
-        name="sheets.clear",
+    ToolSpec(
+        name=CLEAR_TOOL,
         scopes=UpstreamScopes(
             (DRIVE_FILE,),
             ("sheets.spreadsheets.get", "sheets.spreadsheets.values.get", "sheets.spreadsheets.values.clear"),
