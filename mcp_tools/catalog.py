@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_tools.discovery import META_TOOLS, ClientToolsets
+from mcp_tools.inventory import chain
+from mcp_tools.inventory.chain import Audience, Explanation
+from mcp_tools.inventory.facts import ToolFacts
 from mcp_tools.policy.gate import BoundTool
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.servers import CATALOG
@@ -170,13 +173,15 @@ class Catalog:
     descriptions: dict[str, str] = field(default_factory=dict)  # running namespace -> one line
     # dynamic discovery: the toolsets each principal enabled, by (namespace endpoint, principal)
     enabled_toolsets: dict[tuple[str | None, str], set[str]] = field(default_factory=dict)
+    facts: dict[str, ToolFacts] = field(default_factory=dict)  # by canonical name, every running tool's
     _by_name: dict[str, BoundTool] = field(default_factory=dict)
 
     def add(self, spec: ToolSpec[Any, Any, Any], service: Any) -> BoundTool:
         wire = wire_name(spec.name, self.separator)
         if not WIRE_NAME.match(wire):
             raise ValueError(f"tool name {wire!r} is not a valid MCP tool name")
-        bound = BoundTool(spec, service, wire, self.rules.configured_risk(spec))
+        facts = self.facts[spec.name] = ToolFacts.of(spec, wire, self.rules)
+        bound = BoundTool(spec, service, wire, facts.risk)
         self.tools[wire] = self._by_name[spec.name] = bound
         return bound
 
@@ -187,7 +192,26 @@ class Catalog:
             return None
         return tool
 
-    # What is served
+    # What is served: the questions `inventory.chain` asks, and the answers built on it
+
+    def hidden_reason(self, spec: ToolSpec[Any, Any, Any]) -> str | None:
+        return self.rules.hidden_reason(spec)
+
+    def selection_reason(self, spec: ToolSpec[Any, Any, Any]) -> tuple[bool | None, str]:
+        """(True, why) selected; (False, why) left out; (None, why) excluded by `[server] tools`."""
+        if self.selection is None:
+            return True, "served"
+        if spec.name in self.selection.excluded:
+            return None, self.selection.reason(spec.name)
+        return spec.name in self.selection.chosen, self.selection.reason(spec.name)
+
+    def explain(self, spec: ToolSpec[Any, Any, Any], audience: Audience = chain.EVERYONE) -> Explanation:
+        """Whether this audience is served the tool, with every filter's reason."""
+        return chain.explain(self, spec, audience)
+
+    def refusal(self, spec: ToolSpec[Any, Any, Any], audience: Audience = chain.EVERYONE) -> chain.Step | None:
+        """The first filter that keeps the tool from this audience, or None when it is served."""
+        return chain.first_refusal(self, spec, audience)
 
     def may_serve(self, spec: ToolSpec[Any, Any, Any]) -> bool:
         """Not hidden by the policy (`disabled`, `read_only`, `deny`) nor excluded in `[server] tools`."""
@@ -238,11 +262,11 @@ class Catalog:
         view: ClientToolsets | None = None,
         reaches: Callable[[Any], bool] | None = None,
     ) -> list[BoundTool]:
-        """What `tools/list` shows a caller: its served tools its OAuth scopes reach (the
-        meta-tools of dynamic discovery to every caller)."""
-        tools = view.served() if view is not None else self.visible(namespace)
-        reached = [tool for tool in tools if reaches is None or reaches(tool.spec)]
-        return [*self.meta_tools().values(), *reached] if view is not None else reached
+        """What `tools/list` shows a caller: the tools the chain serves it (the meta-tools of
+        dynamic discovery to every caller)."""
+        audience = Audience(namespace, reaches, view)
+        served = [tool for tool in self.tools.values() if self.refusal(tool.spec, audience) is None]
+        return [*self.meta_tools().values(), *served] if view is not None else served
 
     def served(
         self,
@@ -251,11 +275,10 @@ class Catalog:
         view: ClientToolsets | None = None,
         reaches: Callable[[Any], bool] | None = None,
     ) -> BoundTool | None:
-        """The tool a caller calls by this name, or None when that caller is not served one.
+        """The tool a caller calls by this name, or None when the chain does not serve it that caller.
 
-        Without dynamic discovery the selection (`[server] tools`); with it, the caller's own
-        view and the meta-tools bound to it; with `reaches`, only tools its OAuth scopes reach.
-        A selected tool the policy hides is served so the gate refuses it in words.
+        Without dynamic discovery a selected tool the policy hides is served so the gate refuses
+        it in words; a dynamic view never holds one. With it, the meta-tools bound to the view.
         """
         if view is not None:
             meta = self.meta_tools()
@@ -263,11 +286,10 @@ class Catalog:
             if found is not None:
                 return BoundTool(found.spec, view, found.wire_name, found.configured_risk)
         tool = self.find(name, namespace)
-        if tool is None or not (view.serves(tool) if view is not None else self.is_selected(tool.spec)):
+        if tool is None:
             return None
-        if reaches is not None and not reaches(tool.spec):
-            return None
-        return tool
+        skip = ("policy",) if view is None else ()
+        return tool if chain.first_refusal(self, tool.spec, Audience(namespace, reaches, view), skip) is None else None
 
     # Resolving a call
 
@@ -309,32 +331,36 @@ class Catalog:
             tool = self.served(name, namespace, view, reaches)
         if tool is not None:
             return Resolution(tool.spec.name, arguments, tool, written_as=written_as)
-        failure = self._unavailable(name, written, view) if aliases else self.unknown(written, transport)
+        audience = Audience(namespace, reaches, view)
+        if aliases:
+            failure = self._unavailable(name, written, view, audience)
+        else:
+            failure = self.unknown(written, transport, audience)
         return Resolution(name, arguments, None, failure, written_as)
 
-    def why(self, spec: ToolSpec[Any, Any, Any]) -> str:
+    def why(self, spec: ToolSpec[Any, Any, Any], audience: Audience = chain.EVERYONE) -> str:
         """Why a tool is served or not, in words for `mcp-tools tools` and `doctor`."""
-        hidden = self.rules.hidden_reason(spec)
-        if hidden:
-            return f"hidden: {hidden}"
-        if self.selection is None:
-            return "served"
-        return self.selection.reason(spec.name)
+        return self.explain(spec, audience).reason
 
-    def not_served(self, name: str, spec: ToolSpec[Any, Any, Any]) -> ToolFailure:
-        """A tool that exists but this caller is not served: say how it would be."""
+    def not_served(self, name: str, spec: ToolSpec[Any, Any, Any], audience: Audience = chain.EVERYONE) -> ToolFailure:
+        """A tool that exists but this caller is not served: the chain's reason, and how it would be."""
         toolset = f"{spec.namespace}.{spec.tier}"
-        excluded = self.selection is not None and spec.name in self.selection.excluded
-        if self.dynamic and not excluded:
+        explained = self.explain(spec, audience)
+        refusal = explained.refusal
+        if refusal is not None and refusal.filter == "view":
             hint = f'Call toolsets_enable with {{"toolsets": ["{toolset}"]}}, then call it again.'
+        elif refusal is not None and refusal.filter == "reach":
+            hint = "Tell the person this sign-in's scopes do not reach it. Until then, use the tools that are listed."
+        elif refusal is not None and refusal.filter == "endpoint":
+            hint = f"It is served on /mcp and /{spec.namespace}/mcp. Here, use the tools that are listed."
         else:
             hint = (
                 f"Tell the person: adding '{spec.name}' (or '{toolset}') to [server] tools in the config "
                 "serves it. Until then, use the tools that are listed."
             )
-        return ToolFailure("unknown_tool", f"{name} is not served to this client ({self.why(spec)})", hint)
+        return ToolFailure("unknown_tool", f"{name} is not served to this client ({explained.reason})", hint)
 
-    def unknown(self, name: str, transport: str) -> ToolFailure:
+    def unknown(self, name: str, transport: str, audience: Audience = chain.EVERYONE) -> ToolFailure:
         """Why there is no tool by this name, in terms the caller can act on.
 
         A tool of a namespace that is off says so and what to set; any other name gets the way
@@ -351,8 +377,8 @@ class Catalog:
                     details={"namespace": status.name},
                 )
         tool = self.find(name)
-        if tool is not None and self.rules.hidden_reason(tool.spec) is None:
-            return self.not_served(name, tool.spec)
+        if tool is not None and self.rules.hidden_reason(tool.spec) is None:  # a hidden tool is as unknown as none
+            return self.not_served(name, tool.spec, audience)
         names = [tool.wire_name for tool in self.visible()]
         # suggest in the form the caller wrote: `files.nope` gets `files.read`, `files_nope` gets `files_read`
         dotted = "." in name and self.separator != "."
@@ -369,14 +395,16 @@ class Catalog:
         guess = f"Did you mean {' or '.join(close)}? " if close else ""
         return ToolFailure("unknown_tool", f"there is no tool named {name!r}", guess + where)
 
-    def _unavailable(self, name: str, written: str, view: ClientToolsets | None) -> ToolFailure:
+    def _unavailable(
+        self, name: str, written: str, view: ClientToolsets | None, audience: Audience = chain.EVERYONE
+    ) -> ToolFailure:
         """For a call written as text: not served here, its namespace is off or not built, or unknown."""
         known = declared()
         canonical = name if name in known.names else name.replace("_", ".", 1)
         namespace = canonical.partition(".")[0]
         existing = self.find(name) or self.find(canonical)
         if existing is not None:  # a tool this principal is not served: the same answer MCP gives
-            return self.unknown(existing.wire_name, "text")
+            return self.unknown(existing.wire_name, "text", audience)
         running = {status.name for status in self.statuses if status.enabled}
         if canonical in known.names and namespace not in running:
             if namespace in CATALOG:

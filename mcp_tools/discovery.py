@@ -21,6 +21,7 @@ from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure,
 from mcp_tools.toolsets import TIERS, SelectionError, parse_entries, suggest
 
 if TYPE_CHECKING:
+    from mcp_tools.inventory.chain import Audience, Step
     from mcp_tools.policy.gate import BoundTool
 
 
@@ -29,9 +30,7 @@ class Reach(Protocol):
 
     def available(self, namespace: str | None = None) -> list[BoundTool]: ...
 
-    def is_selected(self, spec: ToolSpec[Any, Any, Any]) -> bool: ...
-
-    def may_serve(self, spec: ToolSpec[Any, Any, Any]) -> bool: ...
+    def refusal(self, spec: ToolSpec[Any, Any, Any], audience: Audience) -> Step | None: ...
 
     def description(self, namespace: str) -> str: ...
 
@@ -52,11 +51,10 @@ class ClientToolsets:
         return [tool for tool in self.available() if self.serves(tool)]
 
     def serves(self, tool: BoundTool) -> bool:
-        if self.namespace is not None and tool.spec.namespace != self.namespace:
-            return False
-        if tool.spec.name not in self.enabled and not self.catalog.is_selected(tool.spec):
-            return False
-        return self.catalog.may_serve(tool.spec)
+        """Whether this client is served the tool, OAuth reach aside: the catalog's chain decides."""
+        from mcp_tools.inventory.chain import Audience
+
+        return self.catalog.refusal(tool.spec, Audience(self.namespace, view=self)) is None
 
     def enable(self, names: list[str]) -> list[BoundTool]:
         """Add what the names select among the available tools; returns the newly served ones."""
@@ -70,7 +68,7 @@ class ClientToolsets:
                 entry = parse_entries([name], toolsets)[0]
             except SelectionError:
                 entry = None
-            if entry is None or entry.exclude or entry.namespace == "*":
+            if entry is None or entry.exclude or entry.is_wildcard:
                 raise ToolFailure(
                     "invalid_arguments",
                     f"there is no toolset or tool {raw!r} to enable{suggest(raw, toolsets)}",

@@ -459,7 +459,7 @@ def reach_of(ctx: ServerRequestContext[Any, Any]) -> Callable[[Any], bool] | Non
     """What the caller's OAuth scopes reach, as the gate asks it of each spec; None: everything."""
     scope = getattr(ctx.request, "scope", None)
     reach = scope.get(REACH_SCOPE_KEY) if isinstance(scope, dict) else None
-    return None if reach is None else reach.allows
+    return None if reach is None else reach  # a `Reach`: asked of a spec, it says whether the caller reaches it
 
 
 def progress_reporter(

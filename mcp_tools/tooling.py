@@ -273,6 +273,28 @@ ServiceT = TypeVar("ServiceT")
 FactsT = DefaultedTypeVar("FactsT", default=Any)
 
 
+TaskSupport = Literal["forbidden", "optional", "required"]
+
+
+@dataclass(frozen=True)
+class UpstreamScopes:
+    """The OAuth scopes an upstream account must grant for one tool.
+
+    `asked` are what the tool asks for at the default access level; `wider` what it asks
+    instead at a wider level the person chose (`[drive] access = "read"`); `methods` the API
+    methods it calls (their discovery ids), whose own accepted scopes decide whether a broader
+    grant suffices.
+    """
+
+    asked: tuple[str, ...]
+    methods: tuple[str, ...] = ()
+    wider: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+
+    def at(self, access: str) -> tuple[str, ...]:
+        """The scopes asked at an access level."""
+        return self.wider.get(access) or self.asked
+
+
 @dataclass(frozen=True)
 class ToolSpec(Generic[ServiceT, InputT, OutputT, FactsT]):
     """One tool, declared as data.
@@ -340,6 +362,11 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT, FactsT]):
     # argument names: text calls resolve them through the catalog (`mcp_tools.catalog`).
     aliases: tuple[ToolAlias, ...] = ()
     facts: type[FactsT] | None = None
+    # What an account upstream must grant for the tool to run (a Google tool's OAuth scopes and
+    # the API methods it calls); None for a tool that signs in nowhere.
+    scopes: UpstreamScopes | None = None
+    # Whether a call may run as an MCP task. Not listed yet: every tool answers in the call.
+    task_support: TaskSupport = "forbidden"
 
     def new_facts(self) -> FactsT | None:
         """A fresh facts object for one call (None for a tool without facts)."""

@@ -1,8 +1,9 @@
 """Which tools are served: the `[server] tools` selection and the toolsets a model may enable.
 
 An entry names a namespace (`files`), a tier of one (`notes.core`), a single tool
-(`files.read`), or every running namespace (`*`, `*.core`); a leading `-` excludes what it
-names. Order does not matter: the served set is everything the entries include minus
+(`files.read`), every running namespace (`*`, `*.core`) or every tool that only reads
+(`read_only`); a leading `-` excludes what it names (the grammar is `inventory.grammar`'s, the
+one `[http.oauth] scopes` writes too). Order does not matter: the served set is everything the entries include minus
 everything they exclude, so an exclusion always wins. Without `[server] tools` the default
 is `*.core`: the core tier of every running namespace.
 
@@ -13,79 +14,30 @@ about MCP or policy; it sees namespaces only as lists of `ToolSpec`s.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.inventory import grammar
+from mcp_tools.inventory.grammar import ENTRY, TIERS, WILDCARD, Entry, EntryError, suggest
+
 if TYPE_CHECKING:
     from mcp_tools.tooling import ToolSpec
 
-TIERS = ("core", "extended")
-WILDCARD = "*"
+__all__ = ["ENTRY", "TIERS", "WILDCARD", "Entry", "Selection", "SelectionError", "parse_entries", "resolve", "suggest"]
+
 DEFAULT_SELECTION = ("*.core",)
-ENTRY = re.compile(r"^(-?)(\*|[a-z][a-z0-9_]*)(?:\.([a-z][a-z0-9_]*))?$")
-
-
-class SelectionError(ValueError):
-    """A selection entry that names nothing; the message suggests the closest name."""
-
-
-@dataclass(frozen=True)
-class Entry:
-    text: str
-    exclude: bool
-    namespace: str  # a namespace name or "*"
-    part: str | None  # a tier, a tool's method, or None for the whole namespace
-
-    @property
-    def name(self) -> str:
-        return self.text.removeprefix("-")
-
-    def matches(self, spec: ToolSpec[Any, Any, Any], running: Iterable[str]) -> bool:
-        if self.namespace == WILDCARD:
-            if spec.namespace not in running:
-                return False
-        elif spec.namespace != self.namespace:
-            return False
-        if self.part is None:
-            return True
-        if self.part in TIERS:
-            return getattr(spec, "tier", "core") == self.part
-        return spec.method == self.part
+SelectionError = EntryError  # a selection entry that names nothing; the message suggests the closest name
 
 
 def parse_entries(values: Iterable[str], namespaces: Iterable[str] | None = None) -> list[Entry]:
     """Check each entry's form (and, given the known namespaces, its namespace)."""
-    known = list(namespaces) if namespaces is not None else None
-    entries = []
-    for raw in values:
-        text = raw.strip()
-        match = ENTRY.match(text)
-        if not match:
-            raise SelectionError(
-                f"{raw!r} is not a selection entry: expected namespace, namespace.tier, namespace.tool "
-                "or '*' / '*.core', optionally with a leading '-' to exclude"
-            )
-        exclude, namespace, part = bool(match.group(1)), match.group(2), match.group(3)
-        if namespace == WILDCARD and part not in (None, *TIERS):
-            raise SelectionError(f"{raw!r}: after '*.' only a tier may follow ({', '.join(TIERS)})")
-        if known is not None and namespace != WILDCARD and namespace not in known:
-            raise SelectionError(f"unknown namespace {namespace!r} in {raw!r}{suggest(namespace, known)}")
-        entries.append(Entry(text, exclude, namespace, part))
-    return entries
-
-
-def suggest(name: str, candidates: Iterable[str]) -> str:
-    from mcp_tools.suggest import closest
-
-    close = closest(name, candidates)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return grammar.parse_entries(values, "selection entry", namespaces)
 
 
 def named_namespaces(entries: Iterable[Entry]) -> list[str]:
     """Namespaces an including entry names explicitly: the person asked for them, so they must run."""
-    return list(dict.fromkeys(e.namespace for e in entries if not e.exclude and e.namespace != WILDCARD))
+    return list(dict.fromkeys(e.namespace for e in entries if not e.exclude and not e.is_wildcard))
 
 
 @dataclass
@@ -122,7 +74,7 @@ def resolve(
     """
     active = set(namespaces if running is None else running)
     for entry in entries:
-        if entry.namespace == WILDCARD or entry.part is None or entry.part in TIERS:
+        if entry.is_wildcard or entry.part is None or entry.part in TIERS:
             continue
         specs = namespaces.get(entry.namespace, ())
         methods = [spec.method for spec in specs]
@@ -135,8 +87,8 @@ def resolve(
     selection = Selection(list(entries), default)
     for name, specs in namespaces.items():
         for spec in specs:
-            including = next((e for e in entries if not e.exclude and e.matches(spec, active)), None)
-            excluding = next((e for e in entries if e.exclude and e.matches(spec, active)), None)
+            including = grammar.including(entries, spec, active)
+            excluding = grammar.excluding(entries, spec, active)
             if excluding is not None:
                 selection.excluded[spec.name] = excluding.text
             elif including is not None:

@@ -48,7 +48,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("composition", ("mcp_tools.app", "mcp_tools.config_template")),
     # the out-of-band approval channels composition builds (the approvals page is a face)
     ("channels", ("mcp_tools.approvals.telegram", "mcp_tools.approvals.hook")),  # the template reads namespace configs
-    ("catalog", (*package("mcp_tools.catalog"), "mcp_tools.discovery")),
+    ("catalog", (*package("mcp_tools.catalog"), "mcp_tools.discovery", *package("mcp_tools.inventory"))),
     (
         "policy",
         (
@@ -68,6 +68,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mcp_tools.config",
             "mcp_tools.oauth.settings",  # the [http.oauth] config model
             "mcp_tools.toolsets",
+            "mcp_tools.inventory.grammar",  # the one entry grammar of [server] tools and [http.oauth] scopes
             "mcp_tools.secrets",
             "mcp_tools.text",
             "mcp_tools.wording",

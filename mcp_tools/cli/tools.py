@@ -18,6 +18,14 @@ def add_commands(commands: Any) -> None:
     tools.add_argument("--tools", help="a selection to show instead of [server] tools")
     tools.add_argument("--all", action="store_true", help="also the tools not served, and why")
     tools.add_argument("--budget", action="store_true", help="characters and ~tokens (chars/4) per tool and namespace")
+    tools.add_argument(
+        "--explain",
+        action="store_true",
+        help="also where each risk comes from, and each filter's verdict on serving the tool",
+    )
+    tools.add_argument(
+        "--scopes", help="with --explain: as a sign-in granted these OAuth scopes (space-separated) sees them"
+    )
     tools.set_defaults(handler=cmd_tools)
 
 
@@ -42,6 +50,8 @@ def cmd_tools(args: argparse.Namespace) -> int:
             raise
         cannot_start = str(exc)
     app.store.close()
+    if args.explain:
+        return print_explained(app, args, cannot_start)
     served = app.visible_tools()
     rows: list[dict[str, Any]] = []
     for tool in served if not args.all else list(app.tools.values()):
@@ -80,6 +90,36 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(
             f"{hidden} more tools of the running namespaces are not served; `{mcp_tools('tools', '--all')}` says why."
         )
+    return _cannot_start(cannot_start)
+
+
+def print_explained(app: Any, args: argparse.Namespace, cannot_start: str | None) -> int:
+    """Each tool's facts and every filter's verdict, as the catalog answers `tools/list` and
+    `tools/call` (for a sign-in granted `--scopes`, when given)."""
+    from mcp_tools.inventory.chain import Audience
+
+    reaches = None
+    if args.scopes is not None:
+        oauth = app.config.http.oauth
+        if oauth is None:
+            raise ConfigError("--scopes needs [http.oauth] in the config")
+        from mcp_tools.oauth.guard import Reach
+
+        reaches = Reach(oauth, frozenset(args.scopes.split()))
+    audience = Audience(reaches=reaches)
+    rows = []
+    for tool in app.tools.values():
+        explained = app.catalog.explain(tool.spec, audience)
+        if explained.served or args.all:
+            rows.append({**app.catalog.facts[tool.spec.name].as_dict(), **explained.as_dict()})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return _cannot_start(cannot_start)
+    for row in rows:
+        print(f"{row['name']:<28} {row['risk']:<8} {'served' if row['served'] else 'not served'}")
+        print(f"{'':4}risk: {row['risk_from']}")
+        for step in row["steps"]:
+            print(f"{'':4}{step['filter']:<10} {'pass' if step['passed'] else 'STOP'}  {step['reason']}")
     return _cannot_start(cannot_start)
 
 

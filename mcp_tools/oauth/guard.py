@@ -23,6 +23,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_tools.http_limits import read_at_most, replay
+from mcp_tools.inventory.grammar import Entry, covers, parse_entries
 from mcp_tools.oauth.resource import ResourceServer, TokenRefused, principal_for
 from mcp_tools.oauth.settings import OAuthSettings
 
@@ -43,6 +44,13 @@ class Reach:
     def allows(self, spec: Any) -> bool:
         return self.scope_for(spec) is None
 
+    __call__ = allows  # the gate and the catalog ask a reach as they ask a function of the spec
+
+    def refusal(self, spec: Any) -> str | None:
+        """None when the caller reaches the tool, else why not (the inventory's reach filter)."""
+        wanted = self.scope_for(spec)
+        return None if wanted is None else f"outside the scopes this sign-in was granted; scope {wanted} reaches it"
+
     def scope_for(self, spec: Any) -> str | None:
         """None when the caller reaches the tool, else a scope that would reach it."""
         if self.scopes is None or not self.settings.scopes:
@@ -57,22 +65,24 @@ class Reach:
         such as `/text-calls`, which can run any tool)."""
         if self.scopes is None or not self.settings.scopes:
             return None
-        whole = [scope for scope, entries in self.settings.scopes.items() if "*" in entries]
+        whole = [
+            scope
+            for scope, entries in self.settings.scopes.items()
+            if "*" in entries and not any(entry.startswith("-") for entry in entries)
+        ]
         if any(scope in self.scopes for scope in whole):
             return None
         return whole[0] if whole else " ".join(self.settings.scopes)
 
 
 def _reaches(entries: list[str], spec: Any) -> bool:
-    for entry in entries:
-        if entry == "*" or (entry == "read_only" and spec.read_only):
-            return True
-        namespace, _, part = entry.partition(".")
-        if namespace != spec.namespace:
-            continue
-        if not part or part == spec.method or part == getattr(spec, "tier", "core"):
-            return True
-    return False
+    """Whether a scope's entries cover the tool, in the grammar `[server] tools` writes."""
+    return covers(_parsed(tuple(entries)), spec)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(entries: tuple[str, ...]) -> list[Entry]:
+    return parse_entries(entries, "scope entry")  # checked when the config was read
 
 
 Audit = Callable[[str, str, str, str], None]  # principal, tool, decision, outcome

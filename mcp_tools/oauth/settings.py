@@ -7,10 +7,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from mcp_tools.inventory.grammar import EntryError, parse_entry
 from mcp_tools.net import is_loopback
 
 SCOPE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749 scope-token characters
-REACH_ENTRY = re.compile(r"^(\*|read_only|[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)?)$")
 
 
 class OAuthSettings(BaseModel):
@@ -28,7 +28,10 @@ class OAuthSettings(BaseModel):
     )
     scopes: dict[str, list[str]] = Field(
         default_factory=dict,
-        description='Which tools each scope reaches: "*", "read_only", a namespace, "ns.method" or "ns.tier".',
+        description=(
+            'Which tools each scope reaches, as [server] tools names them: "*", "read_only", a namespace, '
+            '"ns.method" or "ns.tier", "-" before one to leave it out.'
+        ),
     )
     required_scopes: list[str] = Field(default_factory=list, description="Scopes every token must carry.")
     introspection_client_id: str | None = Field(
@@ -106,10 +109,10 @@ class OAuthSettings(BaseModel):
             if not SCOPE.match(scope):
                 raise ValueError(f"{scope!r} is not a valid scope name")
             for entry in entries:
-                if not REACH_ENTRY.match(entry):
-                    raise ValueError(
-                        f'{scope} = [{entry!r}]: name "*", "read_only", a namespace, "ns.method" or "ns.tier"'
-                    )
+                try:
+                    parse_entry(entry, "scope entry")
+                except EntryError as exc:
+                    raise ValueError(f"{scope} = [{entry!r}]: {exc}") from None
         return value
 
     @field_validator("required_scopes")

@@ -56,21 +56,29 @@ class RulePolicy:
         every file action" must not quietly stop deletes from asking. Lowering one tool takes a
         rule that names it exactly (`match = "files.delete"`).
         """
-        shipped = self._shipped_risk(tool)
+        return self.risk_and_origin(tool)[0]
+
+    def risk_and_origin(self, tool: ToolSpec[Any, Any, Any]) -> tuple[Risk, str]:
+        """The tool's final risk and, in words, where it came from (`mcp-tools tools --explain`)."""
+        shipped, origin = self._shipped_risk(tool)
         for rule in self.rules:
             if rule.origin != "config":
                 break
             if rule.matches(tool.name):
                 if rule.pattern == tool.name:
-                    return rule.risk
-                return max(rule.risk, shipped)
-        return shipped
+                    return rule.risk, f"your rule {rule.pattern!r}"
+                if rule.risk > shipped:
+                    return rule.risk, f"your rule {rule.pattern!r}"
+                return shipped, f"{origin}; your rule {rule.pattern!r} may raise it, never lower it"
+        return shipped, origin
 
-    def _shipped_risk(self, tool: ToolSpec[Any, Any, Any]) -> Risk:
+    def _shipped_risk(self, tool: ToolSpec[Any, Any, Any]) -> tuple[Risk, str]:
         for rule in self.rules:
             if rule.origin != "config" and rule.matches(tool.name):
-                return rule.risk
-        return tool.risk
+                if rule.risk == tool.risk:
+                    return rule.risk, f"declared by the tool; the shipped rule {rule.pattern!r} says the same"
+                return rule.risk, f"the shipped rule {rule.pattern!r}"
+        return tool.risk, "declared by the tool"
 
     def hidden_reason(self, tool: ToolSpec[Any, Any, Any]) -> str | None:
         """Why a tool is neither listed nor callable, or None when it is visible (asked on every call)."""

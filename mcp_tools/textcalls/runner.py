@@ -71,11 +71,11 @@ async def run_parsed_call(
         return _finished(result, call.name, failure_outcome(failure))
     view = app.catalog.view(caller.principal)
     try:
-        found = app.catalog.resolve(call.name, call.arguments, "text", view=view, aliases=True)
+        found = app.catalog.resolve(call.name, call.arguments, "text", view=view, reaches=caller.reaches, aliases=True)
     except ToolFailure as failure:  # an alias's arguments that cannot be put in the tool's terms
         alias = lookup(call.name)
         name = alias.tool if alias else call.name
-        if app.catalog.served(call.name, view=view) is None:
+        if app.catalog.served(call.name, view=view, reaches=caller.reaches) is None:
             result.written_as = call.name
         failure.message = f"{call.label}: {failure.message}"
         return _finished(result, name, failure_outcome(failure))  # like a parse error: nothing ran, no row

@@ -403,8 +403,10 @@ def test_the_loopback_ignores_other_requests_until_the_answer_comes(
 
 
 def test_an_access_level_widens_the_scopes_asked_and_named(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setitem(scopes.TOOLS, "demo.read", ((scopes.DRIVE_FILE,), ("drive.files.get",)))
-    monkeypatch.setitem(scopes.WIDER, "demo.read", {"read": (scopes.DRIVE_READONLY,)})
+    from mcp_tools.tooling import UpstreamScopes
+
+    declared = UpstreamScopes((scopes.DRIVE_FILE,), ("drive.files.get",), wider={"read": (scopes.DRIVE_READONLY,)})
+    monkeypatch.setitem(scopes.declared(), "demo.read", declared)  # as a tool's ToolSpec(scopes=...) says
     assert scopes.requested_scopes(["demo.read"]) == [scopes.DRIVE_FILE]
     assert scopes.requested_scopes(["demo.read"], {"demo": "read"}) == [scopes.DRIVE_READONLY]
     assert scopes.requested_scopes(["demo.read"], {"demo": "all"}) == [scopes.DRIVE_FILE]  # no wider entry

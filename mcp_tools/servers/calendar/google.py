@@ -23,6 +23,12 @@ import anyio.to_thread
 
 from mcp_tools.servers.calendar.config import GoogleSettings
 from mcp_tools.servers.calendar.service import (
+    BUSY_TOOL,
+    CREATE_TOOL,
+    DELETE_TOOL,
+    READ_TOOL,
+    RESPOND_TOOL,
+    UPDATE_TOOL,
     Busy,
     CalendarBackend,
     Changes,
@@ -50,9 +56,6 @@ EVENT_FIELDS = (
     "id,status,summary,start,end,recurrence,recurringEventId,originalStartTime,transparency,location,description,"
     "attendees,hangoutLink"
 )
-READ_TOOL, BUSY_TOOL = "calendar.events", "calendar.availability"
-CREATE_TOOL, UPDATE_TOOL, DELETE_TOOL = "calendar.create_event", "calendar.update_event", "calendar.delete_event"
-RESPOND_TOOL = "calendar.respond"
 
 
 class GoogleCalendar(GoogleService):

@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     from mcp_tools.servers.calendar.config import Settings
     from mcp_tools.servers.calendar.store import CreatedEvents
 
+# The calendar tools, named here for every backend (the google one checks each one's scopes)
+READ_TOOL, BUSY_TOOL = "calendar.events", "calendar.availability"
+CREATE_TOOL, UPDATE_TOOL, DELETE_TOOL = "calendar.create_event", "calendar.update_event", "calendar.delete_event"
+RESPOND_TOOL = "calendar.respond"
+
 DaySpan = tuple[dt.date, dt.date]  # first and last day, inclusive
 
 

@@ -32,7 +32,18 @@ from mcp_tools.servers.calendar.models import (
     RespondResult,
     UpdateArgs,
 )
-from mcp_tools.servers.calendar.service import Changes, Invite, Occurrence, check_order
+from mcp_tools.servers.calendar.service import (
+    BUSY_TOOL,
+    CREATE_TOOL,
+    DELETE_TOOL,
+    READ_TOOL,
+    RESPOND_TOOL,
+    UPDATE_TOOL,
+    Changes,
+    Invite,
+    Occurrence,
+    check_order,
+)
 from mcp_tools.servers.calendar.timeutil import (
     Interval,
     day_start,
@@ -44,7 +55,8 @@ from mcp_tools.servers.calendar.timeutil import (
     parse_range,
 )
 from mcp_tools.servers.google.aliases import PAGING
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
+from mcp_tools.servers.google.scopes import CALENDAR_EVENTS, CALENDAR_FREEBUSY, CALENDAR_READONLY
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 
 if TYPE_CHECKING:
     from mcp_tools.servers.calendar.service import CalendarBackend
@@ -404,7 +416,8 @@ def _event_alias(arguments: dict[str, Any]) -> dict[str, Any]:
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
-        name="calendar.availability",
+        name=BUSY_TOOL,
+        scopes=UpstreamScopes((CALENDAR_FREEBUSY,), ("calendar.freebusy.query",)),
         aliases=(ToolAlias("calendar_availability", _ALIAS_RENAMES, _event_alias),),
         tier="core",
         title="Busy and free times",
@@ -419,7 +432,11 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         idempotent=True,
     ),
     ToolSpec(
-        name="calendar.events",
+        name=READ_TOOL,
+        scopes=UpstreamScopes(
+            (CALENDAR_READONLY,),
+            ("calendar.calendarList.list", "calendar.calendars.get", "calendar.events.list", "calendar.events.get"),
+        ),
         aliases=(
             ToolAlias("calendar_list", _ALIAS_RENAMES, _event_alias),
             ToolAlias("calendar_events", _ALIAS_RENAMES, _event_alias),
@@ -439,7 +456,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         idempotent=True,
     ),
     ToolSpec(
-        name="calendar.create_event",
+        name=CREATE_TOOL,
+        scopes=UpstreamScopes((CALENDAR_EVENTS,), ("calendar.events.insert",)),
         aliases=(ToolAlias("calendar_create", _ALIAS_RENAMES, _event_alias),),
         tier="core",
         title="Create an event",
@@ -454,7 +472,10 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         precheck=create_precheck,
     ),
     ToolSpec(
-        name="calendar.update_event",
+        name=UPDATE_TOOL,
+        scopes=UpstreamScopes(
+            (CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.instances", "calendar.events.patch")
+        ),
         aliases=(ToolAlias("calendar_update", _ALIAS_RENAMES, _event_alias),),
         tier="extended",
         title="Change an event",
@@ -470,7 +491,10 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         facts=TargetFacts,
     ),
     ToolSpec(
-        name="calendar.delete_event",
+        name=DELETE_TOOL,
+        scopes=UpstreamScopes(
+            (CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.instances", "calendar.events.delete")
+        ),
         aliases=(ToolAlias("calendar_delete", _ALIAS_RENAMES, _event_alias),),
         tier="extended",
         title="Delete an event",
@@ -485,7 +509,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         facts=TargetFacts,
     ),
     ToolSpec(
-        name="calendar.respond",
+        name=RESPOND_TOOL,
+        scopes=UpstreamScopes((CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.patch")),
         tier="extended",
         title="Answer an invitation",
         description="Accept, decline or tentatively accept an invitation (Google).",

@@ -6,7 +6,8 @@ from typing import Any
 
 from mcp_tools.servers.contacts.models import Contact, SearchArgs, SearchResult
 from mcp_tools.servers.contacts.service import SEARCH_TOOL, ContactsService
-from mcp_tools.tooling import CallContext, Risk, ToolSpec
+from mcp_tools.servers.google.scopes import CONTACTS_OTHER_READONLY, CONTACTS_READONLY, DIRECTORY_READONLY
+from mcp_tools.tooling import CallContext, Risk, ToolSpec, UpstreamScopes
 
 
 async def search(service: ContactsService, args: SearchArgs, ctx: CallContext) -> SearchResult:
@@ -17,6 +18,11 @@ async def search(service: ContactsService, args: SearchArgs, ctx: CallContext) -
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
         name=SEARCH_TOOL,
+        # the person's contacts, the people they wrote to ("other contacts") and, on Workspace, the directory
+        scopes=UpstreamScopes(
+            (CONTACTS_READONLY, CONTACTS_OTHER_READONLY, DIRECTORY_READONLY),
+            ("people.people.searchContacts", "people.otherContacts.search", "people.people.searchDirectoryPeople"),
+        ),
         title="Find a contact",
         description="People in Google contacts (and the Workspace directory) by name, address or phone.",
         input_model=SearchArgs,

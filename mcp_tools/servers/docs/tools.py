@@ -19,10 +19,11 @@ from mcp_tools.servers.docs.models import (
     ReplaceResult,
     Written,
 )
+from mcp_tools.servers.google.scopes import DOCUMENTS, DOCUMENTS_READONLY, DRIVE_FILE
 from mcp_tools.servers.google.sharing import SharingFacts, exposure_risk, told
 from mcp_tools.servers.google.text import page
 from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 
 if TYPE_CHECKING:
     from mcp_tools.servers.docs.service import DocsService
@@ -40,7 +41,7 @@ def _url(document_id: str) -> str:
 async def read(service: DocsService, args: ReadArgs, ctx: CallContext) -> ReadResult:
     from mcp_tools.servers.docs.render import to_markdown
 
-    document = await service.run("docs.read", service.get, "docs.read", args.id)
+    document = await service.run(READ.name, service.get, READ.name, args.id)
     markdown = to_markdown(document)
     text, next_offset = page(markdown, args.offset, args.max_chars, "document")
     return ReadResult(
@@ -71,7 +72,7 @@ async def create(service: DocsService, args: CreateArgs, ctx: CallContext) -> Wr
     from mcp_tools.servers.docs.requests import append_requests
     from mcp_tools.servers.docs.service import end_of_body, revision_after
 
-    tool = "docs.create"
+    tool = CREATE.name
     blocks = parse(args.text)
 
     def make() -> Written:
@@ -93,7 +94,7 @@ async def create(service: DocsService, args: CreateArgs, ctx: CallContext) -> Wr
 
 async def append_risk(service: DocsService, args: AppendArgs, facts: SharingFacts) -> Risk:
     """High when the document is another's or shared: they read what is appended."""
-    return await exposure_risk(service, "docs.append", args.id, facts, Risk.MEDIUM)
+    return await exposure_risk(service, APPEND.name, args.id, facts, Risk.MEDIUM)
 
 
 async def append(service: DocsService, args: AppendArgs, ctx: CallContext, facts: SharingFacts) -> Written:
@@ -101,7 +102,7 @@ async def append(service: DocsService, args: AppendArgs, ctx: CallContext, facts
     from mcp_tools.servers.docs.requests import append_requests
     from mcp_tools.servers.docs.service import end_of_body, revision_after
 
-    tool = "docs.append"
+    tool = APPEND.name
     blocks = parse(args.text)
     if not blocks:
         raise ToolFailure("invalid_arguments", "text: holds nothing to append", "send Markdown with some text")
@@ -131,13 +132,13 @@ async def replace_risk(service: DocsService, args: ReplaceArgs, facts: ReplaceFa
     if args.dry_run:
         return Risk.LOW
     base = Risk.MEDIUM if args.expected_matches is not None else Risk.HIGH
-    return await exposure_risk(service, "docs.replace", args.id, facts, base)
+    return await exposure_risk(service, REPLACE.name, args.id, facts, base)
 
 
 async def precheck_replace(service: DocsService, args: ReplaceArgs, facts: ReplaceFacts) -> None:
     from mcp_tools.servers.docs.service import count_matches
 
-    tool = "docs.replace"
+    tool = REPLACE.name
     document = await service.run(tool, service.get_current, tool, args.id, args.revision or None)
     matches = count_matches(document, args.find, args.match_case)
     facts.found = (matches, document.get("title", ""), document.get("revisionId", ""))
@@ -182,7 +183,7 @@ async def replace(service: DocsService, args: ReplaceArgs, ctx: CallContext, fac
             "replaceText": args.replace,
         }
     }
-    answer = await service.run("docs.replace", service.update, "docs.replace", args.id, [request], revision)
+    answer = await service.run(REPLACE.name, service.update, REPLACE.name, args.id, [request], revision)
     # Google leaves a count of 0 out of the reply (proto3 defaults)
     changed = ((answer.get("replies") or [{}])[0].get("replaceAllText") or {}).get("occurrencesChanged", 0)
     return ReplaceResult(id=args.id, matches=int(changed), dry_run=False, revision=revision_after(answer))
@@ -222,8 +223,11 @@ def _replace_alias(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
-    ToolSpec(
+    READ := ToolSpec(
         name="docs.read",
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,), ("docs.documents.get",), wider={"read": (DOCUMENTS_READONLY,), "all": (DOCUMENTS,)}
+        ),
         aliases=(ToolAlias("docs_read", _ALIAS_RENAMES),),
         title="Read Google Doc",
         description="A Google Doc as Markdown, with its revision; page with next_offset.",
@@ -238,8 +242,11 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="core",
         render_text=render_read,
     ),
-    ToolSpec(
+    CREATE := ToolSpec(
         name="docs.create",
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,), ("docs.documents.create", "docs.documents.batchUpdate"), wider={"all": (DOCUMENTS,)}
+        ),
         aliases=(ToolAlias("docs_create", _ALIAS_RENAMES),),
         title="Create Google Doc",
         description="Create a Google Doc from Markdown (headings, lists, tables, links, bold, italic).",
@@ -252,8 +259,13 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="extended",
         destructive=False,
     ),
-    ToolSpec(
+    APPEND := ToolSpec(
         name="docs.append",
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,),
+            ("drive.files.get", "docs.documents.get", "docs.documents.batchUpdate"),
+            wider={"all": (DOCUMENTS,)},
+        ),
         aliases=(ToolAlias("docs_append", _ALIAS_RENAMES),),
         title="Append to Google Doc",
         description="Append Markdown at the end of a Google Doc.",
@@ -270,8 +282,13 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="extended",
         destructive=False,
     ),
-    ToolSpec(
+    REPLACE := ToolSpec(
         name="docs.replace",
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,),
+            ("drive.files.get", "docs.documents.get", "docs.documents.batchUpdate"),
+            wider={"all": (DOCUMENTS,)},
+        ),
         aliases=(ToolAlias("docs_replace", _ALIAS_RENAMES, _replace_alias),),
         title="Find and replace in Google Doc",
         description="Replace every occurrence of text in a Google Doc.",

@@ -16,6 +16,14 @@ from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.service import GoogleService
 from mcp_tools.tooling import Environment, ToolFailure
 
+# The drive tools this service calls Google for (each names its scopes; `tools.py` declares them)
+SEARCH_TOOL = "drive.search"
+READ_TOOL = "drive.read"
+CREATE_TOOL = "drive.create"
+UPDATE_TOOL = "drive.update"
+DELETE_TOOL = "drive.delete"
+SHARE_TOOL = "drive.share"
+
 FOLDER = "application/vnd.google-apps.folder"
 DOC = "application/vnd.google-apps.document"
 SHEET = "application/vnd.google-apps.spreadsheet"
@@ -135,7 +143,7 @@ class DriveService(GoogleService):
         q, listing = build_query(args)
         order = None if mentions(q, "fullText") else ("folder,name" if listing or args.folder else "modifiedTime desc")
         found = self.call(
-            "drive.search",
+            SEARCH_TOOL,
             lambda s: s.files().list(
                 q=q,
                 pageSize=args.limit,
@@ -189,7 +197,7 @@ class DriveService(GoogleService):
     def _fetch_text(self, meta: dict[str, Any], sheet: str) -> tuple[str, list[str], list[str]]:
         from mcp_tools.text import declared_charset, decode_bytes
 
-        tool, file_id, mime = "drive.read", meta["id"], meta.get("mimeType", "")
+        tool, file_id, mime = READ_TOOL, meta["id"], meta.get("mimeType", "")
         warnings: list[str] = []
         sheets: list[str] = []
         if mime == SHEET:
@@ -220,9 +228,7 @@ class DriveService(GoogleService):
 
     def _export(self, file_id: str, mime: str) -> bytes:
         try:
-            exported: bytes = self.call(
-                "drive.read", lambda s: s.files().export(fileId=file_id, mimeType=EXPORTS[mime])
-            )
+            exported: bytes = self.call(READ_TOOL, lambda s: s.files().export(fileId=file_id, mimeType=EXPORTS[mime]))
             return exported
         except ToolFailure as failure:
             if failure.kind == "too_large":
@@ -239,7 +245,7 @@ class DriveService(GoogleService):
 
         escaped = sheet.replace("'", "''")
         found = self.call(
-            "drive.read",
+            READ_TOOL,
             lambda s: s.spreadsheets().values().get(spreadsheetId=file_id, range=f"'{escaped}'"),
             api="sheets",
             version="v4",
@@ -249,7 +255,7 @@ class DriveService(GoogleService):
         return out.getvalue()
 
     def download(self, file_id: str) -> bytes:
-        data: bytes = self.call("drive.read", lambda s: s.files().get_media(fileId=file_id, supportsAllDrives=True))
+        data: bytes = self.call(READ_TOOL, lambda s: s.files().get_media(fileId=file_id, supportsAllDrives=True))
         return data
 
     # --- writes -------------------------------------------------------------------------------
@@ -257,7 +263,7 @@ class DriveService(GoogleService):
         client = self.client
         media = _media(data, mime) if data is not None else None
         return self.call_object(
-            "drive.create",
+            CREATE_TOOL,
             lambda s: client.fix_upload(
                 s.files().create(body=metadata, media_body=media, fields=FILE_FIELDS, supportsAllDrives=True)
             ),
@@ -267,7 +273,7 @@ class DriveService(GoogleService):
         client = self.client
         media = _media(data, mime) if data is not None else None
         return self.call_object(
-            "drive.update",
+            UPDATE_TOOL,
             lambda s: client.fix_upload(
                 s.files().update(
                     fileId=file_id, body=metadata, media_body=media, fields=FILE_FIELDS, supportsAllDrives=True
@@ -277,18 +283,18 @@ class DriveService(GoogleService):
 
     def trash(self, file_id: str) -> dict[str, Any]:
         return self.call_object(
-            "drive.delete",
+            DELETE_TOOL,
             lambda s: s.files().update(
                 fileId=file_id, body={"trashed": True}, fields=FILE_FIELDS, supportsAllDrives=True
             ),
         )
 
     def delete(self, file_id: str) -> None:
-        self.call("drive.delete", lambda s: s.files().delete(fileId=file_id, supportsAllDrives=True))
+        self.call(DELETE_TOOL, lambda s: s.files().delete(fileId=file_id, supportsAllDrives=True))
 
     def share(self, file_id: str, permission: dict[str, Any], notify: bool, message: str) -> dict[str, Any]:
         return self.call_object(
-            "drive.share",
+            SHARE_TOOL,
             lambda s: s.permissions().create(
                 fileId=file_id,
                 body=permission,

@@ -24,10 +24,12 @@ from mcp_tools.servers.drive.models import (
     UpdateArgs,
     WriteResult,
 )
+from mcp_tools.servers.drive.service import CREATE_TOOL, DELETE_TOOL, READ_TOOL, SEARCH_TOOL, SHARE_TOOL, UPDATE_TOOL
 from mcp_tools.servers.google.aliases import PAGING
+from mcp_tools.servers.google.scopes import DRIVE, DRIVE_FILE, DRIVE_READONLY
 from mcp_tools.servers.google.sharing import SharingFacts, exposure_risk, told
 from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 
 if TYPE_CHECKING:
     from mcp_tools.servers.drive.service import DriveService
@@ -42,7 +44,7 @@ def _line(item: FileInfo) -> str:
 
 
 async def search(service: DriveService, args: SearchArgs, ctx: CallContext) -> SearchResult:
-    return SearchResult.model_validate(await service.run("drive.search", service.search, args))
+    return SearchResult.model_validate(await service.run(SEARCH_TOOL, service.search, args))
 
 
 def render_search(result: SearchResult) -> str:
@@ -69,7 +71,7 @@ def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | No
     from mcp_tools.servers.drive.service import EXPORTS, FOLDER, SHEET, file_info
     from mcp_tools.servers.google.text import page
 
-    meta = service.target("drive.read", args.id)
+    meta = service.target(READ_TOOL, args.id)
     info = FileInfo.model_validate(file_info(meta))
     file_id = info.id  # a shortcut's target
     mime = meta.get("mimeType", "")
@@ -128,7 +130,7 @@ async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadR
         from mcp_tools.sandbox import check_key
 
         check_key(args.save_to, "unicode", field="save_to")
-    read_result: tuple[ReadResult, bytes | None] = await service.run("drive.read", _read, service, args)
+    read_result: tuple[ReadResult, bytes | None] = await service.run(READ_TOOL, _read, service, args)
     result, data = read_result
     if data is not None and args.save_to:
         from mcp_tools.servers.google.stored import save
@@ -209,13 +211,13 @@ def _create(service: DriveService, args: CreateArgs) -> WriteResult:
 
 
 async def create(service: DriveService, args: CreateArgs, ctx: CallContext, facts: SharingFacts) -> WriteResult:
-    created: WriteResult = await service.run("drive.create", _create, service, args)
+    created: WriteResult = await service.run(CREATE_TOOL, _create, service, args)
     return created
 
 
 async def create_risk(service: DriveService, args: CreateArgs, facts: SharingFacts) -> Risk:
     """High when the folder it lands in is another's or shared: the new file is open to them too."""
-    return await exposure_risk(service, "drive.create", args.folder, facts, Risk.MEDIUM)
+    return await exposure_risk(service, CREATE_TOOL, args.folder, facts, Risk.MEDIUM)
 
 
 def _check_version(service: DriveService, tool: str, file_id: str, version: str | None) -> dict[str, Any]:
@@ -233,14 +235,14 @@ def _check_version(service: DriveService, tool: str, file_id: str, version: str 
 async def update_risk(service: DriveService, args: UpdateArgs, facts: UpdateFacts) -> Risk:
     replaces = bool(args.content or args.content_base64)
     base = Risk.HIGH if replaces and not args.version else Risk.MEDIUM
-    return await exposure_risk(service, "drive.update", args.id, facts, base)
+    return await exposure_risk(service, UPDATE_TOOL, args.id, facts, base)
 
 
 def _prepare_update(service: DriveService, args: UpdateArgs) -> tuple[dict[str, Any], bytes | None, str]:
     """The file as it is now, the bytes to send and their type; every refusal found before writing."""
     from mcp_tools.servers.drive.service import CONVERSIONS, EXPORTS, FOLDER
 
-    current = _check_version(service, "drive.update", args.id, args.version)
+    current = _check_version(service, UPDATE_TOOL, args.id, args.version)
     data = args.data(service.config.max_upload_bytes)
     kind = current.get("mimeType", "")
     imports = {target: source for source, target in reversed(CONVERSIONS.items())}  # Doc <- Markdown, Sheet <- CSV
@@ -266,7 +268,7 @@ class UpdateFacts(SharingFacts):
 
 
 async def precheck_update(service: DriveService, args: UpdateArgs, facts: UpdateFacts) -> None:
-    facts.current = (await service.run("drive.update", _prepare_update, service, args))[0]
+    facts.current = (await service.run(UPDATE_TOOL, _prepare_update, service, args))[0]
 
 
 def describe_update(args: UpdateArgs, facts: UpdateFacts) -> str:
@@ -286,7 +288,7 @@ def _update(service: DriveService, args: UpdateArgs) -> WriteResult:
 
 
 async def update(service: DriveService, args: UpdateArgs, ctx: CallContext, facts: UpdateFacts) -> WriteResult:
-    updated: WriteResult = await service.run("drive.update", _update, service, args)
+    updated: WriteResult = await service.run(UPDATE_TOOL, _update, service, args)
     return updated
 
 
@@ -302,7 +304,7 @@ class DeleteFacts:
 
 
 async def precheck_delete(service: DriveService, args: DeleteArgs, facts: DeleteFacts) -> None:
-    facts.current = await service.run("drive.delete", service.metadata, "drive.delete", args.id)
+    facts.current = await service.run(DELETE_TOOL, service.metadata, DELETE_TOOL, args.id)
     facts.permanent = service.config.delete == "permanent"
 
 
@@ -318,7 +320,7 @@ def describe_delete(args: DeleteArgs, facts: DeleteFacts) -> str:
 
 
 def _delete(service: DriveService, args: DeleteArgs, facts: DeleteFacts) -> DeleteResult:
-    current = facts.current or service.metadata("drive.delete", args.id)
+    current = facts.current or service.metadata(DELETE_TOOL, args.id)
     if service.config.delete == "permanent":
         service.delete(args.id)
         return DeleteResult(id=args.id, name=current.get("name", ""), outcome="deleted")
@@ -327,7 +329,7 @@ def _delete(service: DriveService, args: DeleteArgs, facts: DeleteFacts) -> Dele
 
 
 async def delete(service: DriveService, args: DeleteArgs, ctx: CallContext, facts: DeleteFacts) -> DeleteResult:
-    deleted: DeleteResult = await service.run("drive.delete", _delete, service, args, facts)
+    deleted: DeleteResult = await service.run(DELETE_TOOL, _delete, service, args, facts)
     return deleted
 
 
@@ -356,7 +358,7 @@ async def precheck_share(service: DriveService, args: ShareArgs, facts: ShareFac
             f"[drive] allowed_domains does not include {domain}",
             f"share only with addresses at {', '.join(config.allowed_domains)}",
         )
-    current = await service.run("drive.share", service.metadata, "drive.share", args.id)
+    current = await service.run(SHARE_TOOL, service.metadata, SHARE_TOOL, args.id)
     facts.name = current.get("name", "")
 
 
@@ -374,7 +376,7 @@ async def share(service: DriveService, args: ShareArgs, ctx: CallContext, facts:
         permission["emailAddress"] = args.email
     else:
         permission["allowFileDiscovery"] = False
-    made = await service.run("drive.share", service.share, args.id, permission, args.notify, args.message or "")
+    made = await service.run(SHARE_TOOL, service.share, args.id, permission, args.notify, args.message or "")
     return ShareResult(
         id=args.id,
         name=facts.name,
@@ -401,7 +403,8 @@ _ALIAS_RENAMES = {
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
-        name="drive.search",
+        name=SEARCH_TOOL,
+        scopes=UpstreamScopes((DRIVE_FILE,), ("drive.files.list",), wider={"read": (DRIVE_READONLY,), "all": (DRIVE,)}),
         aliases=(ToolAlias("drive_list", _ALIAS_RENAMES), ToolAlias("drive_search", _ALIAS_RENAMES)),
         title="Search Google Drive",
         description="Find Drive files; no filter lists a folder (root).",
@@ -417,7 +420,12 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         render_text=render_search,
     ),
     ToolSpec(
-        name="drive.read",
+        name=READ_TOOL,
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,),
+            ("drive.files.get", "drive.files.export", "sheets.spreadsheets.get", "sheets.spreadsheets.values.get"),
+            wider={"read": (DRIVE_READONLY,), "all": (DRIVE,)},
+        ),
         aliases=(ToolAlias("drive_read", _ALIAS_RENAMES),),
         title="Read Drive file",
         description="Read a file: Docs as Markdown, Sheets as CSV, text paged; binary as base64 or save_to.",
@@ -434,7 +442,10 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         reaches={"save_to": "files.write"},
     ),
     ToolSpec(
-        name="drive.create",
+        name=CREATE_TOOL,
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,), ("drive.files.get", "drive.files.create"), wider={"read": (DRIVE_FILE,), "all": (DRIVE,)}
+        ),
         aliases=(ToolAlias("drive_create", _ALIAS_RENAMES),),
         title="Create Drive file",
         description="Create a Drive file or folder.",
@@ -450,7 +461,10 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=False,
     ),
     ToolSpec(
-        name="drive.update",
+        name=UPDATE_TOOL,
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,), ("drive.files.get", "drive.files.update"), wider={"read": (DRIVE_FILE,), "all": (DRIVE,)}
+        ),
         aliases=(ToolAlias("drive_update", _ALIAS_RENAMES),),
         title="Update Drive file",
         description="Replace a file's content and/or rename it; version refuses a stale write.",
@@ -467,7 +481,12 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=True,
     ),
     ToolSpec(
-        name="drive.delete",
+        name=DELETE_TOOL,
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,),
+            ("drive.files.get", "drive.files.update", "drive.files.delete"),
+            wider={"read": (DRIVE_FILE,), "all": (DRIVE,)},
+        ),
         aliases=(ToolAlias("drive_delete", _ALIAS_RENAMES),),
         title="Delete Drive file",
         description="Trash a Drive file or folder.",
@@ -483,7 +502,12 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=True,
     ),
     ToolSpec(
-        name="drive.share",
+        name=SHARE_TOOL,
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,),
+            ("drive.files.get", "drive.permissions.create"),
+            wider={"read": (DRIVE_FILE,), "all": (DRIVE,)},
+        ),
         aliases=(ToolAlias("drive_share", {**_ALIAS_RENAMES, "emailAddress": "email"}),),
         title="Share Drive file",
         description="Share a Drive file.",

@@ -13,7 +13,7 @@ import anyio.to_thread
 from mcp_tools.sandbox import protected_in
 from mcp_tools.servers.files.config import FilesConfig
 from mcp_tools.servers.files.service import FilesService
-from mcp_tools.servers.files.tools import TOOLS
+from mcp_tools.servers.files.tools import READ, TOOLS
 from mcp_tools.tooling import (
     Environment,
     Namespace,
@@ -100,7 +100,7 @@ NAMESPACE: Namespace[FilesService] = Namespace(
     create=create,
     tools=TOOLS,
     needs_account=False,
-    search=SearchHook(find=find, read_tool="files.read"),
+    search=SearchHook(find=find, read_tool=READ.name),
     lifespan=lifespan,
     instructions=(
         "Paths are relative to the store root; pass names exactly as files.list shows them. "

@@ -218,7 +218,7 @@ TOOLS: list[ToolSpec[FilesService, Any, Any]] = [
         idempotent=True,
         render_text=_render_list,
     ),
-    ToolSpec(
+    READ := ToolSpec(
         name="files.read",
         aliases=files_aliases("read", ToolAlias("read_file"), read_text_file=None),
         tier="core",

@@ -18,6 +18,15 @@ from mcp_tools.servers.google.service import GoogleService
 from mcp_tools.servers.google.text import b64url_decode, b64url_encode
 from mcp_tools.tooling import Environment, ToolFailure
 
+# The gmail tools this service calls Google for (each names its scopes; `tools.py` declares them)
+SEARCH_TOOL = "gmail.search"
+READ_TOOL = "gmail.read"
+ATTACHMENT_TOOL = "gmail.attachment"
+DRAFT_TOOL = "gmail.draft"
+SEND_TOOL = "gmail.send"
+LABELS_TOOL = "gmail.labels"
+TRASH_TOOL = "gmail.trash"
+
 API, VERSION = "gmail", "v1"
 ME = "me"
 # format=full trimmed to what a hit shows: headers, and part names to count attachments (3 levels deep)
@@ -70,7 +79,7 @@ class GmailService(GoogleService):
 
     # --- search -------------------------------------------------------------------------------
     def search(self, query: str, labels: list[str], limit: int, cursor: str | None) -> dict[str, Any]:
-        tool = "gmail.search"
+        tool = SEARCH_TOOL
         label_ids = self.resolve_labels(tool, labels) if labels else []
         if not query and not label_ids:
             label_ids = ["INBOX"]
@@ -142,7 +151,7 @@ class GmailService(GoogleService):
         return body
 
     def read(self, message_id: str, thread: bool) -> dict[str, Any]:
-        tool = "gmail.read"
+        tool = READ_TOOL
         if thread:
             found = self.call(tool, lambda s: s.users().threads().get(userId=ME, id=message_id, format="full"))
             messages = found.get("messages", [])
@@ -194,7 +203,7 @@ class GmailService(GoogleService):
 
     # --- attachments --------------------------------------------------------------------------
     def attachment(self, message_id: str, index: int) -> tuple[Any, bytes]:
-        tool = "gmail.attachment"
+        tool = ATTACHMENT_TOOL
         message = self.call(tool, lambda s: s.users().messages().get(userId=ME, id=message_id, format="full"))
         body = extract(message.get("payload") or {})
         if index >= len(body.attachments):
@@ -265,7 +274,7 @@ class GmailService(GoogleService):
         )
 
     def draft(self, args: Any, files: list[tuple[str, bytes]] | None) -> dict[str, Any]:
-        tool = "gmail.draft"
+        tool = DRAFT_TOOL
         outgoing = self.outgoing(tool, args, files)
         raw = outgoing.build()
         message: dict[str, Any] = {"threadId": outgoing.thread_id} if outgoing.thread_id else {}
@@ -294,7 +303,7 @@ class GmailService(GoogleService):
         }
 
     def draft_raw(self, draft_id: str) -> tuple[bytes, str | None]:
-        draft = self.call("gmail.send", lambda s: s.users().drafts().get(userId=ME, id=draft_id, format="raw"))
+        draft = self.call(SEND_TOOL, lambda s: s.users().drafts().get(userId=ME, id=draft_id, format="raw"))
         message = draft.get("message", {})
         return b64url_decode(message.get("raw", "")), message.get("threadId")
 
@@ -307,12 +316,12 @@ class GmailService(GoogleService):
             body["raw"] = b64url_encode(raw)
         client = self.client
         return self.call_object(
-            "gmail.send",
+            SEND_TOOL,
             lambda s: client.fix_upload(s.users().messages().send(userId=ME, body=body, media_body=media)),
         )
 
     def send_draft(self, draft_id: str) -> dict[str, Any]:
-        return self.call_object("gmail.send", lambda s: s.users().drafts().send(userId=ME, body={"id": draft_id}))
+        return self.call_object(SEND_TOOL, lambda s: s.users().drafts().send(userId=ME, body={"id": draft_id}))
 
     def refused_recipients(self, recipients: list[str]) -> list[str]:
         patterns = self.config.allowed_recipients
@@ -324,7 +333,7 @@ class GmailService(GoogleService):
     def modify(
         self, ids: list[str], thread: bool, add: list[str], remove: list[str]
     ) -> tuple[list[str], dict[str, ToolFailure]]:
-        tool = "gmail.labels"
+        tool = LABELS_TOOL
         body: dict[str, Any] = {}
         if add:
             body["addLabelIds"] = add
@@ -371,7 +380,7 @@ class GmailService(GoogleService):
         return lines, failed
 
     def trash(self, ids: list[str], thread: bool) -> tuple[list[str], dict[str, ToolFailure]]:
-        tool = "gmail.trash"
+        tool = TRASH_TOOL
         if thread:
             requests = [(i, lambda s, i=i: s.users().threads().trash(userId=ME, id=i)) for i in ids]
         else:

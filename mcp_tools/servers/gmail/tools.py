@@ -28,10 +28,20 @@ from mcp_tools.servers.gmail.models import (
     TrashArgs,
     TrashResult,
 )
+from mcp_tools.servers.gmail.service import (
+    ATTACHMENT_TOOL,
+    DRAFT_TOOL,
+    LABELS_TOOL,
+    READ_TOOL,
+    SEARCH_TOOL,
+    SEND_TOOL,
+    TRASH_TOOL,
+)
 from mcp_tools.servers.google.aliases import PAGING
+from mcp_tools.servers.google.scopes import GMAIL_COMPOSE, GMAIL_MODIFY, GMAIL_READONLY, GMAIL_SEND
 from mcp_tools.servers.google.text import page
 from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 
 if TYPE_CHECKING:
     from mcp_tools.servers.gmail.service import GmailService
@@ -64,7 +74,7 @@ def _failed_text(failed: list[Failed]) -> str:
 
 
 async def search(service: GmailService, args: SearchArgs, ctx: CallContext) -> SearchResult:
-    found = await service.run("gmail.search", service.search, args.query.strip(), args.labels, args.limit, args.cursor)
+    found = await service.run(SEARCH_TOOL, service.search, args.query.strip(), args.labels, args.limit, args.cursor)
     return SearchResult.model_validate(found)
 
 
@@ -86,7 +96,7 @@ def render_search(result: SearchResult) -> str:
 
 
 async def read(service: GmailService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    found = await service.run("gmail.read", service.read, args.id, args.thread)
+    found = await service.run(READ_TOOL, service.read, args.id, args.thread)
     text, next_offset = page(found["text"], args.offset, args.max_chars, "total")
     end = args.offset + len(text)
     ends = [*found["starts"][1:], len(found["text"]) + 2]  # each message's text ends 2 before the next starts
@@ -133,7 +143,7 @@ def render_read(result: ReadResult) -> str:
 async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallContext) -> AttachmentResult:
     from mcp_tools.servers.google.text import decode_bytes
 
-    item, data = await service.run("gmail.attachment", service.attachment, args.message_id, args.index)
+    item, data = await service.run(ATTACHMENT_TOOL, service.attachment, args.message_id, args.index)
     common = {
         "message_id": args.message_id,
         "index": args.index,
@@ -241,9 +251,9 @@ async def read_attachments(service: GmailService, args: ComposeArgs, ctx: CallCo
 async def draft(service: GmailService, args: DraftArgs, ctx: CallContext) -> DraftResult:
     from mcp_tools.servers.gmail.recipients import resolve_names
 
-    args, _ = await service.run("gmail.draft", resolve_names, service, "gmail.draft", args)
+    args, _ = await service.run(DRAFT_TOOL, resolve_names, service, DRAFT_TOOL, args)
     files = await read_attachments(service, args, ctx)
-    made = await service.run("gmail.draft", service.draft, args, files)
+    made = await service.run(DRAFT_TOOL, service.draft, args, files)
     outgoing = made["outgoing"]
     return DraftResult(
         draft_id=made["draft_id"],
@@ -275,11 +285,11 @@ def _prepare_send(service: GmailService, args: SendArgs, files: list[tuple[str, 
     from mcp_tools.servers.gmail.recipients import resolve_names
     from mcp_tools.servers.gmail.service import digest
 
-    args, names = resolve_names(service, "gmail.send", args)  # before anyone is asked
+    args, names = resolve_names(service, SEND_TOOL, args)  # before anyone is asked
     if args.draft_id:
         raw, thread_id = service.draft_raw(args.draft_id)
     else:
-        outgoing = service.outgoing("gmail.send", args, files)
+        outgoing = service.outgoing(SEND_TOOL, args, files)
         raw, thread_id = outgoing.build(), outgoing.thread_id
     summary = summarize_outgoing(raw)
     if not summary["recipients"]:
@@ -295,7 +305,7 @@ def _prepare_send(service: GmailService, args: SendArgs, files: list[tuple[str, 
 
 
 async def precheck_send(service: GmailService, args: SendArgs, facts: SendFacts) -> None:
-    facts.prepared = await service.run("gmail.send", _prepare_send, service, args, facts.files)
+    facts.prepared = await service.run(SEND_TOOL, _prepare_send, service, args, facts.files)
 
 
 def _size(size: int) -> str:
@@ -348,7 +358,7 @@ async def send(service: GmailService, args: SendArgs, ctx: CallContext, facts: S
             return service.send_draft(args.draft_id)
         return service.send_raw(prepared["raw"], prepared["thread_id"])
 
-    sent = await service.run("gmail.send", deliver)
+    sent = await service.run(SEND_TOOL, deliver)
     return SendResult(
         message_id=sent.get("id", ""),
         thread_id=sent.get("threadId", ""),
@@ -360,7 +370,7 @@ async def send(service: GmailService, args: SendArgs, ctx: CallContext, facts: S
 
 
 async def labels(service: GmailService, args: LabelsArgs, ctx: CallContext) -> LabelsResult:
-    tool = "gmail.labels"
+    tool = LABELS_TOOL
     if not args.ids:
         found = await service.run(tool, service.labels, tool, True)
         return LabelsResult(
@@ -408,7 +418,7 @@ class TrashFacts:
 
 
 async def precheck_trash(service: GmailService, args: TrashArgs, facts: TrashFacts) -> None:
-    lines, failed = await service.run("gmail.trash", service.describe_items, "gmail.trash", args.ids, args.thread)
+    lines, failed = await service.run(TRASH_TOOL, service.describe_items, TRASH_TOOL, args.ids, args.thread)
     if failed:
         first = next(iter(failed.items()))
         raise ToolFailure(first[1].kind, f"{first[0]}: {first[1].message}", first[1].hint)
@@ -423,7 +433,7 @@ def describe_trash(args: TrashArgs, facts: TrashFacts) -> str:
 
 
 async def trash(service: GmailService, args: TrashArgs, ctx: CallContext, facts: TrashFacts) -> TrashResult:
-    trashed, failed = await service.run("gmail.trash", service.trash, list(dict.fromkeys(args.ids)), args.thread)
+    trashed, failed = await service.run(TRASH_TOOL, service.trash, list(dict.fromkeys(args.ids)), args.thread)
     raise_if_none_done(trashed, failed)
     return TrashResult(trashed=trashed, failed=_failed(failed))
 
@@ -469,7 +479,8 @@ def _one_or_many_ids_alias(arguments: dict[str, Any]) -> dict[str, Any]:
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
-        name="gmail.search",
+        name=SEARCH_TOOL,
+        scopes=UpstreamScopes((GMAIL_READONLY,), ("gmail.users.messages.list", "gmail.users.messages.get")),
         aliases=(ToolAlias("gmail_list", _ALIAS_RENAMES), ToolAlias("gmail_search", _ALIAS_RENAMES)),
         title="Search Gmail",
         description="Search Gmail; empty query: latest inbox mail.",
@@ -485,7 +496,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         render_text=render_search,
     ),
     ToolSpec(
-        name="gmail.read",
+        name=READ_TOOL,
+        scopes=UpstreamScopes((GMAIL_READONLY,), ("gmail.users.messages.get", "gmail.users.threads.get")),
         aliases=(ToolAlias("gmail_read", _ALIAS_RENAMES, _read_alias),),
         title="Read Gmail message",
         description="A message or thread as text, with headers and attachments; page with next_offset.",
@@ -501,7 +513,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         render_text=render_read,
     ),
     ToolSpec(
-        name="gmail.attachment",
+        name=ATTACHMENT_TOOL,
+        scopes=UpstreamScopes((GMAIL_READONLY,), ("gmail.users.messages.get", "gmail.users.messages.attachments.get")),
         aliases=(ToolAlias("gmail_attachment", _ATTACHMENT_ALIAS_RENAMES),),
         title="Get Gmail attachment",
         description="One attachment: text types as text, others as base64, or saved to the files store.",
@@ -518,7 +531,11 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         reaches={"save": "files.write"},
     ),
     ToolSpec(
-        name="gmail.draft",
+        name=DRAFT_TOOL,
+        scopes=UpstreamScopes(
+            (GMAIL_COMPOSE, GMAIL_READONLY),
+            ("gmail.users.drafts.create", "gmail.users.drafts.update", "gmail.users.messages.get"),
+        ),
         aliases=(ToolAlias("gmail_draft", _ALIAS_RENAMES),),
         title="Write Gmail draft",
         description="Create or replace a draft; reply_to answers a message in its thread.",
@@ -533,7 +550,16 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         reaches={"attachments": "files.read"},
     ),
     ToolSpec(
-        name="gmail.send",
+        name=SEND_TOOL,
+        scopes=UpstreamScopes(
+            (GMAIL_SEND, GMAIL_COMPOSE, GMAIL_READONLY),
+            (
+                "gmail.users.messages.send",
+                "gmail.users.drafts.get",
+                "gmail.users.drafts.send",
+                "gmail.users.messages.get",
+            ),
+        ),
         aliases=(ToolAlias("gmail_send", _ALIAS_RENAMES),),
         title="Send email",
         description="Send a draft (draft_id) or a new message.",
@@ -551,7 +577,10 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         reaches={"attachments": "files.read"},
     ),
     ToolSpec(
-        name="gmail.labels",
+        name=LABELS_TOOL,
+        scopes=UpstreamScopes(
+            (GMAIL_MODIFY,), ("gmail.users.labels.list", "gmail.users.messages.modify", "gmail.users.threads.modify")
+        ),
         aliases=(ToolAlias("gmail_labels", _LABELS_ALIAS_RENAMES, _one_or_many_ids_alias),),
         title="Gmail labels",
         description="No ids: list labels. With ids: add/remove labels, archive, mark read.",
@@ -567,7 +596,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         render_text=render_labels,
     ),
     ToolSpec(
-        name="gmail.trash",
+        name=TRASH_TOOL,
+        scopes=UpstreamScopes((GMAIL_MODIFY,), ("gmail.users.messages.trash", "gmail.users.threads.trash")),
         aliases=(ToolAlias("gmail_trash", _LABELS_ALIAS_RENAMES, _one_or_many_ids_alias),),
         title="Trash Gmail messages",
         description="Move messages or threads to the trash (never a permanent delete).",

@@ -5,8 +5,8 @@ suffice is answered from the discovery documents' own method scopes (`methods` h
 broader grant (gmail.modify, https://mail.google.com/) counts as it does at Google.
 
 Some namespaces let the person choose how far they reach with `access` in their section:
-"app" (the default: only files this app created or was given) asks for what `TOOLS` says;
-"read" and "all" ask for what `WIDER` says for that tool and level.
+"app" (the default: only files this app created or was given) asks for what the tool declares;
+"read" and "all" ask for what the tool's `UpstreamScopes.wider` says for that level.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from mcp_tools.tooling import UpstreamScopes
 
 PREFIX = "https://www.googleapis.com/auth/"
 GMAIL_READONLY = PREFIX + "gmail.readonly"
@@ -39,130 +41,43 @@ CONTACTS_OTHER_READONLY = PREFIX + "contacts.other.readonly"
 DIRECTORY_READONLY = PREFIX + "directory.readonly"
 
 
-# tool -> (scopes to ask for, API methods it calls)
-TOOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "gmail.search": ((GMAIL_READONLY,), ("gmail.users.messages.list", "gmail.users.messages.get")),
-    "gmail.read": ((GMAIL_READONLY,), ("gmail.users.messages.get", "gmail.users.threads.get")),
-    "gmail.attachment": ((GMAIL_READONLY,), ("gmail.users.messages.get", "gmail.users.messages.attachments.get")),
-    "gmail.draft": (
-        (GMAIL_COMPOSE, GMAIL_READONLY),  # readonly: the message a reply answers
-        ("gmail.users.drafts.create", "gmail.users.drafts.update", "gmail.users.messages.get"),
-    ),
-    "gmail.send": (
-        (GMAIL_SEND, GMAIL_COMPOSE, GMAIL_READONLY),  # compose: a saved draft; readonly: the message answered
-        ("gmail.users.messages.send", "gmail.users.drafts.get", "gmail.users.drafts.send", "gmail.users.messages.get"),
-    ),
-    "gmail.labels": (
-        (GMAIL_MODIFY,),
-        ("gmail.users.labels.list", "gmail.users.messages.modify", "gmail.users.threads.modify"),
-    ),
-    "gmail.trash": ((GMAIL_MODIFY,), ("gmail.users.messages.trash", "gmail.users.threads.trash")),
-}
-
-# drive: drive.file by default (files this app created or opened); `[drive] access` widens it
-_DRIVE_READ = ("drive.files.get", "drive.files.export", "sheets.spreadsheets.get", "sheets.spreadsheets.values.get")
-TOOLS.update(
-    {
-        "drive.search": ((DRIVE_FILE,), ("drive.files.list",)),
-        "drive.read": ((DRIVE_FILE,), _DRIVE_READ),
-        "drive.create": ((DRIVE_FILE,), ("drive.files.get", "drive.files.create")),
-        "drive.update": ((DRIVE_FILE,), ("drive.files.get", "drive.files.update")),
-        "drive.delete": ((DRIVE_FILE,), ("drive.files.get", "drive.files.update", "drive.files.delete")),
-        "drive.share": ((DRIVE_FILE,), ("drive.files.get", "drive.permissions.create")),
-    }
-)
-
-# Google Tasks: reading asks tasks.readonly; every write asks tasks. A list is named by id,
-# title or @default, so each tool may read the task lists first.
-_TASK_LISTS = ("tasks.tasklists.list", "tasks.tasklists.get")
-TOOLS.update(
-    {
-        "tasks.list": ((TASKS_READONLY,), (*_TASK_LISTS, "tasks.tasks.list")),
-        "tasks.get": ((TASKS_READONLY,), (*_TASK_LISTS, "tasks.tasks.get")),
-        "tasks.create": ((TASKS,), (*_TASK_LISTS, "tasks.tasks.insert")),
-        "tasks.update": ((TASKS,), (*_TASK_LISTS, "tasks.tasks.patch")),
-        "tasks.complete": ((TASKS,), (*_TASK_LISTS, "tasks.tasks.patch")),
-        "tasks.delete": ((TASKS,), (*_TASK_LISTS, "tasks.tasks.get", "tasks.tasks.list", "tasks.tasks.delete")),
-    }
-)
-
-# calendar (with [calendar] backend = "google"): busy slots need only freebusy; reading events and
-# finding the calendar by name need calendar.readonly; calendar.events only for the write tools
-TOOLS |= {
-    "calendar.availability": ((CALENDAR_FREEBUSY,), ("calendar.freebusy.query",)),
-    "calendar.events": (
-        (CALENDAR_READONLY,),
-        ("calendar.calendarList.list", "calendar.calendars.get", "calendar.events.list", "calendar.events.get"),
-    ),
-    "calendar.create_event": ((CALENDAR_EVENTS,), ("calendar.events.insert",)),
-    "calendar.update_event": (
-        (CALENDAR_EVENTS,),
-        ("calendar.events.get", "calendar.events.instances", "calendar.events.patch"),
-    ),
-    "calendar.delete_event": (
-        (CALENDAR_EVENTS,),
-        ("calendar.events.get", "calendar.events.instances", "calendar.events.delete"),
-    ),
-    "calendar.respond": ((CALENDAR_EVENTS,), ("calendar.events.get", "calendar.events.patch")),
-}
+# Each Google tool declares what it asks for and the API methods it calls on its own `ToolSpec`
+# (`scopes=UpstreamScopes(...)`): the narrowest scope that covers it at the default access level
+# "app" (drive.file for Drive, Docs and Sheets: files this app created or the person opened with
+# it; readonly for reading; compose for a draft, readonly too for the message a reply answers),
+# and at "read" or "all" the wider scopes `access` asks for instead. Calendar's are asked only
+# with its google backend, contacts' only when the namespace is on.
 
 
-# contacts: read-only, asked only when the namespace is on: the person's contacts, the people they
-# wrote to ("other contacts") and, on Workspace, the directory
-TOOLS["contacts.search"] = (
-    (CONTACTS_READONLY, CONTACTS_OTHER_READONLY, DIRECTORY_READONLY),
-    ("people.people.searchContacts", "people.otherContacts.search", "people.people.searchDirectoryPeople"),
-)
+@functools.cache
+def declared() -> dict[str, UpstreamScopes]:
+    """Tool -> the scopes it declares, read from the Google namespaces' declarations on first use."""
+    from mcp_tools.servers import load_namespace
+
+    found: dict[str, UpstreamScopes] = {}
+    for name in NAMESPACES:
+        try:
+            tools = load_namespace(name).tools
+        except ImportError:  # pragma: no cover - a build without the namespace
+            continue
+        found.update((spec.name, spec.scopes) for spec in tools if spec.scopes is not None)
+    return found
 
 
-# sheets: every method accepts drive.file (spreadsheets this app created or was given)
-_SHEETS_READ = ("sheets.spreadsheets.get", "sheets.spreadsheets.values.get")
-TOOLS.update(
-    {
-        "sheets.read": ((DRIVE_FILE,), _SHEETS_READ),
-        "sheets.write": ((DRIVE_FILE,), ("drive.files.get", "sheets.spreadsheets.values.update")),
-        "sheets.append": ((DRIVE_FILE,), ("drive.files.get", "sheets.spreadsheets.values.append")),
-        "sheets.create": ((DRIVE_FILE,), ("sheets.spreadsheets.create",)),
-        "sheets.clear": ((DRIVE_FILE,), (*_SHEETS_READ, "sheets.spreadsheets.values.clear")),
-    }
-)
+def __getattr__(name: str) -> Any:
+    """`TOOLS`: tool -> (scopes asked at "app", API methods), as the declarations say."""
+    if name == "TOOLS":
+        return {tool: (scopes.asked, scopes.methods) for tool, scopes in declared().items()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-# docs: drive.file by default (documents the app created or the person opened with it)
-_DOCS_WRITE = ("docs.documents.get", "docs.documents.batchUpdate")
-TOOLS |= {
-    "docs.read": ((DRIVE_FILE,), ("docs.documents.get",)),
-    "docs.create": ((DRIVE_FILE,), ("docs.documents.create", "docs.documents.batchUpdate")),
-    "docs.append": ((DRIVE_FILE,), ("drive.files.get", *_DOCS_WRITE)),
-    "docs.replace": ((DRIVE_FILE,), ("drive.files.get", *_DOCS_WRITE)),
-}
-
-
-# tool -> access level ("read", "all") -> scopes asked instead of those in TOOLS
-WIDER: dict[str, dict[str, tuple[str, ...]]] = {}
-WIDER.update({tool: {"read": (DRIVE_READONLY,), "all": (DRIVE,)} for tool in ("drive.search", "drive.read")})
-WIDER.update(
-    {
-        tool: {"read": (DRIVE_FILE,), "all": (DRIVE,)}
-        for tool in ("drive.create", "drive.update", "drive.delete", "drive.share")
-    }
-)
-# sheets at "read": every spreadsheet read, writes still to the app's own; at "all": every spreadsheet
-WIDER["sheets.read"] = {"read": (SPREADSHEETS_READONLY,), "all": (SPREADSHEETS,)}
-for _tool in ("sheets.write", "sheets.append", "sheets.create", "sheets.clear"):
-    WIDER[_tool] = {"all": (SPREADSHEETS,)}
-# docs: "read" reads every document and writes only the app's; "all" reads and writes every one
-WIDER |= {"docs.read": {"read": (DOCUMENTS_READONLY,), "all": (DOCUMENTS,)}}
-WIDER |= {f"docs.{name}": {"all": (DOCUMENTS,)} for name in ("create", "append", "replace")}
 
 ACCESS_LEVELS = ("app", "read", "all")
 
 
 def asked_scopes(tool: str, access: str = "app") -> tuple[str, ...]:
     """The scopes one tool asks for at an access level."""
-    if tool not in TOOLS:
-        return ()
-    return WIDER.get(tool, {}).get(access) or TOOLS[tool][0]
+    scopes = declared().get(tool)
+    return () if scopes is None else scopes.at(access)
 
 
 def access_levels(sections: Mapping[str, Any]) -> dict[str, str]:
@@ -242,10 +157,11 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
     At a wider access level, a scope that level asks for must itself be granted (or one that
     includes it): drive.file lets files.list run, but not over the whole Drive `read` promises.
     """
-    if tool not in TOOLS:
+    scopes = declared().get(tool)
+    if scopes is None:
         return []
     granted = set(granted)
-    asked, methods = asked_scopes(tool, access), TOOLS[tool][1]
+    asked, methods = scopes.at(access), scopes.methods
     uncovered = []
     for method in methods:
         api = method.split(".", 1)[0]
@@ -253,7 +169,7 @@ def missing_scopes(tool: str, granted: Iterable[str], access: str = "app") -> li
         if accepted and not accepted & granted:
             uncovered.append(accepted)
     missing = {scope for scope in asked if any(scope in accepted for accepted in uncovered)}
-    if access in WIDER.get(tool, {}):
+    if access in scopes.wider:
         missing |= {scope for scope in asked if scope not in granted and not IMPLIED_BY.get(scope, set()) & granted}
     return sorted(missing)
 

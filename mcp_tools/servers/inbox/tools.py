@@ -256,7 +256,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         idempotent=True,
         render_text=render_search,
     ),
-    ToolSpec(
+    READ := ToolSpec(
         name="inbox.read",
         tier="core",
         title="Read a forwarded email",

@@ -233,7 +233,7 @@ _SEARCH_ALIAS_RENAMES = {"limit": "top_k", "max_results": "top_k", "maxResults":
 
 
 _TOOLS: list[ToolSpec[NotesService, Any, Any]] = [
-    ToolSpec(
+    READ := ToolSpec(
         name="notes.read",
         aliases=(ToolAlias("read_note"),),
         render_text=render_read,

@@ -19,6 +19,13 @@ from mcp_tools.servers.sheets import a1
 from mcp_tools.servers.sheets.config import SheetsConfig
 from mcp_tools.tooling import Environment, ToolFailure
 
+# The sheets tools this service calls Google for (each names its scopes; `tools.py` declares them)
+READ_TOOL = "sheets.read"
+WRITE_TOOL = "sheets.write"
+APPEND_TOOL = "sheets.append"
+CREATE_TOOL = "sheets.create"
+CLEAR_TOOL = "sheets.clear"
+
 META_FIELDS = "spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title,gridProperties)"
 META_SECONDS = 20.0  # how long a spreadsheet's sheet list and grid sizes are reused between reads
 PAGE_CHARS = 25_000  # characters of cell text in one read answer: with its rendering, inside the result budget
@@ -209,7 +216,7 @@ class SheetsService(GoogleService):
         data are kept as [], a longer gap ends the page, and empty rows at a page's edges are
         skipped (`range` says where the rows sit).
         """
-        tool = "sheets.read"
+        tool = READ_TOOL
         meta = self.meta(tool, spreadsheet)
         sheet = meta.sheet(where.sheet if where else None)
         bounded = (where or a1.A1Range()).on(sheet.title).clamp(sheet.rows, sheet.columns)
@@ -280,7 +287,7 @@ class SheetsService(GoogleService):
     def update(self, spreadsheet: str, where: a1.A1Range, values: list[list[Any]], option: str) -> dict[str, Any]:
         self.forget(spreadsheet)
         return self.call_object(
-            "sheets.write",
+            WRITE_TOOL,
             lambda s: self.cell_values(s).update(
                 spreadsheetId=spreadsheet,
                 range=where.notation(),
@@ -292,7 +299,7 @@ class SheetsService(GoogleService):
     def append(self, spreadsheet: str, where: a1.A1Range, values: list[list[Any]], option: str) -> dict[str, Any]:
         self.forget(spreadsheet)  # INSERT_ROWS grows the grid
         answer = self.call_object(
-            "sheets.append",
+            APPEND_TOOL,
             lambda s: self.cell_values(s).append(
                 spreadsheetId=spreadsheet,
                 range=where.notation(),
@@ -321,7 +328,7 @@ class SheetsService(GoogleService):
                     sheet["data"] = [{"startRow": 0, "startColumn": 0, "rowData": [{"values": cells}]}]
                 body["sheets"].append(sheet)
         return self.call_object(
-            "sheets.create",
+            CREATE_TOOL,
             lambda s: self.spreadsheets(s).create(
                 body=body, fields="spreadsheetId,spreadsheetUrl,properties/title,sheets/properties(sheetId,title)"
             ),
@@ -329,7 +336,7 @@ class SheetsService(GoogleService):
 
     def survey(self, spreadsheet: str, where: a1.A1Range) -> dict[str, Any]:
         """What a clear would remove: the spreadsheet's title, the range on its sheet, the cells holding data."""
-        tool = "sheets.clear"
+        tool = CLEAR_TOOL
         meta = self.meta(tool, spreadsheet)
         sheet = meta.sheet(where.sheet)
         target = where.on(sheet.title)
@@ -339,7 +346,7 @@ class SheetsService(GoogleService):
     def clear(self, spreadsheet: str, where: a1.A1Range) -> str:
         self.forget(spreadsheet)
         found = self.call(
-            "sheets.clear",
+            CLEAR_TOOL,
             lambda s: self.cell_values(s).clear(spreadsheetId=spreadsheet, range=where.notation(), body={}),
         )
         return str(found.get("clearedRange", where.notation()))

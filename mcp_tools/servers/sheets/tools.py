@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.servers.google.scopes import DRIVE_FILE, SPREADSHEETS, SPREADSHEETS_READONLY
 from mcp_tools.servers.google.sharing import SharingFacts, exposure_risk, told
 from mcp_tools.servers.sheets import a1
 from mcp_tools.servers.sheets.models import (
@@ -25,6 +26,7 @@ from mcp_tools.servers.sheets.models import (
     WriteArgs,
     Written,
 )
+from mcp_tools.servers.sheets.service import APPEND_TOOL, CLEAR_TOOL, CREATE_TOOL, READ_TOOL, WRITE_TOOL
 from mcp_tools.text import fence
 from mcp_tools.tooling import (
     CallContext,
@@ -32,6 +34,7 @@ from mcp_tools.tooling import (
     ToolAlias,
     ToolFailure,
     ToolSpec,
+    UpstreamScopes,
     alias_error,
     json_type,
 )
@@ -69,7 +72,7 @@ def _option(args: Cells) -> str:
 
 
 async def read(service: SheetsService, args: ReadArgs, ctx: CallContext) -> ReadResult:
-    page = await service.run("sheets.read", service.read, args.id, _parsed(args.range), args.formulas, args.offset)
+    page = await service.run(READ_TOOL, service.read, args.id, _parsed(args.range), args.formulas, args.offset)
     meta, rows = page["meta"], page["rows"]
     where = ""
     if rows:
@@ -107,7 +110,7 @@ def _start(where: a1.A1Range, args: Cells) -> a1.A1Range:
 
 async def write_risk(service: SheetsService, args: WriteArgs, facts: SharingFacts) -> Risk:
     """High when the spreadsheet is another's or shared: they read what is written."""
-    return await exposure_risk(service, "sheets.write", args.id, facts, Risk.MEDIUM)
+    return await exposure_risk(service, WRITE_TOOL, args.id, facts, Risk.MEDIUM)
 
 
 async def precheck_write(service: SheetsService, args: WriteArgs, facts: SharingFacts) -> None:
@@ -116,13 +119,13 @@ async def precheck_write(service: SheetsService, args: WriteArgs, facts: Sharing
 
 async def write(service: SheetsService, args: WriteArgs, ctx: CallContext, facts: SharingFacts) -> Written:
     target = _start(a1.parse(args.range), args)
-    done = await service.run("sheets.write", service.update, args.id, target, args.values, _option(args))
+    done = await service.run(WRITE_TOOL, service.update, args.id, target, args.values, _option(args))
     return Written(range=done.get("updatedRange", target.notation()), cells=int(done.get("updatedCells", 0)))
 
 
 async def append_risk(service: SheetsService, args: AppendArgs, facts: SharingFacts) -> Risk:
     """High when the spreadsheet is another's or shared: they read what is appended."""
-    return await exposure_risk(service, "sheets.append", args.id, facts, Risk.MEDIUM)
+    return await exposure_risk(service, APPEND_TOOL, args.id, facts, Risk.MEDIUM)
 
 
 async def precheck_append(service: SheetsService, args: AppendArgs, facts: SharingFacts) -> None:
@@ -131,7 +134,7 @@ async def precheck_append(service: SheetsService, args: AppendArgs, facts: Shari
 
 async def append(service: SheetsService, args: AppendArgs, ctx: CallContext, facts: SharingFacts) -> Written:
     where = _parsed(args.range) or a1.A1Range(None, 1, 1, 1, 1)
-    done = await service.run("sheets.append", service.append, args.id, where, args.values, _option(args))
+    done = await service.run(APPEND_TOOL, service.append, args.id, where, args.values, _option(args))
     return Written(range=done.get("updatedRange", ""), cells=int(done.get("updatedCells", 0)))
 
 
@@ -139,7 +142,7 @@ async def append(service: SheetsService, args: AppendArgs, ctx: CallContext, fac
 
 
 async def create(service: SheetsService, args: CreateArgs, ctx: CallContext) -> Created:
-    made = await service.run("sheets.create", service.create, args.title, args.sheets)
+    made = await service.run(CREATE_TOOL, service.create, args.title, args.sheets)
     return Created(
         id=made["spreadsheetId"],
         url=made.get("spreadsheetUrl", ""),
@@ -159,7 +162,7 @@ class ClearFacts:
 
 
 async def precheck_clear(service: SheetsService, args: ClearArgs, facts: ClearFacts) -> None:
-    facts.survey = await service.run("sheets.clear", service.survey, args.id, a1.parse(args.range))
+    facts.survey = await service.run(CLEAR_TOOL, service.survey, args.id, a1.parse(args.range))
 
 
 def describe_clear(args: ClearArgs, facts: ClearFacts) -> str:
@@ -185,7 +188,7 @@ async def clear(service: SheetsService, args: ClearArgs, ctx: CallContext, facts
             )
         return service.clear(args.id, confirmed["range"])
 
-    cleared = await service.run("sheets.clear", run)
+    cleared = await service.run(CLEAR_TOOL, run)
     return Cleared(range=cleared, cells=confirmed["filled"])
 
 
@@ -217,7 +220,12 @@ def _options_alias(arguments: dict[str, Any]) -> dict[str, Any]:
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
     ToolSpec(
-        name="sheets.read",
+        name=READ_TOOL,
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,),
+            ("sheets.spreadsheets.get", "sheets.spreadsheets.values.get"),
+            wider={"read": (SPREADSHEETS_READONLY,), "all": (SPREADSHEETS,)},
+        ),
         aliases=(ToolAlias("sheets_read", _ALIAS_RENAMES, _options_alias),),
         title="Read spreadsheet",
         description="Rows of a Sheets range, with the sheet names; page with next_offset.",
@@ -233,7 +241,10 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         render_text=render_read,
     ),
     ToolSpec(
-        name="sheets.write",
+        name=WRITE_TOOL,
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,), ("drive.files.get", "sheets.spreadsheets.values.update"), wider={"all": (SPREADSHEETS,)}
+        ),
         aliases=(ToolAlias("sheets_write", _ALIAS_RENAMES, _options_alias),),
         title="Write cells",
         description="Write rows of values into a range; text stays text.",
@@ -253,7 +264,10 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=True,
     ),
     ToolSpec(
-        name="sheets.append",
+        name=APPEND_TOOL,
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,), ("drive.files.get", "sheets.spreadsheets.values.append"), wider={"all": (SPREADSHEETS,)}
+        ),
         aliases=(ToolAlias("sheets_append", _ALIAS_RENAMES, _options_alias),),
         title="Append rows",
         description="Add rows after the last row of a table.",
@@ -272,7 +286,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=False,
     ),
     ToolSpec(
-        name="sheets.create",
+        name=CREATE_TOOL,
+        scopes=UpstreamScopes((DRIVE_FILE,), ("sheets.spreadsheets.create",), wider={"all": (SPREADSHEETS,)}),
         aliases=(ToolAlias("sheets_create", _ALIAS_RENAMES, _options_alias),),
         title="Create spreadsheet",
         description="New spreadsheet with named sheets and optional header rows.",
@@ -286,7 +301,12 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=False,
     ),
     ToolSpec(
-        name="sheets.clear",
+        name=CLEAR_TOOL,
+        scopes=UpstreamScopes(
+            (DRIVE_FILE,),
+            ("sheets.spreadsheets.get", "sheets.spreadsheets.values.get", "sheets.spreadsheets.values.clear"),
+            wider={"all": (SPREADSHEETS,)},
+        ),
         aliases=(ToolAlias("sheets_clear", _ALIAS_RENAMES, _options_alias),),
         title="Clear range",
         description="Clear the values of a range (formatting stays).",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp_tools.servers.google.aliases import PAGING
+from mcp_tools.servers.google.scopes import TASKS, TASKS_READONLY
 from mcp_tools.servers.tasks.models import (
     CompleteArgs,
     CreateArgs,
@@ -24,7 +25,7 @@ from mcp_tools.servers.tasks.models import (
     UpdateArgs,
 )
 from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolSpec
+from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolSpec, UpstreamScopes
 
 if TYPE_CHECKING:
     from mcp_tools.servers.tasks.service import TasksService
@@ -63,7 +64,7 @@ def render_one(result: OneTask) -> str:
 
 
 async def list_tasks(service: TasksService, args: ListArgs, ctx: CallContext) -> ListResult:
-    tool = "tasks.list"
+    tool = LIST.name
     if not args.list:
         lists, cursor = await service.run(tool, service.task_lists, tool, args.limit, args.cursor)
         return ListResult(lists=lists, list_id=None, list_title=None, tasks=[], next_cursor=cursor)
@@ -101,7 +102,7 @@ def render_list(result: ListResult) -> str:
 
 
 async def get(service: TasksService, args: TaskArgs, ctx: CallContext) -> OneTask:
-    tool = "tasks.get"
+    tool = GET.name
 
     def run() -> OneTask:
         found = service.resolve_list(tool, args.list)
@@ -118,7 +119,7 @@ async def get(service: TasksService, args: TaskArgs, ctx: CallContext) -> OneTas
 async def create(service: TasksService, args: CreateArgs, ctx: CallContext) -> OneTask:
     from mcp_tools.servers.tasks.service import due_text
 
-    tool = "tasks.create"
+    tool = CREATE.name
     body: dict[str, Any] = {"title": args.title.strip(), "status": "needsAction"}
     if args.notes:
         body["notes"] = args.notes
@@ -140,7 +141,7 @@ async def create(service: TasksService, args: CreateArgs, ctx: CallContext) -> O
 async def update(service: TasksService, args: UpdateArgs, ctx: CallContext) -> OneTask:
     from mcp_tools.servers.tasks.service import due_text
 
-    tool = "tasks.update"
+    tool = UPDATE.name
     body: dict[str, Any] = {}
     if args.title is not None:
         body["title"] = args.title.strip()
@@ -170,7 +171,7 @@ def describe_update(args: UpdateArgs) -> str:
 
 
 async def complete(service: TasksService, args: CompleteArgs, ctx: CallContext) -> OneTask:
-    tool = "tasks.complete"
+    tool = COMPLETE.name
     # reopening clears the completion time too, as Google's own apps do
     body = {"status": "needsAction", "completed": None} if args.undo else {"status": "completed"}
 
@@ -196,7 +197,7 @@ class DeleteFacts:
 
 
 async def precheck_delete(service: TasksService, args: DeleteArgs, facts: DeleteFacts) -> None:
-    tool = "tasks.delete"
+    tool = DELETE.name
 
     def run() -> None:
         facts.task_list = service.resolve_list(tool, args.list)
@@ -223,7 +224,7 @@ def render_delete(result: DeleteResult) -> str:
 
 
 async def delete(service: TasksService, args: DeleteArgs, ctx: CallContext, facts: DeleteFacts) -> DeleteResult:
-    tool = "tasks.delete"
+    tool = DELETE.name
     if facts.task is None:
         await precheck_delete(service, args, facts)
     task, task_list = facts.task, facts.task_list
@@ -259,8 +260,9 @@ def _dates_alias(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 TOOLS: list[ToolSpec[Any, Any, Any]] = [
-    ToolSpec(
+    LIST := ToolSpec(
         name="tasks.list",
+        scopes=UpstreamScopes((TASKS_READONLY,), ("tasks.tasklists.list", "tasks.tasklists.get", "tasks.tasks.list")),
         aliases=(ToolAlias("tasks_list", _ALIAS_RENAMES, _dates_alias),),
         title="List Google Tasks",
         description="No list: the task lists; a list: its tasks, subtasks under parents.",
@@ -275,8 +277,9 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="core",
         render_text=render_list,
     ),
-    ToolSpec(
+    GET := ToolSpec(
         name="tasks.get",
+        scopes=UpstreamScopes((TASKS_READONLY,), ("tasks.tasklists.list", "tasks.tasklists.get", "tasks.tasks.get")),
         aliases=(ToolAlias("tasks_get", _ALIAS_RENAMES, _dates_alias),),
         title="Get a task",
         description="One task with its notes.",
@@ -291,8 +294,9 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="extended",
         render_text=render_one,
     ),
-    ToolSpec(
+    CREATE := ToolSpec(
         name="tasks.create",
+        scopes=UpstreamScopes((TASKS,), ("tasks.tasklists.list", "tasks.tasklists.get", "tasks.tasks.insert")),
         aliases=(ToolAlias("tasks_create", _ALIAS_RENAMES, _dates_alias),),
         title="Add a task",
         description="Add a task; parent makes it a subtask.",
@@ -306,8 +310,9 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=False,
         render_text=render_one,
     ),
-    ToolSpec(
+    UPDATE := ToolSpec(
         name="tasks.update",
+        scopes=UpstreamScopes((TASKS,), ("tasks.tasklists.list", "tasks.tasklists.get", "tasks.tasks.patch")),
         aliases=(ToolAlias("tasks_update", _ALIAS_RENAMES, _dates_alias),),
         title="Change a task",
         description="Change a task's title, notes or due date.",
@@ -322,8 +327,9 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=True,
         render_text=render_one,
     ),
-    ToolSpec(
+    COMPLETE := ToolSpec(
         name="tasks.complete",
+        scopes=UpstreamScopes((TASKS,), ("tasks.tasklists.list", "tasks.tasklists.get", "tasks.tasks.patch")),
         aliases=(ToolAlias("tasks_complete", _ALIAS_RENAMES, _dates_alias),),
         title="Complete a task",
         description="Mark a task done.",
@@ -338,8 +344,18 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         destructive=False,
         render_text=render_one,
     ),
-    ToolSpec(
+    DELETE := ToolSpec(
         name="tasks.delete",
+        scopes=UpstreamScopes(
+            (TASKS,),
+            (
+                "tasks.tasklists.list",
+                "tasks.tasklists.get",
+                "tasks.tasks.get",
+                "tasks.tasks.list",
+                "tasks.tasks.delete",
+            ),
+        ),
         aliases=(ToolAlias("tasks_delete", _ALIAS_RENAMES, _dates_alias),),
         title="Delete a task",
         description="Delete a task and its subtasks.",
