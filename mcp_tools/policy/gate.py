@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 from mcp_tools import metrics
 from mcp_tools.config import PolicySettings
 from mcp_tools.policy import hooks
+from mcp_tools.policy.accounts import account_risk
 from mcp_tools.policy.arguments import describe_validation_error, shape_refusal
 from mcp_tools.policy.display import arguments_text, visible
 from mcp_tools.policy.redact import redact
@@ -131,7 +132,8 @@ class BoundTool:
             if option in inputs.get("required", []):
                 inputs["required"] = [name for name in inputs["required"] if name != option]
             if option not in self.spec.reaches:
-                outputs.get("properties", {}).pop(option, None)
+                for model in (outputs, *outputs.get("$defs", {}).values()):  # the items of a result's lists too
+                    model.get("properties", {}).pop(option, None)
         return inputs, outputs
 
 
@@ -315,6 +317,7 @@ class PolicyGate:
         raised = await hooks.risk_for(spec, tool.service, args, facts)
         if raised is not None:
             risk = effective_risk(risk, raised)
+        risk = effective_risk(risk, account_risk(self.rules, spec, args))  # rules naming an account
         if spec.preview is not None and risk is not Risk.DENY and spec.preview(args):
             risk = Risk.LOW  # a dry run changes nothing
         state.risk = risk

@@ -51,13 +51,14 @@ def map_http_error(
     missing: list[str] | None = None,
     retry_after: float | None = None,
     redact: Any = None,
+    account: str | None = None,
 ) -> ToolFailure:
     message, reasons = parse_error(content)
     if redact is not None:
         message = redact(message)
     said = f": {message}" if message else ""
     if status == 401:
-        return ToolFailure("not_configured", "Google did not accept the stored sign-in", reauth_hint())
+        return ToolFailure("not_configured", "Google did not accept the stored sign-in", reauth_hint(account))
     if status == 403 and reasons & SCOPE_REASONS:
         return missing_scope_failure(tool, missing or [])
     if status == 403 and reasons & DISABLED_REASONS:

@@ -1,0 +1,270 @@
+"""The `account` argument of every Google tool, added here once rather than in each declaration.
+
+`with_accounts(TOOLS)` gives each tool an input model with an optional `account` (a label or an
+address) and an output model with `account` (the account that answered). Each hook of the tool
+runs with the namespace's service for that account (`GoogleService.for_account`) and with the
+arguments in the tool's own model, so a handler never sees the argument. With one account signed
+in, `withheld` leaves `account` out of the listed schemas and out of every result, and the
+confirmation lines read as they always have: the tool list is what it was before accounts existed.
+With several, each result and each line the person confirms names the account acting.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field, PrivateAttr
+
+from mcp_tools.servers.google.config import ALL_ACCOUNTS
+from mcp_tools.servers.google.merge import result_as
+from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+
+ARGUMENT = "account"
+DESCRIPTION = "Google account: label or address (default: the default account)"
+
+
+@dataclass(frozen=True)
+class Acting:
+    """The account one call acts as: its label, how a person reads it, and the service for it."""
+
+    label: str | None  # None: a backend without Google accounts (calendar over CalDAV)
+    shown: str
+    several: bool  # the tool list names accounts, so results and confirmations do too
+    service: Any
+    every: bool = False  # `account: "all"`
+    plans: list[Any] = field(default_factory=list)  # with `every`: each account's part (`merge.Plan`)
+
+
+def input_model(model: type[BaseModel]) -> type[BaseModel]:
+    """The tool's arguments plus `account` (same name, title and description as the tool's own)."""
+    namespace = {
+        "__module__": model.__module__,
+        "__qualname__": model.__qualname__,
+        "__doc__": model.__doc__,
+        "__annotations__": {ARGUMENT: str | None, "_acting": Any},
+        ARGUMENT: Field(default=None, max_length=320, description=DESCRIPTION),
+        "_acting": PrivateAttr(default=None),
+    }
+    meta: Any = type(model)  # pydantic's model metaclass: a subclass built like a class statement
+    made: type[BaseModel] = meta(model.__name__, (model,), namespace)
+    return made
+
+
+def output_model(model: type[BaseModel], hits: tuple[str, type[BaseModel]] | None = None) -> type[BaseModel]:
+    """The tool's result plus `account` (absent with one account); `hits` names a list field whose
+    items say their account too (a merged answer of every account)."""
+    annotations: dict[str, Any] = {ARGUMENT: str | None}
+    fields: dict[str, Any] = {
+        ARGUMENT: Field(
+            default=None,
+            description="the account that answered ('all': every account, each item saying its own)",
+            exclude_if=lambda value: value is None,
+        )
+    }
+    if hits is not None:
+        name, item = hits
+        labelled = _labelled_item(item)
+        annotations[name] = list[labelled]  # type: ignore[valid-type]
+        fields[name] = Field(default_factory=list, description=model.model_fields[name].description)
+    namespace = {
+        "__module__": model.__module__,
+        "__qualname__": model.__qualname__,
+        "__doc__": model.__doc__,
+        "__annotations__": annotations,
+        **fields,
+    }
+    meta: Any = type(model)  # pydantic's model metaclass: a subclass built like a class statement
+    made: type[BaseModel] = meta(model.__name__, (model,), namespace)
+    return made
+
+
+def _labelled_item(model: type[BaseModel]) -> type[BaseModel]:
+    namespace = {
+        "__module__": model.__module__,
+        "__qualname__": model.__qualname__,
+        "__doc__": model.__doc__,
+        "__annotations__": {ARGUMENT: str | None},
+        ARGUMENT: Field(
+            default=None, description="the account this item is from", exclude_if=lambda value: value is None
+        ),
+    }
+    meta: Any = type(model)  # pydantic's model metaclass: a subclass built like a class statement
+    made: type[BaseModel] = meta(model.__name__, (model,), namespace)
+    return made
+
+
+def own_arguments(spec: ToolSpec[Any, Any, Any], args: Any) -> Any:
+    """The call's arguments in the tool's own model (without `account`)."""
+    model = spec.input_model
+    if type(args) is model:
+        return args
+    values = {name: getattr(args, name) for name in model.model_fields}
+    return model.model_construct(_fields_set=set(args.model_fields_set) - {ARGUMENT}, **values)
+
+
+def acting(spec: ToolSpec[Any, Any, Any], service: Any, args: Any) -> Acting:
+    """The account this call acts as (resolved once per call and kept on its arguments)."""
+    found = getattr(args, "_acting", None)
+    if isinstance(found, Acting):
+        return found
+    from mcp_tools.servers.google.service import GoogleService
+
+    wanted = getattr(args, ARGUMENT, None)
+    if not isinstance(service, GoogleService):
+        if wanted:
+            raise ToolFailure(
+                "invalid_arguments",
+                f"{spec.namespace} does not use a Google account here, so account cannot be chosen",
+                "leave account out",
+            )
+        found = Acting(None, "", False, service)
+    else:
+        found = _google_acting(spec, service, wanted, own_arguments(spec, args))
+    if hasattr(args, "_acting"):
+        args._acting = found
+    return found
+
+
+def _google_acting(spec: ToolSpec[Any, Any, Any], service: Any, wanted: str | None, own: Any) -> Acting:
+    from mcp_tools.servers.google import accounts
+    from mcp_tools.servers.google.policy import refuse_if_read_only
+
+    config, env = service.google_config, service.env
+    listed = service.listed_several if service.listed_several is not None else accounts.several(config, env)
+    if config.service_account_file is not None:
+        if wanted and wanted.strip().lower() not in ("default", (config.subject or "").lower()):
+            raise ToolFailure(
+                "invalid_arguments",
+                f"this server acts as {config.subject} (a service account); account cannot name another",
+                "leave account out",
+            )
+        return Acting("default", config.subject or "", False, service)
+    if wanted is not None and wanted.strip().lower() == ALL_ACCOUNTS:
+        from mcp_tools.servers.google.merge import MERGED_TOOLS, merged_for, plans
+
+        merged = merged_for(spec.name)
+        if merged is None:
+            raise ToolFailure(
+                "invalid_arguments",
+                f'{spec.name} acts as one account at a time; account "all" is for {", ".join(MERGED_TOOLS)}',
+                "name one account",
+            )
+        return Acting(ALL_ACCOUNTS, "every account", listed, service, True, plans(spec, merged, service, own))
+    label = accounts.resolve(config, env, wanted)
+    refuse_if_read_only(config, label, spec.name, spec.read_only)
+    return Acting(label, accounts.shown(config, env, label), listed, service.for_account(label))
+
+
+def named(line: str, who: Acting) -> str:
+    """The line a person confirms, naming the account that acts when there are several."""
+    if not who.shown or not (who.several or who.every):
+        return line
+    if line.startswith("Send email from "):  # gmail.send's confirmation names the sender on its first line
+        _, newline, rest = line.partition("\n")
+        return f"Send email from {who.shown}{newline}{rest}"
+    for verb in ("send email ", "send draft ", "save a Gmail draft "):
+        if line.startswith(verb):
+            return f"{verb}from {who.shown} {line[len(verb) :]}"
+    return f"as {who.shown}: {line}"
+
+
+def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
+    """One tool with the `account` argument; its own hooks run unchanged for the chosen account."""
+    from mcp_tools.servers.google.merge import merged_for
+
+    inputs = input_model(spec.input_model)
+    merged = merged_for(spec.name)
+    outputs = output_model(spec.output_model, (merged.hits, merged.item) if merged is not None else None)
+
+    async def prepare(service: Any, args: Any, ctx: CallContext, *facts: Any) -> None:
+        who = acting(spec, service, args)
+        if spec.prepare is not None and not who.every:
+            await spec.prepare(who.service, own_arguments(spec, args), ctx, *facts)
+
+    async def handler(service: Any, args: Any, ctx: CallContext, *facts: Any) -> Any:
+        who = acting(spec, service, args)
+        if who.every:
+            from mcp_tools.servers.google.merge import every_account
+
+            assert merged is not None
+            return await every_account(spec, merged, outputs, service, who.plans, ctx, args.limit, who.several)
+        result = await spec.handler(who.service, own_arguments(spec, args), ctx, *facts)
+        return result_as(outputs, result, who.label if who.several else None)
+
+    def describe(args: Any, *facts: Any) -> str:
+        line: str = spec.describe(own_arguments(spec, args), *facts)
+        who = getattr(args, "_acting", None)
+        if isinstance(who, Acting) and who.every:
+            config, env = who.service.google_config, who.service.env
+            from mcp_tools.servers.google.accounts import shown
+
+            return "; ".join(
+                f"as {shown(config, env, plan.label)}: "
+                + spec.describe(plan.args, *([plan.facts] if spec.facts is not None else []))
+                for plan in who.plans
+            )
+        return named(line, who) if isinstance(who, Acting) else line
+
+    def render(result: Any) -> str:
+        assert spec.render_text is not None
+        text = spec.render_text(result)
+        label = getattr(result, ARGUMENT, None)
+        if label and label != ALL_ACCOUNTS:
+            return f"Account: {label}\n{text}"
+        return text
+
+    changes: dict[str, Any] = {
+        "input_model": inputs,
+        "output_model": outputs,
+        "handler": handler,
+        "prepare": prepare,
+        "describe": describe,
+        "render_text": render if spec.render_text is not None else None,
+    }
+    if spec.dynamic_risk is not None:
+        original_risk = spec.dynamic_risk
+
+        async def dynamic_risk(service: Any, args: Any, *facts: Any) -> Risk:
+            who = acting(spec, service, args)
+            if who.every:
+                from mcp_tools.servers.google.merge import risk as every_risk
+
+                return await every_risk(spec, service, who.plans)
+            risk: Risk = await original_risk(who.service, own_arguments(spec, args), *facts)
+            return risk
+
+        changes["dynamic_risk"] = dynamic_risk
+    if spec.precheck is not None:
+        original_check = spec.precheck
+
+        async def precheck(service: Any, args: Any, *facts: Any) -> None:
+            who = acting(spec, service, args)
+            if who.every:
+                return
+            await original_check(who.service, own_arguments(spec, args), *facts)
+
+        changes["precheck"] = precheck
+    if spec.preview is not None:
+        original_preview = spec.preview
+        changes["preview"] = lambda args: original_preview(own_arguments(spec, args))
+    return dataclasses.replace(spec, **changes)
+
+
+def with_accounts(tools: Sequence[ToolSpec[Any, Any, Any]]) -> tuple[ToolSpec[Any, Any, Any], ...]:
+    """Every tool of a Google namespace, with the `account` argument."""
+    return tuple(with_account(spec) for spec in tools)
+
+
+def withheld(service: Any) -> tuple[str, ...]:
+    """`Namespace.withheld` of a Google namespace: `account` is listed only with several accounts."""
+    from mcp_tools.servers.google.service import GoogleService
+
+    if not isinstance(service, GoogleService):
+        return (ARGUMENT,)
+    from mcp_tools.servers.google.accounts import several
+
+    service.listed_several = several(service.google_config, service.env)
+    return () if service.listed_several else (ARGUMENT,)
