@@ -132,8 +132,7 @@ class BoundTool:
             if option in inputs.get("required", []):
                 inputs["required"] = [name for name in inputs["required"] if name != option]
             if option not in self.spec.reaches:
-                for model in (outputs, *outputs.get("$defs", {}).values()):  # the items of a result's lists too
-                    model.get("properties", {}).pop(option, None)
+                outputs.get("properties", {}).pop(option, None)
         return inputs, outputs
 
 

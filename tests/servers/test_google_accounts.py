@@ -68,8 +68,8 @@ async def test_each_account_reaches_its_own_mailbox_and_says_so(
     office = work_gmail.add(plain(subject="Board meeting", to=WORK))
     async with connect(tmp_path, two_accounts(tmp_path, google, work)) as client:
         listed = _by_name((await client.list_tools()).tools)
-        assert "account" in listed["gmail_search"].input_schema["properties"]
-        assert "account" in listed["gmail_search"].output_schema["properties"]
+        assert listed["gmail_search"].input_schema["properties"]["account"] == {"type": "string"}
+        assert "account" not in listed["gmail_read"].input_schema["properties"]  # found by its id
         default = ok(await client.call_tool("gmail_search", {}))
         assert default["account"] == "default" and [m["id"] for m in default["messages"]] == [home.id]
         assert google.calls_for(WORK) == []
@@ -79,8 +79,12 @@ async def test_each_account_reaches_its_own_mailbox_and_says_so(
         assert text_of(result).startswith("Account: work")
         by_address = ok(await client.call_tool("gmail_read", {"id": office.id, "account": WORK.upper()}))
         assert by_address["account"] == "work" and "Board meeting" in by_address["messages"][0]["subject"]
-        # the default account's token never reaches the work mailbox
-        missing = failure(await client.call_tool("gmail_read", {"id": office.id}))
+        home_reads = google.calls_for("me@example.com").count("gmail.users.messages.get")
+        # an id without an account: the default account does not have it, the work account answers
+        found = ok(await client.call_tool("gmail_read", {"id": office.id}))
+        assert found["account"] == "work"
+        assert google.calls_for("me@example.com").count("gmail.users.messages.get") == home_reads + 1
+        missing = failure(await client.call_tool("gmail_read", {"id": "18c0000000000000"}))
         assert missing["kind"] == "not_found"
     assert "gmail.users.messages.get" in google.calls_for(WORK)
     assert "gmail.users.messages.list" in google.calls_for("me@example.com")

@@ -17,13 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr
+from pydantic.json_schema import SkipJsonSchema
 
 from mcp_tools.servers.google.config import ALL_ACCOUNTS
 from mcp_tools.servers.google.merge import result_as
 from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 ARGUMENT = "account"
-DESCRIPTION = "Google account: label or address (default: the default account)"
+# Reading tools that open an id another tool returned: without `account` they ask the account the id
+# came from (the default first, then the others), so the argument is accepted but not listed on them.
+UNLISTED: Any = SkipJsonSchema[str | None]  # type: ignore[misc]  # in a result, never in its schema
+FOUND_BY_ID = frozenset({"gmail.read", "gmail.attachment", "drive.read", "docs.read", "sheets.read"})
 
 
 @dataclass(frozen=True)
@@ -38,14 +42,15 @@ class Acting:
     plans: list[Any] = field(default_factory=list)  # with `every`: each account's part (`merge.Plan`)
 
 
-def input_model(model: type[BaseModel]) -> type[BaseModel]:
-    """The tool's arguments plus `account` (same name, title and description as the tool's own)."""
+def input_model(model: type[BaseModel], listed: bool = True) -> type[BaseModel]:
+    """The tool's arguments plus `account` (same name, title and description as the tool's own);
+    not `listed`: accepted, but left out of the schema."""
     namespace = {
         "__module__": model.__module__,
         "__qualname__": model.__qualname__,
         "__doc__": model.__doc__,
-        "__annotations__": {ARGUMENT: str | None, "_acting": Any},
-        ARGUMENT: Field(default=None, max_length=320, description=DESCRIPTION),
+        "__annotations__": {ARGUMENT: str if listed else SkipJsonSchema[str], "_acting": Any},
+        ARGUMENT: Field(default=""),  # listed as {"type": "string"}: every character is paid on every tool
         "_acting": PrivateAttr(default=None),
     }
     meta: Any = type(model)  # pydantic's model metaclass: a subclass built like a class statement
@@ -55,15 +60,13 @@ def input_model(model: type[BaseModel]) -> type[BaseModel]:
 
 def output_model(model: type[BaseModel], hits: tuple[str, type[BaseModel]] | None = None) -> type[BaseModel]:
     """The tool's result plus `account` (absent with one account); `hits` names a list field whose
-    items say their account too (a merged answer of every account)."""
-    annotations: dict[str, Any] = {ARGUMENT: str | None}
-    fields: dict[str, Any] = {
-        ARGUMENT: Field(
-            default=None,
-            description="the account that answered ('all': every account, each item saying its own)",
-            exclude_if=lambda value: value is None,
-        )
-    }
+    items say their account too (a merged answer of every account).
+
+    `account` is in every result that several accounts could have answered, but not in the output
+    schema: the listed definitions stay within the context budget with several accounts, and a
+    listed output schema admits fields it does not name."""
+    annotations: dict[str, Any] = {ARGUMENT: UNLISTED}
+    fields: dict[str, Any] = {ARGUMENT: Field(default=None, exclude_if=lambda value: value is None)}
     if hits is not None:
         name, item = hits
         labelled = _labelled_item(item)
@@ -86,10 +89,8 @@ def _labelled_item(model: type[BaseModel]) -> type[BaseModel]:
         "__module__": model.__module__,
         "__qualname__": model.__qualname__,
         "__doc__": model.__doc__,
-        "__annotations__": {ARGUMENT: str | None},
-        ARGUMENT: Field(
-            default=None, description="the account this item is from", exclude_if=lambda value: value is None
-        ),
+        "__annotations__": {ARGUMENT: UNLISTED},
+        ARGUMENT: Field(default=None, exclude_if=lambda value: value is None),
     }
     meta: Any = type(model)  # pydantic's model metaclass: a subclass built like a class statement
     made: type[BaseModel] = meta(model.__name__, (model,), namespace)
@@ -175,7 +176,7 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
     """One tool with the `account` argument; its own hooks run unchanged for the chosen account."""
     from mcp_tools.servers.google.merge import merged_for
 
-    inputs = input_model(spec.input_model)
+    inputs = input_model(spec.input_model, listed=spec.name not in FOUND_BY_ID)
     merged = merged_for(spec.name)
     outputs = output_model(spec.output_model, (merged.hits, merged.item) if merged is not None else None)
 
@@ -191,6 +192,8 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
 
             assert merged is not None
             return await every_account(spec, merged, outputs, service, who.plans, ctx, args.limit, who.several)
+        if spec.name in FOUND_BY_ID and not getattr(args, ARGUMENT, None) and who.several:
+            return await _found_by_id(spec, outputs, service, who, own_arguments(spec, args), ctx, facts)
         result = await spec.handler(who.service, own_arguments(spec, args), ctx, *facts)
         return result_as(outputs, result, who.label if who.several else None)
 
@@ -251,6 +254,35 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
         original_preview = spec.preview
         changes["preview"] = lambda args: original_preview(own_arguments(spec, args))
     return dataclasses.replace(spec, **changes)
+
+
+async def _found_by_id(
+    spec: ToolSpec[Any, Any, Any],
+    outputs: type[BaseModel],
+    service: Any,
+    who: Acting,
+    args: Any,
+    ctx: CallContext,
+    facts: tuple[Any, ...],
+) -> Any:
+    """A reading tool given an id without an account: the default account first, then each other
+    one while the id is not found there; the result names the account that had it."""
+    from mcp_tools.servers.google.accounts import labels
+
+    order = [who.label, *(label for label in labels(service.google_config, service.env) if label != who.label)]
+    first: ToolFailure | None = None
+    for label in order:
+        assert label is not None
+        try:
+            result = await spec.handler(service.for_account(label), args, ctx, *facts)
+        except ToolFailure as failure:
+            if first is None and failure.kind != "not_found":
+                raise  # the default account's own trouble is the answer
+            first = first or failure  # another account that cannot answer is passed over
+            continue
+        return result_as(outputs, result, label)
+    assert first is not None
+    raise first
 
 
 def with_accounts(tools: Sequence[ToolSpec[Any, Any, Any]]) -> tuple[ToolSpec[Any, Any, Any], ...]:
