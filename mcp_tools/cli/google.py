@@ -47,7 +47,7 @@ def account_access(config: Config, google: GoogleConfig, label: str) -> dict[str
     """Each namespace's access level for the account (its own `[google.accounts.LABEL.drive] access`)."""
     access = access_levels(config.sections)
     settings = google.accounts.get(label)
-    if settings is not None and settings.drive is not None:
+    if settings is not None and settings.drive is not None and settings.drive.access is not None:
         access = {**access, "drive": settings.drive.access}
     return access
 

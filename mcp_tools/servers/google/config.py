@@ -44,7 +44,9 @@ class AccountDrive(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    access: Literal["app", "read", "all"] = Field(description="As [drive] access, for this account only.")
+    access: Literal["app", "read", "all"] | None = Field(
+        default=None, description="As [drive] access, for this account only (default: [drive] access)."
+    )
 
 
 class AccountSettings(BaseModel):
@@ -105,14 +107,13 @@ class GoogleConfig(BaseModel):
     @field_validator("default_account")
     @classmethod
     def _default_account(cls, value: str | None) -> str | None:
-        return check_label(value) if value is not None else None
+        return check_label(value.strip().lower()) if value is not None else None
 
     @field_validator("accounts")
     @classmethod
     def _labels(cls, value: dict[str, AccountSettings]) -> dict[str, AccountSettings]:
-        for label in value:
-            check_label(label)
-        return value
+        """Labels are matched in lower case, as `auth google --account` stores them."""
+        return {check_label(label.strip().lower()): settings for label, settings in value.items()}
 
     @field_validator("api_endpoint")
     @classmethod

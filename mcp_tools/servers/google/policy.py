@@ -25,7 +25,7 @@ def narrowed(args: tuple[Any, ...], google: GoogleConfig, label: str, namespace:
     update: dict[str, Any] = {}
     if namespace == "gmail" and settings.allowed_recipients is not None:
         update["allowed_recipients"] = settings.allowed_recipients
-    if namespace == "drive" and settings.drive is not None:
+    if namespace == "drive" and settings.drive is not None and settings.drive.access is not None:
         update["access"] = settings.drive.access
     if not update:
         return args
