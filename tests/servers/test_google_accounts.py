@@ -261,3 +261,64 @@ async def test_only_a_labelled_account_is_the_default_without_naming_it(
         assert "account" not in listed["gmail_search"].input_schema["properties"]
         found = ok(await client.call_tool("gmail_search", {}))
     assert [m["id"] for m in found["messages"]] == [office.id] and "account" not in found
+
+
+async def test_a_policy_rule_naming_an_account_raises_that_account_alone(
+    tmp_path: Path, google: FakeGoogle, gmail: FakeGmail, work: FakeGoogle, work_gmail: FakeGmail
+):
+    gmail.add(plain())
+    work_gmail.add(plain(to=WORK))
+    settings = two_accounts(tmp_path, google, work)
+    settings["policy"] = {"rules": [{"match": "gmail.search@work", "risk": "high"}]}
+    seen: list[types.ElicitRequestParams] = []
+    async with connect(tmp_path, settings, seen=seen, elicit="decline") as client:
+        assert ok(await client.call_tool("gmail_search", {}))["account"] == "default"
+        declined = failure(await client.call_tool("gmail_search", {"account": "work"}))
+        merged = failure(await client.call_tool("gmail_search", {"account": "all"}))
+    assert declined["kind"] == "declined_by_user" and merged["kind"] == "declined_by_user"
+    assert seen[0].message.startswith(f"as work ({WORK}): search Gmail")
+    assert "gmail.users.messages.list" not in google.calls_for(WORK)
+
+
+async def test_tasks_of_every_account_in_one_list(tmp_path: Path, google: FakeGoogle, work: FakeGoogle):
+    from tests.servers.fake_google import FakeTasks
+    from tests.servers.tasks_fixtures import BOTH
+
+    home, office = FakeTasks(google), FakeTasks(work)
+    home.add("buy milk", due="2025-11-03T00:00:00.000Z")
+    office.add("file report", due="2025-11-05T00:00:00.000Z")
+    office.add("book travel", due="2025-11-01T00:00:00.000Z")
+    settings = two_accounts(tmp_path, google, work, BOTH, servers=["tasks"])
+    del settings["gmail"]
+    settings["tasks"] = {}
+    async with connect(tmp_path, settings) as client:
+        found = ok(await client.call_tool("tasks_list", {"account": "all"}))
+        work_only = ok(await client.call_tool("tasks_list", {"account": "work", "list": "@default"}))
+    assert [(task["title"], task["account"]) for task in found["tasks"]] == [
+        ("file report", "work"),
+        ("buy milk", "default"),
+        ("book travel", "work"),
+    ]
+    assert [task["title"] for task in work_only["tasks"]] == ["file report", "book travel"]
+
+
+async def test_an_account_with_its_own_drive_access_reads_its_whole_drive(
+    tmp_path: Path, google: FakeGoogle, work: FakeGoogle
+):
+    from mcp_tools.servers.google import scopes
+
+    home, office = FakeDrive(google), FakeDrive(work)
+    home.add("private.txt", "a", app=False)
+    office.add("handbook.txt", "b", app=False)
+    settings = sign_in(tmp_path, google, DRIVE_SCOPES, servers=["drive"])
+    store_token(tmp_path, work, "work", [scopes.DRIVE_READONLY, *DRIVE_SCOPES])
+    settings["drive"] = {}
+    settings["google"]["accounts"] = {"work": {"drive": {"access": "read"}}}
+    async with connect(tmp_path, settings) as client:
+        mine = ok(await client.call_tool("drive_search", {}))
+        theirs = ok(await client.call_tool("drive_search", {"account": "work"}))
+        store_token(tmp_path, work, "work", DRIVE_SCOPES)  # signed in again without the read scope
+        lacking = failure(await client.call_tool("drive_search", {"account": "work"}))
+    assert mine["files"] == [] and [f["name"] for f in theirs["files"]] == ["handbook.txt"]
+    assert lacking["kind"] == "not_configured" and lacking["missing_scopes"] == ["drive.readonly"]
+    assert "mcp-tools auth google --account work" in lacking["hint"]

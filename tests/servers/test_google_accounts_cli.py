@@ -176,3 +176,14 @@ def test_list_says_which_refresh_tokens_work_and_remove_revokes(tmp_path: Path, 
     assert stored["refresh_token"] in google.revoked and not _work_file(tmp_path).exists()
     assert said == [f"Removed work ({WORK}); Google revoked its access."]
     assert _run(config, said, remove="work") == 2
+
+
+def test_an_account_with_its_own_drive_access_is_asked_for_that_scope(tmp_path: Path, google: FakeGoogle):
+    config = _config(tmp_path, google, '[google.accounts.work.drive]\naccess = "read"\n[drive]\n')
+    config.write_text(config.read_text().replace('servers = ["gmail"]', 'servers = ["drive"]'))
+    assert _run(config, [], account="work") == 0
+    assert _run(config, []) == 0
+    work = json.loads(_work_file(tmp_path).read_text())["scopes"]
+    default = json.loads((tmp_path / "state" / "google" / "token.json").read_text())["scopes"]
+    assert scopes.DRIVE_READONLY in work and scopes.DRIVE_READONLY not in default
+    assert default == [scopes.DRIVE_FILE]

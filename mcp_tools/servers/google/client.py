@@ -117,7 +117,7 @@ class GoogleClient:
         """Fail before calling when the sign-in lacks a scope the tool needs."""
         missing = missing_scopes(tool, self.account.granted_scopes(), self._access(tool))
         if missing and not self.account.is_service_account:
-            raise missing_scope_failure(tool, missing)
+            raise missing_scope_failure(tool, missing, self.account.label)
 
     # --- one call -----------------------------------------------------------------------------
     def execute(self, api: str, version: str, build_request: Callable[[Any], Any], *, tool: str) -> Any:
