@@ -322,3 +322,40 @@ async def test_an_account_with_its_own_drive_access_reads_its_whole_drive(
     assert mine["files"] == [] and [f["name"] for f in theirs["files"]] == ["handbook.txt"]
     assert lacking["kind"] == "not_configured" and lacking["missing_scopes"] == ["drive.readonly"]
     assert "mcp-tools auth google --account work" in lacking["hint"]
+
+
+async def test_calendar_events_of_every_account_soonest_first_asked_once(
+    tmp_path: Path, google: FakeGoogle, work: FakeGoogle
+):
+    from mcp_tools.servers.google import scopes
+    from tests.servers.fake_google import FakeCalendar
+
+    granted = [scopes.CALENDAR_READONLY, scopes.CALENDAR_EVENTS, scopes.CALENDAR_FREEBUSY]
+    home, office = FakeCalendar(google), FakeCalendar(work)
+    for fake, title, hour in ((home, "Dentist", "09"), (office, "Standup", "08")):
+        shared = fake.add_calendar("AI Assistant Shared")
+        fake.add_event(
+            shared,
+            {
+                "summary": title,
+                "start": {"dateTime": f"2026-03-02T{hour}:00:00Z"},
+                "end": {"dateTime": f"2026-03-02T{hour}:30:00Z"},
+            },
+        )
+    settings = two_accounts(tmp_path, google, work, granted, servers=["calendar"])
+    del settings["gmail"]
+    settings["calendar"] = {"backend": "google", "calendar": "AI Assistant Shared", "timezone": "Europe/Berlin"}
+    seen: list[types.ElicitRequestParams] = []
+    async with connect(tmp_path, settings, seen=seen) as client:
+        listed = _by_name((await client.list_tools()).tools)
+        assert listed["calendar_events"].input_schema["properties"]["account"] == {"type": "string"}
+        found = ok(
+            await client.call_tool("calendar_events", {"start": "2026-03-02", "end": "2026-03-02", "account": "all"})
+        )
+    assert [(event["title"], event["account"]) for event in found["events"]] == [
+        ("Standup", "work"),
+        ("Dentist", "default"),
+    ]
+    [asked] = seen  # one question covering both accounts' events
+    assert f"as work ({WORK}): Show details of 1 event" in asked.message
+    assert "as default (me@example.com): Show details of 1 event" in asked.message
