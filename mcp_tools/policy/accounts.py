@@ -17,11 +17,13 @@ from mcp_tools.tooling import Risk, ToolSpec
 
 def acting_labels(args: Any) -> list[str]:
     """The account labels a call acts as (none for a tool without accounts)."""
-    acting = getattr(args, "_acting", None)
-    if acting is None or getattr(acting, "label", None) is None:
+    from mcp_tools.servers.google.argument import acting_of
+
+    acting = acting_of(args)
+    if acting is None or acting.label is None:
         return []
-    if getattr(acting, "every", False):
-        return [plan.label for plan in getattr(acting, "plans", [])]
+    if acting.every:
+        return [plan.label for plan in acting.plans]
     return [acting.label]
 
 

@@ -12,11 +12,12 @@ With several, each result and each line the person confirms names the account ac
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from mcp_tools.servers.google.config import ALL_ACCOUNTS
@@ -28,6 +29,9 @@ ARGUMENT = "account"
 # came from (the default first, then the others), so the argument is accepted but not listed on them.
 UNLISTED: Any = SkipJsonSchema[str | None]  # type: ignore[misc]  # in a result, never in its schema
 FOUND_BY_ID = frozenset({"gmail.read", "gmail.attachment", "drive.read", "docs.read", "sheets.read"})
+
+
+_ACTING: dict[int, Acting] = {}  # the call's arguments (by id) -> the account it acts as, while they live
 
 
 @dataclass(frozen=True)
@@ -49,9 +53,8 @@ def input_model(model: type[BaseModel], listed: bool = True) -> type[BaseModel]:
         "__module__": model.__module__,
         "__qualname__": model.__qualname__,
         "__doc__": model.__doc__,
-        "__annotations__": {ARGUMENT: str if listed else SkipJsonSchema[str], "_acting": Any},
+        "__annotations__": {ARGUMENT: str if listed else SkipJsonSchema[str]},
         ARGUMENT: Field(default=""),  # listed as {"type": "string"}: every character is paid on every tool
-        "_acting": PrivateAttr(default=None),
     }
     meta: Any = type(model)  # pydantic's model metaclass: a subclass built like a class statement
     made: type[BaseModel] = meta(model.__name__, (model,), namespace)
@@ -108,8 +111,8 @@ def own_arguments(spec: ToolSpec[Any, Any, Any], args: Any) -> Any:
 
 def acting(spec: ToolSpec[Any, Any, Any], service: Any, args: Any) -> Acting:
     """The account this call acts as (resolved once per call and kept on its arguments)."""
-    found = getattr(args, "_acting", None)
-    if isinstance(found, Acting):
+    found = _ACTING.get(id(args))
+    if found is not None:
         return found
     from mcp_tools.servers.google.service import GoogleService
 
@@ -124,9 +127,14 @@ def acting(spec: ToolSpec[Any, Any, Any], service: Any, args: Any) -> Acting:
         found = Acting(None, "", False, service)
     else:
         found = _google_acting(spec, service, wanted, own_arguments(spec, args))
-    if hasattr(args, "_acting"):
-        args._acting = found
+    _ACTING[id(args)] = found
+    weakref.finalize(args, _ACTING.pop, id(args), None)  # forgotten with the call's arguments
     return found
+
+
+def acting_of(args: Any) -> Acting | None:
+    """The account a call acts as, once its hooks resolved it (None before, or for another tool)."""
+    return _ACTING.get(id(args))
 
 
 def _google_acting(spec: ToolSpec[Any, Any, Any], service: Any, wanted: str | None, own: Any) -> Acting:
@@ -199,8 +207,8 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
 
     def describe(args: Any, *facts: Any) -> str:
         line: str = spec.describe(own_arguments(spec, args), *facts)
-        who = getattr(args, "_acting", None)
-        if isinstance(who, Acting) and who.every:
+        who = acting_of(args)
+        if who is not None and who.every:
             config, env = who.service.google_config, who.service.env
             from mcp_tools.servers.google.accounts import shown
 
@@ -209,7 +217,7 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
                 + spec.describe(plan.args, *([plan.facts] if spec.facts is not None else []))
                 for plan in who.plans
             )
-        return named(line, who) if isinstance(who, Acting) else line
+        return named(line, who) if who is not None else line
 
     def render(result: Any) -> str:
         assert spec.render_text is not None
@@ -219,12 +227,13 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
             return f"Account: {label}\n{text}"
         return text
 
+    extra = 0 if spec.facts is None else 1  # a tool with facts takes them last in every hook
     changes: dict[str, Any] = {
         "input_model": inputs,
         "output_model": outputs,
-        "handler": handler,
-        "prepare": prepare,
-        "describe": describe,
+        "handler": _taking(handler, 3 + extra),
+        "prepare": _taking(prepare, 3 + extra),
+        "describe": _describing(describe, 1 + extra),
         "render_text": render if spec.render_text is not None else None,
     }
     if spec.dynamic_risk is not None:
@@ -239,7 +248,7 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
             risk: Risk = await original_risk(who.service, own_arguments(spec, args), *facts)
             return risk
 
-        changes["dynamic_risk"] = dynamic_risk
+        changes["dynamic_risk"] = _taking(dynamic_risk, 2 + extra)
     if spec.precheck is not None:
         original_check = spec.precheck
 
@@ -249,11 +258,47 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
                 return
             await original_check(who.service, own_arguments(spec, args), *facts)
 
-        changes["precheck"] = precheck
+        changes["precheck"] = _taking(precheck, 2 + extra)
     if spec.preview is not None:
         original_preview = spec.preview
         changes["preview"] = lambda args: original_preview(own_arguments(spec, args))
     return dataclasses.replace(spec, **changes)
+
+
+def _describing(function: Any, count: int) -> Any:
+    """`function(*arguments)` taking exactly `count` arguments, as the gate calls `describe`."""
+    if count == 1:
+
+        def one(args: Any) -> str:
+            return str(function(args))
+
+        return one
+
+    def two(args: Any, facts: Any) -> str:
+        return str(function(args, facts))
+
+    return two
+
+
+def _taking(function: Any, count: int) -> Any:
+    """The coroutine `function(*arguments)` taking exactly `count` arguments, as the gate calls it."""
+    if count == 2:
+
+        async def two(a: Any, b: Any) -> Any:
+            return await function(a, b)
+
+        return two
+    if count == 3:
+
+        async def three(a: Any, b: Any, c: Any) -> Any:
+            return await function(a, b, c)
+
+        return three
+
+    async def four(a: Any, b: Any, c: Any, d: Any) -> Any:
+        return await function(a, b, c, d)
+
+    return four
 
 
 async def _found_by_id(
