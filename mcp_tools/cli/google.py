@@ -31,6 +31,27 @@ def enabled_tools(config: Config) -> list[str]:
     return names
 
 
+def account_tools(config: Config, google: GoogleConfig, label: str) -> list[str]:
+    """The enabled Google tools that may act as the account (only the reading ones when it is read-only)."""
+    tools = enabled_tools(config)
+    settings = google.accounts.get(label)
+    if settings is None or not settings.read_only:
+        return tools
+    from mcp_tools.servers import load_namespace
+
+    reading = {spec.name for name in NAMESPACES for spec in load_namespace(name).tools if spec.read_only}
+    return [tool for tool in tools if tool in reading]
+
+
+def account_access(config: Config, google: GoogleConfig, label: str) -> dict[str, str]:
+    """Each namespace's access level for the account (its own `[google.accounts.LABEL.drive] access`)."""
+    access = access_levels(config.sections)
+    settings = google.accounts.get(label)
+    if settings is not None and settings.drive is not None and settings.drive.access is not None:
+        access = {**access, "drive": settings.drive.access}
+    return access
+
+
 def _missing(tool: str, granted: list[str], access: dict[str, str]) -> list[str]:
     return missing_scopes(tool, granted, access.get(tool.split(".")[0], "app"))
 
@@ -73,15 +94,35 @@ def auth_google(
     read_line: Callable[[str], str] = input,
     say: Callable[[str], None] = print,
 ) -> int:
+    from mcp_tools.cli import google_accounts
     from mcp_tools.servers.google.account import SignInError, sign_in
+    from mcp_tools.servers.google.config import DEFAULT_ACCOUNT, check_label
     from mcp_tools.state import credentials_key
 
     google, token_file = _google(config)
     if google.service_account_file is not None:
         say("[google] uses a service account (domain-wide delegation); there is nothing to sign in.")
         return 0
-    tools = enabled_tools(config)
-    access = access_levels(config.sections)
+    try:
+        label = check_label((getattr(args, "account", None) or DEFAULT_ACCOUNT).strip().lower())
+        removing = getattr(args, "remove", None)
+        if removing:
+            removing = check_label(removing.strip().lower())
+    except ValueError as error:
+        print(f"mcp-tools: {error}", file=sys.stderr)
+        return 2
+    if getattr(args, "list", False):
+        return google_accounts.list_accounts(config, google, say)
+    if removing:
+        return google_accounts.remove_account(config, google, removing, say)
+    if label != DEFAULT_ACCOUNT:
+        from mcp_tools.servers.google.accounts import token_file as account_file
+
+        token_file = account_file(google, google_accounts.environment(config), label)
+    if getattr(args, "import_file", None):
+        return google_accounts.import_account(config, google, label, args.import_file, say, _profile(google))
+    tools = account_tools(config, google, label)
+    access = account_access(config, google, label)
     scopes = requested_scopes(tools, access)
     if not scopes:
         print("mcp-tools: no Google tool is enabled (check [server] namespaces and [policy])", file=sys.stderr)
@@ -94,7 +135,7 @@ def auth_google(
             token_file,
             scopes,
             key=credentials_key(config.state_secret()),
-            no_browser=args.no_browser,
+            no_browser=getattr(args, "no_browser", False),
             open_url=open_url,
             read_line=read_line,
             say=say,
@@ -103,7 +144,8 @@ def auth_google(
     except SignInError as error:
         print(f"mcp-tools: {error}", file=sys.stderr)
         return 1
-    say(f"Signed in as {data.get('account') or 'an unknown account'}; token saved to {token_file} (mode 0600).")
+    named = "" if label == DEFAULT_ACCOUNT else f" ({label})"
+    say(f"Signed in{named} as {data.get('account') or 'an unknown account'}; token saved to {token_file} (mode 0600).")
     lacking = {tool: missing for tool in tools if (missing := _missing(tool, data["scopes"], access))}
     for tool, missing in lacking.items():
         say(f"warning: {tool} will not work: not granted {', '.join(short(s) for s in missing)}")
@@ -137,7 +179,7 @@ def doctor_lines(config: Config) -> list[str]:
     try:
         data = read_token(token_file, credentials_key(config.state_secret()))
     except (OSError, ValueError):
-        return [*lines, f"google:    not signed in: run `{auth_command()}`"]
+        return [*lines, f"google:    not signed in: run `{auth_command()}`", *_other_accounts(config, google)]
     granted = data.get("scopes") or []
     expiry = data.get("expiry")
     if expiry:
@@ -159,4 +201,27 @@ def doctor_lines(config: Config) -> list[str]:
     for tool, missing in lacking.items():
         shown = ", ".join(short(s) for s in missing)
         lines.append(f"           missing for {tool}: {shown} (run `{auth_command()}`)")
+    return lines + _other_accounts(config, google)
+
+
+def _other_accounts(config: Config, google: GoogleConfig) -> list[str]:
+    """A line for each account signed in under a label of its own (`auth google --account`)."""
+    from mcp_tools.cli.google_accounts import environment
+    from mcp_tools.servers.google.account import read_token
+    from mcp_tools.servers.google.accounts import signed_in, token_file
+    from mcp_tools.servers.google.config import DEFAULT_ACCOUNT
+    from mcp_tools.state import credentials_key
+
+    env = environment(config)
+    lines = []
+    for label in signed_in(google, env):
+        if label == DEFAULT_ACCOUNT:
+            continue
+        try:
+            data = read_token(token_file(google, env, label), credentials_key(config.state_secret()))
+        except (OSError, ValueError):
+            lines.append(f"google:    account {label}: its token cannot be read (run `{auth_command(label)}`)")
+            continue
+        granted = ", ".join(short(s) for s in data.get("scopes") or []) or "nothing"
+        lines.append(f"google:    account {label}: {data.get('account') or 'unknown'}; granted: {granted}")
     return lines

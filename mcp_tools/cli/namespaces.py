@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from mcp_tools.cli.common import config_of
@@ -16,6 +17,18 @@ def add_commands(commands: Any) -> None:
     auth_sub = auth.add_subparsers(metavar="ACCOUNT")
     google = auth_sub.add_parser("google", help="sign in to Google (gmail and the other Google namespaces)")
     google.add_argument("--no-browser", action="store_true", help="print the address; paste back where it ends")
+    google.add_argument(
+        "--account", metavar="LABEL", help="sign in (or import) the account under this label (default: default)"
+    )
+    google.add_argument(
+        "--import",
+        dest="import_file",
+        metavar="FILE",
+        type=Path,
+        help="store an authorized-user JSON file made elsewhere (a headless server)",
+    )
+    google.add_argument("--list", action="store_true", help="each account: address, scopes, refresh token working")
+    google.add_argument("--remove", metavar="LABEL", help="revoke an account's access and forget it")
     google.set_defaults(handler=cmd_auth_google)
 
 

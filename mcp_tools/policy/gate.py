@@ -106,7 +106,7 @@ class PolicyGate:
             Validate(),
             ArgumentReach(self),
             Prepare(self),
-            AssessRisk(),
+            AssessRisk(rules),
             Precheck(),
             Confirm(settings, store, out_of_band, self.audit),
             Run(store, self),

@@ -8,8 +8,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from mcp_tools.policy import hooks
+from mcp_tools.policy.accounts import account_risk
 from mcp_tools.policy.calls import BoundTool, Call, Decision, Verdict
-from mcp_tools.policy.rules import effective_risk
+from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.stages import Gateway
 from mcp_tools.policy.stages.run import context_for
 from mcp_tools.tooling import Risk, ToolFailure
@@ -41,6 +42,9 @@ class AssessRisk:
     """The effective risk: the configured one, raised by the tool's `dynamic_risk`, low for a dry
     run (`preview`); `deny` is refused here."""
 
+    def __init__(self, rules: RulePolicy) -> None:
+        self.rules = rules
+
     def applies(self, tool: BoundTool, nested: bool) -> bool:
         return True
 
@@ -51,6 +55,7 @@ class AssessRisk:
             raised = await hooks.risk_for(spec, tool.service, call.args, call.facts)
             if raised is not None:
                 risk = effective_risk(risk, raised)
+        risk = effective_risk(risk, account_risk(self.rules, spec, call.args))  # rules naming an account
         if spec.preview is not None and risk is not Risk.DENY and spec.preview(call.args):
             risk = Risk.LOW  # a dry run changes nothing
         if risk is Risk.DENY:

@@ -19,6 +19,7 @@ from mcp_tools.servers.calendar.config import (
 )
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.tools import TOOLS
+from mcp_tools.servers.google.argument import with_accounts, withheld
 from mcp_tools.tooling import CliCommand, Environment, Namespace, NotConfigured, install_hint, missing_modules
 
 if TYPE_CHECKING:
@@ -92,7 +93,8 @@ NAMESPACE: Namespace[CalendarBackend] = Namespace(
     description="One dedicated calendar (CalDAV or Google): busy times, events, and changes the person confirms.",
     config_model=CalendarConfig,
     create=create,
-    tools=TOOLS,
+    tools=with_accounts(TOOLS),
+    withheld=withheld,
     needs_account=True,
     status=status,
     commands=(

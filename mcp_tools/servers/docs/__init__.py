@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from mcp_tools.servers.docs.config import DocsConfig
 from mcp_tools.servers.docs.tools import TOOLS
+from mcp_tools.servers.google.argument import with_accounts, withheld
 from mcp_tools.tooling import Environment, Namespace
 
 if TYPE_CHECKING:
@@ -50,7 +51,8 @@ NAMESPACE: Namespace[DocsService] = Namespace(
     description="Google Docs: read as Markdown, create and append from Markdown, find and replace.",
     config_model=DocsConfig,
     create=create,
-    tools=TOOLS,
+    tools=with_accounts(TOOLS),
+    withheld=withheld,
     needs_account=True,
     status=status,
     instructions=(

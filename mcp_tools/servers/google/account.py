@@ -34,8 +34,9 @@ TESTING_NOTE = (
 )
 
 
-def reauth_hint() -> str:
-    return f"Run `{auth_command()}` again. {TESTING_NOTE}"
+def reauth_hint(account: str | None = None) -> str:
+    """What signs the account in again: `mcp-tools auth google` (with `--account LABEL` for another label)."""
+    return f"Run `{auth_command(account)}` again. {TESTING_NOTE}"
 
 
 class SignInError(Exception):
@@ -107,8 +108,16 @@ def _expiry_value(text: str | None) -> dt.datetime | None:
 class GoogleAccount:
     """The credentials every Google namespace uses; safe to share between threads."""
 
-    def __init__(self, config: GoogleConfig, token_file: Path, scopes: Sequence[str], key: bytes | None = None) -> None:
+    def __init__(
+        self,
+        config: GoogleConfig,
+        token_file: Path,
+        scopes: Sequence[str],
+        key: bytes | None = None,
+        label: str | None = None,
+    ) -> None:
         self.config = config
+        self.label = label  # the account's label (None: the one `mcp-tools auth google` signs in)
         self.token_file = token_file
         self.key = key  # encrypts the token file where replicas share `[state] secret`
         self.scopes = list(scopes)  # what the enabled tools need (asked for by a service account)
@@ -149,7 +158,7 @@ class GoogleAccount:
 
     def secrets(self) -> list[str]:
         """Values that must never appear in a result, a log or an error."""
-        found = [self._stored.get("refresh_token"), self._persisted_token]
+        found = [self._stored.get("refresh_token"), self._stored.get("client_secret"), self._persisted_token]
         if self._credentials is not None:
             found.append(getattr(self._credentials, "token", None))
             found.append(getattr(self._credentials, "client_secret", None))
@@ -222,15 +231,19 @@ class GoogleAccount:
 
         data = self.stored()
         if not data.get("refresh_token"):
-            raise ToolFailure("not_configured", "not signed in to Google", f"Run `{auth_command()}`.")
-        if self.config.client_secrets is None:
+            who = f"the Google account {self.label!r} is not signed in" if self.label else "not signed in to Google"
+            raise ToolFailure("not_configured", who, f"Run `{auth_command(self.label)}`.")
+        if data.get("client_id") and data.get("client_secret"):
+            client = {"client_id": data["client_id"], "client_secret": data["client_secret"]}  # an imported sign-in
+        elif self.config.client_secrets is None:
             raise ToolFailure(
-                "not_configured", "[google] client_secrets is not set", f"set it, then run `{auth_command()}`"
+                "not_configured", "[google] client_secrets is not set", f"set it, then run `{auth_command(self.label)}`"
             )
-        try:
-            client = read_client_secrets(self.config.client_secrets)
-        except SignInError as error:
-            raise ToolFailure("not_configured", str(error)) from None
+        else:
+            try:
+                client = read_client_secrets(self.config.client_secrets)
+            except SignInError as error:
+                raise ToolFailure("not_configured", str(error)) from None
         self._stored = data
         self._persisted_token = data.get("token")
         # google-auth leaves Credentials.__init__ unannotated
@@ -254,7 +267,7 @@ class GoogleAccount:
             with insecure_loopback(getattr(credentials, "token_uri", "") or ""):
                 credentials.refresh(google_auth_httplib2.Request(httplib2.Http(timeout=self.config.timeout_seconds)))
         except google.auth.exceptions.RefreshError as error:
-            raise refresh_failure(error, self.is_service_account) from None
+            raise refresh_failure(error, self.is_service_account, self.label) from None
         except (OSError, httplib2.HttpLib2Error) as error:
             raise ToolFailure(
                 "upstream_error",
@@ -273,8 +286,10 @@ class GoogleAccount:
         self._loaded_stamp = self._stamp()
 
 
-def refresh_failure(error: Exception, service_account: bool = False) -> ToolFailure:
+def refresh_failure(error: Exception, service_account: bool = False, account: str | None = None) -> ToolFailure:
+    """What a refused token request means; `account` (a label) names the account and its sign-in command."""
     text = str(error)
+    whose = f"the stored sign-in of the Google account {account!r}" if account else "the stored sign-in"
     if service_account:
         return ToolFailure(
             "not_configured",
@@ -283,14 +298,12 @@ def refresh_failure(error: Exception, service_account: bool = False) -> ToolFail
             "for the scopes of the enabled tools, and check [google] subject.",
         )
     if "invalid_grant" in text:
-        return ToolFailure(
-            "not_configured", "Google no longer accepts the stored sign-in (invalid_grant)", reauth_hint()
-        )
+        return ToolFailure("not_configured", f"Google no longer accepts {whose} (invalid_grant)", reauth_hint(account))
     if "invalid_client" in text or "unauthorized_client" in text:
         return ToolFailure(
             "not_configured",
             "Google refused the OAuth client in [google] client_secrets",
-            f"download the client file again from the Google Cloud console, then run `{auth_command()}`",
+            f"download the client file again from the Google Cloud console, then run `{auth_command(account)}`",
         )
     return ToolFailure("upstream_error", "refreshing the Google token failed", "retry in a minute")
 

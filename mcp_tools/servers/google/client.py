@@ -117,7 +117,7 @@ class GoogleClient:
         """Fail before calling when the sign-in lacks a scope the tool needs."""
         missing = missing_scopes(tool, self.account.granted_scopes(), self._access(tool))
         if missing and not self.account.is_service_account:
-            raise missing_scope_failure(tool, missing)
+            raise missing_scope_failure(tool, missing, self.account.label)
 
     # --- one call -----------------------------------------------------------------------------
     def execute(self, api: str, version: str, build_request: Callable[[Any], Any], *, tool: str) -> Any:
@@ -147,7 +147,7 @@ class GoogleClient:
                     continue
                 raise self._failure(status, error.content, tool, retry_after) from None
             except google.auth.exceptions.RefreshError as error:
-                raise refresh_failure(error, self.account.is_service_account) from None
+                raise refresh_failure(error, self.account.is_service_account, self.account.label) from None
             except (OSError, httplib2.HttpLib2Error) as error:
                 if self._wait(started, attempt, None):
                     attempt += 1
@@ -170,7 +170,13 @@ class GoogleClient:
 
             missing = list(asked_scopes(tool, self._access(tool)))
         return map_http_error(
-            status, content, tool=tool, missing=missing, retry_after=retry_after, redact=self.account.redact
+            status,
+            content,
+            tool=tool,
+            missing=missing,
+            retry_after=retry_after,
+            redact=self.account.redact,
+            account=self.account.label,
         )
 
     # --- batches ------------------------------------------------------------------------------
@@ -277,17 +283,22 @@ _SHARED_LOCK = threading.Lock()
 
 
 def shared_client(
-    config: GoogleConfig, token_file: Any, scopes: Sequence[str], token_key: bytes | None = None
+    config: GoogleConfig,
+    token_file: Any,
+    scopes: Sequence[str],
+    token_key: bytes | None = None,
+    label: str | None = None,
 ) -> GoogleClient:
     """One client per Google account in the process, shared by every Google namespace.
 
-    gmail, drive and the rest then refresh one token under one lock and store it once.
+    gmail, drive and the rest then refresh one token under one lock and store it once; each
+    account (each token file) has its own client, so one account's refusal touches no other.
     """
     key = (str(token_file), str(config.service_account_file or ""))
     with _SHARED_LOCK:
         client = _SHARED.get(key)
         if client is None or client.config != config:
-            client = GoogleClient(GoogleAccount(config, token_file, scopes, token_key), config)
+            client = GoogleClient(GoogleAccount(config, token_file, scopes, token_key, label), config)
             _SHARED[key] = client
         else:
             client.account.scopes = sorted(set(client.account.scopes) | set(scopes))

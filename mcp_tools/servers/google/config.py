@@ -1,21 +1,75 @@
-"""The `[google]` section: one Google account shared by gmail and the other Google namespaces."""
+"""The `[google]` section: the Google accounts gmail and the other Google namespaces use.
+
+One account signs in under the label `default` (`mcp-tools auth google`); more sign in under
+labels of their own (`--account work`), and `[google.accounts.LABEL]` narrows what one may do.
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mcp_tools.tooling import Environment, NotConfigured
 
+DEFAULT_ACCOUNT = "default"  # the label of the account `mcp-tools auth google` signs in without --account
+ALL_ACCOUNTS = "all"  # what a reading tool's `account` says to ask every account at once
+LABEL = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
-def auth_command() -> str:
-    """`mcp-tools auth google`, spelled to work from here (`mcp_tools.commands`)."""
+
+def check_label(label: str) -> str:
+    """A label as stored and typed: lower-case letters, digits, - and _, at most 32 characters."""
+    if not LABEL.match(label) or label == ALL_ACCOUNTS:
+        raise ValueError(
+            f"{label!r} cannot name an account: use 1-32 lower-case letters, digits, - or _ (and not 'all')"
+        )
+    return label
+
+
+def auth_command(account: str | None = None) -> str:
+    """`mcp-tools auth google [--account LABEL]`, spelled to work from here (`mcp_tools.commands`)."""
     from mcp_tools.commands import mcp_tools
 
-    return mcp_tools("auth", "google")
+    if account is None or account == DEFAULT_ACCOUNT:
+        return mcp_tools("auth", "google")
+    return mcp_tools("auth", "google", "--account", account)
+
+
+class AccountDrive(BaseModel):
+    """`[google.accounts.LABEL.drive]`: the account's own Drive access level."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    access: Literal["app", "read", "all"] | None = Field(
+        default=None, description="As [drive] access, for this account only (default: [drive] access)."
+    )
+
+
+class AccountSettings(BaseModel):
+    """`[google.accounts.LABEL]`: what one signed-in account may do, narrower than the namespaces allow."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    read_only: bool = Field(default=False, description="Only the reading tools act as this account.")
+    allowed_recipients: list[str] | None = Field(
+        default=None, description="As [gmail] allowed_recipients, for mail sent from this account."
+    )
+    drive: AccountDrive | None = Field(default=None, description="This account's own Drive access level.")
+
+    @field_validator("allowed_recipients")
+    @classmethod
+    def _recipients(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        cleaned = [pattern.strip().lower() for pattern in value if pattern.strip()]
+        for pattern in cleaned:
+            if "@" not in pattern:
+                raise ValueError(f"{pattern!r} must look like an address or a glob such as *@example.com")
+        return cleaned
 
 
 LIBRARIES = ("googleapiclient", "google.oauth2", "google_auth_httplib2", "google_auth_oauthlib")
@@ -41,6 +95,25 @@ class GoogleConfig(BaseModel):
     api_endpoint: str | None = Field(default=None, description="Another API root (a proxy, a test server).")
     retry_seconds: float = Field(default=20.0, ge=0, le=300, description="Total wait for retries of one call.")
     timeout_seconds: float = Field(default=60.0, gt=0, le=600, description="Most one API request may take.")
+    default_account: str | None = Field(
+        default=None,
+        description="The account a Google tool uses when its call names none (default: the only one, or 'default').",
+        examples=["personal"],
+    )
+    accounts: dict[str, AccountSettings] = Field(
+        default_factory=dict, description="[google.accounts.LABEL]: what one signed-in account may do."
+    )
+
+    @field_validator("default_account")
+    @classmethod
+    def _default_account(cls, value: str | None) -> str | None:
+        return check_label(value.strip().lower()) if value is not None else None
+
+    @field_validator("accounts")
+    @classmethod
+    def _labels(cls, value: dict[str, AccountSettings]) -> dict[str, AccountSettings]:
+        """Labels are matched in lower case, as `auth google --account` stores them."""
+        return {check_label(label.strip().lower()): settings for label, settings in value.items()}
 
     @field_validator("api_endpoint")
     @classmethod
@@ -74,6 +147,17 @@ def google_config(env: Environment) -> GoogleConfig:
 
 def token_path(config: GoogleConfig, env: Environment) -> Path:
     return (config.token_file or env.state_dir / "google" / "token.json").expanduser()
+
+
+def signed_in(config: GoogleConfig, env: Environment) -> list[str]:
+    """Labels with a stored token: `default` first, then the others by name."""
+    found = [DEFAULT_ACCOUNT] if token_path(config, env).is_file() else []
+    folder = (env.state_dir / "google" / "accounts").expanduser()
+    if folder.is_dir():
+        for path in sorted(folder.glob("*.json")):
+            if LABEL.match(path.stem) and path.stem != DEFAULT_ACCOUNT and path.is_file():
+                found.append(path.stem)
+    return found
 
 
 def require_libraries(extra: str) -> None:
@@ -113,10 +197,11 @@ def check_configured(config: GoogleConfig, env: Environment) -> None:
         if not config.service_account_file.expanduser().is_file():
             raise NotConfigured(f"[google] service_account_file {config.service_account_file} does not exist")
         return
-    if config.client_secrets is None:
+    accounts = signed_in(config, env)
+    if config.client_secrets is None and not accounts:
         raise NotConfigured(
             'set [google] client_secrets = "path/to/client_secret.json" (see docs/google.md), '
             f"then run `{auth_command()}`"
         )
-    if not token_path(config, env).is_file():
+    if not accounts:
         raise NotConfigured(f"not signed in to Google yet: run `{auth_command()}`")

@@ -33,12 +33,12 @@ def is_retryable(status: int, reasons: set[str]) -> bool:
     return status == 429 or status >= 500 or (status == 403 and bool(reasons & RATE_REASONS))
 
 
-def missing_scope_failure(tool: str, scopes: list[str]) -> ToolFailure:
+def missing_scope_failure(tool: str, scopes: list[str], account: str | None = None) -> ToolFailure:
     names = ", ".join(short(scope) for scope in scopes) or "a scope it needs"
     return ToolFailure(
         "not_configured",
         f"{tool} needs the Google scope {names}, which this sign-in did not grant",
-        f"Run `{auth_command()}`: it asks for the scopes of every enabled tool.",
+        f"Run `{auth_command(account)}`: it asks for the scopes of every enabled tool.",
         {"missing_scopes": [short(scope) for scope in scopes]},
     )
 
@@ -51,15 +51,16 @@ def map_http_error(
     missing: list[str] | None = None,
     retry_after: float | None = None,
     redact: Any = None,
+    account: str | None = None,
 ) -> ToolFailure:
     message, reasons = parse_error(content)
     if redact is not None:
         message = redact(message)
     said = f": {message}" if message else ""
     if status == 401:
-        return ToolFailure("not_configured", "Google did not accept the stored sign-in", reauth_hint())
+        return ToolFailure("not_configured", "Google did not accept the stored sign-in", reauth_hint(account))
     if status == 403 and reasons & SCOPE_REASONS:
-        return missing_scope_failure(tool, missing or [])
+        return missing_scope_failure(tool, missing or [], account)
     if status == 403 and reasons & DISABLED_REASONS:
         return ToolFailure(
             "not_configured",

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mcp_tools.servers.google.config import GoogleConfig, token_path
+from mcp_tools.servers.google.config import DEFAULT_ACCOUNT, GoogleConfig, token_path
 from mcp_tools.tooling import Environment, ToolFailure
 
 if TYPE_CHECKING:
@@ -21,22 +21,63 @@ Key = TypeVar("Key", bound=Hashable)
 
 
 class GoogleService:
-    """The shared Google client (built on first use), for one namespace."""
+    """The shared Google client (built on first use), for one namespace and one account.
+
+    The service a namespace's `create` builds answers for the default account; `for_account`
+    gives the same namespace's service for another signed-in account (built once, with its own
+    client and caches), so a tool's handler never mixes two mailboxes.
+    """
 
     NAMESPACE = ""  # gmail, drive, ...: the tools' prefix, which `access` applies to
     API = ""
     VERSION = ""
+    _made_with: tuple[tuple[Any, ...], dict[str, Any]]
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        made = super().__new__(cls)
+        made._made_with = (args, kwargs)  # what builds the same service for another account
+        return made
 
     def __init__(self, google: GoogleConfig, env: Environment, scopes: list[str], access: str = "app") -> None:
         self.google_config = google
         self.env = env
         self.scopes = scopes
         self.access = access
+        self.account_label: str | None = None  # None: the default account, resolved on first use
+        self.listed_several: bool | None = None  # the tool list names accounts (set as it is built)
         self._client: GoogleClient | None = None
         self._lock = threading.Lock()
+        self._twins: dict[str, GoogleService] = {}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+    @property
+    def label(self) -> str:
+        """The label of the account this service acts as."""
+        if self.account_label is None:
+            from mcp_tools.servers.google.accounts import resolve
+
+            try:
+                return resolve(self.google_config, self.env, None)
+            except ToolFailure:
+                return DEFAULT_ACCOUNT
+        return self.account_label
+
+    def for_account(self, label: str) -> Any:
+        """This namespace's service acting as the account `label` (this one for its own account)."""
+        if label == self.label:
+            return self
+        with self._lock:
+            twin = self._twins.get(label)
+            if twin is None:
+                args, kwargs = self._made_with
+                from mcp_tools.servers.google.policy import narrowed
+
+                twin = type(self)(*narrowed(args, self.google_config, label, self.NAMESPACE), **kwargs)
+                twin.account_label = label
+                self._twins[label] = twin
+            return twin
 
     @property
     def client(self) -> GoogleClient:
@@ -44,11 +85,18 @@ class GoogleService:
             if self._client is None:
                 from mcp_tools.servers.google.client import shared_client
 
-                token_file = token_path(self.google_config, self.env)
+                label = self.label
+                if self.google_config.service_account_file is not None:
+                    token_file = token_path(self.google_config, self.env)
+                else:
+                    from mcp_tools.servers.google.accounts import token_file as account_file
+
+                    token_file = account_file(self.google_config, self.env, label)
                 from mcp_tools.state import credentials_key
 
                 key = credentials_key(self.env.state_secret)
-                self._client = shared_client(self.google_config, token_file, self.scopes, key)
+                shown = None if label == DEFAULT_ACCOUNT else label
+                self._client = shared_client(self.google_config, token_file, self.scopes, key, shown)
                 self._client.access[self.NAMESPACE] = self.access
             return self._client
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp_tools.servers.google.argument import with_accounts, withheld
 from mcp_tools.servers.sheets.config import SheetsConfig
 from mcp_tools.servers.sheets.tools import TOOLS
 from mcp_tools.tooling import Environment, Namespace
@@ -43,7 +44,8 @@ NAMESPACE: Namespace[SheetsService] = Namespace(
     description="Google Sheets: read ranges, write and append rows, create spreadsheets, clear ranges.",
     config_model=SheetsConfig,
     create=create,
-    tools=TOOLS,
+    tools=with_accounts(TOOLS),
+    withheld=withheld,
     needs_account=True,
     status=status,
     instructions=(

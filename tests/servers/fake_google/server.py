@@ -4,6 +4,12 @@ Every API request is checked against its discovery document and its bearer token
 unexpired, holding a scope the method accepts) before any handler runs; a request Google
 would refuse is refused here too and recorded in `violations`, which the tests assert empty.
 Errors can be injected per method: `fail("gmail.users.messages.get", 429, times=1)`.
+
+Several accounts: `work = google.add_account("alice@corp.example")` is a second account with its
+own APIs (`FakeGmail(work)`, `FakeDrive(work)`...), served by the same server. Google tells
+accounts apart by the access token alone, and so does the fake: each token (and the refresh token
+it came from) belongs to one account, a request reaches that account's mailbox, files, tasks and
+calendar only, and `requests` records (account, method id) for each call.
 """
 
 from __future__ import annotations
@@ -164,6 +170,11 @@ class FakeGoogle:
 
     def __init__(self, account: str = "me@example.com") -> None:
         self.account = account
+        self.root = self  # the account whose server answers (itself, unless made by `add_account`)
+        self.accounts: dict[str, FakeGoogle] = {account.lower(): self}  # email -> its account's APIs
+        self.requests: list[tuple[str, str]] = []  # (account, method id) of every API call
+        self.refresh_accounts: dict[str, str] = {}  # refresh token -> account
+        self.signed_in_as = account  # who the consent screen signs in (the browser's Google session)
         self.lock = threading.RLock()
         self.apis: dict[str, tuple[Discovery, Any]] = {}  # path prefix -> (discovery, handler object)
         # Drive's files by id: the Drive fake's own, and the Docs and Sheets fakes' documents as
@@ -178,6 +189,7 @@ class FakeGoogle:
         self.violations: list[str] = []
         self.calls: list[str] = []  # method ids, in order received
         self.token_requests: list[dict[str, str]] = []
+        self.revoked: list[str] = []  # tokens sent to the revocation endpoint
         self.access_token_seconds = 3600
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -219,6 +231,8 @@ class FakeGoogle:
 
     @property
     def url(self) -> str:
+        if self.root is not self:
+            return self.root.url
         assert self._server is not None
         return f"http://127.0.0.1:{self._server.server_address[1]}/"
 
@@ -239,18 +253,68 @@ class FakeGoogle:
             }
         }
 
-    def issue(self, scopes: list[str], seconds: int | None = None) -> tuple[str, str]:
-        """An access token and a refresh token for these scopes."""
+    def add_account(self, email: str) -> FakeGoogle:
+        """Another Google account on this server, with its own APIs: `FakeGmail(google.add_account(...))`.
+
+        It shares the server, its OAuth clients and the records (`calls`, `requests`, `violations`,
+        `token_requests`, injected errors); its tokens open its own data only."""
+        root = self.root
+        account = FakeGoogle(email)
+        account.root = root
+        account.accounts = root.accounts
+        for name in (
+            "lock",
+            "tokens",
+            "refresh_tokens",
+            "refresh_accounts",
+            "codes",
+            "clients",
+            "service_accounts",
+            "injected",
+            "violations",
+            "calls",
+            "requests",
+            "token_requests",
+            "revoked",
+        ):
+            setattr(account, name, getattr(root, name))
+        account.access_token_seconds = root.access_token_seconds
+        with root.lock:
+            root.accounts[email.lower()] = account
+        return account
+
+    def issue(self, scopes: list[str], seconds: int | None = None, account: str | None = None) -> tuple[str, str]:
+        """An access token and a refresh token for these scopes, of this account (or `account`)."""
+        owner = account or self.account
         access = "ya29." + secrets.token_urlsafe(24)
         refresh = "1//" + secrets.token_urlsafe(32)
         with self.lock:
-            self.tokens[access] = Token(set(scopes), time.time() + (seconds or self.access_token_seconds), self.account)
+            self.tokens[access] = Token(set(scopes), time.time() + (seconds or self.access_token_seconds), owner)
             self.refresh_tokens[refresh] = set(scopes)
+            self.refresh_accounts[refresh] = owner
         return access, refresh
 
-    def revoke_refresh_tokens(self) -> None:
+    def revoke_refresh_tokens(self, account: str | None = None) -> None:
+        """Every refresh token, or only those of `account` (and the access tokens it holds)."""
         with self.lock:
-            self.refresh_tokens.clear()
+            if account is None:
+                self.refresh_tokens.clear()
+                return
+            for refresh, owner in list(self.refresh_accounts.items()):
+                if owner.lower() == account.lower():
+                    self.refresh_tokens.pop(refresh, None)
+            for access, token in list(self.tokens.items()):
+                if token.account.lower() == account.lower():
+                    del self.tokens[access]
+
+    def for_account(self, email: str) -> FakeGoogle:
+        """The account's own APIs (this one's for an address without them: a service account's subject)."""
+        return self.root.accounts.get(email.lower(), self.root)
+
+    def calls_for(self, email: str) -> list[str]:
+        """The method ids called with a token of `email`, in order."""
+        with self.lock:
+            return [method for account, method in self.requests if account.lower() == email.lower()]
 
     def fail(
         self,
@@ -283,6 +347,8 @@ class FakeGoogle:
         try:
             if path == "/token" and verb == "POST":
                 return self.token_endpoint(body)
+            if path == "/revoke" and verb == "POST":
+                return self.revoke(parse_qs(parts.query), body)
             if path == "/o/oauth2/auth" and verb == "GET":
                 return self.authorize(parse_qs(parts.query))
             if (path == "/batch" or path.startswith("/batch/")) and verb == "POST":
@@ -307,7 +373,9 @@ class FakeGoogle:
                 query.setdefault(key, []).extend(values)
             body = b""
             lowered.pop("content-type", None)
-        for prefix, (discovery, handler) in self.apis.items():
+        owner = self._token_account(lowered.get("authorization", ""))
+        apis = self.for_account(owner).apis if owner else self.apis
+        for prefix, (discovery, handler) in apis.items():
             if not path.startswith(prefix) and not path.startswith("/upload" + prefix):
                 continue
             found = discovery.match(verb, path)
@@ -317,6 +385,7 @@ class FakeGoogle:
             method, path_params = found
             self.calls.append(method.id)
             token = self._check_token(lowered.get("authorization", ""), method.scopes)
+            self.requests.append((token.account, method.id))
             try:
                 discovery.check_query(method, query, path_params)
                 payload: Any = None
@@ -380,6 +449,11 @@ class FakeGoogle:
             raise Rejected("the first part of a multipart upload is the JSON metadata")
         media_type = re.search(r"^content-type:\s*([^;\r\n]+)", split[1][0], re.MULTILINE)
         return json.loads(split[0][1] or b"{}"), split[1][1], media_type.group(1).strip() if media_type else ""
+
+    def _token_account(self, authorization: str) -> str | None:
+        with self.lock:
+            token = self.tokens.get(authorization[7:]) if authorization.startswith("Bearer ") else None
+        return token.account if token is not None else None
 
     def _check_token(self, authorization: str, accepted: list[str]) -> Token:
         if not authorization.startswith("Bearer "):
@@ -452,9 +526,22 @@ class FakeGoogle:
             return Response(400, "; ".join(problems).encode(), {"Content-Type": "text/plain"})
         code = "4/" + secrets.token_urlsafe(20)
         scopes = one.get("scope", "").split()
-        self.codes[code] = {**one, "scopes": scopes}
+        self.codes[code] = {**one, "scopes": scopes, "account": self.signed_in_as}
         location = redirect + "?" + urlencode({"state": one.get("state", ""), "code": code, "scope": " ".join(scopes)})
         return Response(302, b"", {"Location": location})
+
+    def revoke(self, query: dict[str, list[str]], body: bytes) -> Response:
+        """Google's revocation endpoint: a refresh token (or an access token) stops working."""
+        form = {key: values[0] for key, values in {**query, **parse_qs(body.decode())}.items()}
+        token = form.get("token", "")
+        with self.lock:
+            self.revoked.append(token)
+            if token in self.refresh_tokens:
+                del self.refresh_tokens[token]
+                return Response.json(200, {})
+            if self.tokens.pop(token, None) is not None:
+                return Response.json(200, {})
+        return Response.json(400, {"error": "invalid_token", "error_description": "Token expired or revoked"})
 
     def token_endpoint(self, body: bytes) -> Response:
         form = {key: values[0] for key, values in parse_qs(body.decode()).items()}
@@ -470,13 +557,14 @@ class FakeGoogle:
         if grant == "refresh_token":
             with self.lock:
                 scopes = self.refresh_tokens.get(form.get("refresh_token", ""))
+                owner = self.refresh_accounts.get(form.get("refresh_token", ""), self.account)
             if scopes is None:
                 return Response.json(
                     400, {"error": "invalid_grant", "error_description": "Token has been expired or revoked."}
                 )
             access = "ya29." + secrets.token_urlsafe(24)
             with self.lock:
-                self.tokens[access] = Token(scopes, time.time() + self.access_token_seconds, self.account)
+                self.tokens[access] = Token(scopes, time.time() + self.access_token_seconds, owner)
             return Response.json(
                 200,
                 {
@@ -498,7 +586,7 @@ class FakeGoogle:
             if form.get("redirect_uri") != issued["redirect_uri"]:
                 self.violations.append("token: redirect_uri differs from the authorization request")
                 return Response.json(400, {"error": "redirect_uri_mismatch"})
-            access, refresh = self.issue(issued["scopes"])
+            access, refresh = self.issue(issued["scopes"], account=issued["account"])
             return Response.json(
                 200,
                 {

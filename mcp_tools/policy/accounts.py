@@ -1,0 +1,42 @@
+"""Policy rules that name an account: `match = "gmail.send@work"` raises that tool for that account.
+
+A rule's `match` is `TOOL_GLOB@ACCOUNT_GLOB`; it never matches a tool name alone (no tool name
+holds "@"), so only this check reads it. The account is the one the call acts as, as the Google
+family resolved it before the risk is computed (each account of an `account: "all"` call). Such
+a rule only raises a tool's risk, never lowers it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Any
+
+from mcp_tools.policy.rules import RulePolicy
+from mcp_tools.tooling import Risk, ToolSpec
+
+
+def acting_labels(args: Any) -> list[str]:
+    """The account labels a call acts as (none for a tool without accounts)."""
+    from mcp_tools.servers.google.argument import acting_of
+
+    acting = acting_of(args)
+    if acting is None or acting.label is None:
+        return []
+    if acting.every:
+        return [plan.label for plan in acting.plans]
+    return [acting.label]
+
+
+def account_risk(rules: RulePolicy, spec: ToolSpec[Any, Any, Any], args: Any) -> Risk | None:
+    """The strictest risk the person's account rules give this call, or None when none applies."""
+    labels = acting_labels(args)
+    if not labels:
+        return None
+    found: Risk | None = None
+    for rule in rules.rules:
+        if rule.origin != "config" or "@" not in rule.pattern:
+            continue
+        tool, _, account = rule.pattern.rpartition("@")
+        if fnmatch.fnmatchcase(spec.name, tool) and any(fnmatch.fnmatchcase(label, account) for label in labels):
+            found = rule.risk if found is None else max(found, rule.risk)
+    return found
