@@ -273,15 +273,16 @@ class TaskStore:
 
     # -- leases ---------------------------------------------------------------------------
 
-    def claim(self, task_id: str, owner: str, lease_seconds: float) -> TaskRow | None:
-        """Take over an open task whose lease ran out (its runner's process stopped); None if another holds it."""
+    def claim(self, task_id: str, owner: str, lease_seconds: float, endpoint: str = "") -> TaskRow | None:
+        """Take over an open task of `endpoint` whose lease ran out (its runner's process stopped);
+        None if another runner holds it."""
         self.ensure()
         now = self.clock()
         with self.state.transaction() as db:
             taken = db.execute(
-                f"UPDATE mcp_tasks SET lease_owner=?, lease_until=? WHERE id=? AND {OPEN} AND expires>? "
-                f"AND (lease_until<=? OR lease_owner IS NULL OR lease_owner=?) RETURNING {COLUMNS}",
-                (owner, now + lease_seconds, task_id, now, now, owner),
+                f"UPDATE mcp_tasks SET lease_owner=?, lease_until=? WHERE id=? AND endpoint=? AND {OPEN} "
+                f"AND expires>? AND (lease_until<=? OR lease_owner IS NULL OR lease_owner=?) RETURNING {COLUMNS}",
+                (owner, now + lease_seconds, task_id, endpoint, now, now, owner),
             )
         found = taken.fetchone()
         return None if found is None else _row(found)

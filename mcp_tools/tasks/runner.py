@@ -199,8 +199,8 @@ class TaskRunner:
         """Run an open task nobody runs (its server stopped), if this runner can take it."""
         if task_id in self.running or self._group is None:
             return
-        row = await anyio.to_thread.run_sync(self.tasks.claim, task_id, self.owner, LEASE_SECONDS)
-        if row is None or row.endpoint != self.endpoint or task_id in self.running:
+        row = await anyio.to_thread.run_sync(self.tasks.claim, task_id, self.owner, LEASE_SECONDS, self.endpoint)
+        if row is None or task_id in self.running:
             return
         logger.info("taking over task %s (%s)", row.id, row.tool)
         if row.scoped:
