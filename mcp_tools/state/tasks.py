@@ -187,6 +187,15 @@ class TaskStore:
             ).fetchone()
         return None if found is None else _row(found)
 
+    def open_count(self, principal: str) -> int:
+        """How many of the principal's tasks are still open."""
+        self.ensure()
+        with self.state.reading() as db:
+            found = db.execute(
+                f"SELECT COUNT(*) FROM mcp_tasks WHERE principal=? AND {OPEN} AND expires>?", (principal, self.clock())
+            ).fetchone()
+        return int(found[0])
+
     def row(self, task_id: str) -> TaskRow | None:
         """A task by id alone, for its runner."""
         self.ensure()

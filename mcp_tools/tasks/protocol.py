@@ -30,13 +30,13 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
-from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from pydantic import Field, ValidationError
 
 from mcp_tools.app import App
 from mcp_tools.policy.gate import Answer, Caller
 from mcp_tools.state.tasks import TaskRow
-from mcp_tools.tasks.face import Face
+from mcp_tools.tasks.face import Face, Progress
 from mcp_tools.tasks.runner import TaskAsker, TaskRunner, may_wait, task_ttl_ms
 from mcp_tools.tasks.wire import (
     CLIENT_CAPABILITIES,
@@ -54,6 +54,7 @@ logger = logging.getLogger("mcp_tools.tasks")
 MISSING_CLIENT_CAPABILITY = -32021
 SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 LIST_PAGE = 50
+MAX_OPEN_TASKS = 32  # a principal's tasks still open at once; the next one is refused until one ends
 NOT_FOUND = "Failed to retrieve task: Task not found"
 
 
@@ -197,11 +198,18 @@ class Tasks:
                 )
             return None  # the server decides: this one answers at once
         principal = self.face.principal_of(ctx, "local")
+        if await anyio.to_thread.run_sync(self.runner.tasks.open_count, principal) >= MAX_OPEN_TASKS:
+            raise MCPError(
+                INVALID_REQUEST,
+                f"too many open tasks: {MAX_OPEN_TASKS} of this principal's tasks are still open; wait for one to "
+                "end, or cancel one with tasks/cancel",
+            )
         caller = Caller(transport=self.transport, principal=principal, client=self.face.client_of(ctx), reaches=reaches)
         requested = raw.get("task", {}).get("ttl") if legacy and isinstance(raw.get("task"), dict) else None
         ttl = task_ttl_ms(
             requested if isinstance(requested, int) else None, self.app.config.policy.approval_ttl_seconds
         )
+        logger.info("task for %s of %s over %s", tool.spec.name, principal, self.transport)
         row = await anyio.to_thread.run_sync(
             lambda: self.runner.tasks.create(
                 principal=principal,
@@ -219,7 +227,7 @@ class Tasks:
         )
         if self.forms_answered(ctx) or self.app.config.policy.on_no_elicitation != "deny":
             caller.asker = TaskAsker(self.runner, row.id, caller)
-        caller.progress = self.runner.progress(row.id, self.face.progress_reporter(ctx) if legacy else None)
+        caller.progress = self.runner.progress(row.id, self._progress(ctx, row.id) if legacy else None)
         if legacy:
             self.runner.notifiers[row.id] = self._status_notifier(ctx)
         self.runner.start(row, tool, params.name, dict(found.arguments or {}), caller)
@@ -234,6 +242,22 @@ class Tasks:
             **modern_task(row),
             "_meta": {SERVER_INFO_META_KEY: self.server.server_info_stamp},
         }
+
+    def _progress(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> Progress | None:
+        """Progress of a 2025-11-25 task, on the token of the call that made it, with the related-task `_meta`."""
+        meta = (ctx.params or {}).get("_meta") if isinstance(ctx.params, dict) else None
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        if not isinstance(token, str | int):
+            return None
+        session = ctx.session
+
+        async def report(done: float, total: float | None, message: str | None) -> None:
+            params = types.ProgressNotificationParams(
+                progress_token=token, progress=done, total=total, message=message, _meta=cast(Any, related(task_id))
+            )
+            await session.send_notification(types.ProgressNotification(params=params))
+
+        return report
 
     def _status_notifier(self, ctx: ServerRequestContext[Any, Any]) -> Any:
         session = ctx.session

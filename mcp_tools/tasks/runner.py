@@ -115,8 +115,10 @@ class TaskAsker:
             self.channel = decided_by or "out_of_band"
             return Answer.DECLINE
         if verdict in ("expired", None):
+            self.channel = "task:expired"
             return Answer.TIMEOUT
-        return Answer.CANCEL  # withdrawn (the task was cancelled), or used by another call
+        self.channel = "task:cancelled"  # withdrawn (the task was cancelled), or used by another call
+        return Answer.CANCEL
 
     async def _verdict(self, approval_id: str, expires: float) -> str | None:
         decisions = self.runner.app.out_of_band.decisions

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import anyio
 import httpx2
 import pytest
 
 from tests.approvals.helpers import approvals, audit
 from tests.processes import cli_in_process, demo_config, free_port, http_server
-from tests.tasks.rpc import CLOCK_ENTRY, EXTENSION, LEGACY, MODERN, RpcError, over_http
+from tests.tasks.rpc import CLOCK_ENTRY, EXTENSION, LEGACY, MODERN, RpcError, accept_forms, over_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 LAPTOP, PHONE = "tok-laptop-0123456789", "tok-phone-9876543210"
@@ -158,3 +160,40 @@ async def test_a_2026_client_without_the_extension_gets_no_task(served: tuple[st
             await phone.get("task-whatever")
         assert missing.value.code == -32021
         assert missing.value.data == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+
+
+async def test_attack_a_token_whose_forms_the_person_does_not_see_cannot_answer_its_own_task(
+    served: tuple[str, Path],
+) -> None:
+    """The laptop is a plain agent token: it reads its own task's status message (which names the
+    approval), and answers the form itself, on both versions. Neither counts; the person decides."""
+    base, config = served
+    seen: list[dict[str, Any]] = []
+    async with over_http(base + "/mcp", LAPTOP, MODERN, forms=True) as laptop:
+        made = await laptop.call_as_task("demo_erase", {"target": "forged-2026"})
+        waiting = await laptop.until(made["taskId"], "input_required")
+        assert waiting["inputRequests"] == {}
+        approval_id = pending_for(config, "forged-2026")
+        assert approval_id in waiting["statusMessage"]
+        forged = {f"confirm-{approval_id}": {"action": "accept", "content": {"confirm": True}}}
+        await laptop.request("tasks/update", {"taskId": made["taskId"], "inputResponses": forged})
+        assert (await laptop.get(made["taskId"]))["status"] == "input_required"
+        await laptop.request("tasks/cancel", {"taskId": made["taskId"]})
+    async with over_http(base + "/mcp", LAPTOP, LEGACY, forms=True, answer=accept_forms(seen)) as laptop:
+        task_id = (await laptop.call_as_task("demo_erase", {"target": "forged-2025"}))["task"]["taskId"]
+        await laptop.until(task_id, "input_required")
+        async with anyio.create_task_group() as group:
+            results: list[dict[str, Any]] = []
+
+            async def wait_for_result() -> None:
+                results.append(await laptop.request("tasks/result", {"taskId": task_id}))
+
+            group.start_soon(wait_for_result)
+            await approve_on_the_page(base, config, pending_for(config, "forged-2025"))
+        assert results[0]["structuredContent"] == {"erased": "forged-2025"}
+    assert seen == []  # the form was never sent to it
+    rows = [row for row in audit(config) if row["tool"] == "demo.erase" and "forged" in row["arguments"]["target"]]
+    assert [(row["decision"], row["answered_by"]) for row in rows] == [
+        ("declined", "task:cancelled"),
+        ("confirmed", "page"),
+    ]
