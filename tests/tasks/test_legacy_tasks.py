@@ -193,3 +193,20 @@ async def test_a_tasks_result_obeys_the_result_budget(tmp_path: Path, clock: Pat
         text = "".join(block["text"] for block in result["content"] if block["type"] == "text")
         assert len(text) + len(json.dumps(result["structuredContent"])) <= 4000
         assert "result budget" in text and result["structuredContent"]["erased"].startswith("xxx")
+
+
+async def test_a_terminal_command_runs_as_a_task_and_reports_progress_on_it(tmp_path: Path, clock: Path) -> None:
+    config = demo_config(
+        tmp_path, '[terminal]\nenabled = true\nallow = ["echo"]\nisolation = "none"\n', servers='["terminal"]'
+    )
+    (tmp_path / "data" / "files").mkdir(parents=True)
+    async with over_stdio(config, clock, forms=True) as peer:
+        call = {"name": "terminal_execute", "arguments": {"argv": ["echo", "long job"]}, "task": {}}
+        created = await peer.request("tools/call", {**call, "_meta": {"progressToken": "job-1"}})
+        task_id = created["task"]["taskId"]
+        await peer.until(task_id, "input_required")
+        result = await peer.request("tasks/result", {"taskId": task_id})
+        assert result["structuredContent"]["stdout"] == "long job\n" and result["_meta"][RELATED] == {"taskId": task_id}
+        progress = [n["params"] for n in peer.notifications if n["method"] == "notifications/progress"]
+        assert progress and progress[0]["progressToken"] == "job-1" and progress[0]["message"] == "running echo"
+        assert all(item["_meta"][RELATED] == {"taskId": task_id} for item in progress)
