@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import secrets
+import sys
 import warnings
 import weakref
 from collections.abc import Awaitable, Callable
@@ -38,6 +39,7 @@ from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
 from mcp_tools.state import request_state_security
 from mcp_tools.state.store import StateStore, StateStoreUnavailable
+from mcp_tools.tasks import serve_tasks
 from mcp_tools.tooling import ABSENT_WHEN_NONE, Risk
 
 INPUT_REQUIRED_VERSION = "2026-07-28"
@@ -78,6 +80,7 @@ def tool_definition(tool: BoundTool) -> types.Tool:
         input_schema=compact_schema(input_schema),
         output_schema=compact_output_schema(output_schema),
         annotations=tool_annotations(spec.read_only, destructive, spec.idempotent or spec.read_only, spec.open_world),
+        execution=types.ToolExecution(task_support="optional") if risk >= Risk.HIGH or spec.dynamic_risk else None,
     )
 
 
@@ -792,4 +795,5 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         )
     security = request_state_security(app.config, ttl=float(settings.elicitation_timeout_seconds))
     server.middleware.append(RequestStateBoundary(security, default_audience=name))
+    serve_tasks(server, app, transport, namespace, view, sys.modules[__name__])  # tasks read requests as this module
     return server

@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "mcp_tools.stdio_wire",
             "mcp_tools.budget",  # measures tool definitions as mcp_server serves them
             *package("mcp_tools.textcalls"),
+            *package("mcp_tools.tasks"),  # MCP tasks: the methods of both protocol versions and their runner
             *package("mcp_tools.approvals"),
             *package("mcp_tools.oauth"),
         ),

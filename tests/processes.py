@@ -224,17 +224,20 @@ def http_server(
     log: Path | None = None,
     port: int | None = None,
     open_files: int | None = None,
+    entry: str = DEMO_ENTRY,
+    startup: float = 30,
     **env: str,
 ) -> Iterator[str]:
     """`mcp-tools serve --http` on a free loopback port (or `port`); yields the base URL once healthy.
 
     With `log`, the server's stderr goes to that file (for tests of what it logs); with
-    `open_files`, the server runs with that descriptor limit (RLIMIT_NOFILE).
+    `open_files`, the server runs with that descriptor limit (RLIMIT_NOFILE); `entry` is the script
+    that runs the command, and `startup` how long it may take to answer /healthz.
     """
     port = port or free_port()
     log_file = open(log, "wb") if log is not None else None  # noqa: SIM115 - closed in finally
     process = subprocess.Popen(
-        [sys.executable, DEMO_ENTRY, "--config", str(config), "serve", "--http", "--port", str(port), *args],
+        [sys.executable, entry, "--config", str(config), "serve", "--http", "--port", str(port), *args],
         env=child_env(**env),
         cwd=str(ROOT),
         stdout=subprocess.DEVNULL,
@@ -243,7 +246,7 @@ def http_server(
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + startup
         while True:
             if process.poll() is not None:
                 shown = process.stderr.read().decode() if process.stderr else log.read_text() if log else ""

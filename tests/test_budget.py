@@ -99,7 +99,7 @@ PLAN = ToolSpec(
 PLAN_FULL = (
     '{"name":"demo_plan","description":"Plan. Risk: high.","inputSchema":{"additionalProperties":false,'
     '"properties":{"steps":{"items":{"properties":{"to":{"type":"string"}},"required":["to"],"type":"object"},'
-    '"type":"array"}},"required":["steps"],"type":"object"},'
+    '"type":"array"}},"required":["steps"],"type":"object"},"execution":{"taskSupport":"optional"},'
     '"outputSchema":{"properties":{"state":{"enum":["planned","done"]}},"type":"object"}}'
 )
 
