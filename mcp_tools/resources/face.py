@@ -130,8 +130,8 @@ class Documents:
         except BadAddress as exc:
             raise MCPError(INVALID_PARAMS, f"invalid resource URI: {exc}", {"uri": uri[:200]}) from None
         source = self.source_of(address, caller.reaches)
-        if source is None:
-            raise _not_found(uri, modern, f"there is no resource {uri[:200]}")
+        if source is None:  # not an address this server serves (to this caller)
+            raise MCPError(INVALID_PARAMS, f"there is no resource {uri[:200]}", {"uri": uri[:200]})
         if address.root and address.root not in source.hook.roots(source.service):
             raise _not_found(uri, modern, f"there is no vault {address.root!r}")
         arguments: dict[str, Any] = {"path": address.path, **source.hook.read_arguments}

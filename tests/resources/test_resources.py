@@ -136,7 +136,7 @@ async def test_a_read_is_the_read_tool_under_the_policy(tmp_path: Path) -> None:
         with pytest.raises(MCPError) as refused:
             await client.read_resource("files:///docs/readme.txt")
     assert uris == {"notes:///Home.md", "notes:///Projects/Plan.md"} and templates == {"notes:///{+path}"}
-    assert refused.value.error.code == -32002
+    assert refused.value.error.code == -32602  # as unknown as a scheme this server never serves
 
     asking = settings(tmp_path, policy={"rules": [{"match": "notes.read", "risk": "high"}]})
     app = build_app(make_config(tmp_path, asking))
