@@ -176,13 +176,14 @@ class Documents:
         for argument, target in tool.spec.reaches.items():
             namespace = target.partition(".")[0]
             value = arguments.get(argument)
-            if not target.endswith(".write") or not isinstance(value, str) or not value:
+            saved = outcome.structured.get("saved_path")  # where the tool put it, when it chose the name
+            path = saved if isinstance(saved, str) and saved else value
+            if not target.endswith(".write") or not value or not isinstance(path, str) or not path:
                 continue
             source = next((found for found in self.offered(reaches) if found.namespace == namespace), None)
             if source is None:
                 continue
-            saved = outcome.structured.get("saved_path")
-            path = (saved if isinstance(saved, str) and saved else value).strip("/")
+            path = path.strip("/")
             address = Address(namespace, "", path)
             return types.ResourceLink(
                 uri=address.uri,
