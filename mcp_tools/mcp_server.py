@@ -33,10 +33,13 @@ from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
 from mcp_tools.app import App
+from mcp_tools.approvals.elicit_url import url_asker
 from mcp_tools.catalog import wire_name
 from mcp_tools.discovery import ClientToolsets
 from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
+from mcp_tools.resources.handlers import ResourceHandlers
+from mcp_tools.resources.icons import icon
 from mcp_tools.state import request_state_security
 from mcp_tools.state.store import StateStore, StateStoreUnavailable
 from mcp_tools.tasks import serve_tasks
@@ -671,6 +674,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     name = "mcp-tools" if namespace is None else f"mcp-tools-{namespace}"
     clients = ClientStates(app, namespace)
     card = ApprovalCard(app, namespace)
+    resources = ResourceHandlers(app, namespace, lambda ctx: caller_for(ctx, None), card, gets_approval_card)
 
     def view(ctx: ServerRequestContext[Any, Any]) -> ClientToolsets | None:
         return catalog.view_of(clients.enabled(ctx), namespace) if dynamic else None
@@ -688,14 +692,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        caller = Caller(
-            transport=transport,
-            principal=principal_of(ctx, "local"),
-            asker=_asker(ctx, params),
-            progress=progress_reporter(ctx),
-            client=client_of(ctx),
-            reaches=reach_of(ctx),
-        )
+        caller = caller_for(ctx, params)
         client = view(ctx)
         carded = gets_approval_card(ctx)
         arguments = params.arguments or {}
@@ -721,14 +718,19 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         if outcome.ask_later is not None:
             payload: types.InputRequiredResult = outcome.ask_later.payload
             return payload
-        result = call_result(outcome)
+        result = resources.linked(call_result(outcome), found.tool, found.arguments, outcome, ctx)
         if carded:
             result = card.with_ticket(result, outcome)
         return result
 
+    def caller_for(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams | None) -> Caller:
+        asker = _asker(ctx, params) if params is not None else None
+        reaches, client, progress = reach_of(ctx), client_of(ctx), progress_reporter(ctx)
+        return Caller(transport, principal_of(ctx, "local"), asker, client, progress, reaches)
+
     def _asker(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         if not can_elicit_form(ctx) or not forms_reach_person(ctx):
-            return None
+            return url_asker(ctx, app, caller_for(ctx, None), params.name, forms_reach_person(ctx))
         channel = f"elicitation:{transport}"
         if is_modern(ctx):
             # A nonce must outlive the sealed state that carries it, or a replay after it is
@@ -746,25 +748,6 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         whole tools/list handler, validation and serialization included, for every tools/call."""
         return input_schemas.get(tool_name)
 
-    async def list_resources(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
-        refuse_cursor(params)
-        return types.ListResourcesResult(resources=[card.resource()] if gets_approval_card(ctx) else [])
-
-    async def list_resource_templates(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
-        refuse_cursor(params)
-        return types.ListResourceTemplatesResult(resource_templates=[])
-
-    async def read_resource(
-        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
-        if params.uri == card.uri:
-            return card.read()
-        raise MCPError(INVALID_PARAMS, f"there is no resource {params.uri}", {"uri": params.uri})
-
     async def list_prompts(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
@@ -781,13 +764,17 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         server = ToolsServer(
             name,
             version=__version__,
+            icons=[icon(namespace)],
             instructions=app.instructions(namespace),
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             get_tool_input_schema=input_schema,
-            on_list_resources=list_resources,
-            on_list_resource_templates=list_resource_templates,
-            on_read_resource=read_resource,
+            on_list_resources=resources.list_resources,
+            on_list_resource_templates=resources.list_resource_templates,
+            on_read_resource=resources.read_resource,
+            on_subscribe_resource=resources.subscribe,
+            on_unsubscribe_resource=resources.unsubscribe,
+            lifespan=resources.lifespan,
             on_list_prompts=list_prompts,
             on_set_logging_level=set_logging_level,
             on_subscriptions_listen=clients.listen if dynamic else None,

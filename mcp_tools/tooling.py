@@ -411,6 +411,47 @@ class SearchHook(Generic[ServiceT]):
 
 
 @dataclass(frozen=True)
+class ResourceItem:
+    """One stored document offered as an MCP resource: its path under a root (a notes vault's
+    label; `""` is the default), and what a listing says of it."""
+
+    path: str
+    size: int | None = None
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True)
+class ResourceBody:
+    """What a read tool's structured result holds, as resource contents: text or base64 bytes."""
+
+    mime_type: str
+    text: str | None = None
+    blob: str | None = None
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class ResourceHook(Generic[ServiceT]):
+    """How a namespace that stores documents offers them as MCP resources, `<namespace>://<root>/<path>`.
+
+    Listing and watching use the service (`items(service, root, after, limit)`: paths in order after
+    `after`, and whether more follow; `version(service, root, path)`: what changes when the
+    document does, None when it is gone). Reading is a call of `read_tool` through the policy gate,
+    with `{"path": path}` (and `root_argument: root` for another root), so a read meets the same
+    rules, containment and audit as the tool; `body` turns its structured result into contents.
+    """
+
+    roots: Callable[[ServiceT], Sequence[str]]
+    items: Callable[[ServiceT, str, str | None, int], Awaitable[tuple[list[ResourceItem], bool]]]
+    version: Callable[[ServiceT, str, str], Awaitable[str | None]]
+    read_tool: str
+    body: Callable[[dict[str, Any], list[tuple[str, str]]], ResourceBody]
+    read_arguments: Mapping[str, Any] = field(default_factory=dict)
+    root_argument: str | None = None
+    title: str = ""
+
+
+@dataclass(frozen=True)
 class SearchSource:
     """A namespace's search hook bound to its running service; what the core hands `search.all`."""
 
@@ -497,6 +538,7 @@ class Namespace(Generic[ServiceT]):
     commands: Sequence[CliCommand[ServiceT]] = ()
     instructions: str | None = None
     search: SearchHook[ServiceT] | None = None
+    resources: ResourceHook[ServiceT] | None = None
     # how an enabled namespace runs, in one or more lines for `mcp-tools doctor` (the terminal's
     # isolation, the notes embedding model); asked only by doctor, so it may do a little I/O
     status: Callable[[ServiceT], str | Sequence[str]] | None = None

@@ -44,6 +44,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             *package("mcp_tools.tasks"),  # MCP tasks: the methods of both protocol versions and their runner
             *package("mcp_tools.approvals"),
             *package("mcp_tools.oauth"),
+            *package("mcp_tools.resources"),  # resources, icons, URL elicitation: MCP terms beside mcp_server
         ),
     ),
     ("composition", ("mcp_tools.app", "mcp_tools.config_template")),

@@ -1,7 +1,9 @@
 """The official MCP conformance suite against `mcp-tools serve --http`, for each protocol version it covers.
 
 `@modelcontextprotocol/conformance` and the Node 22 it needs (the binaries the npm package
-`node@22` installs) are pinned by `tests/conformance/package-lock.json`. The suite cannot send a
+`node@22` installs) are pinned by `tests/conformance/package-lock.json` (2025-06-18 and
+2025-11-25) and `tests/conformance_next/package-lock.json` (the suite's pre-release, for its
+active 2026-07-28 scenarios). The suite cannot send a
 bearer token, so it talks to the server through a small proxy on 127.0.0.1 that adds one and
 forwards everything else as sent (Host and Origin too, for the DNS rebinding scenario).
 
@@ -32,9 +34,10 @@ from tests.processes import ROOT, child_env, http_server, write_config
 
 pytestmark = pytest.mark.slow
 PINNED = ROOT / "tests" / "conformance"
+PINNED_NEXT = ROOT / "tests" / "conformance_next"  # the suite's pre-release: the 2026-07-28 scenarios
 SUITE = Path("node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 TOKEN = "tok-conformance-0123456789abcdef"
-VERSIONS = ["2025-06-18", "2025-11-25"]
+VERSIONS = ["2025-06-18", "2025-11-25", "2026-07-28"]
 
 FIXTURE = "calls the reference server's fixture"
 NOT_APPLICABLE = {
@@ -64,6 +67,41 @@ NOT_APPLICABLE = {
     "prompts-get-embedded-resource": f"{FIXTURE} prompt test_prompt_with_embedded_resource",
     "prompts-get-with-image": f"{FIXTURE} prompt test_prompt_with_image",
 }
+# The pre-release lists these 2026-07-28 scenarios outside its active suite (draft or pending), so
+# the run leaves them out. Tried with `--suite all` on 0.2.0-alpha.12: caching,
+# http-header-validation, sep-2164-resource-not-found and input-required-result-ignore-extra-params
+# / -unsupported-methods pass; the other input-required-result-* and
+# http-custom-header-server-validation need the reference server's fixture tools
+# (test_input_required_result_*, tools with x-mcp-header annotations); server-stateless needs
+# test_missing_capability for three of its checks and reports two of ours (a 400 for a header that
+# does not match the body answers with id null; the supported versions in the unsupported-version
+# error), which the HTTP layer has to take up.
+NOT_ACTIVE = {
+    "server-stateless",
+    "caching",
+    "http-header-validation",
+    "http-custom-header-server-validation",
+    "sep-2164-resource-not-found",
+    *(
+        f"input-required-result-{name}"
+        for name in (
+            "basic-elicitation",
+            "basic-sampling",
+            "basic-list-roots",
+            "request-state",
+            "multiple-input-requests",
+            "multi-round",
+            "missing-input-response",
+            "non-tool-request",
+            "result-type",
+            "unsupported-methods",
+            "tampered-state",
+            "capability-check",
+            "ignore-extra-params",
+            "validate-input",
+        )
+    ),
+}
 
 
 def node_binary(prefix: Path) -> Path:
@@ -73,13 +111,17 @@ def node_binary(prefix: Path) -> Path:
     return prefix / "node_modules" / f"node-linux-{arch}" / "bin" / "node"
 
 
-@pytest.fixture(scope="session")
-def suite() -> tuple[Path, Path]:
-    """(node 22, the conformance CLI), installed from the pinned lock file."""
-    prefix = npm_ci(PINNED, SUITE)
+def installed(pinned: Path) -> tuple[Path, Path]:
+    """(node 22, the conformance CLI), installed from a pinned lock file."""
+    prefix = npm_ci(pinned, SUITE)
     node = node_binary(prefix)
     assert node.is_file(), f"npm ci did not install {node}"
     return node, prefix / SUITE
+
+
+def suite_for(version: str) -> tuple[Path, Path]:
+    """The released suite for the versions it covers; its pre-release for 2026-07-28."""
+    return installed(PINNED_NEXT if version == "2026-07-28" else PINNED)
 
 
 class TokenProxy:
@@ -169,10 +211,8 @@ def run_suite(node: Path, cli: Path, url: str, version: str, out: Path) -> dict[
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_every_applicable_conformance_scenario_passes(
-    suite: tuple[Path, Path], proxied_server: str, tmp_path: Path, version: str
-) -> None:
-    node, cli = suite
+def test_every_applicable_conformance_scenario_passes(proxied_server: str, tmp_path: Path, version: str) -> None:
+    node, cli = suite_for(version)
     results = run_suite(node, cli, proxied_server, version, tmp_path / "out")
     assert set(results) <= set(scenarios(node, cli, version))
     applicable = {name: checks for name, checks in results.items() if name not in NOT_APPLICABLE}
@@ -182,23 +222,28 @@ def test_every_applicable_conformance_scenario_passes(
         if not checks or any(check["status"] in ("FAILURE", "WARNING") for check in checks)
     }
     assert not failures, json.dumps(failures, indent=1)[:6000]
-    expected = {"server-initialize", "ping", "tools-list", "logging-set-level", "resources-list", "prompts-list"}
-    if version == "2025-11-25":
+    expected = {"tools-list", "resources-list", "prompts-list"}
+    if version != "2026-07-28":  # sessionless: no initialize, ping or logging/setLevel
+        expected |= {"server-initialize", "ping", "logging-set-level"}
+    if version != "2025-06-18":
         expected.add("dns-rebinding-protection")
     assert expected <= set(applicable)
 
 
-def test_every_scenario_the_suite_has_is_known(suite: tuple[Path, Path]) -> None:
+def test_every_scenario_the_suite_has_is_known() -> None:
     """A new suite version with new scenarios shows up here, not as a silent skip."""
-    node, cli = suite
-    known = set(NOT_APPLICABLE) | {
-        "server-initialize",
-        "logging-set-level",
-        "ping",
-        "tools-list",
-        "resources-list",
-        "prompts-list",
-        "dns-rebinding-protection",
-    }
+    known = (
+        set(NOT_APPLICABLE)
+        | NOT_ACTIVE
+        | {
+            "server-initialize",
+            "logging-set-level",
+            "ping",
+            "tools-list",
+            "resources-list",
+            "prompts-list",
+            "dns-rebinding-protection",
+        }
+    )
     for version in VERSIONS:
-        assert set(scenarios(node, cli, version)) <= known
+        assert set(scenarios(*suite_for(version), version)) <= known

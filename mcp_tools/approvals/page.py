@@ -33,6 +33,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from mcp_tools.approvals.link import ApprovalLinks, link_routes
 from mcp_tools.commands import mcp_tools
 from mcp_tools.config import ApprovalPageSettings
 from mcp_tools.net import host_origin_refusal, origin_authority, parse_authority
@@ -174,6 +175,7 @@ class ApprovalsPage:
             Route("/consent/{request_id}", self.consent_page, methods=["GET"]),
             Route("/consent/{request_id}", self.consent_answer, methods=["POST"]),
             Route("/clients/revoke", self.revoke_client, methods=["POST"]),
+            *link_routes(ApprovalLinks(self.store, self.decisions, page_shell)),  # URL-mode elicitation's links
         ]
         return Starlette(routes=routes)
 

@@ -12,6 +12,7 @@ import anyio.to_thread
 
 from mcp_tools.sandbox import protected_in
 from mcp_tools.servers.files.config import FilesConfig
+from mcp_tools.servers.files.resources import RESOURCES
 from mcp_tools.servers.files.service import FilesService
 from mcp_tools.servers.files.tools import READ, TOOLS
 from mcp_tools.tooling import (
@@ -101,6 +102,7 @@ NAMESPACE: Namespace[FilesService] = Namespace(
     tools=TOOLS,
     needs_account=False,
     search=SearchHook(find=find, read_tool=READ.name),
+    resources=RESOURCES,
     lifespan=lifespan,
     instructions=(
         "Paths are relative to the store root; pass names exactly as files.list shows them. "

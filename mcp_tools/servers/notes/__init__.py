@@ -11,6 +11,7 @@ import anyio
 from mcp_tools.sandbox import sweep_temp_files
 from mcp_tools.servers.notes.cli import _embeddings_arguments, _embeddings_command, _index_arguments, _index_command
 from mcp_tools.servers.notes.config import NotesConfig
+from mcp_tools.servers.notes.resources import RESOURCES
 from mcp_tools.servers.notes.tools import READ, TOOLS
 from mcp_tools.tooling import CliCommand, Environment, Namespace, SearchHit, SearchHook
 
@@ -113,6 +114,7 @@ NAMESPACE: Namespace[NotesService] = Namespace(
         ),
     ),
     search=SearchHook(find=_find, read_tool=READ.name),
+    resources=RESOURCES,
     status=lambda service: service.embedding_status(),
     instructions=(
         "Note paths are relative to the vault. Read a note before replacing it and pass its sha256 as "
