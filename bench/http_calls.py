@@ -39,6 +39,7 @@ from bench.measure import BARE_FILES_READ, percentile  # noqa: E402
 from tests.processes import free_port  # noqa: E402
 
 TOKEN = "tok-bench-0123456789abcdef"
+CLIENT_TIMEOUT = 300  # seconds; a loaded machine can stall a call for tens of seconds
 BARE_SERVER = BARE_FILES_READ + textwrap.dedent(
     """
     import uvicorn
@@ -48,20 +49,30 @@ BARE_SERVER = BARE_FILES_READ + textwrap.dedent(
 )
 
 
-def start(command: list[str], source: Path, port: int) -> subprocess.Popen[bytes]:
+def start(command: list[str], source: Path, port: int, log: Path, wait: float) -> subprocess.Popen[bytes]:
+    """Start a server and wait until it answers HTTP on `port` (any status), at most `wait` seconds.
+
+    Its stderr goes to `log` (a pipe nobody reads could fill and stall it); on exit or timeout the
+    error names the server's command and quotes the end of that log."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_TOOLS_")} | {"PYTHONPATH": str(source)}
-    process = subprocess.Popen(command, env=env, cwd=str(source), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(command, env=env, cwd=str(source), stdout=subprocess.DEVNULL, stderr=stderr)
+    started = time.monotonic()
+    while time.monotonic() - started < wait:
         if process.poll() is not None:
-            raise RuntimeError(f"server exited: {process.stderr.read().decode() if process.stderr else ''}")
+            raise RuntimeError(f"{command[2:4]} exited with {process.returncode}:\n{tail(log)}")
         try:
-            httpx2.post(f"http://127.0.0.1:{port}/mcp", timeout=1)
+            httpx2.post(f"http://127.0.0.1:{port}/mcp", timeout=5)
             return process
         except httpx2.HTTPError:
-            time.sleep(0.1)
+            time.sleep(0.2)
     process.kill()
-    raise TimeoutError("server did not start")
+    process.wait()
+    raise TimeoutError(f"{command[2:4]} did not answer on port {port} within {wait:.0f} s:\n{tail(log)}")
+
+
+def tail(log: Path, lines: int = 20) -> str:
+    return "\n".join(log.read_text(errors="replace").splitlines()[-lines:]) or "(nothing on stderr)"
 
 
 def cpu_seconds(pid: int) -> float:
@@ -82,7 +93,7 @@ async def run_clients(
 
     async def one_client() -> None:
         async with (
-            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            httpx2.AsyncClient(headers=headers, timeout=CLIENT_TIMEOUT) as http,
             Client(streamable_http_client(url, http_client=http)) as client,  # type: ignore[arg-type]
         ):
             for _ in range(3):  # warm up, not recorded
@@ -108,7 +119,7 @@ async def run_clients(
     return latencies, len(latencies) / elapsed, cpu
 
 
-async def main(clients: int, calls: int, rounds: int, against: str | None) -> None:
+async def main(clients: int, calls: int, rounds: int, against: str | None, wait: float) -> None:
     with tempfile.TemporaryDirectory() as tmp, exported(against or ".") as before:
         base = Path(tmp)
         files_root = base / "files"
@@ -134,16 +145,22 @@ async def main(clients: int, calls: int, rounds: int, against: str | None) -> No
         figures: dict[str, dict[str, list[float]]] = {
             name: {"p50": [], "p95": [], "rate": [], "cpu": []} for name in servers
         }
-        for _ in range(rounds):
+        for round_number in range(rounds):
             for name, (command, source, token) in servers.items():
-                port = free_port()
-                process = start(command(port), source, port)
-                try:
-                    url = f"http://127.0.0.1:{port}/mcp"
-                    latencies, rate, cpu = await run_clients(url, clients, calls, token, process.pid)
-                finally:
-                    process.terminate()
-                    process.wait(timeout=30)
+                for attempt in (1, 2):  # a round that fails (a reset under load) is run once more
+                    port = free_port()
+                    process = start(command(port), source, port, base / "server.log", wait)
+                    try:
+                        url = f"http://127.0.0.1:{port}/mcp"
+                        latencies, rate, cpu = await run_clients(url, clients, calls, token, process.pid)
+                        break
+                    except Exception as exc:  # reported, then run once more or raised
+                        print(f"round {round_number + 1}, {name}, attempt {attempt} failed: {exc!r}", file=sys.stderr)
+                        if attempt == 2:
+                            raise
+                    finally:
+                        process.terminate()
+                        process.wait(timeout=60)
                 figures[name]["p50"].append(percentile(latencies, 0.5))
                 figures[name]["p95"].append(percentile(latencies, 0.95))
                 figures[name]["rate"].append(rate)
@@ -174,5 +191,6 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", metavar="REV", help="also run mcp-tools at this git revision, interleaved")
+    parser.add_argument("--wait", type=float, default=300, help="seconds a server may take to start (default 300)")
     options = parser.parse_args()
-    anyio.run(main, options.clients, options.calls, options.rounds, options.against)
+    anyio.run(main, options.clients, options.calls, options.rounds, options.against, options.wait)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from mcp_tools.servers.notes.plainyaml import plain_frontmatter
+
 FRONTMATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?)(?:^|\r?\n)(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.M)
 FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 # Each pattern starts with a literal character, so the scanner jumps from candidate to candidate
@@ -95,6 +97,9 @@ def split_frontmatter(text: str) -> tuple[str | None, int]:
 def parse_yaml(raw: str | None) -> tuple[dict[str, Any], str | None]:
     if raw is None or not raw.strip():
         return {}, None
+    plain = plain_frontmatter(raw)  # the common shape, read as YAML reads it without building YAML nodes
+    if plain is not None:
+        return plain, None
     import yaml
 
     try:
