@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.harness import connect  # noqa: E402
-from tests.servers.drive_fixtures import drive_settings  # noqa: E402
+from tests.servers.drive.fixtures import drive_settings  # noqa: E402
 from tests.servers.fake_google import FakeDrive, FakeGoogle  # noqa: E402
 
 SIZES = (64 * 1024, 1024 * 1024, 4 * 1024 * 1024)

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from bench.measure import direct_service, fake_google, interleaved, print_against, signed_in_token  # noqa: E402
 from mcp_tools.servers.docs.render import to_markdown  # noqa: E402
 from tests.harness import connect  # noqa: E402
-from tests.servers.docs_fixtures import docs_settings  # noqa: E402
+from tests.servers.docs.fixtures import docs_settings  # noqa: E402
 from tests.servers.fake_google import FakeDocs, FakeGoogle  # noqa: E402
 
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from bench.measure import direct_service, fake_google, interleaved, print_against, signed_in_token  # noqa: E402
 from mcp_tools.servers.drive.service import FILE_FIELDS  # noqa: E402
 from tests.harness import connect  # noqa: E402
-from tests.servers.drive_fixtures import drive_settings  # noqa: E402
+from tests.servers.drive.fixtures import drive_settings  # noqa: E402
 from tests.servers.fake_google import FakeDrive, FakeGoogle  # noqa: E402
 from tests.servers.fake_google.drive import DOC  # noqa: E402
 

@@ -32,7 +32,7 @@ from bench.measure import direct_service, fake_google, interleaved, print_agains
 from mcp_tools.servers.gmail.service import SEARCH_FIELDS  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.fake_google import FakeGmail, FakeGoogle  # noqa: E402
-from tests.servers.gmail_fixtures import plain, sign_in  # noqa: E402
+from tests.servers.gmail.fixtures import plain, sign_in  # noqa: E402
 
 BARE = textwrap.dedent(
     """

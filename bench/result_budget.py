@@ -26,18 +26,18 @@ sys.path.insert(0, str(ROOT))
 
 from tests.budgets import DEFAULT_TOKENS, result_tokens, text  # noqa: E402
 from tests.harness import connect  # noqa: E402
-from tests.servers import inbox_fixtures as mail  # noqa: E402
-from tests.servers.drive_fixtures import drive_settings  # noqa: E402
+from tests.servers.drive.fixtures import drive_settings  # noqa: E402
 from tests.servers.fake_google import FakeDrive, FakeGmail, FakeGoogle, FakeTasks  # noqa: E402
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily  # noqa: E402
-from tests.servers.files_fixtures import local_backend  # noqa: E402
-from tests.servers.gmail_fixtures import plain, sign_in  # noqa: E402
-from tests.servers.notes_fixtures import notes_settings, wait_indexed  # noqa: E402
-from tests.servers.tasks_fixtures import tasks_settings  # noqa: E402
-from tests.servers.test_notes_budget import big_vault  # noqa: E402
-from tests.servers.test_search_budget import LONG_FOLDER  # noqa: E402
-from tests.servers.test_terminal import unisolated  # noqa: E402
-from tests.servers.test_web_budget import HUGE, LARGEST, huge_result  # noqa: E402
+from tests.servers.files.fixtures import local_backend  # noqa: E402
+from tests.servers.gmail.fixtures import plain, sign_in  # noqa: E402
+from tests.servers.inbox import fixtures as mail  # noqa: E402
+from tests.servers.notes.fixtures import notes_settings, wait_indexed  # noqa: E402
+from tests.servers.notes.test_notes_budget import big_vault  # noqa: E402
+from tests.servers.search.test_search_budget import LONG_FOLDER  # noqa: E402
+from tests.servers.tasks.fixtures import tasks_settings  # noqa: E402
+from tests.servers.terminal.test_terminal import unisolated  # noqa: E402
+from tests.servers.web.test_web_budget import HUGE, LARGEST, huge_result  # noqa: E402
 
 rows: list[tuple[str, str, int, bool]] = []
 

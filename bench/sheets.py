@@ -32,7 +32,7 @@ from bench.measure import direct_service, fake_google, interleaved, print_agains
 from mcp_tools.servers.sheets.service import META_FIELDS  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.fake_google import FakeGoogle, FakeSheets  # noqa: E402
-from tests.servers.sheets_fixtures import sheets_settings  # noqa: E402
+from tests.servers.sheets.fixtures import sheets_settings  # noqa: E402
 
 RANGE = "Data!A1:J1000"
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from bench.measure import direct_service, fake_google, interleaved, print_against, signed_in_token  # noqa: E402
 from tests.harness import connect  # noqa: E402
 from tests.servers.fake_google import FakeGoogle, FakeTasks  # noqa: E402
-from tests.servers.tasks_fixtures import tasks_settings  # noqa: E402
+from tests.servers.tasks.fixtures import tasks_settings  # noqa: E402
 
 
 def direct_calls(google: FakeGoogle, token: str) -> tuple[Callable[[], int], Callable[[], str]]:

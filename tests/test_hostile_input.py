@@ -20,15 +20,15 @@ from mcp import Client
 from mcp_tools.app import build_app
 from mcp_tools.servers.google import scopes
 from tests.harness import connect, failure, make_config
-from tests.servers import inbox_fixtures as mail
-from tests.servers.docs_fixtures import docs_settings, planning_doc
+from tests.servers.docs.fixtures import docs_settings, planning_doc
 from tests.servers.fake_google import FakeCalendar, FakeDocs, FakeDrive, FakeGoogle, FakeSheets, FakeTasks
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily
-from tests.servers.gmail_fixtures import ALL_SCOPES, sign_in
-from tests.servers.http_fixtures import fixed_resolver
-from tests.servers.notes_fixtures import wait_indexed, write_vault
-from tests.servers.sheets_fixtures import sheets_settings
-from tests.servers.tasks_fixtures import tasks_settings
+from tests.servers.gmail.fixtures import ALL_SCOPES, sign_in
+from tests.servers.http_requests.fixtures import fixed_resolver
+from tests.servers.inbox import fixtures as mail
+from tests.servers.notes.fixtures import wait_indexed, write_vault
+from tests.servers.sheets.fixtures import sheets_settings
+from tests.servers.tasks.fixtures import tasks_settings
 
 pytestmark = pytest.mark.anyio
 EXAMPLES_PER_TOOL = 40
@@ -279,7 +279,7 @@ async def test_hostile_search_words_always_make_a_query_drive_accepts(
 ) -> None:
     """Whatever the model puts in drive.search's name or text, the q sent parses at Drive: the
     escaping is ours, so a word can fail only our own checks (NUL, length), never Google's."""
-    from tests.servers.drive_fixtures import drive_settings
+    from tests.servers.drive.fixtures import drive_settings
 
     drive.add("notes.txt", "hello")
     async with connect(tmp_path, drive_settings(tmp_path, google)) as connected:

@@ -330,7 +330,7 @@ async def test_ctrl_c_with_a_client_connected_ends_the_server_cleanly(tmp_path: 
     import anyio
 
     from tests.processes import DEMO_ENTRY, ROOT, child_env, free_port
-    from tests.servers.notes_fixtures import wait_for
+    from tests.servers.notes.fixtures import wait_for
 
     config = demo_config(tmp_path, TOKENS)
     port = free_port()
@@ -492,7 +492,7 @@ def test_a_token_copied_from_the_docs_is_a_warning_on_loopback(tmp_path: Path) -
 
 
 async def test_a_token_copied_from_the_docs_serves_loopback_with_a_warning(tmp_path: Path) -> None:
-    from tests.servers.notes_fixtures import wait_for
+    from tests.servers.notes.fixtures import wait_for
 
     config = docs_placeholder_config(tmp_path, "127.0.0.1")
     port = free_port()

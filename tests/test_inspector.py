@@ -181,8 +181,8 @@ def test_the_google_namespaces_pass_the_inspector_over_stdio(
     """drive, docs, sheets, tasks and the Google calendar against the fake Google, in a real server
     process: portable schemas (--strict), successes the Inspector validates, and error results."""
     from mcp_tools.servers.google import scopes
-    from tests.servers.docs_fixtures import planning_doc
-    from tests.servers.gmail_fixtures import sign_in
+    from tests.servers.docs.fixtures import planning_doc
+    from tests.servers.gmail.fixtures import sign_in
 
     drive.add("notes.txt", "hello from Drive")
     document = planning_doc(docs)

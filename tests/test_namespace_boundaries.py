@@ -22,7 +22,7 @@ from mcp_tools.servers import CATALOG, load_namespace
 from mcp_tools.servers.google import scopes
 from tests.harness import connect, failure, make_config, ok
 from tests.servers.fake_google import FakeDrive, FakeGmail, FakeGoogle
-from tests.servers.gmail_fixtures import ALL_SCOPES, nested_with_attachments, sign_in
+from tests.servers.gmail.fixtures import ALL_SCOPES, nested_with_attachments, sign_in
 
 SERVERS = Path(mcp_tools.__file__).parent / "servers"
 SHARED_LIBRARIES = {"google"}  # mcp_tools/servers/google: the Google account, used by the Google namespaces

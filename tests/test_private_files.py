@@ -21,8 +21,8 @@ from mcp import Client
 from mcp_tools.app import build_app
 from mcp_tools.mcp_server import build_server
 from tests.harness import make_config, ok
-from tests.servers.inbox_fixtures import INBOX_ADDRESS, simple
-from tests.servers.notes_fixtures import wait_indexed, write_vault
+from tests.servers.inbox.fixtures import INBOX_ADDRESS, simple
+from tests.servers.notes.fixtures import wait_indexed, write_vault
 
 pytestmark = pytest.mark.anyio
 OTHER_UID = 65534  # nobody
@@ -152,7 +152,7 @@ async def test_state_an_older_version_left_readable_is_narrowed_at_start(
 
 
 def test_config_init_writes_a_config_and_folder_only_its_user_reads(reachable: Path) -> None:
-    from tests.test_cli import run_cli
+    from tests.cli.test_cli import run_cli
 
     path = reachable / "cfg" / "config.toml"
     previous = os.umask(0o022)  # inherited by the command, as from a shell

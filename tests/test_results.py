@@ -23,16 +23,16 @@ from mcp.server.lowlevel import Server
 from mcp_tools.app import build_app
 from tests.harness import connect, make_config
 from tests.results import InvalidResult, check_call_result, error_payload
-from tests.servers import inbox_fixtures as mail
-from tests.servers.calendar_fixtures import World, person_event, radicale_server, world_fixture  # noqa: F401  (fixtures)
-from tests.servers.docs_fixtures import docs_settings, planning_doc
-from tests.servers.drive_fixtures import drive_settings
+from tests.servers.calendar.fixtures import World, person_event, radicale_server, world_fixture  # noqa: F401  (fixtures)
+from tests.servers.docs.fixtures import docs_settings, planning_doc
+from tests.servers.drive.fixtures import drive_settings
 from tests.servers.fake_google import FakeDocs, FakeDrive, FakeGoogle, FakeSheets, FakeTasks
 from tests.servers.fake_google.drive import DOC, SHEET
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily, Reply
-from tests.servers.notes_fixtures import wait_indexed, write_vault
-from tests.servers.sheets_fixtures import sheets_settings
-from tests.servers.tasks_fixtures import tasks_settings
+from tests.servers.inbox import fixtures as mail
+from tests.servers.notes.fixtures import wait_indexed, write_vault
+from tests.servers.sheets.fixtures import sheets_settings
+from tests.servers.tasks.fixtures import tasks_settings
 
 pytestmark = pytest.mark.anyio
 NAMESPACES = ("files", "notes", "calendar", "web", "inbox", "demo")
@@ -291,7 +291,7 @@ async def test_every_tool_succeeds_and_fails_with_results_that_validate(
         await run.fails("calendar_update_event", {"uid": "no-such-uid", "title": "x"}, "not_found")
         await run.ok("calendar_delete_event", {"uid": uid})
         await run.fails("calendar_delete_event", {"uid": uid}, "not_found")
-        # answering invitations is Google's (tests/servers/test_calendar_invites.py); CalDAV refuses it
+        # answering invitations is Google's (tests/servers/calendar/test_calendar_invites.py); CalDAV refuses it
         await run.fails("calendar_respond", {"uid": uid, "response": "accepted"}, "invalid_arguments")
 
         # web

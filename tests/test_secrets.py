@@ -299,7 +299,7 @@ async def test_a_host_credential_echoed_json_escaped_is_scrubbed(tmp_path: Path)
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from tests.servers.http_fixtures import fixed_resolver
+    from tests.servers.http_requests.fixtures import fixed_resolver
 
     credential = "Kd8/q2Zx+v9wLp0/Rt3uYh7"
 

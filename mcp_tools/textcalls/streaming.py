@@ -371,13 +371,10 @@ class StreamParser:
         """(end of the tool section, start of the markdown), "prose", or None while undecided."""
         head = self._head
         if self.format == "scissors":
-            since = max(0, self._searched - _LONGEST)
-            found = [(head.find(delimiter, since), delimiter) for delimiter in DELIMITERS]
-            found = [(index, delimiter) for index, delimiter in found if index >= 0]
+            found = _first_delimiter(head, max(0, self._searched - _LONGEST))
             self._searched = len(head)
-            if found:
-                index, delimiter = min(found, key=lambda pair: (pair[0], -len(pair[1])))
-                return index, index + len(delimiter)
+            if found is not None:
+                return found
             return (0, 0) if final else None  # no delimiter: the whole reply is markdown, nothing runs
         start = len(head) - len(head.lstrip())
         if start == len(head):
@@ -413,13 +410,7 @@ class StreamParser:
             if closing is None:
                 return None if not final and len(head) - rest_start < 3 else "prose"
             rest_start = _skip(head, closing.end())
-        rest = head[rest_start : rest_start + _LONGEST]
-        for delimiter in DELIMITERS:
-            if rest.startswith(delimiter):
-                return rest_start, rest_start + len(delimiter)
-        if not final and len(rest) < _LONGEST and any(delimiter.startswith(rest) for delimiter in DELIMITERS):
-            return None
-        return "prose"
+        return _delimiter_at(head, rest_start, final)
 
     def _array_end(self, start: int) -> int | None:
         """The end of the balanced JSON array at start, strings respected; resumes where it stopped."""
@@ -481,6 +472,27 @@ def _lone_surrogate(text: str) -> bool:
     except UnicodeEncodeError:
         return True
     return False
+
+
+def _first_delimiter(head: str, since: int) -> tuple[int, int] | None:
+    """(start, end) of the first delimiter in head from since (the longer where two start together), or None."""
+    found = [(head.find(delimiter, since), delimiter) for delimiter in DELIMITERS]
+    found = [(index, delimiter) for index, delimiter in found if index >= 0]
+    if not found:
+        return None
+    index, delimiter = min(found, key=lambda pair: (pair[0], -len(pair[1])))
+    return index, index + len(delimiter)
+
+
+def _delimiter_at(head: str, start: int, final: bool) -> tuple[int, int] | str | None:
+    """(start, end) of the delimiter right after the call array, "prose" without one, None while undecided."""
+    rest = head[start : start + _LONGEST]
+    for delimiter in DELIMITERS:
+        if rest.startswith(delimiter):
+            return start, start + len(delimiter)
+    if not final and len(rest) < _LONGEST and any(delimiter.startswith(rest) for delimiter in DELIMITERS):
+        return None
+    return "prose"
 
 
 def _skip(text: str, position: int) -> int:
