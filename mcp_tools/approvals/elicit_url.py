@@ -23,7 +23,7 @@ from mcp_tools.app import App
 from mcp_tools.approvals.card import issue_ticket
 from mcp_tools.policy.channels import OutOfBand
 from mcp_tools.policy.gate import Answer, Caller, ConfirmationRequest, approval_required
-from mcp_tools.policy.store import Approval, StateStore
+from mcp_tools.state.store import Approval, StateStore
 
 LINK_PREFIX = "/e/"
 MODERN = "2026-07-28"

@@ -22,7 +22,7 @@ from starlette.responses import Response
 
 from mcp_tools.approvals.card import MAX_FAILURES, confirmation_text, ticket_hash
 from mcp_tools.policy.decisions import Decisions
-from mcp_tools.policy.store import Approval, StateStore, TicketRefused
+from mcp_tools.state.store import Approval, StateStore, TicketRefused
 
 FORM_FIELD = "link_csrf"
 MAX_TICKET_CHARS = 128

@@ -18,7 +18,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_tools.policy.store import StateStore
+from mcp_tools.state.store import StateStore
 
 # One set of statements for both engines (types both read the same way): at merge, one numbered
 # migration for PostgreSQL, and the SQLite file's schema.
