@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 
 import anyio
 
+from mcp_tools.core.tooling import CallContext, Environment
 from mcp_tools.servers import calendar as calendar_ns
 from mcp_tools.servers.calendar import ical
 from mcp_tools.servers.calendar.tools import (
@@ -32,7 +33,6 @@ from mcp_tools.servers.calendar.tools import (
     events,
     events_risk,
 )
-from mcp_tools.tooling import CallContext, Environment
 
 ZONE = ZoneInfo("Europe/Berlin")
 

@@ -44,11 +44,11 @@ from mcp import Client  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
-from mcp_tools.app import App, build_app  # noqa: E402
-from mcp_tools.config import parse_config  # noqa: E402
-from mcp_tools.http import page_security  # noqa: E402
-from mcp_tools.mcp_server import build_server  # noqa: E402
+from mcp_tools.composition.app import App, build_app  # noqa: E402
+from mcp_tools.core.config import parse_config  # noqa: E402
 from mcp_tools.policy.gate import Caller  # noqa: E402
+from mcp_tools.transports.http import page_security  # noqa: E402
+from mcp_tools.transports.mcp_server import build_server  # noqa: E402
 from tests.layers import layer_of  # noqa: E402
 
 PAGE = "http://127.0.0.1:8766"

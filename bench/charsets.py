@@ -20,7 +20,7 @@ from email.parser import BytesParser
 
 from mcp_tools.servers.inbox.parsing import _parse as read_headers
 from mcp_tools.servers.inbox.parsing import parse_message
-from mcp_tools.text import decode_bytes
+from mcp_tools.util.text import decode_bytes
 from tests.servers.charset_mail import SAMPLES
 
 BODY = "\u201cQuarterly\u201d numbers \u2013 revenue \u20ac1,250 (na\u00efve estimate). " * 15_000

@@ -32,7 +32,7 @@ from revision import exported  # noqa: E402  (bench/revision.py, beside this scr
 
 def load_budget() -> Any:
     """This checkout's budget module, loaded by path so it can measure another checkout's package."""
-    spec = importlib.util.spec_from_file_location("_mcp_tools_budget", ROOT / "mcp_tools" / "budget.py")
+    spec = importlib.util.spec_from_file_location("_mcp_tools_budget", ROOT / "mcp_tools" / "transports" / "budget.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module

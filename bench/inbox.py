@@ -37,10 +37,10 @@ from email.policy import SMTP as SMTP_POLICY  # noqa: E402
 import anyio  # noqa: E402
 
 from bench.measure import percentile  # noqa: E402
+from mcp_tools.core.tooling import CallContext, Environment  # noqa: E402
 from mcp_tools.servers.inbox import NAMESPACE, tools  # noqa: E402
 from mcp_tools.servers.inbox.config import InboxConfig  # noqa: E402
 from mcp_tools.servers.inbox.service import InboxService  # noqa: E402
-from mcp_tools.tooling import CallContext, Environment  # noqa: E402
 from tests.processes import free_port  # noqa: E402
 
 ADDRESS = "inbox@bench.example"
@@ -150,7 +150,7 @@ async def one_repeat(count: int, queries: int, seed: int) -> dict[str, float]:
 
 def import_time_ms() -> float:
     code = (
-        "import time, pydantic, mcp_tools.tooling; t = time.perf_counter(); "
+        "import time, pydantic, mcp_tools.core.tooling; t = time.perf_counter(); "
         "import mcp_tools.servers.inbox; print((time.perf_counter() - t) * 1000)"
     )
     runs = [

@@ -34,7 +34,7 @@ BARE_FILES_READ = textwrap.dedent(
     from mcp_tools.servers.files import NAMESPACE
     from mcp_tools.servers.files.config import FilesConfig
     from mcp_tools.servers.files.models import ReadResult
-    from mcp_tools.tooling import CallContext, Environment
+    from mcp_tools.core.tooling import CallContext, Environment
 
     root = Path(sys.argv[1])
     kept = root.parent / "bare-server"  # its own data and state, outside the files root (which may not hold them)

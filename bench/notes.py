@@ -35,10 +35,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.measure import percentile
+from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.service import NotesService
-from mcp_tools.tooling import Environment
 
 DIMENSIONS = 384
 TOPICS = 40

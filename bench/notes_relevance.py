@@ -45,10 +45,10 @@ else:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.append(BENCH)  # last, so no bench script shadows a standard module
 
+from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.service import NotesService
-from mcp_tools.tooling import Environment
 
 PLUGINS = "02 - Community Expansions/02.05 All Community Expansions/Plugins/"
 PEOPLE = "01 - Community/People/"

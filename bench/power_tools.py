@@ -25,8 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mcp_tools.app import build_app  # noqa: E402
-from mcp_tools.config import parse_config  # noqa: E402
+from mcp_tools.composition.app import build_app  # noqa: E402
+from mcp_tools.core.config import parse_config  # noqa: E402
 from mcp_tools.policy.gate import Answer, Caller  # noqa: E402
 from tests.servers.http_requests.fixtures import fixed_resolver, local_server  # noqa: E402
 

@@ -121,7 +121,7 @@ async def web(base: Path) -> None:
 
 
 async def search_everything(base: Path) -> None:
-    from mcp_tools.app import build_app
+    from mcp_tools.composition.app import build_app
     from tests.harness import make_config
 
     paragraph = "The glacier radar survey measured the ice tongue once more. " * 200

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mcp_tools.secrets import KnownSecrets
+from mcp_tools.util.secrets import KnownSecrets
 
 WORDS = "the model reads notes files mail and writes a short answer with `inline code` and approval links".split()  # noqa: SIM905
 

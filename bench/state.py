@@ -39,11 +39,11 @@ import anyio
 import httpx2
 from mcp import Client
 
-from mcp_tools.app import build_app
-from mcp_tools.config import load_config, parse_config
-from mcp_tools.mcp_server import build_server
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.config import load_config, parse_config
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.servers import CATALOG
+from mcp_tools.transports.mcp_server import build_server
 from tests.harness import failure
 from tests.nginx import nginx
 from tests.postgres import PostgresServer

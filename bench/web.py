@@ -22,10 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from mcp_tools.core.tooling import CallContext, Environment  # noqa: E402
 from mcp_tools.servers import web  # noqa: E402
 from mcp_tools.servers.web import models as web_models  # noqa: E402
 from mcp_tools.servers.web import tools as web_tools  # noqa: E402
-from mcp_tools.tooling import CallContext, Environment  # noqa: E402
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily  # noqa: E402
 
 
@@ -37,7 +37,7 @@ def median_ms(samples: list[float]) -> str:
 
 def import_cost(rounds: int) -> tuple[list[float], list[float]]:
     """Wall time of a fresh interpreter importing the module, and of one importing only its base."""
-    base = "import mcp_tools.tooling"
+    base = "import mcp_tools.core.tooling"
     full = "import mcp_tools.servers.web"
     timings: dict[str, list[float]] = {base: [], full: []}
     for _ in range(rounds):
@@ -55,7 +55,7 @@ def first_search_cost(fake_url: str, rounds: int) -> list[float]:
         "from pathlib import Path\n"
         "from mcp_tools.servers import web\n"
         "from mcp_tools.servers.web import models as web_models, tools as web_tools\n"
-        "from mcp_tools.tooling import CallContext, Environment\n"
+        "from mcp_tools.core.tooling import CallContext, Environment\n"
         f"config = web.WebConfig(api_base_url={fake_url!r})\n"
         f"svc = web.create(config, Environment(Path('.'), Path('.'), {{'TAVILY_API_KEY': {VALID_KEY!r}}}))\n"
         "async def main():\n"
@@ -131,7 +131,7 @@ async def mcp_searches(fake_url: str, rounds: int) -> list[float]:
 
 async def main(rounds: int) -> None:
     base, full = import_cost(max(11, rounds // 20))
-    print(f"import mcp_tools.tooling (fresh process)     {median_ms(base)}")
+    print(f"import mcp_tools.core.tooling (fresh process)     {median_ms(base)}")
     print(f"import mcp_tools.servers.web (fresh process) {median_ms(full)}")
     print(f"  -> web module's own import cost ~ {(statistics.median(full) - statistics.median(base)) * 1000:.1f} ms")
 

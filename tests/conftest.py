@@ -12,10 +12,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from mcp_tools.secrets import known_secrets
 from mcp_tools.servers import CATALOG
 from mcp_tools.state.sqlite import PolicyStore
 from mcp_tools.state.store import StateStore
+from mcp_tools.util.secrets import known_secrets
 from tests.postgres import PostgresServer
 from tests.results import check_call_result
 from tests.servers.fake_google import FakeCalendar, FakeDocs, FakeDrive, FakeGmail, FakeGoogle, FakeSheets, FakeTasks

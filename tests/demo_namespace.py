@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from mcp_tools.tooling import (
+from mcp_tools.core.tooling import (
     Arguments,
     CallContext,
     Namespace,

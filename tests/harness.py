@@ -11,9 +11,9 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 
-from mcp_tools.app import App, build_app
-from mcp_tools.config import parse_config
-from mcp_tools.mcp_server import build_server
+from mcp_tools.composition.app import App, build_app
+from mcp_tools.core.config import parse_config
+from mcp_tools.transports.mcp_server import build_server
 from tests.results import error_payload
 
 ElicitBehaviour = Literal["accept", "decline", "cancel", "accept_unchecked"] | None

@@ -5,7 +5,7 @@ is the one place the layers are written down: tests/test_layering.py checks the 
 it and bench/call_flow.py counts the calls that climb back up through it. CONTRIBUTING.md says
 what each layer is for.
 
-A pattern names a module exactly (`mcp_tools.app`) or every module inside a package
+A pattern names a module exactly (`mcp_tools.composition.app`) or every module inside a package
 (`mcp_tools.approvals.*`); the most specific pattern wins, so `mcp_tools.approvals.telegram` can
 sit below the rest of `mcp_tools.approvals`.
 """
@@ -32,14 +32,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "faces",  # what people and clients talk to: transports, the text-call gateway, approval channels
         (
-            "mcp_tools.http_server",
-            "mcp_tools.http",
-            "mcp_tools.http_errors",
-            "mcp_tools.http_limits",
-            "mcp_tools.http_sessions",
-            "mcp_tools.mcp_server",
-            "mcp_tools.stdio_wire",
-            "mcp_tools.budget",  # measures tool definitions as mcp_server serves them
+            "mcp_tools.transports.http_server",
+            "mcp_tools.transports.http",
+            "mcp_tools.transports.http_errors",
+            "mcp_tools.transports.http_limits",
+            "mcp_tools.transports.http_sessions",
+            "mcp_tools.transports.mcp_server",
+            "mcp_tools.transports.stdio_wire",
+            "mcp_tools.transports.budget",  # measures tool definitions as mcp_server serves them
             *package("mcp_tools.textcalls"),
             *package("mcp_tools.tasks"),  # MCP tasks: the methods of both protocol versions and their runner
             *package("mcp_tools.approvals"),
@@ -47,10 +47,13 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             *package("mcp_tools.resources"),  # resources, icons, URL elicitation: MCP terms beside mcp_server
         ),
     ),
-    ("composition", ("mcp_tools.app", "mcp_tools.config_template")),
+    ("composition", ("mcp_tools.composition.app", "mcp_tools.composition.config_template")),
     # the out-of-band approval channels composition builds (the approvals page is a face)
     ("channels", ("mcp_tools.approvals.telegram", "mcp_tools.approvals.hook")),  # the template reads namespace configs
-    ("catalog", (*package("mcp_tools.catalog"), "mcp_tools.discovery", *package("mcp_tools.inventory"))),
+    (
+        "catalog",
+        (*package("mcp_tools.inventory.catalog"), "mcp_tools.inventory.discovery", *package("mcp_tools.inventory")),
+    ),
     (
         "policy",
         (
@@ -66,23 +69,23 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "mcp_tools",  # the package itself: its version
             "mcp_tools.servers",  # the registry of namespace names; loads a namespace by name at run time
-            "mcp_tools.tooling",
-            "mcp_tools.config",
+            "mcp_tools.core.tooling",
+            "mcp_tools.core.config",
             "mcp_tools.oauth.settings",  # the [http.oauth] config model
-            "mcp_tools.toolsets",
+            "mcp_tools.core.toolsets",
             "mcp_tools.inventory.grammar",  # the one entry grammar of [server] tools and [http.oauth] scopes
-            "mcp_tools.secrets",
-            "mcp_tools.text",
-            "mcp_tools.wording",
-            "mcp_tools.suggest",  # the one "did you mean"
-            "mcp_tools.charsets",
-            "mcp_tools.commands",
-            "mcp_tools.logs",
-            "mcp_tools.metrics",
-            "mcp_tools.net",
-            "mcp_tools.outbound",
-            "mcp_tools.sandbox",
-            "mcp_tools.private",  # the umask and modes of the server's own files
+            "mcp_tools.util.secrets",
+            "mcp_tools.util.text",
+            "mcp_tools.util.wording",
+            "mcp_tools.util.suggest",  # the one "did you mean"
+            "mcp_tools.util.charsets",
+            "mcp_tools.util.commands",
+            "mcp_tools.util.logs",
+            "mcp_tools.util.metrics",
+            "mcp_tools.util.net",
+            "mcp_tools.util.outbound",
+            "mcp_tools.util.sandbox",
+            "mcp_tools.util.private",  # the umask and modes of the server's own files
         ),
     ),
 )

@@ -18,7 +18,7 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
-from mcp_tools.tooling import ErrorKind
+from mcp_tools.core.tooling import ErrorKind
 
 ERROR_RESULT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -10,11 +10,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mcp_tools import budget
-from mcp_tools.mcp_server import tool_definition
+from mcp_tools.core.tooling import Arguments, Output, Risk, ToolSpec
 from mcp_tools.policy.gate import BoundTool
 from mcp_tools.servers import CATALOG
-from mcp_tools.tooling import Arguments, Output, Risk, ToolSpec
+from mcp_tools.transports import budget
+from mcp_tools.transports.mcp_server import tool_definition
 from tests.processes import ROOT, child_env, demo_config, run_cli
 
 

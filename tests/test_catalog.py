@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import mcp_tools
-from mcp_tools.app import build_app
-from mcp_tools.catalog import closest, declared, lookup, resolve_alias
+from mcp_tools.composition.app import build_app
+from mcp_tools.inventory.catalog import closest, declared, lookup, resolve_alias
 from mcp_tools.policy.gate import BoundTool, PolicyGate
 from mcp_tools.servers import CATALOG, load_namespace
 from tests.harness import make_config
@@ -114,12 +114,17 @@ def test_the_gate_never_calls_back_into_composition(tmp_path: Path) -> None:
     assert hints["tool"] is BoundTool  # never None: a name without a tool goes to `refuse`
     assert set(inspect.signature(PolicyGate.refuse).parameters) >= {"name", "failure", "caller"}
     imported = _imports(PACKAGE / "policy" / "gate.py")
-    assert not imported & {"mcp_tools.app", "mcp_tools.catalog", "mcp_tools.discovery", "mcp_tools.textcalls"}
+    assert not imported & {
+        "mcp_tools.composition.app",
+        "mcp_tools.inventory.catalog",
+        "mcp_tools.inventory.discovery",
+        "mcp_tools.textcalls",
+    }
 
 
 def test_approvals_and_composition_do_not_import_each_other() -> None:
     for path in (PACKAGE / "approvals").glob("*.py"):
-        assert "mcp_tools.app" not in _imports(path), path
+        assert "mcp_tools.composition.app" not in _imports(path), path
 
 
 def test_every_alias_names_a_declared_tool_and_none_takes_another_tools_name() -> None:

@@ -6,8 +6,8 @@ import codecs
 
 import pytest
 
-from mcp_tools.charsets import ENCODINGS, LABELS, decode, encoding_for
-from mcp_tools.text import decode_bytes, utf8_encoded_words, utf8_parameters
+from mcp_tools.util.charsets import ENCODINGS, LABELS, decode, encoding_for
+from mcp_tools.util.text import decode_bytes, utf8_encoded_words, utf8_parameters
 
 OUTLOOK_BYTES = b"\x93Quoted\x94 \x96 \x80 5 \x85"
 OUTLOOK_TEXT = "\u201cQuoted\u201d \u2013 \u20ac 5 \u2026"

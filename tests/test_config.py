@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.config import ConfigError, load_config, parse_config
+from mcp_tools.core.config import ConfigError, load_config, parse_config
 
 
 def test_no_config_file_means_embedded_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,7 +167,7 @@ def test_a_state_or_data_dir_that_cannot_be_made_is_a_config_error_not_a_traceba
 @pytest.fixture
 def fresh_deprecations(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each old spelling is named once a process: start this test as a new process would."""
-    from mcp_tools import config
+    from mcp_tools.core import config
 
     monkeypatch.setattr(config, "_deprecations_shown", set())
 

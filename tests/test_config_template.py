@@ -14,9 +14,9 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, Field, TypeAdapter
 
-from mcp_tools import config as config_module
-from mcp_tools.config import CORE_MODELS, NAMESPACE_TABLES, Config, load_config
-from mcp_tools.config_template import config_template, table_kind
+from mcp_tools.composition.config_template import config_template, table_kind
+from mcp_tools.core import config as config_module
+from mcp_tools.core.config import CORE_MODELS, NAMESPACE_TABLES, Config, load_config
 from mcp_tools.servers import CATALOG, SHARED_SECTIONS, load_namespace, shared_section_model
 
 HEADER = re.compile(r"^(?:# )?\[\[?([\w.\"-]+)\]\]?$")

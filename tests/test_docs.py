@@ -31,7 +31,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from mcp_tools.cli.call import cmd_call
 from mcp_tools.cli.main import build_parser, namespaces_wanted
-from mcp_tools.config import (
+from mcp_tools.core.config import (
     ConfigError,
     HttpSettings,
     PolicyRule,
@@ -40,8 +40,8 @@ from mcp_tools.config import (
     parse_config,
     validate_section,
 )
+from mcp_tools.core.tooling import ToolSpec
 from mcp_tools.servers import CATALOG, SHARED_SECTIONS, load_namespace, shared_section_model
-from mcp_tools.tooling import ToolSpec
 from tests.results import ERROR_RESULT_SCHEMA, schema_errors
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -448,8 +448,8 @@ def test_the_json_check_reads_several_values_and_checks_tool_calls() -> None:
 def test_the_config_that_config_init_writes_documents_real_options() -> None:
     """`mcp-tools config init` writes sections and options commented out: each must exist, with
     the value shown valid, as in the docs."""
-    from mcp_tools.config import NAMESPACE_TABLES
-    from mcp_tools.config_template import config_template
+    from mcp_tools.composition.config_template import config_template
+    from mcp_tools.core.config import NAMESPACE_TABLES
 
     template = config_template()
     check_config(tomllib.loads(template))
@@ -457,7 +457,7 @@ def test_the_config_that_config_init_writes_documents_real_options() -> None:
     opened = re.sub(r"(?m)^# (\[\[?[\w.\"]+\]\]?([ \t]+#.*)?|\w+ = \S.*)$", r"\1", template)
     assert opened.count("\n[") > template.count("\n[") + 8
     test_toml_examples_load_through_the_config_model(
-        Block(ROOT / "mcp_tools" / "config_template.py", 1, "toml", opened)
+        Block(ROOT / "mcp_tools" / "composition" / "config_template.py", 1, "toml", opened)
     )
     assert all(f"\n[{NAMESPACE_TABLES.get(name, name)}]\n" in opened for name in CATALOG)
 

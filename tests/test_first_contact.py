@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_tools import budget
 from mcp_tools.cli import main
-from mcp_tools.commands import DISTRIBUTION
 from mcp_tools.servers import CATALOG
+from mcp_tools.transports import budget
+from mcp_tools.util.commands import DISTRIBUTION
 from tests.processes import ROOT, child_env, demo_config, free_port, http_server, run_cli, write_config
 from tests.test_docs import BLOCKS, Block
 from tests.test_setup import blocked_env, notes_config, read_line
@@ -625,7 +625,7 @@ async def test_a_built_wheel_installs_in_a_fresh_venv_and_serves(tmp_path: Path,
         [
             str(venv / "bin" / "python"),
             "-c",
-            "import mcp_tools, mcp_tools.commands as c; print(mcp_tools.__file__);"
+            "import mcp_tools, mcp_tools.util.commands as c; print(mcp_tools.__file__);"
             " print(c.source_checkout()); print(c.pip_install('notes'))",
         ],
         capture_output=True,

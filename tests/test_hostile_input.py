@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from mcp_tools.servers.google import scopes
 from tests.harness import connect, failure, make_config
 from tests.servers.docs.fixtures import docs_settings, planning_doc

@@ -17,9 +17,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_tools.app import build_app
-from mcp_tools.config import ConfigError, weak_token
-from mcp_tools.http import build_http_app
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.config import ConfigError, weak_token
+from mcp_tools.transports.http import build_http_app
 from tests.harness import ElicitBehaviour, elicitation_handler, failure, make_config, ok
 from tests.processes import (
     DEMO_ENTRY,
@@ -547,7 +547,7 @@ async def test_a_wildcard_bind_without_allowed_hosts_serves_this_machine_and_say
 
 
 def test_a_wildcard_bind_with_allowed_hosts_takes_them_and_loopback(tmp_path: Path) -> None:
-    from mcp_tools.http import security_settings
+    from mcp_tools.transports.http import security_settings
 
     app = build_app(make_config(tmp_path, {"http": {"allowed_hosts": ["mcp.example.org"]}}))
     for host in ("0.0.0.0", "::"):

@@ -16,8 +16,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from mcp_tools.http_limits import AddressBudgets
-from mcp_tools.net import address_key
+from mcp_tools.transports.http_limits import AddressBudgets
+from mcp_tools.util.net import address_key
 from tests.processes import bearer, demo_config, free_port, http_server, run_cli
 
 pytestmark = pytest.mark.slow
@@ -321,10 +321,10 @@ def test_the_standalone_approvals_page_takes_the_limits_of_public_paths(tmp_path
 
     from mcp_tools.approvals.page import ApprovalsPage
     from mcp_tools.cli.approvals import page_server
-    from mcp_tools.config import ApprovalPageSettings, HttpSettings
-    from mcp_tools.http import page_security
+    from mcp_tools.core.config import ApprovalPageSettings, HttpSettings
     from mcp_tools.policy.decisions import Decisions
     from mcp_tools.state.sqlite import PolicyStore
+    from mcp_tools.transports.http import page_security
 
     store = PolicyStore(tmp_path / "policy.sqlite3")
     try:
@@ -344,10 +344,10 @@ def test_the_approvals_pages_long_polls_hold_no_place_of_their_tabs_address(tmp_
 
     from mcp_tools.approvals.page import ApprovalsPage, new_login_link
     from mcp_tools.cli.approvals import page_server
-    from mcp_tools.config import ApprovalPageSettings, HttpSettings
-    from mcp_tools.http import page_security
+    from mcp_tools.core.config import ApprovalPageSettings, HttpSettings
     from mcp_tools.policy.decisions import Decisions
     from mcp_tools.state.sqlite import PolicyStore
+    from mcp_tools.transports.http import page_security
 
     store = PolicyStore(tmp_path / "policy.sqlite3")
     try:

@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from mcp_tools.config import HttpSettings
-from mcp_tools.http_server import (
+from mcp_tools.core.config import HttpSettings
+from mcp_tools.transports.http_server import (
     BURSTS_IN_FLIGHT,
     RESERVED_DESCRIPTORS,
     accept_burst,

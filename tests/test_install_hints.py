@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools import commands
+from mcp_tools.util import commands
 
 
 class Recorded:
@@ -63,7 +63,7 @@ def test_not_installed_at_all_is_the_index_name(monkeypatch: pytest.MonkeyPatch)
 
 def test_this_checkout_prints_itself() -> None:
     """This test environment is an editable install of the checkout the suite runs from."""
-    root = Path(commands.__file__).resolve().parents[1]
+    root = Path(commands.__file__).resolve().parents[2]
     assert commands.installed_from() == (str(root), True)
     assert commands.pip_install("notes").endswith(f"install -e {shlex.quote(f'{root}[notes]')}")
     assert commands.pip_install("notes").startswith(("pip ", shlex.quote(sys.executable)))

@@ -12,16 +12,16 @@ import pytest
 from mcp import Client
 
 import mcp_tools
-from mcp_tools.app import build_app
-from mcp_tools.catalog import declared
-from mcp_tools.discovery import META_TOOLS
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.tooling import Risk
+from mcp_tools.inventory.catalog import declared
 from mcp_tools.inventory.chain import FILTERS, Audience
+from mcp_tools.inventory.discovery import META_TOOLS
 from mcp_tools.inventory.grammar import EntryError, covers, parse_entries
-from mcp_tools.mcp_server import build_server
 from mcp_tools.oauth.guard import Reach
 from mcp_tools.oauth.settings import OAuthSettings
 from mcp_tools.policy.gate import Caller
-from mcp_tools.tooling import Risk
+from mcp_tools.transports.mcp_server import build_server
 from tests.harness import failure, make_config
 from tests.textcalls.conftest import run
 
@@ -61,7 +61,7 @@ def steps_of(app: Any, name: str, audience: Audience = Audience()) -> dict[str, 
     "entry", ["*", "*.core", "read_only", "files", "files.extended", "files.read", "-files.delete"]
 )
 def test_selection_and_scopes_accept_the_same_entries(entry: str) -> None:
-    from mcp_tools.toolsets import parse_entries as selection_entries
+    from mcp_tools.core.toolsets import parse_entries as selection_entries
 
     assert selection_entries([entry])[0] == parse_entries([entry])[0]
     assert oauth({"s": [entry]}).scopes == {"s": [entry]}
@@ -71,8 +71,8 @@ def test_selection_and_scopes_accept_the_same_entries(entry: str) -> None:
 def test_selection_and_scopes_refuse_the_same_entries_in_the_same_words(entry: str) -> None:
     from pydantic import ValidationError
 
-    from mcp_tools.toolsets import SelectionError
-    from mcp_tools.toolsets import parse_entries as selection_entries
+    from mcp_tools.core.toolsets import SelectionError
+    from mcp_tools.core.toolsets import parse_entries as selection_entries
 
     with pytest.raises(SelectionError) as selection:
         selection_entries([entry])

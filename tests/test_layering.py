@@ -79,12 +79,12 @@ def test_cycles_are_found() -> None:
     [
         ("mcp_tools.cli", "entry points"),
         ("mcp_tools.textcalls.runner", "faces"),
-        ("mcp_tools.app", "composition"),
+        ("mcp_tools.composition.app", "composition"),
         ("mcp_tools.policy.gate", "policy"),
         ("mcp_tools.approvals.telegram", "channels"),
         ("mcp_tools.servers.files.tools", "namespaces"),
         ("mcp_tools.servers", "foundation"),
-        ("mcp_tools.tooling", "foundation"),
+        ("mcp_tools.core.tooling", "foundation"),
     ],
 )
 def test_the_most_specific_pattern_places_a_module(module: str, layer: str) -> None:

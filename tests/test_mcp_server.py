@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tools import budget, mcp_server
-from mcp_tools.app import build_app
-from mcp_tools.mcp_server import _sources_fingerprint, cached_definitions, definitions_key, tool_definition
+from mcp_tools.composition.app import build_app
+from mcp_tools.transports import budget, mcp_server
+from mcp_tools.transports.mcp_server import _sources_fingerprint, cached_definitions, definitions_key, tool_definition
 from tests.harness import make_config
 
 
@@ -64,7 +64,7 @@ def test_a_change_of_wording_or_hints_changes_the_key(tmp_path: Path, demo_names
 
 def test_the_http_header_check_finds_input_schemas_without_listing_tools(tmp_path: Path, demo_namespace: str) -> None:
     """On 2026-07-28 HTTP the SDK checks `Mcp-Param-*` headers against the called tool's input schema."""
-    from mcp_tools.mcp_server import build_server
+    from mcp_tools.transports.mcp_server import build_server
 
     app = demo_app(tmp_path)
     server = build_server(app, transport="http")
@@ -95,10 +95,10 @@ async def test_an_in_band_answer_counts_only_for_the_principal_it_was_asked_of(t
     """An input-required round trip replayed from another token's session asks again instead of running."""
     import mcp_types as types
 
-    from mcp_tools.mcp_server import CONFIRM_KEY, InputRequiredElicitation
+    from mcp_tools.core.tooling import Risk
     from mcp_tools.policy.gate import Answer, AskLater, ConfirmationRequest
     from mcp_tools.state.sqlite import PolicyStore
-    from mcp_tools.tooling import Risk
+    from mcp_tools.transports.mcp_server import CONFIRM_KEY, InputRequiredElicitation
 
     store = PolicyStore(tmp_path / "policy.sqlite3")
     request = ConfirmationRequest("demo.erase", Risk.HIGH, "Erase t", {"target": "t"}, "digest")

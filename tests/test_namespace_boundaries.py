@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import mcp_tools
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from mcp_tools.servers import CATALOG, load_namespace
 from mcp_tools.servers.google import scopes
 from tests.harness import connect, failure, make_config, ok

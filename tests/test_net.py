@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_tools.net import host_allowed, host_origin_refusal, origin_allowed
+from mcp_tools.util.net import host_allowed, host_origin_refusal, origin_allowed
 
 LOOPBACK_HOSTS = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost"]
 LOOPBACK_ORIGINS = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from mcp_tools.app import build_app
-from mcp_tools.mcp_server import build_server
+from mcp_tools.composition.app import build_app
+from mcp_tools.transports.mcp_server import build_server
 from tests.harness import make_config, ok
 from tests.servers.inbox.fixtures import INBOX_ADDRESS, simple
 from tests.servers.notes.fixtures import wait_indexed, write_vault

@@ -20,8 +20,8 @@ from jsonschema import Draft7Validator
 
 from mcp_tools import __version__
 from mcp_tools.cli.main import build_parser
-from mcp_tools.commands import DISTRIBUTION
-from mcp_tools.config import CONFIG_ENV, TELEGRAM_TOKEN_ENV
+from mcp_tools.core.config import CONFIG_ENV, TELEGRAM_TOKEN_ENV
+from mcp_tools.util.commands import DISTRIBUTION
 from tests.processes import ROOT
 
 SCHEMA_URL = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"

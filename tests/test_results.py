@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 from mcp.server.lowlevel import Server
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from tests.harness import connect, make_config
 from tests.results import InvalidResult, check_call_result, error_payload
 from tests.servers.calendar.fixtures import World, person_event, radicale_server, world_fixture  # noqa: F401  (fixtures)

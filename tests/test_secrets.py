@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, SecretStr
 
-from mcp_tools.app import build_app
-from mcp_tools.config import ConfigError, validate_section
-from mcp_tools.logs import BODY_LOGGERS, configure_logging
-from mcp_tools.secrets import KnownSecrets, known_secrets, scrub_text, strip_userinfo
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.config import ConfigError, validate_section
 from mcp_tools.servers.web import WebConfig
+from mcp_tools.util.logs import BODY_LOGGERS, configure_logging
+from mcp_tools.util.secrets import KnownSecrets, known_secrets, scrub_text, strip_userinfo
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.processes import STOP_POLL_SECONDS, run_cli, write_config
 
@@ -173,7 +173,7 @@ CONFIG_KEY = "tvly-dev-" + "Zq81mLk2PfX0aa93bQw7RtYu4Iop"
 ENV_KEY = "tvly-dev-" + "Hn52vBc8XkE1ss07pLm3NbVc6Zxa"  # same vendor tag, same length
 SHARED_PREFIX_SCRIPT = """
 import sys
-from mcp_tools.secrets import KnownSecrets
+from mcp_tools.util.secrets import KnownSecrets
 config_key, env_key = sys.argv[1:3]
 secrets = KnownSecrets()
 secrets.add(config_key)

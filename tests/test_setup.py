@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_tools.commands import pip_install
+from mcp_tools.util.commands import pip_install
 from tests.harness import failure
 from tests.processes import ROOT, child_env
 

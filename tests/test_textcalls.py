@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.app import App, build_app
+from mcp_tools.composition.app import App, build_app
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.policy.gate import Answer, Caller, ConfirmationRequest
 from mcp_tools.textcalls import (
     ALIASES,
@@ -22,7 +23,6 @@ from mcp_tools.textcalls import (
     resolve_alias,
     run_text_calls,
 )
-from mcp_tools.tooling import ToolFailure
 from tests.harness import make_config
 from tests.processes import answer_on_terminal, cli_in_process, demo_config, run_cli
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from mcp_tools.core.tooling import Arguments, ToolSpec
 from mcp_tools.servers import CATALOG, load_namespace
-from mcp_tools.tooling import Arguments, ToolSpec
 
 
 def every_tool() -> list[ToolSpec[Any, Any, Any]]:

@@ -14,11 +14,11 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from mcp_tools.app import build_app
-from mcp_tools.config import ConfigError
-from mcp_tools.mcp_server import build_server
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.config import ConfigError
+from mcp_tools.core.toolsets import DEFAULT_SELECTION, SelectionError, parse_entries, resolve
 from mcp_tools.servers import CATALOG, load_namespace
-from mcp_tools.toolsets import DEFAULT_SELECTION, SelectionError, parse_entries, resolve
+from mcp_tools.transports.mcp_server import build_server
 from tests.harness import connect, elicitation_handler, failure, make_config, ok, text_of
 
 pytestmark = pytest.mark.anyio

@@ -1,7 +1,8 @@
 """Approvals outside the chat: the approvals page, the Telegram bot and the notify hook.
 
 The policy layer (`mcp_tools.policy.channels`) knows only the small `ApprovalChannel`
-interface; this package holds the channels, and composition (`mcp_tools.app`) builds them from `[approvals]`.
+interface; this package holds the channels, and composition (`mcp_tools.composition.app`)
+builds them from `[approvals]`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
 
     from mcp_tools.approvals.page import ApprovalsPage
-    from mcp_tools.config import ApprovalPageSettings, Config
+    from mcp_tools.core.config import ApprovalPageSettings, Config
     from mcp_tools.policy.channels import OutOfBand
     from mcp_tools.state.store import StateStore
 
@@ -22,7 +23,7 @@ def page_url(config: Config) -> str:
     page = config.approvals.page
     if page.url:
         return page.url
-    from mcp_tools.net import url_host
+    from mcp_tools.util.net import url_host
 
     return f"http://{url_host(page.host)}:{page.port}/approvals"
 

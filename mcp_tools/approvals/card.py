@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp_tools.core.tooling import CallContext, Output, Risk, ToolFailure, ToolSpec
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.gate import ConfirmationRequest
 from mcp_tools.state.store import Approval, StateStore, TicketRefused, iso_time
-from mcp_tools.tooling import CallContext, Output, Risk, ToolFailure, ToolSpec
 
 CARD_URI = "ui://mcp-tools/approval.html"
 APP_MIME_TYPE = "text/html;profile=mcp-app"

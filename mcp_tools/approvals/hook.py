@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from mcp_tools.config import NotifySettings
+from mcp_tools.core.config import NotifySettings
 from mcp_tools.policy.channels import ApprovalNotice
 from mcp_tools.policy.decisions import Decisions
 
@@ -45,7 +45,7 @@ class NotifyHook:
     async def _run_command(self, payload: bytes) -> None:
         import shlex
 
-        from mcp_tools.secrets import scrub_text
+        from mcp_tools.util.secrets import scrub_text
 
         shown = scrub_text(shlex.join(self.settings.command))
         try:

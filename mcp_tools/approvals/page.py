@@ -34,14 +34,14 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from mcp_tools.approvals.link import ApprovalLinks, link_routes
-from mcp_tools.commands import mcp_tools
-from mcp_tools.config import ApprovalPageSettings
-from mcp_tools.net import host_origin_refusal, origin_authority, parse_authority
+from mcp_tools.core.config import ApprovalPageSettings
+from mcp_tools.core.tooling import Risk
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.display import asked_by
 from mcp_tools.policy.gate import ConfirmationRequest
 from mcp_tools.state.store import Approval, StateStore, iso_time
-from mcp_tools.tooling import Risk
+from mcp_tools.util.commands import mcp_tools
+from mcp_tools.util.net import host_origin_refusal, origin_authority, parse_authority
 
 logger = logging.getLogger("mcp_tools.page")
 STATIC = Path(__file__).resolve().parent / "static"

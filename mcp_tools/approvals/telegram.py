@@ -29,7 +29,7 @@ from typing import Any
 
 import anyio
 
-from mcp_tools.config import TelegramSettings
+from mcp_tools.core.config import TelegramSettings
 from mcp_tools.policy.channels import ApprovalNotice, MessageChannel
 from mcp_tools.policy.decisions import Decisions, describe_decider
 from mcp_tools.state.store import StateStore, iso_time

@@ -16,7 +16,7 @@ from mcp_tools.cli.common import (
     record_listening,
     tcp_port,
 )
-from mcp_tools.config import Config, ConfigError, HttpSettings
+from mcp_tools.core.config import Config, ConfigError, HttpSettings
 
 
 def add_commands(commands: Any) -> None:
@@ -116,8 +116,8 @@ def cmd_approvals_item(args: argparse.Namespace) -> int:
 
 def login_base(config: Config, for_http: bool) -> str:
     from mcp_tools.approvals import page_url
-    from mcp_tools.commands import mcp_tools
-    from mcp_tools.net import url_host
+    from mcp_tools.util.commands import mcp_tools
+    from mcp_tools.util.net import url_host
 
     if config.approvals.page.url:
         return page_url(config)
@@ -151,10 +151,10 @@ def cmd_approvals_login(args: argparse.Namespace) -> int:
 
 def cmd_approvals_serve(args: argparse.Namespace) -> int:
     from mcp_tools.approvals.page import ApprovalsPage, new_login_link
-    from mcp_tools.http import page_security
-    from mcp_tools.http_server import bind, serve
-    from mcp_tools.net import is_loopback, url_host
     from mcp_tools.policy.decisions import Decisions
+    from mcp_tools.transports.http import page_security
+    from mcp_tools.transports.http_server import bind, serve
+    from mcp_tools.util.net import is_loopback, url_host
 
     store, config = open_store(args)
     settings = config.approvals.page
@@ -196,7 +196,7 @@ def page_server(page: Any, limits: HttpSettings | None = None) -> Any:
 
     app = Starlette(routes=[Route("/", home), Mount("/approvals", app=page)])
     if limits is not None:
-        from mcp_tools.http_limits import Admission, Load
+        from mcp_tools.transports.http_limits import Admission, Load
 
         load = Load(limits.max_requests, limits.public_max_requests)
         app.add_middleware(Admission, settings=limits, is_public=lambda path: True, load=load)

@@ -54,8 +54,8 @@ def add_commands(commands: Any) -> None:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from mcp_tools.commands import DISTRIBUTION
-    from mcp_tools.config import ConfigError
+    from mcp_tools.core.config import ConfigError
+    from mcp_tools.util.commands import DISTRIBUTION
 
     extras = [extra.strip() for extra in args.extras.split(",") if extra.strip()]
     try:
@@ -75,7 +75,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 def manifest(python: tuple[int, int] | None = None, platform: str | None = None) -> dict[str, Any]:
     """The bundle's manifest.json: how a host starts the server, and the settings it asks for."""
-    from mcp_tools.config import TELEGRAM_TOKEN_ENV
+    from mcp_tools.core.config import TELEGRAM_TOKEN_ENV
 
     major, minor = python or sys.version_info[:2]
     platform = platform or sys.platform
@@ -161,7 +161,7 @@ def requirement_closure(distribution: str, extras: Iterable[str]) -> set[str]:
     try:
         from packaging.requirements import Requirement
     except ImportError:
-        from mcp_tools.commands import pip_install
+        from mcp_tools.util.commands import pip_install
 
         raise LookupError(f"building a bundle reads requirements with packaging: {pip_install('bundle')}") from None
     seen: dict[str, str] = {}
@@ -193,7 +193,7 @@ def bundle_files(libraries: Iterable[str]) -> Iterator[tuple[str, Path]]:
     """(name in the zip, file here) of everything the bundle holds besides manifest and entry."""
     from importlib import metadata
 
-    from mcp_tools.commands import DISTRIBUTION
+    from mcp_tools.util.commands import DISTRIBUTION
 
     for name in libraries:
         if _normal(name) == _normal(DISTRIBUTION):

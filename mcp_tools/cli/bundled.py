@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools.cli.bundle import API_ENV, BUILT_FOR_ENV, CHAT_ENV, FILES_ENV, TOOLS_ENV, VAULT_ENV
-from mcp_tools.config import TELEGRAM_TOKEN_ENV, Config, ConfigError
+from mcp_tools.core.config import TELEGRAM_TOKEN_ENV, Config, ConfigError
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def bundle_config(environ: MutableMapping[str, str]) -> Config:
 
     An unset token is taken out of `environ`, so the placeholder a host left is not read as one.
     """
-    from mcp_tools.config import parse_config
+    from mcp_tools.core.config import parse_config
 
     missing = [f"{item.title} ({item.key})" for item in SETTINGS if item.required and not setting(environ, item.env)]
     if missing:

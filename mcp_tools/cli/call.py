@@ -22,7 +22,7 @@ def add_commands(commands: Any) -> None:
 def cmd_call(args: argparse.Namespace) -> int:
     import anyio
 
-    from mcp_tools.app import build_app
+    from mcp_tools.composition.app import build_app
 
     try:
         arguments = json.loads(args.args)
@@ -60,7 +60,7 @@ def terminal_text(outcome: Any) -> str:
     if kind == "declined_by_user":
         return f"Not run ({kind}): {message.replace('the person', 'you')}"  # you are the person
     if kind == "approval_required":
-        from mcp_tools.commands import mcp_tools
+        from mcp_tools.util.commands import mcp_tools
 
         approval = str(error.get("approval_id"))
         return (

@@ -42,7 +42,7 @@ def add_commands(commands: Any) -> None:
 def cmd_call_text(args: argparse.Namespace) -> int:
     import anyio
 
-    from mcp_tools.app import build_app
+    from mcp_tools.composition.app import build_app
     from mcp_tools.textcalls import MAX_TEXT_CHARS, render_markdown, run_reply
 
     limit = 4 * MAX_TEXT_CHARS + 4  # bytes enough for the characters the parser reads; it reports the cut
@@ -102,7 +102,7 @@ def _call_text_streamed(args: argparse.Namespace, limit: int) -> int:
     """`call-text --stream`: events out (NDJSON) while the reply is still coming in."""
     import anyio
 
-    from mcp_tools.app import build_app
+    from mcp_tools.composition.app import build_app
     from mcp_tools.textcalls import stream_reply
 
     try:

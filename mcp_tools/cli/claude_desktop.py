@@ -38,7 +38,7 @@ def claude_desktop_entry(config_path: Path | None) -> dict[str, Any]:
 
 
 def cmd_install_claude(args: argparse.Namespace) -> int:
-    from mcp_tools.config import locate_config
+    from mcp_tools.core.config import locate_config
 
     # The config in use now (--config, $MCP_TOOLS_CONFIG, or the default file when it exists), pinned
     # by absolute path: Claude Desktop starts the server with another working directory and environment.

@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from mcp_tools.config import Config, ConfigError, load_config
+from mcp_tools.core.config import Config, ConfigError, load_config
 
 
 def config_of(args: argparse.Namespace) -> Config:
@@ -43,7 +43,7 @@ def namespaces_of(args: argparse.Namespace) -> list[str] | None:
     if not value:
         return None
     from mcp_tools.servers import CATALOG
-    from mcp_tools.suggest import closest
+    from mcp_tools.util.suggest import closest
 
     names = [part.strip() for part in value.split(",") if part.strip()]
     for name in names:

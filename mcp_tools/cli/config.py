@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp_tools.cli.common import config_of, tools_of, write_through
-from mcp_tools.config import default_config_path, folder_given_as_config
-from mcp_tools.wording import plural
+from mcp_tools.core.config import default_config_path, folder_given_as_config
+from mcp_tools.util.wording import plural
 
 
 def add_commands(commands: Any) -> None:
@@ -26,13 +26,13 @@ def add_commands(commands: Any) -> None:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from mcp_tools.app import build_app
-    from mcp_tools.secrets import scrub_text
+    from mcp_tools.composition.app import build_app
+    from mcp_tools.util.secrets import scrub_text
 
     config = config_of(args)
     print(f"config:    {config.source or 'none found; using embedded defaults'}")
     if config.source is None:
-        from mcp_tools.commands import mcp_tools
+        from mcp_tools.util.commands import mcp_tools
 
         print(f"           (looked for {default_config_path()}; `{mcp_tools('config', 'init')}` writes one)")
     app = build_app(config, tools=tools_of(args), diagnose=True)
@@ -46,19 +46,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     print(f"data dir:  {app.environment.data_dir}")
     tokens = sorted(config.http_tokens())
     print(f"http:      {config.http.host}:{config.http.port}, tokens: {', '.join(tokens) or 'none configured'}")
-    from mcp_tools.net import wildcard_without_names
+    from mcp_tools.util.net import wildcard_without_names
 
     unnamed = wildcard_without_names(config.http.host, config.http.allowed_hosts)
     if unnamed is not None:
         print(f"           warning: {unnamed}")
-    from mcp_tools.http_limits import exposure_warnings
+    from mcp_tools.transports.http_limits import exposure_warnings
 
     for warning in exposure_warnings(config.http):
         print(f"           warning: {warning}")
     weak = config.weak_http_tokens()
     if weak:
-        from mcp_tools.config import MAKE_TOKEN, describe_weak_tokens
-        from mcp_tools.net import is_loopback
+        from mcp_tools.core.config import MAKE_TOKEN, describe_weak_tokens
+        from mcp_tools.util.net import is_loopback
 
         what = describe_weak_tokens(weak, verb=False)
         if is_loopback(config.http.host):
@@ -129,7 +129,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_config_init(args: argparse.Namespace) -> int:
-    from mcp_tools.config_template import config_template
+    from mcp_tools.composition.config_template import config_template
 
     path = Path(args.config or os.environ.get("MCP_TOOLS_CONFIG") or default_config_path()).expanduser()
     if path.is_dir():

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from mcp_tools.config import Config, validate_section
+from mcp_tools.core.config import Config, validate_section
 from mcp_tools.servers.google.config import GoogleConfig, auth_command
 from mcp_tools.servers.google.scopes import NAMESPACES, access_levels, missing_scopes, requested_scopes, short
 
@@ -57,8 +57,8 @@ def _missing(tool: str, granted: list[str], access: dict[str, str]) -> list[str]
 
 
 def _google(config: Config) -> tuple[GoogleConfig, Any]:
+    from mcp_tools.core.tooling import Environment
     from mcp_tools.servers.google.config import token_path
-    from mcp_tools.tooling import Environment
 
     google = validate_section("google", GoogleConfig, config.sections.get("google", {}))
     environment = Environment(
@@ -154,7 +154,7 @@ def auth_google(
 
 def doctor_lines(config: Config) -> list[str]:
     """Account, granted scopes, token expiry and what the enabled tools lack; no network."""
-    from mcp_tools.config import ConfigError
+    from mcp_tools.core.config import ConfigError
     from mcp_tools.servers.google.account import read_client_secrets, read_token
     from mcp_tools.state import credentials_key
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_tools.config import Config
+from mcp_tools.core.config import Config
+from mcp_tools.core.tooling import Environment, ToolFailure
 from mcp_tools.servers.google.config import DEFAULT_ACCOUNT, GoogleConfig, auth_command
 from mcp_tools.servers.google.scopes import short
-from mcp_tools.tooling import Environment, ToolFailure
 
 GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"
 REQUIRED = ("client_id", "client_secret", "refresh_token")
@@ -63,7 +63,7 @@ def read_authorized_user(path: Path) -> dict[str, str]:
     if not isinstance(token_uri, str):
         raise ImportRefused(f"{path}: token_uri must be a string")
     parts = urlsplit(token_uri)
-    from mcp_tools.net import is_loopback
+    from mcp_tools.util.net import is_loopback
 
     if not (parts.scheme == "https" or (parts.scheme == "http" and is_loopback(parts.hostname))) or not parts.hostname:
         raise ImportRefused(f"{path}: token_uri must be an https address such as {GOOGLE_TOKEN_URI}")

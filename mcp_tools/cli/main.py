@@ -12,7 +12,7 @@ from mcp_tools import __version__
 from mcp_tools.cli import approvals, bundle, call, call_text, claude_desktop, config, serve, tools
 from mcp_tools.cli import namespaces as namespaces_group
 from mcp_tools.cli.common import quiet_broken_pipe
-from mcp_tools.config import Config, ConfigError
+from mcp_tools.core.config import Config, ConfigError
 
 
 def main(argv: Sequence[str] | None = None, config: Config | None = None) -> int:
@@ -32,15 +32,15 @@ def _main(argv: Sequence[str] | None, config: Config | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    from mcp_tools.logs import configure_logging
-    from mcp_tools.private import keep_private
-    from mcp_tools.secrets import known_secrets, scrub_text
+    from mcp_tools.util.logs import configure_logging
+    from mcp_tools.util.private import keep_private
+    from mcp_tools.util.secrets import known_secrets, scrub_text
 
     keep_private()  # the state, the config `config init` writes, and what libraries create beside them
 
     known_secrets.add_from_environ(os.environ)
     configure_logging()
-    from mcp_tools.commands import use_config
+    from mcp_tools.util.commands import use_config
 
     use_config(args.config)  # commands printed from here on reach the same config and state
     try:

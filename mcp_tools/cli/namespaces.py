@@ -61,7 +61,7 @@ def add_namespace_commands(commands: Any, namespaces: Sequence[str] | None) -> N
 def cmd_namespace(args: argparse.Namespace) -> int:
     import anyio
 
-    from mcp_tools.app import build_app
+    from mcp_tools.composition.app import build_app
 
     app = build_app(config_of(args), [args.namespace])
     command = next(c for c in app.namespaces[args.namespace].commands if c.name == args.command)

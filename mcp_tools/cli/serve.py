@@ -19,7 +19,7 @@ from mcp_tools.cli.common import (
     tcp_port,
     tools_of,
 )
-from mcp_tools.config import ConfigError
+from mcp_tools.core.config import ConfigError
 
 
 def add_commands(commands: Any) -> None:
@@ -51,15 +51,15 @@ def serving() -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import anyio
 
-    from mcp_tools.app import build_app
+    from mcp_tools.composition.app import build_app
 
     config = config_of(args)
-    from mcp_tools.logs import configure_logging
+    from mcp_tools.util.logs import configure_logging
 
     configure_logging(config.server.log_level)
     app = build_app(config, namespaces_of(args), tools_of(args))
     if args.metrics_port is not None:
-        from mcp_tools.secrets import known_secrets
+        from mcp_tools.util.secrets import known_secrets
 
         known_secrets.add(config.metrics_token())
         _serve_metrics(app, args.metrics_port)
@@ -71,8 +71,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 raise
             return quiet_broken_pipe()
         return quiet_broken_pipe() if client_left else 0
-    from mcp_tools.http import build_http_app
-    from mcp_tools.http_server import bind, serve
+    from mcp_tools.transports.http import build_http_app
+    from mcp_tools.transports.http_server import bind, serve
 
     host = args.host or config.http.host
     port = args.port if args.port is not None else config.http.port
@@ -83,8 +83,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"mcp-tools: serving streamable HTTP on http://{host}:{port}/mcp", file=sys.stderr)
     record = None
     if config.approvals.page.enabled:
-        from mcp_tools.commands import mcp_tools
-        from mcp_tools.net import url_host
+        from mcp_tools.util.commands import mcp_tools
+        from mcp_tools.util.net import url_host
 
         shown = url_host(host)
         record = record_listening(config, "http", f"http://{shown}:{port}/approvals")
@@ -103,11 +103,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _serve_metrics(app: Any, port: int) -> None:
     try:
-        from mcp_tools.metrics import serve_metrics
+        from mcp_tools.util.metrics import serve_metrics
 
         serve_metrics(port, {tool.spec.name for tool in app.tools.values()}, app.config.metrics_token())
     except ImportError:
-        from mcp_tools.commands import pip_install
+        from mcp_tools.util.commands import pip_install
 
         raise ConfigError(f"--metrics-port needs prometheus-client: {pip_install('metrics')}") from None
     except OSError as exc:
@@ -119,7 +119,7 @@ INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"  # the version tests/inspec
 
 
 def terminal_notice() -> str:
-    from mcp_tools.commands import mcp_tools
+    from mcp_tools.util.commands import mcp_tools
 
     return (
         "mcp-tools: waiting for an MCP client on stdio (this is a terminal). Connect one with "
@@ -133,8 +133,8 @@ async def _serve_stdio(app: Any) -> bool:
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from mcp_tools.mcp_server import build_server
-    from mcp_tools.stdio_wire import answering_every_request
+    from mcp_tools.transports.mcp_server import build_server
+    from mcp_tools.transports.stdio_wire import answering_every_request
 
     server = build_server(app, transport="stdio")
     serving()

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from mcp_tools.cli.common import add_namespaces_option, config_of, namespaces_of, tools_of
-from mcp_tools.config import ConfigError
+from mcp_tools.core.config import ConfigError
 
 
 def add_commands(commands: Any) -> None:
@@ -30,8 +30,8 @@ def add_commands(commands: Any) -> None:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    from mcp_tools.app import build_app
-    from mcp_tools.mcp_server import tool_definition
+    from mcp_tools.composition.app import build_app
+    from mcp_tools.transports.mcp_server import tool_definition
 
     if args.budget:  # what definitions cost needs their declarations only, not a configured namespace
         app = build_app(config_of(args), namespaces_of(args), tools_of(args), diagnose=True)
@@ -85,7 +85,7 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(line if row["served"] else f"{line}\n{'':28} not served: {row['why']}")
     hidden = len(app.tools) - len(served)
     if hidden and not args.all:
-        from mcp_tools.commands import mcp_tools
+        from mcp_tools.util.commands import mcp_tools
 
         print(
             f"{hidden} more tools of the running namespaces are not served; `{mcp_tools('tools', '--all')}` says why."
@@ -134,7 +134,7 @@ def _cannot_start(reason: str | None) -> int:
 def selected_but_not_running(app: Any) -> list[Any]:
     """The selected tools of namespaces that could not start here (no vault, no account), bound to
     no service: their definitions are the same whatever the configuration."""
-    from mcp_tools.app import wire_name
+    from mcp_tools.composition.app import wire_name
     from mcp_tools.policy.gate import BoundTool
     from mcp_tools.servers import CATALOG, load_namespace
 
@@ -157,12 +157,12 @@ def selected_but_not_running(app: Any) -> list[Any]:
 
 
 def print_budget(app: Any, served: list[Any], as_json: bool) -> int:
-    """What the served definitions cost in a model's context (`mcp_tools.budget`)."""
-    from mcp_tools import budget
+    """What the served definitions cost in a model's context (`mcp_tools.transports.budget`)."""
+    from mcp_tools.transports import budget
 
     if app.config.server.discovery == "dynamic":  # each client starts with the meta-tools too
-        from mcp_tools.app import wire_name
-        from mcp_tools.discovery import META_TOOLS
+        from mcp_tools.composition.app import wire_name
+        from mcp_tools.inventory.discovery import META_TOOLS
         from mcp_tools.policy.gate import BoundTool
 
         separator = app.config.server.wire_separator

@@ -26,7 +26,7 @@ FILTERS = ("policy", "selection", "endpoint", "reach", "view", "account")
 
 
 class Served(Protocol):
-    """What the chain needs of the catalog (`mcp_tools.catalog.Catalog`)."""
+    """What the chain needs of the catalog (`mcp_tools.inventory.catalog.Catalog`)."""
 
     dynamic: bool
 
@@ -36,7 +36,7 @@ class Served(Protocol):
 
 
 class Enabled(Protocol):
-    """A client's dynamic-discovery view (`mcp_tools.discovery.ClientToolsets`)."""
+    """A client's dynamic-discovery view (`mcp_tools.inventory.discovery.ClientToolsets`)."""
 
     enabled: set[str]
     namespace: str | None

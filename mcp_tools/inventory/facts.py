@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from mcp_tools.tooling import Risk, TaskSupport, ToolSpec, UpstreamScopes
+from mcp_tools.core.tooling import Risk, TaskSupport, ToolSpec, UpstreamScopes
 
 
 class RiskSource(Protocol):

@@ -103,7 +103,7 @@ def covers(entries: Sequence[Entry], spec: Any, running: Iterable[str] | None = 
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str:
-    from mcp_tools.suggest import closest
+    from mcp_tools.util.suggest import closest
 
     close = closest(name, candidates)
     return f"; did you mean {close[0]!r}?" if close else ""

@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from mcp_tools.net import is_loopback
+from mcp_tools.util.net import is_loopback
 
 WORD = re.compile(r"[a-z0-9]+")
 

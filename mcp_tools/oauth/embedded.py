@@ -97,9 +97,9 @@ class EmbeddedAuthorizationServer:
         import ssl
         from urllib.parse import urlsplit
 
-        from mcp_tools.net import is_loopback
-        from mcp_tools.outbound import OutboundPolicy, fetch
-        from mcp_tools.tooling import ToolFailure
+        from mcp_tools.core.tooling import ToolFailure
+        from mcp_tools.util.net import is_loopback
+        from mcp_tools.util.outbound import OutboundPolicy, fetch
 
         parts = urlsplit(url)
         if not parts.hostname or parts.path in ("", "/") or parts.fragment or parts.username:

@@ -22,10 +22,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_tools.http_limits import read_at_most, replay
 from mcp_tools.inventory.grammar import Entry, covers, parse_entries
 from mcp_tools.oauth.resource import ResourceServer, TokenRefused, principal_for
 from mcp_tools.oauth.settings import OAuthSettings
+from mcp_tools.transports.http_limits import read_at_most, replay
 
 METADATA_PREFIX = "/.well-known/oauth-protected-resource"
 DEFAULT_MAX_BODY = 4 * 1024 * 1024  # `[http] max_body_bytes`: a body the MCP endpoint would refuse is refused here
@@ -207,7 +207,7 @@ class OAuthGuard:
         self, scope: Scope, receive: Receive, send: Send, app: ASGIApp, header: str, static: str | None
     ) -> None:
         """Authenticate (a static token's name, or an access token), check reach and rate, run the app."""
-        from mcp_tools.mcp_server import CALL_BUDGET_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, REACH_SCOPE_KEY
+        from mcp_tools.transports.mcp_server import CALL_BUDGET_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, REACH_SCOPE_KEY
 
         if static is not None:
             principal, reach = static, Reach(self.settings, None)
@@ -251,7 +251,7 @@ class OAuthGuard:
         await app(scope, receive, send)
 
     def too_large(self) -> Response:
-        from mcp_tools.http_errors import too_large_error
+        from mcp_tools.transports.http_errors import too_large_error
 
         error = too_large_error(self.max_body)
         return Response(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}), 413, media_type="application/json")

@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl, urlsplit
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_tools.net import address_key, is_loopback
+from mcp_tools.util.net import address_key, is_loopback
 
 MAX_BODY_BYTES = 16_384  # a registration, or an authorization request sent as a form
 MAX_URI = 2000  # a redirect URI, a client's web page, a Client ID Metadata Document's URL

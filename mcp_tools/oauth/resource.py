@@ -342,7 +342,7 @@ def metadata_urls(issuer: str) -> list[str]:
 
 
 def _https_or_loopback(url: Any) -> str | None:
-    from mcp_tools.net import is_loopback
+    from mcp_tools.util.net import is_loopback
 
     if not isinstance(url, str):
         return None

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from mcp_tools.inventory.grammar import EntryError, parse_entry
-from mcp_tools.net import is_loopback
+from mcp_tools.util.net import is_loopback
 
 SCOPE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")  # RFC 6749 scope-token characters
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import fnmatch
 from typing import Any
 
+from mcp_tools.core.tooling import Risk, ToolSpec
 from mcp_tools.policy.rules import RulePolicy
-from mcp_tools.tooling import Risk, ToolSpec
 
 
 def acting_labels(args: Any) -> list[str]:

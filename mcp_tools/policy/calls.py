@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolFailure, ToolSpec
 from mcp_tools.policy.display import arguments_text, visible
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 

@@ -195,6 +195,6 @@ class PageChannel:
 
 def approve_command(approval_id: str) -> str:
     """The shell command that approves it, as it works from where this server runs."""
-    from mcp_tools.commands import mcp_tools
+    from mcp_tools.util.commands import mcp_tools
 
     return mcp_tools("approvals", "approve", approval_id)

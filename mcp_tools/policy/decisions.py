@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 import anyio
 
-from mcp_tools import metrics
 from mcp_tools.state.store import Approval, StateStore
+from mcp_tools.util import metrics
 
 logger = logging.getLogger("mcp_tools.policy")
 

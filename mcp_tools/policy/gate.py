@@ -14,7 +14,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from mcp_tools.config import PolicySettings
+from mcp_tools.core.config import PolicySettings
+from mcp_tools.core.tooling import Risk, ToolFailure, ToolSpec
 from mcp_tools.policy.calls import (
     Answer,
     Asker,
@@ -45,8 +46,7 @@ from mcp_tools.policy.stages.reach import ArgumentReach, Visibility
 from mcp_tools.policy.stages.run import Run
 from mcp_tools.policy.stages.run import guarded_progress as _guarded_progress
 from mcp_tools.state.store import StateStore
-from mcp_tools.text import utf8_safe
-from mcp_tools.tooling import Risk, ToolFailure, ToolSpec
+from mcp_tools.util.text import utf8_safe
 
 if TYPE_CHECKING:
     from mcp_tools.policy.channels import OutOfBand
@@ -133,7 +133,7 @@ class PolicyGate:
         return None
 
     async def refuse(self, name: str, failure: ToolFailure, caller: Caller, raw_args: Any = None) -> CallOutcome:
-        """A call the catalog found no tool for (`mcp_tools.catalog`): its audit row, and the
+        """A call the catalog found no tool for (`mcp_tools.inventory.catalog`): its audit row, and the
         answer, which is the failure as recorded."""
         started = time.perf_counter()
         kept = isinstance(raw_args, dict) and shape_refusal(name, raw_args) is None  # else the row says nothing of them

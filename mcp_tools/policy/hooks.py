@@ -2,7 +2,7 @@
 
 A tool without `facts` takes the hooks' short forms (`describe(args)`, `handler(service, args,
 ctx)`); one with them gets its facts object last in each. The branch lives here, in the policy
-layer that calls the namespace, so the contract in `mcp_tools.tooling` stays data.
+layer that calls the namespace, so the contract in `mcp_tools.core.tooling` stays data.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from mcp_tools.tooling import CallContext, Risk, ToolSpec
+from mcp_tools.core.tooling import CallContext, Risk, ToolSpec
 
 Spec = ToolSpec[Any, Any, Any, Any]
 

@@ -10,7 +10,7 @@ import itertools
 import re
 from typing import Any
 
-from mcp_tools.secrets import scrub_text
+from mcp_tools.util.secrets import scrub_text
 
 SECRET_KEY = re.compile(
     r"pass(word|wd|phrase)?|secret|token|api[_-]?key|authori[sz]ation|cookie|credential|private[_-]?key|ticket",

@@ -11,8 +11,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mcp_tools.config import PolicySettings, validate_section
-from mcp_tools.tooling import Risk, ToolSpec
+from mcp_tools.core.config import PolicySettings, validate_section
+from mcp_tools.core.tooling import Risk, ToolSpec
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,10 @@
 """The answer to arguments holding text that is not valid Unicode (a lone surrogate, which JSON
 may escape as `"doc\\udfffs"` and no UTF-8 text can hold). Finding it and making a value safe to
-write are `mcp_tools.text.not_unicode` and `utf8_safe`."""
+write are `mcp_tools.util.text.not_unicode` and `utf8_safe`."""
 
 from __future__ import annotations
 
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.core.tooling import ToolFailure
 
 
 def not_unicode_failure(where: str) -> ToolFailure:

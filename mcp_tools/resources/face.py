@@ -21,11 +21,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from mcp_types.version import is_version_at_least
 
-from mcp_tools.app import App
+from mcp_tools.composition.app import App
+from mcp_tools.core.tooling import ResourceHook, ToolFailure
 from mcp_tools.policy.gate import BoundTool, Caller, CallOutcome
 from mcp_tools.resources.icons import icon
 from mcp_tools.resources.uris import Address, BadAddress, address_of, decode_cursor, encode_cursor
-from mcp_tools.tooling import ResourceHook, ToolFailure
 
 PAGE = 100  # resources a page of resources/list holds
 RESOURCE_NOT_FOUND = -32002  # 2025-11-25; 2026-07-28 retired it for INVALID_PARAMS

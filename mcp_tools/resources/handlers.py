@@ -11,7 +11,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from mcp_tools.app import App
+from mcp_tools.composition.app import App
 from mcp_tools.policy.gate import BoundTool, Caller, CallOutcome
 from mcp_tools.resources.face import Documents, is_modern
 from mcp_tools.resources.uris import BadAddress, address_of

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from mcp_tools.tooling import Namespace
+from mcp_tools.core.tooling import Namespace
 
 CATALOG: dict[str, str] = {
     "files": "mcp_tools.servers.files",

@@ -11,8 +11,8 @@ import hmac
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from mcp_tools.config import Config, ConfigError
-from mcp_tools.secrets import known_secrets
+from mcp_tools.core.config import Config, ConfigError
+from mcp_tools.util.secrets import known_secrets
 
 if TYPE_CHECKING:
     from mcp_tools.state.store import StateStore
@@ -67,7 +67,7 @@ def open_state_store(config: Config) -> StateStore:
     try:
         from mcp_tools.state.postgres import PostgresStateStore
     except ImportError:
-        from mcp_tools.commands import pip_install
+        from mcp_tools.util.commands import pip_install
 
         raise ConfigError(f"PostgreSQL state needs psycopg: {pip_install('postgres')}") from None
     from mcp_tools.state.spool import SPOOL_FILE, AuditSpool

@@ -18,13 +18,13 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from mcp_tools import metrics
-from mcp_tools.secrets import known_secrets
 from mcp_tools.state import migrations as schema
 from mcp_tools.state.errors import StateStoreError, StateStoreUnavailable
 from mcp_tools.state.sqlite import FetchedRows
 from mcp_tools.state.storable import storable_params
 from mcp_tools.state.store import StateStore
+from mcp_tools.util import metrics
+from mcp_tools.util.secrets import known_secrets
 
 MIGRATION_LOCK = 0x6D6370746F6F6C73  # "mcptools": one migrator at a time across replicas
 NOTIFY_CHANNEL = "mcp_tools_approvals"

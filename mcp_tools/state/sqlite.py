@@ -16,13 +16,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from mcp_tools import metrics
 from mcp_tools.state.base import Connection
 from mcp_tools.state.errors import StateStoreError
 from mcp_tools.state.migrations.sqlite import apply_sqlite
 from mcp_tools.state.spool import SPOOL_FILE, AuditSpool
 from mcp_tools.state.storable import storable_params
 from mcp_tools.state.store import StateStore
+from mcp_tools.util import metrics
 
 
 class FetchedRows:

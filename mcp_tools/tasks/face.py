@@ -1,6 +1,6 @@
 """What the MCP face lends the tasks: how it reads a request and writes a tool result.
 
-`mcp_tools.mcp_server` serves the tasks and passes itself in (a module satisfies this protocol),
+`mcp_tools.transports.mcp_server` serves the tasks and passes itself in (a module satisfies this protocol),
 so the tasks follow the face's own rules (who the principal is, whether a form reaches the person,
 how a result looks) without importing the module that imports them.
 """

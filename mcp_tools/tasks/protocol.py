@@ -33,7 +33,7 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from pydantic import Field, ValidationError
 
-from mcp_tools.app import App
+from mcp_tools.composition.app import App
 from mcp_tools.policy.gate import Answer, Caller
 from mcp_tools.state.tasks import TaskRow
 from mcp_tools.tasks.face import Face, Progress
@@ -71,7 +71,7 @@ def serve_tasks(
     server: Server[Any], app: App, transport: str, namespace: str | None, view: Callable[..., Any], face: Face
 ) -> None:
     """Serve tasks on this MCP server: its methods, the task-making `tools/call`, and a runner for
-    the server's life. `face` is the MCP face that reads requests (`mcp_tools.mcp_server`)."""
+    the server's life. `face` is the MCP face that reads requests (`mcp_tools.transports.mcp_server`)."""
     tasks = Tasks(server, app, transport, namespace, view, face)
     outer = server.lifespan
 

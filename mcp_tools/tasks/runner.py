@@ -29,7 +29,7 @@ from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, Confirmat
 from mcp_tools.state.tasks import TaskRow, TaskStore
 
 if TYPE_CHECKING:
-    from mcp_tools.app import App
+    from mcp_tools.composition.app import App
     from mcp_tools.tasks.face import Face
 
 logger = logging.getLogger("mcp_tools.tasks")
@@ -54,7 +54,7 @@ def task_ttl_ms(requested_ms: int | None, approval_ttl_seconds: float) -> int:
 
 def may_wait(tool: BoundTool) -> bool:
     """Whether a call of this tool may wait for the person: high risk, or raised to it by its arguments."""
-    from mcp_tools.tooling import Risk
+    from mcp_tools.core.tooling import Risk
 
     return tool.configured_risk >= Risk.HIGH or tool.spec.dynamic_risk is not None
 

@@ -5,14 +5,14 @@ scissors-cat format (a call array, ✂️🐱, then markdown). One module per sh
 `scissors`; pure, bounded), `shapes` decides which call a JSON value is, `attempts` which object
 in prose is shaped only as a call (answered even when its name is unknown), `streaming` reads a
 reply piece by piece exactly as it reads the whole, `results` shapes what came back, and `runner`
-has the catalog (`mcp_tools.catalog`) resolve each name, aliases other systems' models write
+has the catalog (`mcp_tools.inventory.catalog`) resolve each name, aliases other systems' models write
 included, then sends the call through the same `PolicyGate` as an MCP client would, so text
 can never run anything the gate would refuse.
 """
 
 from typing import Any
 
-from mcp_tools.catalog import Alias, resolve_alias
+from mcp_tools.inventory.catalog import Alias, resolve_alias
 from mcp_tools.textcalls.calls import MAX_CALLS, MAX_TEXT_CHARS, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.results import TextCallReport, TextCallResult, render_markdown
 from mcp_tools.textcalls.runner import run_parsed_call, run_reply, run_text_calls, stream_reply
@@ -47,7 +47,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     """`ALIASES`: every alias the namespaces declare, read from them on first use."""
     if name == "ALIASES":
-        from mcp_tools import catalog
+        from mcp_tools.inventory import catalog
 
         return catalog.declared().aliases
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

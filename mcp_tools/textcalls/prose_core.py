@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_tools.catalog import is_known
+from mcp_tools.inventory.catalog import is_known
 from mcp_tools.textcalls.calls import CALL_HINT, JSON_HINT, MAX_CALLS, Event, ParsedCall, ParseProblem, Prose, label_of
 from mcp_tools.textcalls.scissors import DELIMITER_STARTS, scissors_shaped
 from mcp_tools.textcalls.shapes import (

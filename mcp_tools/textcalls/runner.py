@@ -10,16 +10,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from mcp_tools.catalog import lookup
-from mcp_tools.commands import mcp_tools
+from mcp_tools.core.tooling import ToolFailure
+from mcp_tools.inventory.catalog import lookup
 from mcp_tools.policy.gate import Caller, CallOutcome, failure_outcome
 from mcp_tools.textcalls.calls import Event, ParsedCall, ParseProblem, Prose
 from mcp_tools.textcalls.results import TextCallReport, TextCallResult, now
 from mcp_tools.textcalls.streaming import ParsedReply, StreamParser, parse_reply
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.commands import mcp_tools
 
 if TYPE_CHECKING:
-    from mcp_tools.app import App
+    from mcp_tools.composition.app import App
 
 
 async def run_reply(app: App, text: str | bytes, caller: Caller, format: str = "auto") -> TextCallReport:

@@ -10,10 +10,10 @@ import json
 import re
 from typing import Any
 
-from mcp_tools.catalog import is_known
+from mcp_tools.core.tooling import json_type
+from mcp_tools.inventory.catalog import is_known
 from mcp_tools.textcalls.calls import DELIMITER, JSON_HINT, MAX_CALLS, ParsedCall, ParseProblem
 from mcp_tools.textcalls.shapes import DECODER, UNICODE_PROBLEM, lone_surrogate
-from mcp_tools.tooling import json_type
 
 SCISSORS_KEYS = ("id", "type", "operation", "parameters", "priority")
 SCISSORS_HINT = (

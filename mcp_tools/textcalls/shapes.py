@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_tools.catalog import is_alias, is_known
+from mcp_tools.core.tooling import json_type
+from mcp_tools.inventory.catalog import is_alias, is_known
 from mcp_tools.textcalls.calls import INVALID_TOOL_CALL, MISSING_ARGUMENTS
-from mcp_tools.tooling import json_type
 
 NAME_KEYS = ("tool", "tool_name", "name", "function")  # first present wins: in flat calls "name" may be an argument
 ARGUMENT_KEYS = ("arguments", "args", "parameters", "input")

@@ -16,7 +16,7 @@ import anyio
 import httpx2
 import pytest
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from tests.harness import connect, failure, make_config
 from tests.processes import (
     DEMO_ENTRY,

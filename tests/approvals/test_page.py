@@ -12,11 +12,11 @@ from starlette.testclient import TestClient
 
 from mcp_tools.approvals.page import ApprovalsPage, new_login_link
 from mcp_tools.cli.approvals import page_server
-from mcp_tools.config import ApprovalPageSettings
-from mcp_tools.http import page_security
+from mcp_tools.core.config import ApprovalPageSettings
 from mcp_tools.policy.decisions import Decisions
 from mcp_tools.policy.redact import redact
 from mcp_tools.state.sqlite import PolicyStore
+from mcp_tools.transports.http import page_security
 
 BASE = "http://127.0.0.1:8766"
 HOSTILE = "<script>alert('x')</script>"
@@ -282,7 +282,7 @@ def test_the_sign_in_command_the_page_names_is_this_installations(store: PolicyS
     """Signed out, or with a spent link, the page names the command as the CLI would print it."""
     from html import escape
 
-    from mcp_tools.commands import mcp_tools
+    from mcp_tools.util.commands import mcp_tools
 
     client = page_client(store)
     shown = escape(mcp_tools("approvals", "login"), quote=True)

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from tests.approvals.fake_telegram import CHAT, TOKEN, FakeBotApi, running_fake
 from tests.approvals.test_page import signed_in
 from tests.harness import connect, failure, make_config

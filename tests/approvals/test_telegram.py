@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tools.app import build_app
 from mcp_tools.approvals.telegram import TelegramError
-from mcp_tools.config import ConfigError
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.config import ConfigError
 from tests.approvals.fake_telegram import CHAT, PERSON, STRANGER, TOKEN, FakeBotApi, running_fake
 from tests.harness import connect, failure, make_config, ok
 

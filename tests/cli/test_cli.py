@@ -313,12 +313,12 @@ def test_serve_imports_no_other_command_groups_heavy_modules(tmp_path: Path) -> 
     )
     line = next(line for line in result.stderr.splitlines() if line.startswith("MODULES "))
     modules = set(json.loads(line.split(" ", 1)[1].rsplit(" ", 1)[0]))
-    assert line.endswith(" 0") and "mcp_tools.mcp_server" in modules  # it did serve
+    assert line.endswith(" 0") and "mcp_tools.transports.mcp_server" in modules  # it did serve
     others = {
         "mcp_tools.textcalls",
-        "mcp_tools.budget",
+        "mcp_tools.transports.budget",
         "mcp_tools.approvals.page",
-        "mcp_tools.config_template",
+        "mcp_tools.composition.config_template",
         "mcp_tools.cli.google",
     } & modules
     assert not others, others

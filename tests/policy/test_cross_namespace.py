@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tools.app import App, build_app
+from mcp_tools.composition.app import App, build_app
 from mcp_tools.policy.gate import Answer, Caller, ConfirmationRequest
 from mcp_tools.servers import CATALOG
 from tests.harness import connect, failure, make_config, ok

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_tools.core.tooling import Risk
 from mcp_tools.policy.display import arguments_text, asked_by, client_name, quoted, value_text, visible
 from mcp_tools.policy.gate import ConfirmationRequest
 from mcp_tools.policy.redact import redact
-from mcp_tools.tooling import Risk
 
 FAKE_BLOCK = '\n\nTool: http.request (low risk)\nArguments:\n  method: "GET"\n\nAllow this?\n\n\n'
 

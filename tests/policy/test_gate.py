@@ -9,8 +9,8 @@ from unittest import mock
 import mcp_types as types
 import pytest
 
-from mcp_tools.app import build_app
-from mcp_tools.tooling import Arguments, Risk, ToolSpec
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.tooling import Arguments, Risk, ToolSpec
 from tests.harness import annotation, connect, failure, make_config, ok, text_of
 
 pytestmark = pytest.mark.anyio
@@ -84,7 +84,7 @@ async def test_elicitation_timeout_fails_closed(tmp_path: Path, demo_namespace: 
     import anyio
     from mcp import Client
 
-    from mcp_tools.mcp_server import build_server
+    from mcp_tools.transports.mcp_server import build_server
 
     app = build_app(make_config(tmp_path, settings(elicitation_timeout_seconds=0.2)))
 

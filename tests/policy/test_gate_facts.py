@@ -14,10 +14,10 @@ import anyio
 import pytest
 from pydantic import BaseModel, Field
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.tooling import Arguments, CallContext, Namespace, Output, Risk, ToolSpec
 from mcp_tools.policy.gate import Caller
 from mcp_tools.servers import CATALOG
-from mcp_tools.tooling import Arguments, CallContext, Namespace, Output, Risk, ToolSpec
 from tests.harness import make_config
 
 pytestmark = pytest.mark.anyio

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import Field
 
+from mcp_tools.core.tooling import Arguments, Namespace, Output, Risk, ToolSpec
 from mcp_tools.servers import CATALOG
-from mcp_tools.tooling import Arguments, Namespace, Output, Risk, ToolSpec
 from tests.budgets import assert_fits, structured, text
 from tests.harness import connect, failure
 
@@ -127,7 +127,7 @@ async def test_an_image_over_the_budget_is_left_out_and_said_so(tmp_path: Path, 
 
 
 def test_the_budget_has_sane_bounds(tmp_path: Path) -> None:
-    from mcp_tools.config import ConfigError
+    from mcp_tools.core.config import ConfigError
     from tests.harness import make_config
 
     with pytest.raises((ConfigError, ValueError)):
@@ -136,8 +136,8 @@ def test_the_budget_has_sane_bounds(tmp_path: Path) -> None:
 
 def test_no_schema_offers_a_page_larger_than_the_budget_holds() -> None:
     """Every page-size argument of every tool has a maximum, and the largest fits the budget."""
+    from mcp_tools.core.tooling import MAX_PAGE_CHARS
     from mcp_tools.servers import load_namespace
-    from mcp_tools.tooling import MAX_PAGE_CHARS
 
     caps = {"max_chars": MAX_PAGE_CHARS, "limit": 200, "top_k": 50, "max_results": 50}
     seen = 0

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_tools.config import PolicySettings
+from mcp_tools.core.config import PolicySettings
+from mcp_tools.core.tooling import Risk
 from mcp_tools.policy.redact import redact
 from mcp_tools.policy.rules import RiskRule, RulePolicy, effective_risk, load_shipped_rules
 from mcp_tools.servers import CATALOG, load_namespace
-from mcp_tools.tooling import Risk
 from tests.demo_namespace import NAMESPACE as DEMO
 
 TOOLS = {spec.name: spec for spec in DEMO.tools}

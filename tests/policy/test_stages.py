@@ -16,7 +16,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tools.app import App, build_app
+from mcp_tools.composition.app import App, build_app
+from mcp_tools.core.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
 from mcp_tools.policy.calls import BoundTool, Call, Caller, CallOutcome, Decision, Verdict, Waiting
 from mcp_tools.policy.stages.arguments import Shape, UnicodeText, Validate
 from mcp_tools.policy.stages.assess import AssessRisk, Precheck, Prepare
@@ -25,8 +26,7 @@ from mcp_tools.policy.stages.confirm import Confirm
 from mcp_tools.policy.stages.outgoing import Budget, Scrub
 from mcp_tools.policy.stages.reach import ArgumentReach, Visibility
 from mcp_tools.policy.stages.run import Run
-from mcp_tools.secrets import known_secrets
-from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+from mcp_tools.util.secrets import known_secrets
 from tests.harness import make_config
 
 pytestmark = pytest.mark.anyio
@@ -335,6 +335,6 @@ def test_http_takes_its_utf8_helpers_from_the_text_module_not_the_gate() -> None
     from tests.layers import imports_of, modules
 
     known = modules()
-    targets = {edge.target for edge in imports_of("mcp_tools.http", known)}
-    assert "mcp_tools.text" in targets
+    targets = {edge.target for edge in imports_of("mcp_tools.transports.http", known)}
+    assert "mcp_tools.util.text" in targets
     assert not targets & {"mcp_tools.policy.unicode", "mcp_tools.policy.gate", "mcp_tools.policy.stages"}

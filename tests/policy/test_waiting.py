@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from mcp_tools.state.sqlite import PolicyStore
 from tests.harness import connect, failure, make_config, ok
 

@@ -14,7 +14,7 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from tests.harness import connect, make_config
 
 pytestmark = pytest.mark.anyio

@@ -13,8 +13,8 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from mcp_tools.app import build_app
-from mcp_tools.mcp_server import build_server
+from mcp_tools.composition.app import build_app
+from mcp_tools.transports.mcp_server import build_server
 from tests.approvals.helpers import TOKENS, http_client
 from tests.harness import make_config, ok
 from tests.processes import demo_config, http_server, stdio_params

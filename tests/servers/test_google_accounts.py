@@ -40,9 +40,9 @@ def _by_name(tools: list[types.Tool]) -> dict[str, types.Tool]:
 async def test_with_one_account_the_tools_read_as_they_did_before_accounts(
     tmp_path: Path, google: FakeGoogle, gmail: FakeGmail
 ):
-    from mcp_tools.app import build_app
-    from mcp_tools.mcp_server import tool_definition
+    from mcp_tools.composition.app import build_app
     from mcp_tools.policy.gate import BoundTool
+    from mcp_tools.transports.mcp_server import tool_definition
     from tests.harness import make_config
 
     gmail.add(plain())

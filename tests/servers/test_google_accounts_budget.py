@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mcp_tools import budget
 from mcp_tools.policy.gate import BoundTool
 from mcp_tools.servers import CATALOG
+from mcp_tools.transports import budget
 from tests.test_budget import DEFAULT_FULL_TOKENS_PER_TOOL
 
 # the namespaces that sign in with a Google account by default (calendar speaks CalDAV unless told otherwise)

@@ -13,7 +13,7 @@ import pytest
 
 from mcp_tools.cli.google import auth_google
 from mcp_tools.cli.main import build_parser
-from mcp_tools.config import load_config
+from mcp_tools.core.config import load_config
 from mcp_tools.servers.google import scopes
 from mcp_tools.state.sealed import is_sealed
 from tests.servers.fake_google import FakeGmail, FakeGoogle

@@ -11,9 +11,9 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcp_tools.app import build_app
-from mcp_tools.http import build_http_app
-from mcp_tools.mcp_server import build_server
+from mcp_tools.composition.app import build_app
+from mcp_tools.transports.http import build_http_app
+from mcp_tools.transports.mcp_server import build_server
 from tests.harness import failure, make_config, ok
 from tests.postgres import PostgresServer
 

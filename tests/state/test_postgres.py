@@ -11,13 +11,13 @@ import anyio
 import psycopg
 import pytest
 
-from mcp_tools.config import ConfigError, parse_config
+from mcp_tools.core.config import ConfigError, parse_config
 from mcp_tools.policy.decisions import Decisions
-from mcp_tools.secrets import known_secrets
 from mcp_tools.state import open_state_store
 from mcp_tools.state.postgres import PostgresStateStore, migrations
 from mcp_tools.state.sqlite import PolicyStore
 from mcp_tools.state.store import StateStoreUnavailable
+from mcp_tools.util.secrets import known_secrets
 from tests.postgres import PostgresServer, free_port
 from tests.processes import ROOT, demo_config, run_cli
 

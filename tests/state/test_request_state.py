@@ -9,13 +9,13 @@ from collections.abc import Callable
 import mcp_types as types
 import pytest
 
-from mcp_tools.config import ConfigError, parse_config
-from mcp_tools.mcp_server import CONFIRM_KEY, InputRequiredElicitation
+from mcp_tools.core.config import ConfigError, parse_config
+from mcp_tools.core.tooling import Risk
 from mcp_tools.policy.gate import Answer, AskLater, ConfirmationRequest
-from mcp_tools.secrets import known_secrets
 from mcp_tools.state import request_state_security
 from mcp_tools.state.store import StateStore
-from mcp_tools.tooling import Risk
+from mcp_tools.transports.mcp_server import CONFIRM_KEY, InputRequiredElicitation
+from mcp_tools.util.secrets import known_secrets
 
 OpenStore = Callable[..., StateStore]
 SECRET = "a-shared-secret-of-at-least-32-bytes!!"

@@ -51,7 +51,7 @@ def test_a_plain_token_from_one_machine_still_reads(tmp_path: Path) -> None:
 
 def test_doctor_reads_a_sealed_token_with_the_secret(tmp_path: Path) -> None:
     from mcp_tools.cli.google import doctor_lines
-    from mcp_tools.config import parse_config
+    from mcp_tools.core.config import parse_config
 
     secrets_file = tmp_path / "client.json"
     secrets_file.write_text(json.dumps({"installed": {"client_id": "c", "client_secret": "s"}}))

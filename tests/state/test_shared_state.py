@@ -136,8 +136,8 @@ def test_a_principals_enabled_tools_grow_and_are_its_own(open_store: OpenStore) 
 async def test_toolsets_enabled_through_one_replica_are_served_by_the_other(postgres_url: str, tmp_path: Path) -> None:
     from mcp import Client
 
-    from mcp_tools.app import build_app
-    from mcp_tools.mcp_server import build_server
+    from mcp_tools.composition.app import build_app
+    from mcp_tools.transports.mcp_server import build_server
     from tests.harness import make_config, ok
 
     settings = {

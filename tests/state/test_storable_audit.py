@@ -13,9 +13,9 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcp_tools.app import build_app
-from mcp_tools.http import build_http_app
-from mcp_tools.mcp_server import build_server
+from mcp_tools.composition.app import build_app
+from mcp_tools.transports.http import build_http_app
+from mcp_tools.transports.mcp_server import build_server
 from tests.harness import make_config, ok
 
 pytestmark = pytest.mark.anyio

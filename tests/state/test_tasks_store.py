@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.state.store import StateStore
 from mcp_tools.state import derive_key
+from mcp_tools.state.store import StateStore
 from mcp_tools.state.tasks import TaskStore
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.app import App, build_app
+from mcp_tools.composition.app import App, build_app
 from mcp_tools.policy.gate import Caller
 from mcp_tools.textcalls import TextCallReport, run_reply
 from tests.harness import make_config

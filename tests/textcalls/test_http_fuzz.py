@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from mcp_tools.app import build_app
-from mcp_tools.http import build_http_app
+from mcp_tools.composition.app import build_app
+from mcp_tools.transports.http import build_http_app
 from tests.harness import make_config
 
 TOKEN = "tok-fuzz-0123456789abcdef"

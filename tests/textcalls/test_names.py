@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.catalog import CANONICAL, CANONICAL_NAMES, lookup, suggest
+from mcp_tools.inventory.catalog import CANONICAL, CANONICAL_NAMES, lookup, suggest
 from mcp_tools.servers import CATALOG, load_namespace
 from mcp_tools.textcalls import ALIASES, resolve_alias
 from tests.textcalls.conftest import run, text_app
@@ -156,7 +156,7 @@ def test_arguments_are_translated_into_ours(name: str, arguments: dict[str, Any]
 
 
 def test_an_argument_given_under_two_names_is_refused() -> None:
-    from mcp_tools.tooling import ToolFailure
+    from mcp_tools.core.tooling import ToolFailure
 
     with pytest.raises(ToolFailure, match="limit is given twice"):
         resolve_alias("gmail_list", {"maxResults": 5, "limit": 6})

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.policy.calls import (
     BoundTool,
     Call,
@@ -46,7 +47,6 @@ from mcp_tools.policy.calls import (
     store_unavailable,
 )
 from mcp_tools.state.store import StateStoreUnavailable
-from mcp_tools.tooling import ToolFailure
 
 logger = logging.getLogger("mcp_tools.policy")
 

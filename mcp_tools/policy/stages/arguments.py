@@ -14,11 +14,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_tools.core.tooling import ToolFailure, ToolSpec
 from mcp_tools.policy.calls import BoundTool, Call, Verdict
 from mcp_tools.policy.display import visible
 from mcp_tools.policy.unicode import not_unicode_failure
-from mcp_tools.text import not_unicode
-from mcp_tools.tooling import ToolFailure, ToolSpec
+from mcp_tools.util.text import not_unicode
 
 # No tool takes more than a few dozen arguments; an object of settings or headers a few hundred.
 MAX_ARGUMENT_NAMES = 10_000  # object keys in all of a call's arguments, at every depth
@@ -103,7 +103,7 @@ def _accepted(
 ) -> str:
     """For an unknown argument: the closest accepted one (with what it holds) and the whole list,
     once per place (`listed` holds the places already listed in this message)."""
-    from mcp_tools.suggest import closest, closest_argument
+    from mcp_tools.util.suggest import closest, closest_argument
 
     where = _model_at(model, loc[:-1])
     if where is None:

@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from mcp_tools.core.tooling import Risk, ToolFailure
 from mcp_tools.policy import hooks
 from mcp_tools.policy.accounts import account_risk
 from mcp_tools.policy.calls import BoundTool, Call, Decision, Verdict
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.stages import Gateway
 from mcp_tools.policy.stages.run import context_for
-from mcp_tools.tooling import Risk, ToolFailure
 
 if TYPE_CHECKING:
     pass

@@ -7,8 +7,8 @@ import logging
 import time
 from dataclasses import replace
 
-from mcp_tools import metrics
-from mcp_tools.config import PolicySettings
+from mcp_tools.core.config import PolicySettings
+from mcp_tools.core.tooling import Risk
 from mcp_tools.policy.calls import (
     BoundTool,
     Call,
@@ -21,7 +21,7 @@ from mcp_tools.policy.calls import (
 )
 from mcp_tools.policy.redact import redact
 from mcp_tools.state.store import AuditRow, StateStore, StateStoreUnavailable
-from mcp_tools.tooling import Risk
+from mcp_tools.util import metrics
 
 logger = logging.getLogger("mcp_tools.policy")
 

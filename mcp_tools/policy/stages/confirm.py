@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from mcp_tools import metrics
-from mcp_tools.config import PolicySettings
+from mcp_tools.core.config import PolicySettings
+from mcp_tools.core.tooling import Risk, ToolFailure
 from mcp_tools.policy import hooks
 from mcp_tools.policy.calls import (
     Answer,
@@ -36,10 +36,10 @@ from mcp_tools.policy.calls import (
 from mcp_tools.policy.redact import redact
 from mcp_tools.policy.stages import settle
 from mcp_tools.policy.stages.audit import Audit
-from mcp_tools.secrets import scrub_text
 from mcp_tools.state.store import Approval, StateStore, iso_time
-from mcp_tools.text import utf8_safe
-from mcp_tools.tooling import Risk, ToolFailure
+from mcp_tools.util import metrics
+from mcp_tools.util.secrets import scrub_text
+from mcp_tools.util.text import utf8_safe
 
 if TYPE_CHECKING:
     from mcp_tools.policy.channels import OutOfBand
@@ -272,7 +272,7 @@ class Confirm:
 
 
 def approval_required(approval: Approval, wire_name: str, places: str | None = None) -> ToolFailure:
-    from mcp_tools.commands import mcp_tools
+    from mcp_tools.util.commands import mcp_tools
 
     minutes = max(1, round((approval.expires - approval.created) / 60))
     ask = f"approve it {places} or run" if places else "run"

@@ -9,11 +9,11 @@ import logging
 from dataclasses import replace
 from typing import Any
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.policy.calls import BoundTool, Call, CallOutcome, Verdict, failure_outcome
 from mcp_tools.policy.result_budget import CHARS_PER_TOKEN, CUT_MARK, fit_structured, result_chars
-from mcp_tools.secrets import known_secrets, scrub_text
-from mcp_tools.text import plain_text, utf8_safe
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.secrets import known_secrets, scrub_text
+from mcp_tools.util.text import plain_text, utf8_safe
 
 logger = logging.getLogger("mcp_tools.policy")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.policy.calls import BoundTool, Call, Caller, Verdict
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.policy.stages import Gateway
-from mcp_tools.tooling import ToolFailure
 
 
 class Visibility:

@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 
+from mcp_tools.core.tooling import AbsentWhenNone, CallContext, Risk, ToolFailure
 from mcp_tools.policy import hooks
 from mcp_tools.policy.calls import (
     BoundTool,
@@ -21,10 +22,9 @@ from mcp_tools.policy.calls import (
 )
 from mcp_tools.policy.display import visible
 from mcp_tools.policy.stages import Gateway
-from mcp_tools.secrets import scrub_text
 from mcp_tools.state.store import StateStore
-from mcp_tools.text import plain_text, utf8_safe
-from mcp_tools.tooling import AbsentWhenNone, CallContext, Risk, ToolFailure
+from mcp_tools.util.secrets import scrub_text
+from mcp_tools.util.text import plain_text, utf8_safe
 
 logger = logging.getLogger("mcp_tools.policy")
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from mcp_tools.core.tooling import CliCommand, Environment, Namespace, NotConfigured, install_hint, missing_modules
 from mcp_tools.servers.calendar.config import (
     CalDavSettings,
     CalendarConfig,
@@ -20,7 +21,6 @@ from mcp_tools.servers.calendar.config import (
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.tools import TOOLS
 from mcp_tools.servers.google.argument import with_accounts, withheld
-from mcp_tools.tooling import CliCommand, Environment, Namespace, NotConfigured, install_hint, missing_modules
 
 if TYPE_CHECKING:
     from mcp_tools.servers.calendar.service import CalendarBackend
@@ -60,7 +60,7 @@ def _google(config: CalendarConfig, env: Environment, created: CreatedEvents) ->
 
 
 async def _check(service: CalendarBackend, options: argparse.Namespace) -> int:
-    from mcp_tools.tooling import ToolFailure
+    from mcp_tools.core.tooling import ToolFailure
 
     try:
         url = await service.check()

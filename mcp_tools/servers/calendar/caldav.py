@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 import anyio
 import anyio.to_thread
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.calendar.config import CalDavSettings
 from mcp_tools.servers.calendar.service import (
     Busy,
@@ -32,7 +33,6 @@ from mcp_tools.servers.calendar.service import (
 )
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.timeutil import Moment
-from mcp_tools.tooling import ToolFailure
 
 if TYPE_CHECKING:
     import icalendar

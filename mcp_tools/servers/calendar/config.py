@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from mcp_tools.core.tooling import NotConfigured
 from mcp_tools.servers.calendar.timeutil import WEEKDAY_NAMES, parse_working_hours
-from mcp_tools.tooling import NotConfigured
 
 PASSWORD_ENV = "MCP_TOOLS_CALDAV_PASSWORD"
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})

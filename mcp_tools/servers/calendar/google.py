@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 
 import anyio.to_thread
 
+from mcp_tools.core.tooling import Environment, ToolFailure
 from mcp_tools.servers.calendar.config import GoogleSettings
 from mcp_tools.servers.calendar.service import (
     BUSY_TOOL,
@@ -42,7 +43,6 @@ from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.timeutil import Interval, Moment, as_aware, merge_intervals
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.service import GoogleService
-from mcp_tools.tooling import Environment, ToolFailure
 
 T = TypeVar("T")
 MAX_OCCURRENCES = 5000

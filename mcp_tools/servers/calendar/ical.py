@@ -13,9 +13,9 @@ from zoneinfo import ZoneInfo
 import icalendar
 import recurring_ical_events
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.calendar.service import Changes, Occurrence, is_all_day, resolve_times
 from mcp_tools.servers.calendar.timeutil import Moment, as_aware
-from mcp_tools.tooling import ToolFailure
 
 PRODID = "-//mcp-tools//calendar//EN"
 ALLOWED_FREQUENCIES = frozenset({"DAILY", "WEEKLY", "MONTHLY", "YEARLY"})

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from mcp_tools.core.tooling import Arguments, Output
 from mcp_tools.servers.calendar.service import Occurrence
-from mcp_tools.tooling import Arguments, Output
 
 UID_PATTERN = r"^[^\x00-\x1f\x7f]{1,255}$"
 MOMENT_HELP = "ISO date or date-time; no offset: calendar's zone"

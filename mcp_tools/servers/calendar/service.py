@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 from zoneinfo import ZoneInfo
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.calendar.timeutil import Interval, Moment, as_aware
-from mcp_tools.tooling import ToolFailure
 
 if TYPE_CHECKING:
     from mcp_tools.servers.calendar.config import Settings

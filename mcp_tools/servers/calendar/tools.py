@@ -14,6 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 from mcp_tools.servers.calendar.models import (
     AvailabilityArgs,
     AvailabilityResult,
@@ -56,7 +57,6 @@ from mcp_tools.servers.calendar.timeutil import (
 )
 from mcp_tools.servers.google.aliases import PAGING
 from mcp_tools.servers.google.scopes import CALENDAR_EVENTS, CALENDAR_FREEBUSY, CALENDAR_READONLY
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 
 if TYPE_CHECKING:
     from mcp_tools.servers.calendar.service import CalendarBackend

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from mcp_tools.tooling import Arguments, Output
+from mcp_tools.core.tooling import Arguments, Output
 
 
 class SearchArgs(Arguments):

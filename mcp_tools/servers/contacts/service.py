@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.people import People
 from mcp_tools.servers.google.service import GoogleService
-from mcp_tools.tooling import Environment
 
 SEARCH_TOOL = "contacts.search"
 

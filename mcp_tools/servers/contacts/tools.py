@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolSpec, UpstreamScopes
 from mcp_tools.servers.contacts.models import Contact, SearchArgs, SearchResult
 from mcp_tools.servers.contacts.service import SEARCH_TOOL, ContactsService
 from mcp_tools.servers.google.scopes import CONTACTS_OTHER_READONLY, CONTACTS_READONLY, DIRECTORY_READONLY
-from mcp_tools.tooling import CallContext, Risk, ToolSpec, UpstreamScopes
 
 
 async def search(service: ContactsService, args: SearchArgs, ctx: CallContext) -> SearchResult:

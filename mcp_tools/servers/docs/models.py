@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
 
-from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
+from mcp_tools.core.tooling import MAX_PAGE_CHARS, Arguments, Output
 
 _URL_ID = re.compile(r"/document/(?:u/\d+/)?d/([A-Za-z0-9_-]+)")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mcp_tools.core.tooling import Environment, ToolFailure
 from mcp_tools.servers.docs.config import DocsConfig
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.service import GoogleService
-from mcp_tools.tooling import Environment, ToolFailure
 
 URL = "https://docs.google.com/document/d/{}/edit"
 APP_ACCESS_HINT = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 from mcp_tools.servers.docs.models import (
     AppendArgs,
     CreateArgs,
@@ -22,8 +23,7 @@ from mcp_tools.servers.docs.models import (
 from mcp_tools.servers.google.scopes import DOCUMENTS, DOCUMENTS_READONLY, DRIVE_FILE
 from mcp_tools.servers.google.sharing import SharingFacts, exposure_risk, told
 from mcp_tools.servers.google.text import page
-from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
+from mcp_tools.util.text import fence
 
 if TYPE_CHECKING:
     from mcp_tools.servers.docs.service import DocsService

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.core.tooling import Environment, Namespace, SearchHit, SearchHook
 from mcp_tools.servers.drive.config import DriveConfig
 from mcp_tools.servers.drive.service import READ_TOOL, SEARCH_TOOL
 from mcp_tools.servers.drive.tools import TOOLS
 from mcp_tools.servers.google.argument import with_accounts, withheld
-from mcp_tools.tooling import Environment, Namespace, SearchHit, SearchHook
 
 if TYPE_CHECKING:
     from mcp_tools.servers.drive.service import DriveService

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output, ToolFailure
+from mcp_tools.core.tooling import MAX_PAGE_CHARS, Arguments, Output, ToolFailure
 
 TypeName = Literal["document", "spreadsheet", "presentation", "folder", "pdf", "image", "video", "text"]
 

@@ -11,10 +11,10 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
+from mcp_tools.core.tooling import Environment, ToolFailure
 from mcp_tools.servers.drive.config import DriveConfig
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.service import GoogleService
-from mcp_tools.tooling import Environment, ToolFailure
 
 # The drive tools this service calls Google for (each names its scopes; `tools.py` declares them)
 SEARCH_TOOL = "drive.search"
@@ -195,7 +195,7 @@ class DriveService(GoogleService):
         return found
 
     def _fetch_text(self, meta: dict[str, Any], sheet: str) -> tuple[str, list[str], list[str]]:
-        from mcp_tools.text import declared_charset, decode_bytes
+        from mcp_tools.util.text import declared_charset, decode_bytes
 
         tool, file_id, mime = READ_TOOL, meta["id"], meta.get("mimeType", "")
         warnings: list[str] = []

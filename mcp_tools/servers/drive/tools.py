@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 from mcp_tools.servers.drive.models import (
     CreateArgs,
     DeleteArgs,
@@ -28,8 +29,7 @@ from mcp_tools.servers.drive.service import CREATE_TOOL, DELETE_TOOL, READ_TOOL,
 from mcp_tools.servers.google.aliases import PAGING
 from mcp_tools.servers.google.scopes import DRIVE, DRIVE_FILE, DRIVE_READONLY
 from mcp_tools.servers.google.sharing import SharingFacts, exposure_risk, told
-from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
+from mcp_tools.util.text import fence
 
 if TYPE_CHECKING:
     from mcp_tools.servers.drive.service import DriveService
@@ -113,7 +113,7 @@ def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | No
             f"{info.name!r} is {info.size} bytes; binary files are returned up to {service.config.max_read_bytes}",
             "pass save_to=PATH to store it in the files store",
         )
-    from mcp_tools.text import binary_page
+    from mcp_tools.util.text import binary_page
 
     data = service.download(file_id)
     offset = args.offset - args.offset % 4
@@ -127,7 +127,7 @@ def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | No
 
 async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadResult:
     if args.save_to:  # refused before the download when no name rule of the files store could take it
-        from mcp_tools.sandbox import check_key
+        from mcp_tools.util.sandbox import check_key
 
         check_key(args.save_to, "unicode", field="save_to")
     read_result: tuple[ReadResult, bytes | None] = await service.run(READ_TOOL, _read, service, args)
@@ -149,7 +149,7 @@ def render_read(result: ReadResult) -> str:
     if result.encoding == "image":
         return f"Image {result.file.id} ({result.file.type}), shown as image content.\n" + fence("Drive file", head)
     if result.encoding == "base64":
-        from mcp_tools.text import binary_head
+        from mcp_tools.util.text import binary_head
 
         size = result.file.size or 0
         where = binary_head(

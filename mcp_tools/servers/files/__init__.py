@@ -10,12 +10,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from mcp_tools.sandbox import protected_in
-from mcp_tools.servers.files.config import FilesConfig
-from mcp_tools.servers.files.resources import RESOURCES
-from mcp_tools.servers.files.service import FilesService
-from mcp_tools.servers.files.tools import READ, TOOLS
-from mcp_tools.tooling import (
+from mcp_tools.core.tooling import (
     Environment,
     Namespace,
     NotConfigured,
@@ -24,6 +19,11 @@ from mcp_tools.tooling import (
     install_hint,
     missing_modules,
 )
+from mcp_tools.servers.files.config import FilesConfig
+from mcp_tools.servers.files.resources import RESOURCES
+from mcp_tools.servers.files.service import FilesService
+from mcp_tools.servers.files.tools import READ, TOOLS
+from mcp_tools.util.sandbox import protected_in
 
 S3_KEY_ID_ENV = "MCP_TOOLS_S3_ACCESS_KEY_ID"
 S3_SECRET_ENV = "MCP_TOOLS_S3_SECRET_ACCESS_KEY"

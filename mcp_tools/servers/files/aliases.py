@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcp_tools.tooling import ToolAlias, alias_error, json_type
+from mcp_tools.core.tooling import ToolAlias, alias_error, json_type
 
 
 def edit_file_alias(arguments: dict[str, Any]) -> dict[str, Any]:

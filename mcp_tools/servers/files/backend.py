@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.core.tooling import ToolFailure
 
 StoredType = Literal["file", "folder", "link", "other"]
 Progress = Callable[[int, int], None]

@@ -7,6 +7,7 @@ import binascii
 
 import anyio.from_thread
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolFailure
 from mcp_tools.servers.files.backend import StoredEntry, check_expected
 from mcp_tools.servers.files.common import (
     TEXT_SNIFF_BYTES,
@@ -39,8 +40,7 @@ from mcp_tools.servers.files.models import (
     WriteResult,
 )
 from mcp_tools.servers.files.service import FilesService
-from mcp_tools.tooling import CallContext, Risk, ToolFailure
-from mcp_tools.wording import human_size, plural
+from mcp_tools.util.wording import human_size, plural
 
 # -- files.write ----------------------------------------------------------------------------
 
@@ -325,7 +325,7 @@ async def import_precheck(service: FilesService, args: ImportArgs, facts: Existi
     key = key_arg(service, args.path)
     refuse_folder(key, await service.run(service.store.stat, key))
     if args.url:
-        from mcp_tools.outbound import check_url
+        from mcp_tools.util.outbound import check_url
 
         if not service.config.import_hosts:
             raise ToolFailure(
@@ -337,7 +337,7 @@ async def import_precheck(service: FilesService, args: ImportArgs, facts: Existi
 
 
 async def _fetch_for_import(service: FilesService, url: str) -> tuple[bytes, str]:
-    from mcp_tools.outbound import fetch, system_resolver
+    from mcp_tools.util.outbound import fetch, system_resolver
 
     result = await fetch(
         method="GET",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import mimetypes
 
-from mcp_tools.sandbox import check_key
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.files.backend import StoredEntry, check_expected
 from mcp_tools.servers.files.models import Entry
 from mcp_tools.servers.files.service import FilesService, _fits_unicode
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.sandbox import check_key
 
 TEXT_SNIFF_BYTES = 8192
 

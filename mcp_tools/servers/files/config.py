@@ -49,7 +49,7 @@ class FilesConfig(BaseModel):
     @field_validator("import_networks")
     @classmethod
     def _networks(cls, value: list[str]) -> list[str]:
-        from mcp_tools.outbound import parse_networks
+        from mcp_tools.util.outbound import parse_networks
 
         parse_networks(value)
         return value

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolFailure
 from mcp_tools.servers.files.backend import MAX_COPIED
 from mcp_tools.servers.files.common import existing_entry, source_and_destination
 from mcp_tools.servers.files.models import CopyArgs, CopyFacts, CopyResult
 from mcp_tools.servers.files.service import FilesService
-from mcp_tools.tooling import CallContext, Risk, ToolFailure
-from mcp_tools.wording import human_size, plural
+from mcp_tools.util.wording import human_size, plural
 
 
 def copy_keys(service: FilesService, args: CopyArgs) -> tuple[str, str]:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.core.tooling import ToolFailure
 
 MAX_DIFF_CHARS = 30_000  # a diff is in the text and the structured content: both fit the result budget
 MAX_LOCATIONS_SHOWN = 10

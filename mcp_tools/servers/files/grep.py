@@ -22,12 +22,12 @@ from typing import Any
 
 import anyio.to_thread
 
-from mcp_tools.sandbox import check_key
+from mcp_tools.core.tooling import CallContext, ToolFailure
 from mcp_tools.servers.files.backend import StoredEntry, compile_glob, matches
 from mcp_tools.servers.files.models import LineHit, SearchArgs, SearchResult
 from mcp_tools.servers.files.service import FilesService
-from mcp_tools.tooling import CallContext, ToolFailure
-from mcp_tools.wording import plural
+from mcp_tools.util.sandbox import check_key
+from mcp_tools.util.wording import plural
 
 MIB = 1024 * 1024
 FILE_BYTES = 4 * MIB  # read of one file; a larger one is searched in its start and named

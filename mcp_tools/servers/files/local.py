@@ -1,4 +1,4 @@
-"""The local-folder backend: every path goes through `mcp_tools.sandbox`."""
+"""The local-folder backend: every path goes through `mcp_tools.util.sandbox`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from mcp_tools.sandbox import TEMP_SUFFIX, KeyPolicy, Sandbox, escape_name, stat_version, sweep_temp_files
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.files import versions
 from mcp_tools.servers.files.backend import (
     MAX_COPIED,
@@ -28,7 +28,7 @@ from mcp_tools.servers.files.backend import (
     read_window_from,
 )
 from mcp_tools.servers.files.versions import HASHED_FREELY, FileDigests, identity, settled, state
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.sandbox import TEMP_SUFFIX, KeyPolicy, Sandbox, escape_name, stat_version, sweep_temp_files
 
 
 def _type_of(mode: int) -> StoredType:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from mcp_tools.tooling import MAX_PAGE_CHARS, AbsentWhenNone, Arguments, Output
+from mcp_tools.core.tooling import MAX_PAGE_CHARS, AbsentWhenNone, Arguments, Output
 
 PathArg = Field(max_length=1024, description="e.g. 'docs/report.md'")
 Sha256Arg = Field(

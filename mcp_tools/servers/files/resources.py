@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_tools.core.tooling import MAX_PAGE_CHARS, ResourceBody, ResourceHook, ResourceItem, ToolFailure
 from mcp_tools.servers.files.backend import MAX_LISTED
 from mcp_tools.servers.files.common import mime_type_of
 from mcp_tools.servers.files.service import FilesService
-from mcp_tools.tooling import MAX_PAGE_CHARS, ResourceBody, ResourceHook, ResourceItem, ToolFailure
 
 
 async def items(service: FilesService, root: str, after: str | None, limit: int) -> tuple[list[ResourceItem], bool]:

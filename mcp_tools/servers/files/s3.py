@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_tools.sandbox import KeyPolicy, check_key
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.files.backend import (
     MAX_COPIED,
     READ_CHUNK,
@@ -25,7 +25,7 @@ from mcp_tools.servers.files.backend import (
     check_expected,
     read_window_from,
 )
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.sandbox import KeyPolicy, check_key
 
 DELETE_BATCH = 1000  # the most one DeleteObjects request takes
 

@@ -11,7 +11,7 @@ import re
 import time
 from typing import TYPE_CHECKING
 
-from mcp_tools.tooling import SearchHit, ToolFailure
+from mcp_tools.core.tooling import SearchHit, ToolFailure
 
 if TYPE_CHECKING:
     from mcp_tools.servers.files.service import FilesService

@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 import anyio.from_thread
 import anyio.to_thread
 
-from mcp_tools.sandbox import KeyPolicy, check_key
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.files.backend import Backend
 from mcp_tools.servers.files.config import FilesConfig
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.sandbox import KeyPolicy, check_key
 
 ResultT = TypeVar("ResultT")
 
@@ -38,7 +38,7 @@ class FilesService:
         return value
 
     def import_policy(self) -> Any:
-        from mcp_tools.outbound import OutboundPolicy, parse_networks
+        from mcp_tools.util.outbound import OutboundPolicy, parse_networks
 
         return OutboundPolicy(
             tuple(self.config.import_hosts), parse_networks(self.config.import_networks), self.config.import_plain_http

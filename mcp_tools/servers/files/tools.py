@@ -5,6 +5,15 @@ from __future__ import annotations
 import base64
 from typing import Any, Literal
 
+from mcp_tools.core.tooling import (
+    INLINE_IMAGE_TYPES,
+    MAX_INLINE_IMAGE_BYTES,
+    CallContext,
+    Risk,
+    ToolAlias,
+    ToolFailure,
+    ToolSpec,
+)
 from mcp_tools.servers.files.aliases import IMPORT_ALIAS_RENAMES, edit_file_alias, files_aliases, filesystem_edit_alias
 from mcp_tools.servers.files.backend import (
     MAX_LISTED,
@@ -67,15 +76,6 @@ from mcp_tools.servers.files.models import (
     WriteResult,
 )
 from mcp_tools.servers.files.service import FilesService
-from mcp_tools.tooling import (
-    INLINE_IMAGE_TYPES,
-    MAX_INLINE_IMAGE_BYTES,
-    CallContext,
-    Risk,
-    ToolAlias,
-    ToolFailure,
-    ToolSpec,
-)
 
 # -- files.list -----------------------------------------------------------------------------
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp_tools.core.tooling import Environment, Namespace
 from mcp_tools.servers.gmail.config import GmailConfig
 from mcp_tools.servers.gmail.tools import TOOLS
 from mcp_tools.servers.google.argument import with_accounts, withheld
-from mcp_tools.tooling import Environment, Namespace
 
 if TYPE_CHECKING:
     from mcp_tools.servers.gmail.service import GmailService

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
+from mcp_tools.core.tooling import MAX_PAGE_CHARS, Arguments, Output
 
 
 def _gmail_id(value: str) -> str:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TypeVar
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.google.scopes import CONTACTS_OTHER_READONLY, CONTACTS_READONLY, DIRECTORY_READONLY
-from mcp_tools.tooling import ToolFailure
 
 if TYPE_CHECKING:
     from mcp_tools.servers.gmail.models import ComposeArgs

@@ -10,13 +10,13 @@ import hashlib
 import time
 from typing import Any
 
+from mcp_tools.core.tooling import Environment, ToolFailure
 from mcp_tools.servers.gmail.config import GmailConfig
 from mcp_tools.servers.gmail.mime import Body, Outgoing, addresses, extract, headers_of
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.people import People
 from mcp_tools.servers.google.service import GoogleService
 from mcp_tools.servers.google.text import b64url_decode, b64url_encode
-from mcp_tools.tooling import Environment, ToolFailure
 
 # The gmail tools this service calls Google for (each names its scopes; `tools.py` declares them)
 SEARCH_TOOL = "gmail.search"

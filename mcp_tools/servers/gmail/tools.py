@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 from mcp_tools.servers.gmail.models import (
     AttachmentArgs,
     AttachmentResult,
@@ -40,8 +41,7 @@ from mcp_tools.servers.gmail.service import (
 from mcp_tools.servers.google.aliases import PAGING
 from mcp_tools.servers.google.scopes import GMAIL_COMPOSE, GMAIL_MODIFY, GMAIL_READONLY, GMAIL_SEND
 from mcp_tools.servers.google.text import page
-from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
+from mcp_tools.util.text import fence
 
 if TYPE_CHECKING:
     from mcp_tools.servers.gmail.service import GmailService
@@ -179,7 +179,7 @@ async def attachment(service: GmailService, args: AttachmentArgs, ctx: CallConte
             f"{service.config.max_attachment_bytes} bytes",
             "pass save=true to store it in the files store",
         )
-    from mcp_tools.text import binary_page
+    from mcp_tools.util.text import binary_page
 
     offset = args.offset - args.offset % 4
     encoding, chunk, total, next_offset = binary_page(data, item.content_type, offset, args.max_chars)
@@ -204,7 +204,7 @@ def render_attachment(result: AttachmentResult) -> str:
     if result.encoding == "image":
         return head + ", shown as image content"
     if result.encoding == "base64":
-        from mcp_tools.text import binary_head
+        from mcp_tools.util.text import binary_head
 
         where = binary_head(
             result.size,
@@ -228,8 +228,8 @@ def render_attachment(result: AttachmentResult) -> str:
 
 async def read_attachments(service: GmailService, args: ComposeArgs, ctx: CallContext) -> list[tuple[str, bytes]]:
     """The files-store attachments (name, bytes), read with files.read through the policy gate."""
-    from mcp_tools.sandbox import check_key
     from mcp_tools.servers.google.stored import load
+    from mcp_tools.util.sandbox import check_key
 
     for path in args.attachments:
         check_key(path, "unicode", field="attachments")  # the store applies its own rule on files.read

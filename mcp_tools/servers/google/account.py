@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from mcp_tools.net import is_loopback
-from mcp_tools.secrets import known_secrets
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.google.config import GoogleConfig, auth_command
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.net import is_loopback
+from mcp_tools.util.secrets import known_secrets
 
 REFRESH_MARGIN = dt.timedelta(minutes=5)
 TESTING_NOTE = (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mcp_tools.core.tooling import Environment, ToolFailure
 from mcp_tools.servers.google.config import (
     ALL_ACCOUNTS,
     DEFAULT_ACCOUNT,
@@ -19,7 +20,6 @@ from mcp_tools.servers.google.config import (
     signed_in,
     token_path,
 )
-from mcp_tools.tooling import Environment, ToolFailure
 
 __all__ = ["labels", "resolve", "several", "shown", "signed_in", "stored_email", "token_file"]
 

@@ -20,9 +20,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolFailure, ToolSpec
 from mcp_tools.servers.google.config import ALL_ACCOUNTS
 from mcp_tools.servers.google.merge import result_as
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 ARGUMENT = "account"
 # Reading tools that open an id another tool returned: without `account` they ask the account the id

@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, TypeVar
 
+from mcp_tools.core.tooling import ErrorKind, ToolFailure
 from mcp_tools.servers.google.account import GoogleAccount, refresh_failure
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.errors import is_retryable, map_http_error, missing_scope_failure, parse_error
 from mcp_tools.servers.google.scopes import missing_scopes
-from mcp_tools.tooling import ErrorKind, ToolFailure
 
 T = TypeVar("T")
 Key = TypeVar("Key", bound=Hashable)  # what a caller names each request of a batch by

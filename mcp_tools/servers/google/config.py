@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mcp_tools.tooling import Environment, NotConfigured
+from mcp_tools.core.tooling import Environment, NotConfigured
 
 DEFAULT_ACCOUNT = "default"  # the label of the account `mcp-tools auth google` signs in without --account
 ALL_ACCOUNTS = "all"  # what a reading tool's `account` says to ask every account at once
@@ -31,8 +31,8 @@ def check_label(label: str) -> str:
 
 
 def auth_command(account: str | None = None) -> str:
-    """`mcp-tools auth google [--account LABEL]`, spelled to work from here (`mcp_tools.commands`)."""
-    from mcp_tools.commands import mcp_tools
+    """`mcp-tools auth google [--account LABEL]`, spelled to work from here (`mcp_tools.util.commands`)."""
+    from mcp_tools.util.commands import mcp_tools
 
     if account is None or account == DEFAULT_ACCOUNT:
         return mcp_tools("auth", "google")
@@ -122,7 +122,7 @@ class GoogleConfig(BaseModel):
             return None
         from urllib.parse import urlsplit
 
-        from mcp_tools.net import is_loopback
+        from mcp_tools.util.net import is_loopback
 
         parts = urlsplit(value.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.query:
@@ -140,7 +140,7 @@ class GoogleConfig(BaseModel):
 
 
 def google_config(env: Environment) -> GoogleConfig:
-    from mcp_tools.config import validate_section
+    from mcp_tools.core.config import validate_section
 
     return validate_section("google", GoogleConfig, env.sections.get("google", {}))
 
@@ -165,7 +165,7 @@ def require_libraries(extra: str) -> None:
     for name in LIBRARIES:
         root = name.split(".")[0]
         if importlib.util.find_spec(root) is None:
-            from mcp_tools.commands import pip_install
+            from mcp_tools.util.commands import pip_install
 
             error = ImportError(f"{root} is missing; run: {pip_install(extra)}")
             error.name = root

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.google.account import reauth_hint
 from mcp_tools.servers.google.config import auth_command
 from mcp_tools.servers.google.scopes import short
-from mcp_tools.tooling import ToolFailure
 
 RATE_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
 SCOPE_REASONS = frozenset({"insufficientPermissions", "ACCESS_TOKEN_SCOPE_INSUFFICIENT"})

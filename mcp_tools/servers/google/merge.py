@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.core.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
 KEPT_CURSORS = 512  # merged cursors a server remembers (oldest forgotten first)
 CURSOR_PREFIX = "all."

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mcp_tools.core.tooling import Risk, ToolFailure
 from mcp_tools.servers.google.config import GoogleConfig
-from mcp_tools.tooling import Risk, ToolFailure
 
 
 def narrowed(args: tuple[Any, ...], google: GoogleConfig, label: str, namespace: str) -> tuple[Any, ...]:

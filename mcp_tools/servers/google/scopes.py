@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mcp_tools.tooling import UpstreamScopes
+from mcp_tools.core.tooling import UpstreamScopes
 
 PREFIX = "https://www.googleapis.com/auth/"
 GMAIL_READONLY = PREFIX + "gmail.readonly"

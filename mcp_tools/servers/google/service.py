@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mcp_tools.core.tooling import Environment, ToolFailure
 from mcp_tools.servers.google.config import DEFAULT_ACCOUNT, GoogleConfig, token_path
-from mcp_tools.tooling import Environment, ToolFailure
 
 if TYPE_CHECKING:
     from mcp_tools.servers.google.client import GoogleClient

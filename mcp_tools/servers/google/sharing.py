@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_tools.tooling import Risk, ToolFailure
+from mcp_tools.core.tooling import Risk, ToolFailure
 
 SHARING_FIELDS = "id,name,ownedByMe,shared,owners(emailAddress,me),permissions(type,role,emailAddress,domain)"
 UNKNOWN = "people this server could not check (Drive did not say who can open it)"

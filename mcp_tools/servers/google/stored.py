@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from mcp_tools.tooling import CallContext, ToolFailure
+from mcp_tools.core.tooling import CallContext, ToolFailure
 
 
 async def save(ctx: CallContext, path: str, data: bytes) -> dict[str, Any]:
@@ -29,7 +29,7 @@ async def save_named(ctx: CallContext, folder: str, filename: str, data: bytes) 
 
     The store's rule (`[files] names`) belongs to the files namespace, so the name the person
     would recognise is tried first and, when the store refuses it, the strict ASCII form."""
-    from mcp_tools.sandbox import safe_name
+    from mcp_tools.util.sandbox import safe_name
 
     own, strict = safe_name(filename, "unicode", fallback="attachment"), safe_name(filename, fallback="attachment")
     if own != strict:

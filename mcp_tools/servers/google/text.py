@@ -9,8 +9,8 @@ from __future__ import annotations
 import base64
 import re
 
-from mcp_tools.text import decode_bytes, fence, html_to_text
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.core.tooling import ToolFailure
+from mcp_tools.util.text import decode_bytes, fence, html_to_text
 
 __all__ = ["b64url_decode", "b64url_encode", "decode_bytes", "fence", "html_to_text", "is_browser_stub", "page"]
 

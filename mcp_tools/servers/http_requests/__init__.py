@@ -5,11 +5,11 @@ Settings live in `[http.outbound]` (`[http]` itself configures the server's own 
 
 from __future__ import annotations
 
-from mcp_tools.secrets import known_secrets
+from mcp_tools.core.tooling import Environment, Namespace, NotConfigured
 from mcp_tools.servers.http_requests.config import HttpConfig
 from mcp_tools.servers.http_requests.service import HttpService, expand_credentials
 from mcp_tools.servers.http_requests.tools import TOOLS
-from mcp_tools.tooling import Environment, Namespace, NotConfigured
+from mcp_tools.util.secrets import known_secrets
 
 
 def create(config: HttpConfig, env: Environment) -> HttpService:

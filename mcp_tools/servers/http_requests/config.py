@@ -6,8 +6,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from mcp_tools.outbound import parse_networks
-from mcp_tools.tooling import MAX_PAGE_CHARS
+from mcp_tools.core.tooling import MAX_PAGE_CHARS
+from mcp_tools.util.outbound import parse_networks
 
 KIB = 1024
 MIB = 1024 * KIB

@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from mcp_tools.outbound import RESERVED_HEADERS
+from mcp_tools.core.tooling import Arguments, Output
 from mcp_tools.servers.http_requests.config import HEADER_NAME
-from mcp_tools.tooling import Arguments, Output
+from mcp_tools.util.outbound import RESERVED_HEADERS
 
 Method = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 

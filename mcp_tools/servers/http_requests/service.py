@@ -11,9 +11,9 @@ from urllib.parse import quote
 
 from pydantic import BaseModel
 
-from mcp_tools.outbound import OutboundPolicy, Resolver, parse_networks, system_resolver
+from mcp_tools.core.tooling import NotConfigured
 from mcp_tools.servers.http_requests.config import HEADER_NAME, HttpConfig
-from mcp_tools.tooling import NotConfigured
+from mcp_tools.util.outbound import OutboundPolicy, Resolver, parse_networks, system_resolver
 
 # DEL#
 # DEL#

@@ -7,10 +7,10 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcp_tools.outbound import FetchResult, check_url, fetch
+from mcp_tools.core.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 from mcp_tools.servers.http_requests.models import RequestArgs, RequestResult
 from mcp_tools.servers.http_requests.service import HttpService, StoredResponse
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
+from mcp_tools.util.outbound import FetchResult, check_url, fetch
 
 SAFE_METHODS = ("GET", "HEAD")
 TEXT_TYPES = re.compile(r"^(text/|application/([\w.+-]*\+)?(json|xml|javascript|x-www-form-urlencoded|yaml|csv))")
@@ -57,7 +57,7 @@ def _decode(body: bytes, content_type: str) -> str | None:
     charset = re.search(r"charset=\"?([\w.:-]+)", content_type, re.IGNORECASE)
     try:
         if charset:
-            from mcp_tools.charsets import decode, encoding_for
+            from mcp_tools.util.charsets import decode, encoding_for
 
             encoding = encoding_for(charset.group(1))  # as a browser reads the label
             return None if encoding is None else decode(body, encoding)
@@ -92,7 +92,7 @@ def _page(service: HttpService, stored: StoredResponse, offset: int, max_chars: 
         )
     if len(stored.body) > service.config.max_base64_bytes:
         return RequestResult(**common, encoding="omitted", body="", offset=0, total=len(stored.body), next_offset=None)
-    from mcp_tools.text import binary_page
+    from mcp_tools.util.text import binary_page
 
     content_type = stored.headers.get("content-type", "")
     start = offset - offset % 4

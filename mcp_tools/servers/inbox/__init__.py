@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from mcp_tools.core.tooling import Environment, HttpRoute, Namespace, SearchHit, SearchHook, ToolFailure
 from mcp_tools.servers.inbox.cli import COMMANDS
 from mcp_tools.servers.inbox.config import InboxConfig
 from mcp_tools.servers.inbox.tools import READ, TOOLS
-from mcp_tools.tooling import Environment, HttpRoute, Namespace, SearchHit, SearchHook, ToolFailure
 
 if TYPE_CHECKING:
     from mcp_tools.servers.inbox.service import InboxService

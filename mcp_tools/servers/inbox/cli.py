@@ -8,8 +8,8 @@ import logging
 import sys
 from typing import TYPE_CHECKING, BinaryIO
 
-from mcp_tools.net import is_loopback
-from mcp_tools.tooling import CliCommand, install_hint, missing_modules
+from mcp_tools.core.tooling import CliCommand, install_hint, missing_modules
+from mcp_tools.util.net import is_loopback
 
 if TYPE_CHECKING:
     from mcp_tools.servers.inbox.service import InboxService

@@ -6,8 +6,8 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from mcp_tools.core.tooling import HttpRoute
 from mcp_tools.servers.inbox.service import EmptyMessage, InboxService, MessageTooLarge
-from mcp_tools.tooling import HttpRoute
 
 logger = logging.getLogger("mcp_tools.inbox")
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
+from mcp_tools.core.tooling import MAX_PAGE_CHARS, Arguments, Output
 
 LAST_DAY = date(9999, 12, 30)  # the day after must still be a date
 

@@ -18,9 +18,9 @@ from email import policy
 from email.message import Message
 from email.parser import BytesParser
 
-from mcp_tools.charsets import encoding_for
 from mcp_tools.servers.inbox.forwarding import FORWARD_HEADER, FORWARD_MARKER
-from mcp_tools.text import decode_bytes, html_to_text, normalise_whitespace, utf8_encoded_words, utf8_parameters
+from mcp_tools.util.charsets import encoding_for
+from mcp_tools.util.text import decode_bytes, html_to_text, normalise_whitespace, utf8_encoded_words, utf8_parameters
 
 MAX_FORWARD_DEPTH = 8
 MAX_PARTS = 500

@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 
 import anyio
 
+from mcp_tools.core.tooling import Environment, NotConfigured
 from mcp_tools.servers.inbox.config import InboxConfig
 from mcp_tools.servers.inbox.store import BlobStore, MessageStore, NewMessage
 from mcp_tools.servers.inbox.summary import SummaryEndpoint, summarise
-from mcp_tools.tooling import Environment, NotConfigured
 
 logger = logging.getLogger("mcp_tools.inbox")
 

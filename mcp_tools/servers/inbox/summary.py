@@ -11,8 +11,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from mcp_tools.secrets import known_secrets
 from mcp_tools.servers.inbox.forwarding import FORWARD_HEADER, FORWARD_MARKER
+from mcp_tools.util.secrets import known_secrets
 
 logger = logging.getLogger("mcp_tools.inbox")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolFailure, ToolSpec
 from mcp_tools.servers.inbox.models import (
     AttachmentArgs,
     AttachmentInfo,
@@ -18,8 +19,7 @@ from mcp_tools.servers.inbox.models import (
     SearchArgs,
     SearchResult,
 )
-from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolFailure, ToolSpec
+from mcp_tools.util.text import fence
 
 if TYPE_CHECKING:
     from mcp_tools.servers.inbox.service import InboxService
@@ -124,7 +124,7 @@ async def read(service: InboxService, args: ReadArgs, ctx: CallContext) -> ReadR
 
 
 async def attachment(service: InboxService, args: AttachmentArgs, ctx: CallContext) -> AttachmentResult:
-    from mcp_tools.text import decode_bytes
+    from mcp_tools.util.text import decode_bytes
 
     message = await _load(service, args.id)
     items = message["attachments"]
@@ -156,7 +156,7 @@ async def attachment(service: InboxService, args: AttachmentArgs, ctx: CallConte
         "size": item["size"],
     }
     if not textual:
-        from mcp_tools.text import binary_page
+        from mcp_tools.util.text import binary_page
 
         offset = args.offset - args.offset % 4
         encoding, chunk, total, next_offset = binary_page(data, item["content_type"], offset, args.max_chars)
@@ -222,7 +222,7 @@ def render_attachment(result: AttachmentResult) -> str:
     if result.encoding == "image":
         return position + f", {result.size:,} bytes, shown as image content"
     if result.encoding == "base64":
-        from mcp_tools.text import binary_head
+        from mcp_tools.util.text import binary_head
 
         where = binary_head(
             result.size,

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from mcp_tools.sandbox import sweep_temp_files
+from mcp_tools.core.tooling import CliCommand, Environment, Namespace, SearchHit, SearchHook
 from mcp_tools.servers.notes.cli import _embeddings_arguments, _embeddings_command, _index_arguments, _index_command
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.resources import RESOURCES
 from mcp_tools.servers.notes.tools import READ, TOOLS
-from mcp_tools.tooling import CliCommand, Environment, Namespace, SearchHit, SearchHook
+from mcp_tools.util.sandbox import sweep_temp_files
 
 if TYPE_CHECKING:
     from mcp_tools.servers.notes.service import NotesService

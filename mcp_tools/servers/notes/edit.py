@@ -13,10 +13,10 @@ import posixpath
 import threading
 from typing import Protocol
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.keys import NOTE_SUFFIX, unified_diff
 from mcp_tools.servers.notes.markdown import Heading, name_key, parse_note, split_frontmatter
-from mcp_tools.tooling import ToolFailure
 
 MAX_DIFF_CHARS = 6000
 

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from mcp_tools.core.tooling import Environment, NotConfigured
 from mcp_tools.servers.notes.config import NotesConfig
-from mcp_tools.tooling import Environment, NotConfigured
 
 DEFAULT_FASTEMBED_MODEL = "BAAI/bge-small-en-v1.5"
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
@@ -128,7 +128,7 @@ class FastEmbedder:
                 try:
                     from fastembed import TextEmbedding
                 except ImportError:
-                    from mcp_tools.commands import pip_install
+                    from mcp_tools.util.commands import pip_install
 
                     raise EmbeddingError(f"fastembed is not installed (run: {pip_install('embeddings')})") from None
                 options: dict[str, Any] = {"model_name": self.model, "cache_dir": str(self.cache_dir)}

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.notes.markdown import jsonable, parse_yaml, split_frontmatter
-from mcp_tools.tooling import ToolFailure
 
 TOP_KEY_RE = re.compile(r"^(?:'([^']*)'|\"([^\"]*)\"|([^\s#'\"][^:]*?))[ \t]*:(?:[ \t]|$)")
 

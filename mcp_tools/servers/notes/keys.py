@@ -8,9 +8,9 @@ import posixpath
 import re
 from typing import Protocol
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.notes.links import NOTE_SUFFIX
 from mcp_tools.servers.notes.markdown import ParsedNote, name_key, parse_note, plain_title
-from mcp_tools.tooling import ToolFailure
 
 __all__ = ["MAX_DIFF_CHARS", "NOTE_SUFFIX", "FragmentChecker", "heading_key", "note_key", "unified_diff"]
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from mcp_tools.tooling import MAX_PAGE_CHARS, Arguments, Output
+from mcp_tools.core.tooling import MAX_PAGE_CHARS, Arguments, Output
 
 SHA256 = Field(
     default=None,

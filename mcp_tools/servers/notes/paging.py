@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.core.tooling import ToolFailure
 
 
 def paginate(rows: list[Any], limit: int, cursor: str | None) -> tuple[int, list[Any], str | None]:

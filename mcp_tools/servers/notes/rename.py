@@ -11,13 +11,13 @@ import threading
 import unicodedata
 from typing import Any, Protocol
 
-from mcp_tools.sandbox import Sandbox
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.index import NoteIndex
 from mcp_tools.servers.notes.keys import NOTE_SUFFIX, FragmentChecker, note_key, unified_diff
 from mcp_tools.servers.notes.links import Resolution, Resolver, rewrite_link, splice, stem_of
 from mcp_tools.servers.notes.markdown import Link, parse_note
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.sandbox import Sandbox
 
 
 class RenameHost(Protocol):

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mcp_tools.core.tooling import MAX_PAGE_CHARS, ResourceBody, ResourceHook, ResourceItem, ToolFailure
 from mcp_tools.servers.notes.config import DEFAULT_VAULT
-from mcp_tools.tooling import MAX_PAGE_CHARS, ResourceBody, ResourceHook, ResourceItem, ToolFailure
 
 if TYPE_CHECKING:  # the service loads with the namespace's first use, not at start-up
     from mcp_tools.servers.notes.service import NotesService

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from mcp_tools.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow, stat_version
+from mcp_tools.core.tooling import Environment, NotConfigured, ToolFailure
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.dates import format_day, render_template
@@ -34,7 +34,7 @@ from mcp_tools.servers.notes.markdown import parse_note, section_span
 from mcp_tools.servers.notes.paging import paginate, text_page
 from mcp_tools.servers.notes.rename import Renaming
 from mcp_tools.servers.notes.search import lexical_hits, name_matches, rank, vector_hits
-from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
+from mcp_tools.util.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow, stat_version
 
 EMBED_BATCH = 64
 RECONCILE_BATCH = 100

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 from mcp_tools.servers.notes import models as m
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
-from mcp_tools.wording import human_size, plural
+from mcp_tools.util.wording import human_size, plural
 
 if TYPE_CHECKING:  # the service module (regexes, SQLite, sandbox) loads only when the namespace starts
     from mcp_tools.servers.notes.service import NotesService

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from mcp_tools.core.tooling import Environment, NotConfigured, ToolFailure
 from mcp_tools.servers.notes.config import DEFAULT_VAULT, NotesConfig, VaultConfig
 from mcp_tools.servers.notes.models import NoteOutput
 from mcp_tools.servers.notes.service import NotesService
-from mcp_tools.tooling import Environment, NotConfigured, ToolFailure
 
 ResultT = TypeVar("ResultT")
 

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 
 import anyio
 
-from mcp_tools.sandbox import TEMP_SUFFIX, escape_name
 from mcp_tools.servers.notes.keys import NOTE_SUFFIX
 from mcp_tools.servers.notes.service import NotesService
+from mcp_tools.util.sandbox import TEMP_SUFFIX, escape_name
 
 
 def classify(root: str, changed: Iterable[str]) -> tuple[set[str], bool]:

@@ -8,10 +8,10 @@ others back.
 
 from __future__ import annotations
 
+from mcp_tools.core.tooling import Environment, Namespace, NotConfigured
 from mcp_tools.servers.search.config import SearchConfig
 from mcp_tools.servers.search.service import SearchService
 from mcp_tools.servers.search.tools import TOOLS
-from mcp_tools.tooling import Environment, Namespace, NotConfigured
 
 
 def create(config: SearchConfig, env: Environment) -> SearchService:

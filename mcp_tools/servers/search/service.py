@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from mcp_tools.core.tooling import SearchSource
 from mcp_tools.servers.search.config import SearchConfig
-from mcp_tools.tooling import SearchSource
 
 
 class SearchService:

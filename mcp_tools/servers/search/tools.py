@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp_tools.core.tooling import CallContext, Risk, SearchHit, SearchSource, ToolAlias, ToolFailure, ToolSpec
 from mcp_tools.servers.search.models import AllArgs, AllResult, Partial, Result
 from mcp_tools.servers.search.service import SearchService
-from mcp_tools.tooling import CallContext, Risk, SearchHit, SearchSource, ToolAlias, ToolFailure, ToolSpec
 
 MAX_SNIPPET_CHARS = 300
 MAX_TITLE_CHARS = 200

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator, model_validator
 
+from mcp_tools.core.tooling import Arguments, Output
 from mcp_tools.servers.sheets import a1
-from mcp_tools.tooling import Arguments, Output
 
 MAX_CELL_CHARS = 50_000  # Google's limit for one cell
 MAX_ROWS_PER_CALL = 10_000

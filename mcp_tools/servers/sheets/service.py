@@ -13,11 +13,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_tools.core.tooling import Environment, ToolFailure
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.service import GoogleService
 from mcp_tools.servers.sheets import a1
 from mcp_tools.servers.sheets.config import SheetsConfig
-from mcp_tools.tooling import Environment, ToolFailure
 
 # The sheets tools this service calls Google for (each names its scopes; `tools.py` declares them)
 READ_TOOL = "sheets.read"

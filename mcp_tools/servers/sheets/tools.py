@@ -11,6 +11,16 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.core.tooling import (
+    CallContext,
+    Risk,
+    ToolAlias,
+    ToolFailure,
+    ToolSpec,
+    UpstreamScopes,
+    alias_error,
+    json_type,
+)
 from mcp_tools.servers.google.scopes import DRIVE_FILE, SPREADSHEETS, SPREADSHEETS_READONLY
 from mcp_tools.servers.google.sharing import SharingFacts, exposure_risk, told
 from mcp_tools.servers.sheets import a1
@@ -27,17 +37,7 @@ from mcp_tools.servers.sheets.models import (
     Written,
 )
 from mcp_tools.servers.sheets.service import APPEND_TOOL, CLEAR_TOOL, CREATE_TOOL, READ_TOOL, WRITE_TOOL
-from mcp_tools.text import fence
-from mcp_tools.tooling import (
-    CallContext,
-    Risk,
-    ToolAlias,
-    ToolFailure,
-    ToolSpec,
-    UpstreamScopes,
-    alias_error,
-    json_type,
-)
+from mcp_tools.util.text import fence
 
 if TYPE_CHECKING:
     from mcp_tools.servers.sheets.service import SheetsService

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from mcp_tools.tooling import Arguments, Output
+from mcp_tools.core.tooling import Arguments, Output
 
 DUE_NOTE = "date (YYYY-MM-DD); Google keeps no time"
 

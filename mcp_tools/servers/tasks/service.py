@@ -10,9 +10,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from mcp_tools.core.tooling import Environment, ToolFailure
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.service import GoogleService
-from mcp_tools.tooling import Environment, ToolFailure
 
 DEFAULT_LIST = "@default"
 LIST_PAGES = 20  # task lists read when a list is named by title (1000 a page)

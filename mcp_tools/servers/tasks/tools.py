@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolAlias, ToolSpec, UpstreamScopes
 from mcp_tools.servers.google.aliases import PAGING
 from mcp_tools.servers.google.scopes import TASKS, TASKS_READONLY
 from mcp_tools.servers.tasks.models import (
@@ -24,8 +25,7 @@ from mcp_tools.servers.tasks.models import (
     TaskArgs,
     UpdateArgs,
 )
-from mcp_tools.text import fence
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolSpec, UpstreamScopes
+from mcp_tools.util.text import fence
 
 if TYPE_CHECKING:
     from mcp_tools.servers.tasks.service import TasksService

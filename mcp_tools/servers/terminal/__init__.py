@@ -8,16 +8,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mcp_tools.sandbox import contains, protected_paths
-from mcp_tools.servers.terminal.config import TerminalConfig
-from mcp_tools.servers.terminal.isolation import choose
-from mcp_tools.servers.terminal.service import TerminalService
-from mcp_tools.servers.terminal.tools import TOOLS
-from mcp_tools.tooling import (
+from mcp_tools.core.tooling import (
     Environment,
     Namespace,
     NotConfigured,
 )
+from mcp_tools.servers.terminal.config import TerminalConfig
+from mcp_tools.servers.terminal.isolation import choose
+from mcp_tools.servers.terminal.service import TerminalService
+from mcp_tools.servers.terminal.tools import TOOLS
+from mcp_tools.util.sandbox import contains, protected_paths
 
 
 def create(config: TerminalConfig, env: Environment) -> TerminalService:

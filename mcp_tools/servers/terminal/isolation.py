@@ -19,8 +19,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_tools.sandbox import contains, home_secrets
-from mcp_tools.tooling import NotConfigured
+from mcp_tools.core.tooling import NotConfigured
+from mcp_tools.util.sandbox import contains, home_secrets
 
 # Where the sockets of a desktop session live: D-Bus, ssh-agent, gpg-agent, systemd, containers.
 RUNTIME_DIRS = ("/run", "/var/run")

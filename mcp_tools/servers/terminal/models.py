@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from mcp_tools.tooling import Arguments, Output
+from mcp_tools.core.tooling import Arguments, Output
 
 Arg = Annotated[str, Field(max_length=16_384)]
 

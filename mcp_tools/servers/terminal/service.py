@@ -6,10 +6,10 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from mcp_tools.sandbox import Sandbox
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.terminal.config import TerminalConfig
 from mcp_tools.servers.terminal.isolation import Isolation
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.sandbox import Sandbox
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 

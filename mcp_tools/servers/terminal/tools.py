@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, alias_error
 from mcp_tools.servers.terminal.models import ExecuteArgs, ExecuteResult
 from mcp_tools.servers.terminal.service import TerminalService
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, alias_error
 
 LOG_FOLDER = ".terminal"
 KEPT_LOGS = 40  # files in LOG_FOLDER (two per run at most)

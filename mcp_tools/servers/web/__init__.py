@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from mcp_tools.core.tooling import Environment, Namespace
 from mcp_tools.servers.web.config import WebConfig, resolve_api_key
 from mcp_tools.servers.web.service import WebService
 from mcp_tools.servers.web.tools import TOOLS
-from mcp_tools.tooling import Environment, Namespace
 
 
 def create(config: WebConfig, env: Environment) -> WebService:

@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from mcp_tools.net import is_loopback
-from mcp_tools.tooling import NotConfigured
+from mcp_tools.core.tooling import NotConfigured
+from mcp_tools.util.net import is_loopback
 
 DEFAULT_API_BASE_URL = "https://api.tavily.com"
 MAX_RESULTS_CAP = 10

@@ -6,8 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from mcp_tools.core.tooling import Arguments, Output
 from mcp_tools.servers.web.config import MAX_RESULTS_CAP, SearchDepth
-from mcp_tools.tooling import Arguments, Output
 
 MAX_QUERY_CHARS = 400  # the Tavily API refuses longer queries
 MAX_DOMAINS = 20

@@ -10,10 +10,10 @@ from urllib.parse import urlsplit
 
 from pydantic import SecretStr
 
-from mcp_tools.secrets import known_secrets, scrub_text
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.web.config import WebConfig
 from mcp_tools.servers.web.models import SearchArgs, SearchResult
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.secrets import known_secrets, scrub_text
 
 MAX_TITLE_CHARS = 300
 MAX_SNIPPET_CHARS = 2_000

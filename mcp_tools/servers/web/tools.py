@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from mcp_tools.core.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 from mcp_tools.servers.web.models import SearchArgs, SearchOutput
 from mcp_tools.servers.web.service import (
     MAX_SNIPPET_CHARS,
@@ -18,7 +19,6 @@ from mcp_tools.servers.web.service import (
     parse_response,
     translate_error,
 )
-from mcp_tools.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec
 
 # One result, text block and structured content together, inside the default 20,000-token
 # result budget: when the largest parts would not fit, snippets are shortened evenly (each cut one

@@ -112,7 +112,7 @@ async def test_two_calendars_of_the_same_name_are_not_guessed_between(tmp_path, 
 
 
 async def test_the_check_command_names_the_calendar(tmp_path, cal, capsys: pytest.CaptureFixture) -> None:
-    from mcp_tools.app import build_app
+    from mcp_tools.composition.app import build_app
     from mcp_tools.servers import calendar as calendar_ns
     from tests.harness import make_config
 
@@ -240,9 +240,9 @@ async def test_a_rate_limit_is_retried_and_a_lasting_one_says_when_to_come_back(
 
 
 def test_the_google_backend_says_what_to_set(tmp_path: Path) -> None:
+    from mcp_tools.core.tooling import Environment, NotConfigured
     from mcp_tools.servers import calendar as calendar_ns
     from mcp_tools.servers.calendar.config import CalendarConfig
-    from mcp_tools.tooling import Environment, NotConfigured
 
     env = Environment(tmp_path / "data", tmp_path / "state", {})
     with pytest.raises(NotConfigured, match=r"set \[calendar\] calendar .*calendar_id"):
@@ -272,7 +272,7 @@ def test_sign_in_asks_calendar_scopes_only_for_the_google_backend_and_enabled_to
     tmp_path: Path, section: str, policy: str, tools: int, asked: list[str]
 ) -> None:
     from mcp_tools.cli.google import enabled_tools
-    from mcp_tools.config import load_config
+    from mcp_tools.core.config import load_config
 
     config_file = tmp_path / "config.toml"
     config_file.write_text(
@@ -285,9 +285,9 @@ def test_sign_in_asks_calendar_scopes_only_for_the_google_backend_and_enabled_to
 
 def test_each_backend_names_the_extra_it_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import mcp_tools.servers.calendar as calendar_ns
+    from mcp_tools.core.tooling import Environment, NotConfigured
     from mcp_tools.servers.calendar.config import CalendarConfig
     from mcp_tools.servers.google import config as google_config
-    from mcp_tools.tooling import Environment, NotConfigured
 
     def no_google(extra: str) -> None:
         error = ImportError("googleapiclient is missing")

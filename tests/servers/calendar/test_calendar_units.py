@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from pydantic import ValidationError
 
+from mcp_tools.core.tooling import CallContext, Environment, NotConfigured, Risk, ToolFailure
 from mcp_tools.servers import calendar as calendar_ns
 from mcp_tools.servers.calendar.config import CalendarConfig
 from mcp_tools.servers.calendar.service import Invite
@@ -23,7 +24,6 @@ from mcp_tools.servers.calendar.timeutil import (
     parse_range,
 )
 from mcp_tools.servers.calendar.tools import EventsArgs, EventsFacts, describe_events, events, events_risk
-from mcp_tools.tooling import CallContext, Environment, NotConfigured, Risk, ToolFailure
 from tests.servers.calendar.fixtures import (  # noqa: F401  (fixtures)
     PASSWORD,
     USERNAME,

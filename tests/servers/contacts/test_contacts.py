@@ -121,7 +121,7 @@ def test_sign_in_asks_the_contacts_scopes_only_when_the_namespace_is_on(
     tmp_path: Path, sections: str, asked: list[str]
 ) -> None:
     from mcp_tools.cli.google import enabled_tools
-    from mcp_tools.config import load_config
+    from mcp_tools.core.config import load_config
 
     config_file = tmp_path / "config.toml"
     config_file.write_text(f"[gmail]\n\n{sections}")

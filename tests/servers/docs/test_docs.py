@@ -406,7 +406,7 @@ def test_doctor_says_how_far_docs_reach_and_what_is_missing(
 
 
 def test_docs_is_off_with_the_next_step_until_signed_in(tmp_path: Path):
-    from mcp_tools.app import build_app
+    from mcp_tools.composition.app import build_app
     from tests.harness import make_config
 
     app = build_app(make_config(tmp_path, {}))

@@ -669,7 +669,7 @@ def test_access_levels_choose_the_scopes_asked():
 
 
 def test_doctor_explains_the_access_trade_off(tmp_path: Path, google: FakeGoogle):
-    from mcp_tools.app import build_app
+    from mcp_tools.composition.app import build_app
     from tests.harness import make_config
 
     for access, expected in [("app", "drive.file"), ("read", "drive.readonly"), ("all", "whole Drive")]:
@@ -681,7 +681,7 @@ def test_doctor_explains_the_access_trade_off(tmp_path: Path, google: FakeGoogle
 async def test_tool_definitions_fit_the_context_budget_and_say_their_risk(
     tmp_path: Path, google: FakeGoogle, drive: FakeDrive
 ):
-    from mcp_tools import budget
+    from mcp_tools.transports import budget
 
     async with connect(tmp_path, drive_settings(tmp_path, google, servers=["drive"])) as client:
         tools = [tool for tool in (await client.list_tools()).tools if tool.name.startswith("drive_")]
@@ -705,7 +705,7 @@ def test_signing_in_asks_the_scopes_of_the_chosen_access(tmp_path: Path, google:
     import urllib.request
 
     from mcp_tools.cli.google import auth_google
-    from mcp_tools.config import load_config
+    from mcp_tools.core.config import load_config
 
     def agree(url: str) -> None:
         with urllib.request.urlopen(url, timeout=10) as response:

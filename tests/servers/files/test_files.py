@@ -9,11 +9,11 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
-from mcp_tools.app import build_app
-from mcp_tools.config import ConfigError
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.config import ConfigError
+from mcp_tools.core.tooling import Environment, NotConfigured
 from mcp_tools.servers.files import NAMESPACE, create
 from mcp_tools.servers.files.config import FilesConfig
-from mcp_tools.tooling import Environment, NotConfigured
 from tests.harness import annotation, connect, failure, make_config, ok, text_of
 from tests.servers.files import fixtures as files_fixtures
 from tests.servers.files.fixtures import S3_SECRET, FilesBackend, MotoEndpoint, s3_backend

@@ -14,9 +14,9 @@ import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 
-from mcp_tools.app import App, build_app
-from mcp_tools.mcp_server import build_server
+from mcp_tools.composition.app import App, build_app
 from mcp_tools.state.sqlite import PolicyStore
+from mcp_tools.transports.mcp_server import build_server
 from tests.harness import connect, failure, make_config, ok
 from tests.policy.test_waiting import announced, hook_command
 from tests.servers.files import fixtures as files_fixtures

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.sandbox import Sandbox
+from mcp_tools.util.sandbox import Sandbox
 from tests.harness import connect, failure, ok
 from tests.servers.files import fixtures as files_fixtures
 from tests.servers.files.fixtures import FilesBackend

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.files.edit import EditRequest, apply_edits, unified_diff
-from mcp_tools.tooling import ToolFailure
 from tests.harness import connect, failure, ok
 from tests.servers.files import fixtures as files_fixtures
 from tests.servers.files.fixtures import FilesBackend

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.servers.http_requests.fixtures import Recorder, fixed_resolver, local_server
 

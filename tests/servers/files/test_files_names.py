@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tools.sandbox import check_key, escape_name, unescape_name
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.core.tooling import ToolFailure
+from mcp_tools.util.sandbox import check_key, escape_name, unescape_name
 from tests.harness import connect, failure, ok
 from tests.servers.notes.fixtures import wait_indexed
 

@@ -9,7 +9,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from tests.harness import connect, failure, make_config, ok
 from tests.servers.files import fixtures as files_fixtures
 from tests.servers.files.fixtures import FilesBackend

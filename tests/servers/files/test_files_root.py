@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tools.core.tooling import Environment, NotConfigured
 from mcp_tools.servers.files import create
 from mcp_tools.servers.files.config import FilesConfig
-from mcp_tools.tooling import Environment, NotConfigured
 from tests.processes import ROOT, child_env
 
 CONFIG = '[files]\nroot = "~"\n'

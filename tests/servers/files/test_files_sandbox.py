@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tools.sandbox import MAX_KEY_CHARS, TEMP_SUFFIX, Sandbox, atomic_write, check_key
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.core.tooling import ToolFailure
+from mcp_tools.util.sandbox import MAX_KEY_CHARS, TEMP_SUFFIX, Sandbox, atomic_write, check_key
 
 
 def refused(key: str, policy: str = "strict") -> str:

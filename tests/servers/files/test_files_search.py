@@ -13,11 +13,11 @@ from typing import Any
 import anyio
 import pytest
 
+from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.files import create
 from mcp_tools.servers.files.config import FilesConfig
 from mcp_tools.servers.files.grep import FILE_BYTES, search
 from mcp_tools.servers.files.models import SearchArgs
-from mcp_tools.tooling import Environment
 from tests.harness import connect, failure, ok, text_of
 from tests.servers.files import fixtures as files_fixtures
 from tests.servers.files.fixtures import S3_KEY_ID, S3_SECRET, FilesBackend, MotoEndpoint, s3_backend

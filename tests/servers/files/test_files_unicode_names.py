@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tools.sandbox import safe_name
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.files.config import FilesConfig
 from mcp_tools.servers.files.local import LocalBackend
 from mcp_tools.servers.files.service import FilesService
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.util.sandbox import safe_name
 from tests.harness import connect, failure, ok, text_of
 from tests.servers.files import fixtures as files_fixtures
 from tests.servers.files.fixtures import FilesBackend

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.files import local, versions
 from mcp_tools.servers.files.local import LocalBackend
-from mcp_tools.tooling import ToolFailure
 
 HOUR_NS = 3600 * 1_000_000_000
 BIG = versions.HASHED_FREELY + 4096  # more than a read hashes unasked

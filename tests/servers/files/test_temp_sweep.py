@@ -9,8 +9,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_tools.app import build_app
-from mcp_tools.sandbox import STALE_TEMP_SECONDS, TEMP_SUFFIX, sweep_temp_files
+from mcp_tools.composition.app import build_app
+from mcp_tools.util.sandbox import STALE_TEMP_SECONDS, TEMP_SUFFIX, sweep_temp_files
 from tests.harness import make_config
 from tests.servers.notes.fixtures import write_vault
 

@@ -536,14 +536,14 @@ async def test_an_html_only_draft_gets_a_plain_text_part_too(tmp_path: Path, goo
 
 
 def test_the_google_section_is_shared_config_and_unknown_sections_still_fail(tmp_path: Path):
-    from mcp_tools.config import ConfigError, parse_config
+    from mcp_tools.core.config import ConfigError, parse_config
 
     config = parse_config({"google": {"client_secrets": "cs.json"}, "gmail": {"allowed_recipients": ["*@x.org"]}}, {})
     assert config.sections["google"] == {"client_secrets": "cs.json"}
     with pytest.raises(ConfigError, match="unknown section \\[gogle\\]"):
         parse_config({"gogle": {}}, {})
     with pytest.raises(ConfigError, match="allowed_recipients"):
-        from mcp_tools.app import build_app
+        from mcp_tools.composition.app import build_app
         from tests.harness import make_config
 
         build_app(make_config(tmp_path, {"gmail": {"allowed_recipients": ["nobody"]}}))

@@ -235,7 +235,7 @@ def test_the_oauth_flow_end_to_end_with_pkce_and_a_loopback_redirect(
     tmp_path: Path, google: FakeGoogle, gmail: FakeGmail, capsys: pytest.CaptureFixture[str]
 ):
     from mcp_tools.cli.google import auth_google
-    from mcp_tools.config import load_config
+    from mcp_tools.core.config import load_config
 
     config_file, secrets_file = _config_file(tmp_path, google)
     said: list[str] = []
@@ -263,7 +263,7 @@ def test_read_only_asks_for_the_read_scope_only_and_no_browser_takes_the_pasted_
     tmp_path: Path, google: FakeGoogle, gmail: FakeGmail
 ):
     from mcp_tools.cli.google import auth_google
-    from mcp_tools.config import load_config
+    from mcp_tools.core.config import load_config
 
     config_file, _ = _config_file(tmp_path, google, "[policy]\nread_only = true\n")
     printed: list[str] = []
@@ -293,7 +293,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 def test_a_pasted_address_with_another_state_is_refused(tmp_path: Path, google: FakeGoogle, gmail: FakeGmail):
     from mcp_tools.cli.google import auth_google
-    from mcp_tools.config import load_config
+    from mcp_tools.core.config import load_config
 
     config_file, _ = _config_file(tmp_path, google)
     code = auth_google(
@@ -334,7 +334,7 @@ def test_doctor_shows_account_scopes_expiry_and_what_is_missing(
 
 
 def test_gmail_is_off_with_the_next_step_until_signed_in(tmp_path: Path):
-    from mcp_tools.app import build_app
+    from mcp_tools.composition.app import build_app
 
     app = build_app(make_config(tmp_path, {}))
     [status] = [s for s in app.statuses if s.name == "gmail"]
@@ -382,7 +382,7 @@ def test_the_loopback_ignores_other_requests_until_the_answer_comes(
     tmp_path: Path, google: FakeGoogle, gmail: FakeGmail
 ):
     from mcp_tools.cli.google import auth_google
-    from mcp_tools.config import load_config
+    from mcp_tools.core.config import load_config
 
     config_file, _ = _config_file(tmp_path, google)
 
@@ -403,7 +403,7 @@ def test_the_loopback_ignores_other_requests_until_the_answer_comes(
 
 
 def test_an_access_level_widens_the_scopes_asked_and_named(monkeypatch: pytest.MonkeyPatch):
-    from mcp_tools.tooling import UpstreamScopes
+    from mcp_tools.core.tooling import UpstreamScopes
 
     declared = UpstreamScopes((scopes.DRIVE_FILE,), ("drive.files.get",), wider={"read": (scopes.DRIVE_READONLY,)})
     monkeypatch.setitem(scopes.declared(), "demo.read", declared)  # as a tool's ToolSpec(scopes=...) says
@@ -488,7 +488,7 @@ def test_google_namespaces_share_one_client_per_account(tmp_path: Path):
 def test_google_namespaces_left_alone_are_off_and_not_even_imported(tmp_path: Path):
     """drive, docs, sheets and tasks run only when asked for; until then they cost no start-up time."""
     code = (
-        "import sys, json; from mcp_tools.app import build_app; from tests.harness import make_config;"
+        "import sys, json; from mcp_tools.composition.app import build_app; from tests.harness import make_config;"
         f"app = build_app(make_config(__import__('pathlib').Path({str(tmp_path)!r}), {{'docs': {{}}}}));"
         "names = ('drive', 'docs', 'sheets', 'tasks');"
         "print(json.dumps({'loaded': [n for n in names if 'mcp_tools.servers.' + n in sys.modules],"
@@ -533,8 +533,8 @@ async def test_an_id_of_dots_never_reaches_another_resource(
 def test_requests_with_dot_segments_are_refused_before_sending():
     from googleapiclient.discovery import build
 
+    from mcp_tools.core.tooling import ToolFailure
     from mcp_tools.servers.google.client import checked_path
-    from mcp_tools.tooling import ToolFailure
 
     tasks = build("tasks", "v1", static_discovery=True, developerKey="k")
     assert checked_path(tasks.tasks().delete(tasklist="L1", task="t.1")) is not None  # dots inside an id are fine

@@ -13,7 +13,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from mcp_tools.app import App, build_app
+from mcp_tools.composition.app import App, build_app
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.servers.drive.fixtures import drive_settings
 from tests.servers.fake_google import FakeDrive, FakeGmail, FakeGoogle
@@ -225,7 +225,7 @@ def _attachments(gmail: FakeGmail, message_id: str) -> list[bytes]:
 async def test_an_attachment_holding_a_known_secret_is_mailed_byte_for_byte_and_never_shown(
     tmp_path: Path, google: FakeGoogle, gmail: FakeGmail
 ):
-    from mcp_tools.secrets import known_secrets
+    from mcp_tools.util.secrets import known_secrets
 
     secret = "sk-live-" + "7Qm2Zr9Xw4Lp8Vt3Kd6Hj1Nb"
     known_secrets.add(secret)

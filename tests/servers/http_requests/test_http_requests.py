@@ -13,8 +13,8 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from mcp_tools.app import App, build_app
-from mcp_tools.outbound import system_resolver
+from mcp_tools.composition.app import App, build_app
+from mcp_tools.util.outbound import system_resolver
 from tests.budgets import assert_fits
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.servers.http_requests.fixtures import Recorder, fixed_resolver, local_server, self_signed
@@ -362,7 +362,7 @@ async def test_bad_requests_say_what_to_fix(tmp_path: Path, arguments: dict[str,
 def test_the_system_resolver_answers_for_localhost() -> None:
     import anyio
 
-    from mcp_tools.outbound import system_resolver
+    from mcp_tools.util.outbound import system_resolver
 
     answers = anyio.run(system_resolver, "localhost", 80)
     assert answers and all(socket.inet_pton(socket.AF_INET6 if ":" in a else socket.AF_INET, a) for a in answers)
@@ -399,7 +399,7 @@ async def test_a_certificate_for_another_name_is_refused(tmp_path: Path) -> None
 
 
 def test_config_errors_name_the_outbound_table(tmp_path: Path) -> None:
-    from mcp_tools.config import ConfigError
+    from mcp_tools.core.config import ConfigError
 
     with pytest.raises(ConfigError, match=r"http\.outbound\.allow_networks.*not an IP network"):
         build_app(make_config(tmp_path, settings(allow_networks=["not-a-network"])))

@@ -12,10 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.inbox import NAMESPACE
 from mcp_tools.servers.inbox.config import InboxConfig
 from mcp_tools.servers.inbox.service import InboxService
-from mcp_tools.tooling import Environment
 from tests.processes import STOP_POLL_SECONDS
 
 INBOX_ADDRESS = "inbox@assistant.example"

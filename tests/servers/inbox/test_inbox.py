@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from mcp_tools.app import App, build_app
+from mcp_tools.composition.app import App, build_app
 from mcp_tools.servers.inbox.service import InboxService
 from tests.harness import annotation, connect, failure, make_config, ok, text_of
 from tests.servers.inbox import fixtures as mail

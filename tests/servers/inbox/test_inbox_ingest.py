@@ -13,10 +13,10 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_tools.app import build_app
-from mcp_tools.http import build_http_app
+from mcp_tools.composition.app import build_app
 from mcp_tools.servers.inbox.cli import EX_DATAERR, EX_NOINPUT, run_ingest
 from mcp_tools.servers.inbox.service import InboxService
+from mcp_tools.transports.http import build_http_app
 from tests.harness import make_config
 from tests.servers.inbox import fixtures as mail
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from mcp_tools.servers.inbox.parsing import parse_message
-from mcp_tools.text import html_to_text
+from mcp_tools.util.text import html_to_text
 from tests.servers.inbox import fixtures as mail
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tools.core.tooling import CallContext, ToolFailure
 from mcp_tools.servers.inbox import tools
 from mcp_tools.servers.inbox.service import EmptyMessage, InboxService, MessageTooLarge
 from mcp_tools.servers.inbox.store import fts_query
-from mcp_tools.tooling import CallContext, ToolFailure
 from tests.servers.inbox import fixtures as mail
 
 pytestmark = pytest.mark.anyio

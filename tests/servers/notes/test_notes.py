@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from mcp_tools.core.tooling import Environment, NotConfigured
 from mcp_tools.servers.notes import NAMESPACE
 from mcp_tools.servers.notes.config import NotesConfig
-from mcp_tools.tooling import Environment, NotConfigured
 from tests.harness import annotation, connect, failure, ok, text_of
 from tests.servers.notes.fixtures import (
     CAFE_NFC,

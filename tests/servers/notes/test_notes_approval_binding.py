@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.servers.notes.fixtures import notes_settings, write_vault
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.tooling import Environment, NotConfigured
 from mcp_tools.servers.notes import embeddings as embeddings_module
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.embeddings import OpenAIEmbedder, VectorMatrix, to_blob
 from mcp_tools.servers.notes.service import NotesService
-from mcp_tools.tooling import Environment, NotConfigured
 from tests.harness import connect, make_config, ok
 from tests.servers.notes.fixtures import (
     EMBED_KEY,

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.models import SearchArgs
 from mcp_tools.servers.notes.service import NotesService
-from mcp_tools.tooling import Environment
 
 
 def service_for(tmp_path: Path, vault: Path) -> NotesService:

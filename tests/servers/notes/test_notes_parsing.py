@@ -6,11 +6,11 @@ import datetime as dt
 
 import pytest
 
+from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.notes.dates import format_day, render_template
 from mcp_tools.servers.notes.frontmatter import merge_frontmatter
 from mcp_tools.servers.notes.links import Resolver
 from mcp_tools.servers.notes.markdown import parse_note, section_span
-from mcp_tools.tooling import ToolFailure
 
 
 def test_frontmatter_tags_aliases_title_and_dates() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from tests.harness import connect, failure, make_config, ok
 from tests.servers.notes.fixtures import notes_settings, write_vault
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.markdown import plain_title
 from mcp_tools.servers.notes.models import SearchArgs
 from mcp_tools.servers.notes.service import NotesService
-from mcp_tools.tooling import Environment
 from tests.harness import connect, ok
 from tests.servers.notes.fixtures import notes_settings, wait_indexed
 

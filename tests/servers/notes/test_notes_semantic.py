@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.embeddings import EmbeddingError, FastEmbedder, GuardedEmbedder, to_blob
 from mcp_tools.servers.notes.models import SearchArgs
 from mcp_tools.servers.notes.service import NotesService
-from mcp_tools.tooling import Environment
 from tests.harness import connect, ok
 from tests.servers.notes.fixtures import notes_settings, wait_for
 

@@ -131,7 +131,7 @@ async def test_one_vault_lists_the_tools_as_without_vaults(tmp_path: Path, vault
 
 
 async def test_a_label_of_the_default_vault_is_refused(tmp_path: Path, vaults: tuple[Path, Path]) -> None:
-    from mcp_tools.config import ConfigError
+    from mcp_tools.core.config import ConfigError
     from tests.harness import build_app, make_config
 
     home, work = vaults

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.service import NotesService
-from mcp_tools.tooling import Environment
 from tests.harness import connect, ok
 from tests.servers.notes.fixtures import VAULT, notes_settings, vault, wait_for, wait_indexed  # noqa: F401
 

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tools.app import App, build_app
+from mcp_tools.composition.app import App, build_app
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.servers.inbox import fixtures as mail
 from tests.servers.notes.fixtures import write_vault
@@ -95,7 +95,7 @@ async def test_a_namespace_whose_reader_the_policy_hides_is_not_searched(tmp_pat
 
 
 def test_search_alone_cannot_start(tmp_path: Path) -> None:
-    from mcp_tools.config import ConfigError
+    from mcp_tools.core.config import ConfigError
 
     with pytest.raises(ConfigError, match="no enabled namespace holds searchable documents"):
         build_app(make_config(tmp_path, {"server": {"servers": ["search"]}}, {}))

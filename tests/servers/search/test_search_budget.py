@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcp_tools.app import build_app
+from mcp_tools.composition.app import build_app
 from tests.budgets import assert_fits, says_more, structured
 from tests.harness import connect, make_config
 from tests.servers.inbox import fixtures as mail

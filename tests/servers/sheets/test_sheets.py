@@ -484,7 +484,7 @@ def test_auth_google_asks_for_the_scopes_of_the_access_level(
     import urllib.request
 
     from mcp_tools.cli.google import auth_google
-    from mcp_tools.config import load_config
+    from mcp_tools.core.config import load_config
 
     client_id, _ = google.add_client()
     secrets_file = tmp_path / "client_secret.json"

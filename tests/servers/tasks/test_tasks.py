@@ -378,7 +378,7 @@ async def test_a_429_is_retried_and_one_that_lasts_is_reported(tmp_path: Path, g
 
 def test_read_only_policy_asks_for_tasks_readonly_only(tmp_path: Path):
     from mcp_tools.cli.google import enabled_tools
-    from mcp_tools.config import parse_config
+    from mcp_tools.core.config import parse_config
 
     def asked(policy: dict[str, Any]) -> list[str]:
         config = parse_config({"server": {"servers": ["tasks"]}, "tasks": {}, "policy": policy}, {})
@@ -390,7 +390,7 @@ def test_read_only_policy_asks_for_tasks_readonly_only(tmp_path: Path):
 
 
 async def test_definitions_fit_the_budget_and_say_what_they_do(tmp_path: Path, google: FakeGoogle, tasks: FakeTasks):
-    from mcp_tools import budget
+    from mcp_tools.transports import budget
 
     async with connect(tmp_path, settings_for(tmp_path, google)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
@@ -410,8 +410,8 @@ async def test_definitions_fit_the_budget_and_say_what_they_do(tmp_path: Path, g
 
 
 def test_tasks_runs_only_when_asked_for_so_a_gmail_sign_in_asks_no_tasks_scope(tmp_path: Path, google: FakeGoogle):
-    from mcp_tools.app import build_app
     from mcp_tools.cli.google import enabled_tools
+    from mcp_tools.composition.app import build_app
     from tests.harness import make_config
 
     settings = settings_for(tmp_path, google)

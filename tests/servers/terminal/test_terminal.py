@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.app import App, build_app
+from mcp_tools.composition.app import App, build_app
 from mcp_tools.servers.terminal.isolation import probe
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.system_packages import apt_install
@@ -250,14 +250,14 @@ async def test_secrets_and_unlisted_variables_never_reach_the_command(tmp_path: 
 
 
 def test_listing_a_secret_variable_is_a_config_error(tmp_path: Path) -> None:
-    from mcp_tools.config import ConfigError
+    from mcp_tools.core.config import ConfigError
 
     with pytest.raises(ConfigError, match="GITHUB_TOKEN looks like a secret"):
         build_app(make_config(tmp_path, settings(tmp_path, env=["PATH", "GITHUB_TOKEN"]), environ=ENVIRON))
 
 
 def test_without_bubblewrap_it_refuses_to_start_unless_unisolated_is_accepted(tmp_path: Path) -> None:
-    from mcp_tools.config import ConfigError
+    from mcp_tools.core.config import ConfigError
 
     fake = tmp_path / "bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
@@ -415,7 +415,7 @@ def test_a_root_that_holds_our_state_or_a_secret_folder_is_refused_at_start(
     tmp_path: Path, outside_tmp: Path, held: str
 ) -> None:
     """With the root at the home folder, a command read ~/.ssh and wrote the policy database."""
-    from mcp_tools.config import ConfigError, load_config
+    from mcp_tools.core.config import ConfigError, load_config
 
     home = outside_tmp / "home"
     (home / ".ssh").mkdir(parents=True)
@@ -467,7 +467,7 @@ async def test_bubblewrap_hides_the_config_the_files_it_names_and_the_client_con
 ) -> None:
     """The config, Claude Desktop's config (with the bot token) and a service-account key were read
     and sent back base64-encoded, past the scrubber."""
-    from mcp_tools.config import load_config
+    from mcp_tools.core.config import load_config
 
     home = outside_tmp / "home"
     claude = home / ".config" / "Claude" / "claude_desktop_config.json"
@@ -561,7 +561,7 @@ async def test_bubblewrap_programs_the_config_names_by_path_still_run(tmp_path: 
 async def test_bubblewrap_a_config_kept_in_the_home_folder_hides_the_file_not_the_home(
     tmp_path: Path, bwrap: str, outside_tmp: Path
 ) -> None:
-    from mcp_tools.config import load_config
+    from mcp_tools.core.config import load_config
 
     home = outside_tmp / "home"
     home.mkdir()

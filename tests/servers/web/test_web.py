@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from mcp_tools.core.tooling import CallContext, Environment, NotConfigured, ToolFailure
 from mcp_tools.servers import web
 from mcp_tools.servers.web import models as web_models
 from mcp_tools.servers.web import service as web_service
 from mcp_tools.servers.web import tools as web_tools
-from mcp_tools.tooling import CallContext, Environment, NotConfigured, ToolFailure
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily, Reply
 
 
@@ -116,7 +116,7 @@ def test_import_and_create_stay_cheap(tmp_path: Path) -> None:
     code = (
         "import sys, pathlib\n"
         "from mcp_tools.servers import web\n"
-        "from mcp_tools.tooling import Environment\n"
+        "from mcp_tools.core.tooling import Environment\n"
         f"p = pathlib.Path({str(tmp_path)!r})\n"
         "web.create(web.WebConfig(), Environment(p, p, {'TAVILY_API_KEY': 'tvly-x'}))\n"
         "print(sorted(m for m in ('tavily', 'httpx', 'tiktoken', 'anyio') if m in sys.modules))\n"

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.app import build_app
-from mcp_tools.config import ConfigError
+from mcp_tools.composition.app import build_app
+from mcp_tools.core.config import ConfigError
 from mcp_tools.servers import CATALOG
 from tests.harness import annotation, connect, failure, make_config, ok, text_of
 from tests.servers.fake_tavily import VALID_KEY, FakeTavily, Reply

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from mcp_tools import __version__
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.core.tooling import ToolFailure
 
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

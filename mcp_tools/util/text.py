@@ -15,8 +15,8 @@ from html.parser import HTMLParser
 from typing import Any, Literal
 from urllib.parse import quote, unquote_to_bytes
 
-from mcp_tools.charsets import MULTI_BYTE as _MULTI_BYTE_ENCODINGS
-from mcp_tools.charsets import decode, encoding_for, sniff_bom
+from mcp_tools.util.charsets import MULTI_BYTE as _MULTI_BYTE_ENCODINGS
+from mcp_tools.util.charsets import decode, encoding_for, sniff_bom
 
 _BLOCK_TAGS = frozenset(
     [
@@ -253,7 +253,7 @@ def binary_page(
     page decodes alone): `("base64", chunk, total_chars, next_offset)`."""
     import base64
 
-    from mcp_tools.tooling import INLINE_IMAGE_TYPES, MAX_INLINE_IMAGE_BYTES, ToolFailure
+    from mcp_tools.core.tooling import INLINE_IMAGE_TYPES, MAX_INLINE_IMAGE_BYTES, ToolFailure
 
     if mime.split(";")[0].strip().lower() in INLINE_IMAGE_TYPES and len(data) <= MAX_INLINE_IMAGE_BYTES:
         return "image", "", 0, None

@@ -25,7 +25,7 @@ from typing import Any, cast
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from mcp_tools.config import HttpSettings
+from mcp_tools.core.config import HttpSettings
 
 logger = logging.getLogger("mcp_tools.http")
 # Descriptors kept for everything but client connections: the policy database, logs, outbound
@@ -201,7 +201,7 @@ def bind(host: str, port: int) -> socket.socket:
     names an address that would reach that program instead. Port 0 takes a free port; the
     socket says which (`getsockname()`).
     """
-    from mcp_tools.config import ConfigError
+    from mcp_tools.core.config import ConfigError
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP named, not left 0: asyncio turns Nagle's algorithm off only on connections whose

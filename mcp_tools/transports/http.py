@@ -30,14 +30,14 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_tools.app import LOCAL_HTTP_TOKEN_FILE, App
-from mcp_tools.commands import mcp_tools
-from mcp_tools.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
-from mcp_tools.http_errors import BodyTooLargeExplained, InvalidRequestExplained, LoneSurrogatesAnswered
-from mcp_tools.http_limits import Admission, BusyLimit, Load
-from mcp_tools.http_sessions import SessionOwners
-from mcp_tools.mcp_server import CALL_BUDGET_SCOPE_KEY, FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
-from mcp_tools.net import (
+from mcp_tools.composition.app import LOCAL_HTTP_TOKEN_FILE, App
+from mcp_tools.core.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
+from mcp_tools.transports.http_errors import BodyTooLargeExplained, InvalidRequestExplained, LoneSurrogatesAnswered
+from mcp_tools.transports.http_limits import Admission, BusyLimit, Load
+from mcp_tools.transports.http_sessions import SessionOwners
+from mcp_tools.transports.mcp_server import CALL_BUDGET_SCOPE_KEY, FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
+from mcp_tools.util.commands import mcp_tools
+from mcp_tools.util.net import (
     LOOPBACK_HOSTS,
     LOOPBACK_ORIGINS,
     host_origin_refusal,
@@ -46,7 +46,7 @@ from mcp_tools.net import (
     url_host,
     wildcard_without_names,
 )
-from mcp_tools.secrets import known_secrets
+from mcp_tools.util.secrets import known_secrets
 
 logger = logging.getLogger("mcp_tools.http")
 PUBLIC_PATHS = ("/healthz", "/readyz")
@@ -463,7 +463,7 @@ def _safe(respond: Callable[[Any], Response], content: Any) -> Response:
     try:
         return respond(content)
     except UnicodeEncodeError:
-        from mcp_tools.text import utf8_safe
+        from mcp_tools.util.text import utf8_safe
 
         return respond(utf8_safe(content))
 
@@ -472,7 +472,7 @@ def _ndjson_line(event: dict[str, Any]) -> bytes:
     try:
         return json.dumps(event, ensure_ascii=False).encode() + b"\n"
     except UnicodeEncodeError:
-        from mcp_tools.text import utf8_safe
+        from mcp_tools.util.text import utf8_safe
 
         return json.dumps(utf8_safe(event), ensure_ascii=False).encode() + b"\n"
 
@@ -484,8 +484,8 @@ def oauth_guard(app: App) -> Any:
         return None
     import importlib.util
 
-    from mcp_tools.commands import pip_install
     from mcp_tools.oauth.guard import OAuthGuard
+    from mcp_tools.util.commands import pip_install
 
     if importlib.util.find_spec("joserfc") is None:
         raise ConfigError(f"[http.oauth] needs joserfc to check access tokens: {pip_install('oauth')}")

@@ -9,19 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp_tools.catalog import Catalog, NamespaceStatus, wire_name
-from mcp_tools.config import Config, ConfigError, validate_section
-from mcp_tools.policy.channels import ApprovalChannel, OutOfBand
-from mcp_tools.policy.decisions import Decisions
-from mcp_tools.policy.gate import BoundTool, PolicyGate
-from mcp_tools.policy.rules import RulePolicy
-from mcp_tools.private import private_folder, repair_modes
-from mcp_tools.secrets import known_secrets
-from mcp_tools.servers import CATALOG, asked_for, load_namespace, not_asked_for
-from mcp_tools.state import open_state_store
-from mcp_tools.state.sqlite import PolicyStore
-from mcp_tools.state.store import StateStore, StateStoreError
-from mcp_tools.tooling import (
+from mcp_tools.core.config import Config, ConfigError, validate_section
+from mcp_tools.core.tooling import (
     Environment,
     Namespace,
     NotConfigured,
@@ -31,7 +20,25 @@ from mcp_tools.tooling import (
     install_hint,
     missing_modules,
 )
-from mcp_tools.toolsets import DEFAULT_SELECTION, Selection, SelectionError, named_namespaces, parse_entries, resolve
+from mcp_tools.core.toolsets import (
+    DEFAULT_SELECTION,
+    Selection,
+    SelectionError,
+    named_namespaces,
+    parse_entries,
+    resolve,
+)
+from mcp_tools.inventory.catalog import Catalog, NamespaceStatus, wire_name
+from mcp_tools.policy.channels import ApprovalChannel, OutOfBand
+from mcp_tools.policy.decisions import Decisions
+from mcp_tools.policy.gate import BoundTool, PolicyGate
+from mcp_tools.policy.rules import RulePolicy
+from mcp_tools.servers import CATALOG, asked_for, load_namespace, not_asked_for
+from mcp_tools.state import open_state_store
+from mcp_tools.state.sqlite import PolicyStore
+from mcp_tools.state.store import StateStore, StateStoreError
+from mcp_tools.util.private import private_folder, repair_modes
+from mcp_tools.util.secrets import known_secrets
 
 logger = logging.getLogger("mcp_tools")
 __all__ = ["App", "NamespaceStatus", "build_app", "wire_name"]
@@ -59,7 +66,7 @@ def build_out_of_band(config: Config, decisions: Decisions) -> OutOfBand:
 
         token = config.telegram_token()
         if token is None:
-            from mcp_tools.config import TELEGRAM_TOKEN_ENV, ConfigError
+            from mcp_tools.core.config import TELEGRAM_TOKEN_ENV, ConfigError
 
             raise ConfigError(f"[approvals.telegram] needs bot_token (or {TELEGRAM_TOKEN_ENV})")
         channels.append(TelegramChannel(settings.telegram, token, config.state_dir(), decisions.store))

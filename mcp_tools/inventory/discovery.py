@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from pydantic import Field
 
-from mcp_tools.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
-from mcp_tools.toolsets import TIERS, SelectionError, parse_entries, suggest
+from mcp_tools.core.tooling import Arguments, CallContext, Output, Risk, ToolFailure, ToolSpec
+from mcp_tools.core.toolsets import TIERS, SelectionError, parse_entries, suggest
 
 if TYPE_CHECKING:
     from mcp_tools.inventory.chain import Audience, Step
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 class Reach(Protocol):
-    """What a view needs of the catalog (`mcp_tools.catalog.Catalog`)."""
+    """What a view needs of the catalog (`mcp_tools.inventory.catalog.Catalog`)."""
 
     def available(self, namespace: str | None = None) -> list[BoundTool]: ...
 

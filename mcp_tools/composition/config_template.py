@@ -1,6 +1,6 @@
 """The commented starter config that `mcp-tools config init` writes, assembled from the config models.
 
-Every field of every model (the core sections in `mcp_tools.config`, each namespace's own model,
+Every field of every model (the core sections in `mcp_tools.core.config`, each namespace's own model,
 the shared `[google]`) becomes a commented `# key = default` line under its table, with the field's
 description above it, so a field added to a model is documented here without further work. Only
 the tables of the core sections are live; loading the file gives the embedded defaults.
@@ -31,7 +31,7 @@ UNSET = object()
 
 def config_template() -> str:
     """The whole starter file: core sections first, then every namespace, then shared sections."""
-    from mcp_tools.config import CORE_MODELS, NAMESPACE_TABLES
+    from mcp_tools.core.config import CORE_MODELS, NAMESPACE_TABLES
     from mcp_tools.servers import CATALOG, OPT_IN, SHARED_SECTIONS, load_namespace, shared_section_model
 
     parts = [INTRO]

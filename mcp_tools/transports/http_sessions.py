@@ -17,7 +17,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_tools.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, REACH_SCOPE_KEY
+from mcp_tools.transports.mcp_server import FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, REACH_SCOPE_KEY
 
 SESSION_HEADER = b"mcp-session-id"
 logger = logging.getLogger("mcp_tools.http")

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
-from mcp_tools.secrets import scrub_text
+from mcp_tools.util.secrets import scrub_text
 
 OWN_LOGGER = "mcp_tools"
 LIBRARY_LEVEL_ENV = "MCP_TOOLS_LIBRARY_LOG_LEVEL"

@@ -32,12 +32,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mcp_tools.net import address_key
+from mcp_tools.util.net import address_key
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-    from mcp_tools.config import HttpSettings
+    from mcp_tools.core.config import HttpSettings
 
 HEALTH_PATHS = ("/healthz", "/readyz")
 # The approvals page's long poll: it answers at once without a session, and with one waits up to
@@ -317,7 +317,7 @@ class BusyLimit:
 def exposure_warnings(settings: HttpSettings) -> list[str]:
     """What an operator should hear before serving beyond loopback (or behind a proxy, which
     `allowed_hosts` or `trusted_proxies` tell) with these settings."""
-    from mcp_tools.net import is_loopback
+    from mcp_tools.util.net import is_loopback
 
     behind_proxy = bool(settings.allowed_hosts or settings.trusted_proxies)
     if is_loopback(settings.host) and not behind_proxy:

@@ -22,7 +22,7 @@ from mcp_tools.inventory import grammar
 from mcp_tools.inventory.grammar import ENTRY, TIERS, WILDCARD, Entry, EntryError, suggest
 
 if TYPE_CHECKING:
-    from mcp_tools.tooling import ToolSpec
+    from mcp_tools.core.tooling import ToolSpec
 
 __all__ = ["ENTRY", "TIERS", "WILDCARD", "Entry", "Selection", "SelectionError", "parse_entries", "resolve", "suggest"]
 
@@ -79,7 +79,7 @@ def resolve(
         specs = namespaces.get(entry.namespace, ())
         methods = [spec.method for spec in specs]
         if entry.part not in methods:
-            from mcp_tools.suggest import closest
+            from mcp_tools.util.suggest import closest
 
             close = closest(entry.part, [*TIERS, *methods])
             hint = f"; did you mean '{entry.namespace}.{close[0]}'?" if close else ""

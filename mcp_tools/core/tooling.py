@@ -97,7 +97,7 @@ def missing_modules(modules: tuple[str, ...]) -> list[str]:
 
 
 def install_hint(extra: str, missing: list[str] | str) -> str:
-    from mcp_tools.commands import pip_install
+    from mcp_tools.util.commands import pip_install
 
     names = missing if isinstance(missing, str) else ", ".join(missing)
     return f"a library it needs is not installed ({names}); run: {pip_install(extra)}"
@@ -359,7 +359,7 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT, FactsT]):
     # runs as low risk, without asking, whatever risk the tool carries otherwise.
     preview: Callable[[InputT], bool] | None = None
     # Names other systems' models write for this tool (`gmail_list`, `write_file`), with their
-    # argument names: text calls resolve them through the catalog (`mcp_tools.catalog`).
+    # argument names: text calls resolve them through the catalog (`mcp_tools.inventory.catalog`).
     aliases: tuple[ToolAlias, ...] = ()
     facts: type[FactsT] | None = None
     # What an account upstream must grant for the tool to run (a Google tool's OAuth scopes and
@@ -521,7 +521,7 @@ class Namespace(Generic[ServiceT]):
 
     `requires` names the top-level modules the namespace cannot work without; they are looked
     up (never imported) before `create`, and when one is missing the namespace stays off with
-    the `pip install` command that brings it (`mcp_tools.commands.pip_install`) (`extra` defaults to the name).
+    the `pip install` command that brings it (`mcp_tools.util.commands.pip_install`) (`extra` defaults to the name).
     """
 
     name: str

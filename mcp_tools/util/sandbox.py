@@ -77,7 +77,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, Literal
 
-from mcp_tools.tooling import ToolFailure
+from mcp_tools.core.tooling import ToolFailure
 
 # Credentials commonly kept in a home directory, and the config folders of the MCP clients
 # (Claude Desktop's holds the server entry, its environment and so any token put there) and of

@@ -134,7 +134,7 @@ def guarded_metrics(app: Any, token: str | None) -> Any:
     """The WSGI app behind the Host/Origin rules of `/mcp` on loopback, and `token` when set."""
     import hmac
 
-    from mcp_tools.net import LOOPBACK_HOSTS, LOOPBACK_ORIGINS, host_origin_refusal
+    from mcp_tools.util.net import LOOPBACK_HOSTS, LOOPBACK_ORIGINS, host_origin_refusal
 
     def guarded(environ: dict[str, Any], start_response: Any) -> Any:
         host, origin = environ.get("HTTP_HOST"), environ.get("HTTP_ORIGIN")  # repeated ones arrive joined

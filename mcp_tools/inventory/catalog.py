@@ -19,16 +19,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_tools.discovery import META_TOOLS, ClientToolsets
+from mcp_tools.core.tooling import Namespace, ToolAlias, ToolFailure, ToolSpec
+from mcp_tools.core.toolsets import Selection
 from mcp_tools.inventory import chain
 from mcp_tools.inventory.chain import Audience, Explanation
+from mcp_tools.inventory.discovery import META_TOOLS, ClientToolsets
 from mcp_tools.inventory.facts import ToolFacts
 from mcp_tools.policy.gate import BoundTool
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.servers import CATALOG
-from mcp_tools.suggest import closest
-from mcp_tools.tooling import Namespace, ToolAlias, ToolFailure, ToolSpec
-from mcp_tools.toolsets import Selection
+from mcp_tools.util.suggest import closest
 
 WIRE_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MAX_NAMES_SHOWN = 60  # tool names listed in an unknown_tool hint for calls written as text
@@ -384,7 +384,7 @@ class Catalog:
         dotted = "." in name and self.separator != "."
         close = closest(name, [tool.spec.name for tool in self.visible()] if dotted else names, limit=3)
         if transport == "cli":
-            from mcp_tools.commands import mcp_tools
+            from mcp_tools.util.commands import mcp_tools
 
             where = f"Run `{mcp_tools('tools')}` for the names."
         elif transport == "text":

@@ -19,9 +19,9 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from mcp_tools.oauth.settings import OAuthSettings
-from mcp_tools.secrets import scrub_text
 from mcp_tools.servers import CATALOG, SHARED_SECTIONS
-from mcp_tools.suggest import closest
+from mcp_tools.util.secrets import scrub_text
+from mcp_tools.util.suggest import closest
 
 APP_NAME = "mcp-tools"
 CONFIG_ENV = "MCP_TOOLS_CONFIG"
@@ -194,7 +194,7 @@ class ServerSettings(_Section):
     @field_validator("tools")
     @classmethod
     def _known_tools(cls, value: list[str] | None) -> list[str] | None:
-        from mcp_tools.toolsets import parse_entries
+        from mcp_tools.core.toolsets import parse_entries
 
         if value is not None:
             parse_entries(value, CATALOG)  # tiers and tool names are checked when the namespaces load
@@ -640,7 +640,7 @@ def load_config(explicit: str | Path | None = None, environ: Mapping[str, str] |
         raise ConfigError(folder_given_as_config(path))
     if not path.is_file():
         if required:
-            from mcp_tools.commands import mcp_tools
+            from mcp_tools.util.commands import mcp_tools
 
             raise ConfigError(f"config file {path} does not exist (run `{mcp_tools('config', 'init')}` to write one)")
         return Config(environ=environ)
@@ -673,7 +673,7 @@ def config_text(path: Path) -> str:
 
 def folder_given_as_config(folder: Path) -> str:
     """What to say when the config path names a folder: the file to give instead."""
-    from mcp_tools.commands import executable, quote
+    from mcp_tools.util.commands import executable, quote
 
     inside = folder / "config.toml"
     if inside.is_file():

@@ -187,10 +187,10 @@ class LoneSurrogatesAnswered:
 
 def surrogate_answer(body: bytes) -> bytes | None:
     """The JSON-RPC answer to a request refused only for a lone surrogate in its text, else None."""
-    from mcp_tools.mcp_server import call_result
     from mcp_tools.policy.gate import failure_outcome
     from mcp_tools.policy.unicode import not_unicode_failure
-    from mcp_tools.text import not_unicode, utf8_safe
+    from mcp_tools.transports.mcp_server import call_result
+    from mcp_tools.util.text import not_unicode, utf8_safe
 
     try:
         request = json.loads(body)

@@ -68,14 +68,14 @@ def read_with_lone_surrogates(exc: Exception) -> types.JSONRPCMessage | None:
 
 
 def _holds_surrogate(value: Any) -> bool:
-    from mcp_tools.text import not_unicode
+    from mcp_tools.util.text import not_unicode
 
     return not_unicode(value) is not None
 
 
 def _utf8_safe_message(message: SessionMessage) -> SessionMessage:
     """The same message with every string made writable as UTF-8 (lone surrogates escaped)."""
-    from mcp_tools.text import utf8_safe
+    from mcp_tools.util.text import utf8_safe
 
     dumped = message.message.model_dump(by_alias=True, exclude_unset=True)
     safe = types.jsonrpc_message_adapter.validate_python(utf8_safe(dumped), by_name=False)

@@ -1,6 +1,6 @@
 """The one "did you mean": the known name closest to one nobody knows.
 
-Tool names (`mcp_tools.catalog`), namespaces and tiers in `[server] tools`, `--servers`, and
+Tool names (`mcp_tools.inventory.catalog`), namespaces and tiers in `[server] tools`, `--servers`, and
 argument names the gate does not know all ask here, so each suggests the same way. Argument
 names first look up what they usually mean (`after` is `since`, `max_results` is `limit`), for
 every tool alike: a tool declares nothing for it.

@@ -32,10 +32,11 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
-from mcp_tools.app import App
 from mcp_tools.approvals.elicit_url import url_asker
-from mcp_tools.catalog import wire_name
-from mcp_tools.discovery import ClientToolsets
+from mcp_tools.composition.app import App
+from mcp_tools.core.tooling import ABSENT_WHEN_NONE, Risk
+from mcp_tools.inventory.catalog import wire_name
+from mcp_tools.inventory.discovery import ClientToolsets
 from mcp_tools.policy.display import client_name
 from mcp_tools.policy.gate import Answer, AskLater, BoundTool, Caller, CallOutcome, ConfirmationRequest
 from mcp_tools.resources.handlers import ResourceHandlers
@@ -43,7 +44,6 @@ from mcp_tools.resources.icons import icon
 from mcp_tools.state import request_state_security
 from mcp_tools.state.store import StateStore, StateStoreUnavailable
 from mcp_tools.tasks import serve_tasks
-from mcp_tools.tooling import ABSENT_WHEN_NONE, Risk
 
 INPUT_REQUIRED_VERSION = "2026-07-28"
 CONFIRM_KEY = "mcp_tools_confirm"
@@ -65,7 +65,7 @@ FORMS_SCOPE_KEY = "mcp_tools.person_answers_forms"
 REACH_SCOPE_KEY = "mcp_tools.reach"  # what an OAuth caller's scopes reach (mcp_tools.oauth.guard.Reach)
 # Set by the OAuth guard where calls are counted past it (text calls): spend one, or seconds to wait.
 CALL_BUDGET_SCOPE_KEY = "mcp_tools.call_budget"
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # the whole package
 
 
 def tool_definition(tool: BoundTool) -> types.Tool:
@@ -661,7 +661,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
     """One MCP server over all enabled namespaces, or over one of them (`/files/mcp`).
 
     With `[server] discovery = "dynamic"` each client is served the meta-tools and its own
-    set of tools, which grows when the model enables toolsets (see `mcp_tools.discovery`).
+    set of tools, which grows when the model enables toolsets (see `mcp_tools.inventory.discovery`).
     """
     catalog = app.catalog
     dynamic = catalog.dynamic

@@ -60,7 +60,7 @@ def mcp_tools(*words: str) -> str:
 
 def source_checkout() -> Path | None:
     """The project checkout this package runs from (an editable install), or None for an installed wheel."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     pyproject = root / "pyproject.toml"
     try:
         text = pyproject.read_text(encoding="utf-8")

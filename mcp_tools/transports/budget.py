@@ -57,7 +57,7 @@ def cost_of(definition: dict[str, Any], name: str, tier: str = "core") -> ToolCo
 
 def costs_of(tools: Iterable[Any]) -> list[ToolCost]:
     """Costs of bound tools, from the definitions the server would list."""
-    from mcp_tools.mcp_server import tool_definition
+    from mcp_tools.transports.mcp_server import tool_definition
 
     out = []
     for tool in tools:
@@ -72,7 +72,7 @@ def every_tool(wire_separator: str = "_") -> list[Any]:
     Definitions come from the specs and the shipped policy alone, so namespaces that need an
     account (calendar, web) are measured without credentials or running services.
     """
-    from mcp_tools.config import PolicySettings
+    from mcp_tools.core.config import PolicySettings
     from mcp_tools.policy.gate import BoundTool
     from mcp_tools.policy.rules import RulePolicy
     from mcp_tools.servers import CATALOG, load_namespace
@@ -92,7 +92,7 @@ def every_tool(wire_separator: str = "_") -> list[Any]:
 def default_selection(tools: Sequence[Any]) -> list[Any]:
     """The tools the default `[server] tools` selection serves, every namespace started."""
     try:
-        from mcp_tools.toolsets import DEFAULT_SELECTION, parse_entries, resolve
+        from mcp_tools.core.toolsets import DEFAULT_SELECTION, parse_entries, resolve
     except ImportError:  # a checkout from before selection existed served everything
         return list(tools)
     namespaces: dict[str, list[Any]] = {}

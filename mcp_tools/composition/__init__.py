@@ -1,0 +1,1 @@
+"""Builds the running app from the config: namespaces, policy, state, channels."""

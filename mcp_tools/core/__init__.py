@@ -1,0 +1,1 @@
+"""The model every layer shares: what a tool is, the config, the selection grammar."""

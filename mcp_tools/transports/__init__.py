@@ -1,0 +1,1 @@
+"""What clients talk to: the MCP server, Streamable HTTP and its limits, stdio."""

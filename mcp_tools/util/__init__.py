@@ -1,0 +1,1 @@
+"""Small utilities at the bottom: text, charsets, secrets, logs, metrics, the sandbox, net."""
