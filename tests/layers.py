@@ -5,9 +5,10 @@ is the one place the layers are written down: tests/test_layering.py checks the 
 it and bench/call_flow.py counts the calls that climb back up through it. CONTRIBUTING.md says
 what each layer is for.
 
-A pattern names a module exactly (`mcp_tools.composition.app`) or every module inside a package
-(`mcp_tools.approvals.*`); the most specific pattern wins, so `mcp_tools.approvals.telegram` can
-sit below the rest of `mcp_tools.approvals`.
+A pattern names every module inside a package (`mcp_tools.approvals.*`) or one module exactly
+(`mcp_tools.approvals.telegram`); the most specific pattern wins, so `mcp_tools.approvals.telegram`
+can sit below the rest of `mcp_tools.approvals`. Every module but the package's own two lives in a
+folder (tests/test_layering.py checks it), so a new module takes its layer from where it is saved.
 """
 
 from __future__ import annotations
@@ -26,42 +27,26 @@ def package(name: str) -> tuple[str, str]:
     return name, f"{name}.*"
 
 
-# Top to bottom.
+# Top to bottom. Each layer is a folder of `mcp_tools/` or a few: a module belongs to the layer of
+# the folder it is saved in. The exact names are the exceptions a folder alone cannot say.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entry points", ("mcp_tools.__main__", *package("mcp_tools.cli"))),
     (
-        "faces",  # what people and clients talk to: transports, the text-call gateway, approval channels
+        "faces",  # what people and clients talk to
         (
-            "mcp_tools.transports.http_server",
-            "mcp_tools.transports.http",
-            "mcp_tools.transports.http_errors",
-            "mcp_tools.transports.http_limits",
-            "mcp_tools.transports.http_sessions",
-            "mcp_tools.transports.mcp_server",
-            "mcp_tools.transports.stdio_wire",
-            "mcp_tools.transports.budget",  # measures tool definitions as mcp_server serves them
-            *package("mcp_tools.textcalls"),
+            *package("mcp_tools.transports"),  # the MCP server, Streamable HTTP and its limits, stdio
+            *package("mcp_tools.textcalls"),  # the text-call gateway
+            *package("mcp_tools.approvals"),  # the approvals page and the card
             *package("mcp_tools.tasks"),  # MCP tasks: the methods of both protocol versions and their runner
-            *package("mcp_tools.approvals"),
             *package("mcp_tools.oauth"),
             *package("mcp_tools.resources"),  # resources, icons, URL elicitation: MCP terms beside mcp_server
         ),
     ),
-    ("composition", ("mcp_tools.composition.app", "mcp_tools.composition.config_template")),
+    ("composition", package("mcp_tools.composition")),  # builds the app; the template reads namespace configs
     # the out-of-band approval channels composition builds (the approvals page is a face)
-    ("channels", ("mcp_tools.approvals.telegram", "mcp_tools.approvals.hook")),  # the template reads namespace configs
-    (
-        "catalog",
-        (*package("mcp_tools.inventory.catalog"), "mcp_tools.inventory.discovery", *package("mcp_tools.inventory")),
-    ),
-    (
-        "policy",
-        (
-            *package("mcp_tools.policy"),
-            "mcp_tools.policy.calls",  # what a call is and what it comes to, as transports and stages share them
-            *package("mcp_tools.policy.stages"),  # the gate's call path, one concern a stage
-        ),
-    ),
+    ("channels", ("mcp_tools.approvals.telegram", "mcp_tools.approvals.hook")),
+    ("inventory", package("mcp_tools.inventory")),  # the catalog and the dynamic view
+    ("policy", package("mcp_tools.policy")),
     ("namespaces", ("mcp_tools.servers.*",)),
     ("state", package("mcp_tools.state")),
     (
@@ -69,23 +54,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "mcp_tools",  # the package itself: its version
             "mcp_tools.servers",  # the registry of namespace names; loads a namespace by name at run time
-            "mcp_tools.core.tooling",
-            "mcp_tools.core.config",
+            *package("mcp_tools.core"),  # the tool model, the config, the selection grammar
+            *package("mcp_tools.util"),  # the small utilities at the bottom
             "mcp_tools.oauth.settings",  # the [http.oauth] config model
-            "mcp_tools.core.toolsets",
             "mcp_tools.inventory.grammar",  # the one entry grammar of [server] tools and [http.oauth] scopes
-            "mcp_tools.util.secrets",
-            "mcp_tools.util.text",
-            "mcp_tools.util.wording",
-            "mcp_tools.util.suggest",  # the one "did you mean"
-            "mcp_tools.util.charsets",
-            "mcp_tools.util.commands",
-            "mcp_tools.util.logs",
-            "mcp_tools.util.metrics",
-            "mcp_tools.util.net",
-            "mcp_tools.util.outbound",
-            "mcp_tools.util.sandbox",
-            "mcp_tools.util.private",  # the umask and modes of the server's own files
         ),
     ),
 )
@@ -122,6 +94,16 @@ class Import:
 
     def __str__(self) -> str:
         return f"{self.source} -> {self.target} ({self.file}:{self.line}, {self.kind}-level)"
+
+
+def folders() -> set[str]:
+    """The folders of `mcp_tools` that the table places whole (`mcp_tools.policy.*` names `policy`)."""
+    return {
+        pattern.split(".")[1]
+        for _, patterns in LAYERS
+        for pattern in patterns
+        if pattern.endswith(".*") and pattern.count(".") == 2
+    }
 
 
 def modules() -> dict[str, Path]:

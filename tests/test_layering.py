@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.layers import LAYER_NAMES, Import, cycles, import_graph, layer_of, modules
+from tests.layers import LAYER_NAMES, PACKAGE, Import, cycles, folders, import_graph, layer_of, modules
 
 GRAPH = import_graph()
 
@@ -20,6 +20,17 @@ def test_every_module_has_a_layer() -> None:
     """A new module is placed in tests/layers.py, so its imports are checked."""
     unplaced = [module for module in modules() if layer_of(module) is None]
     assert not unplaced, f"modules in no layer of tests/layers.py: {unplaced}"
+
+
+def test_each_module_is_saved_in_the_folder_of_its_layer() -> None:
+    """The package root holds only `__init__` and `__main__`; every other module sits in a folder the
+    table places whole, so a new module gets its layer from where it is saved."""
+    found = modules()
+    at_root = [name for name, path in found.items() if path.parent == PACKAGE and path.stem != "__init__"]
+    assert at_root == ["mcp_tools.__main__"], f"modules at the package root (put them in a layer's folder): {at_root}"
+    saved_in = {name.split(".")[1] for name, path in found.items() if path.parent != PACKAGE}
+    unnamed = sorted(saved_in - folders())
+    assert not unnamed, f"folders of mcp_tools that no layer of tests/layers.py names: {unnamed}"
 
 
 def test_no_import_cycles() -> None:
@@ -80,11 +91,14 @@ def test_cycles_are_found() -> None:
         ("mcp_tools.cli", "entry points"),
         ("mcp_tools.textcalls.runner", "faces"),
         ("mcp_tools.composition.app", "composition"),
+        ("mcp_tools.transports.http", "faces"),
+        ("mcp_tools.inventory.catalog", "inventory"),
         ("mcp_tools.policy.gate", "policy"),
         ("mcp_tools.approvals.telegram", "channels"),
         ("mcp_tools.servers.files.tools", "namespaces"),
         ("mcp_tools.servers", "foundation"),
         ("mcp_tools.core.tooling", "foundation"),
+        ("mcp_tools.util.text", "foundation"),
     ],
 )
 def test_the_most_specific_pattern_places_a_module(module: str, layer: str) -> None:

@@ -15,9 +15,6 @@ CLASS_LINES = 400
 
 # Over the limit today, waiting for their split: the most lines each may have.
 STILL_LONG: dict[str, int] = {
-    "policy/store.py": 893,
-    "policy/store.py:StateStore": 491,
-    "policy/gate.py:PolicyGate": 504,
     "servers/calendar/google.py:GoogleCalendar": 443,
     "servers/notes/index.py:NoteIndex": 519,
     "servers/notes/service.py:NotesService": 704,
