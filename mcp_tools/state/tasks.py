@@ -1,9 +1,9 @@
 """MCP tasks as state: a call a client asked to run as a task, its status and its result.
 
 A task lives in the state store beside the approvals (the SQLite file, or the PostgreSQL database
-the replicas share), so it survives a restart and any replica answers for it. Every read names the
-principal: another principal's task id is as unknown as one never made. A task is kept until its
-`expires` (creation plus its ttl), then forgotten.
+the replicas share; its table is migration 0012), so it survives a restart and any replica
+answers for it. Every read names the principal: another principal's task id is as unknown as
+one never made. A task is kept until its `expires` (creation plus its ttl), then forgotten.
 
 The runner that executes a task holds a lease (`lease_owner`, `lease_until`) and renews it while it
 runs; a task whose lease ran out (its process stopped) is taken over by the next replica that sees
@@ -20,19 +20,6 @@ from typing import Any
 
 from mcp_tools.state.store import StateStore
 
-# One set of statements for both engines (types both read the same way): at merge, one numbered
-# migration for PostgreSQL, and the SQLite file's schema.
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS mcp_tasks ("
-    "id TEXT PRIMARY KEY, principal TEXT NOT NULL, endpoint TEXT NOT NULL, transport TEXT NOT NULL, "
-    "client TEXT, tool TEXT NOT NULL, arguments TEXT NOT NULL, status TEXT NOT NULL, status_message TEXT, "
-    "created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL, ttl_ms BIGINT NOT NULL, "
-    "expires DOUBLE PRECISION NOT NULL, approval_id TEXT, question TEXT, result TEXT, "
-    "is_error INTEGER NOT NULL DEFAULT 0, error TEXT, lease_owner TEXT, "
-    "lease_until DOUBLE PRECISION NOT NULL DEFAULT 0, scoped INTEGER NOT NULL DEFAULT 0)",
-    "CREATE INDEX IF NOT EXISTS mcp_tasks_by_principal ON mcp_tasks (principal, created, id)",
-    "CREATE INDEX IF NOT EXISTS mcp_tasks_by_expiry ON mcp_tasks (expires)",
-)
 TERMINAL = ("completed", "failed", "cancelled")
 OPEN = "status IN ('working','input_required')"
 COLUMNS = (
@@ -93,18 +80,9 @@ class TaskStore:
     def __init__(self, state: StateStore, key: bytes | None = None) -> None:
         self.state = state
         self.key = key
-        self._ready = False
 
     def clock(self) -> float:
         return float(self.state.clock())
-
-    def ensure(self) -> None:
-        if self._ready:
-            return
-        with self.state.transaction() as db:
-            for statement in SCHEMA:
-                db.execute(statement)
-        self._ready = True
 
     # -- arguments ------------------------------------------------------------------------
 
@@ -146,7 +124,6 @@ class TaskStore:
         scoped: bool = False,
     ) -> TaskRow:
         """A new `working` task, leased to `owner`; durable when this returns."""
-        self.ensure()
         now = self.clock()
         row = TaskRow(
             id=new_task_id(),
@@ -179,7 +156,6 @@ class TaskStore:
 
     def get(self, task_id: str, principal: str) -> TaskRow | None:
         """The principal's task, or None: unknown, another principal's, or past its ttl."""
-        self.ensure()
         with self.state.reading() as db:
             found = db.execute(
                 f"SELECT {COLUMNS} FROM mcp_tasks WHERE id=? AND principal=? AND expires>?",
@@ -189,7 +165,6 @@ class TaskStore:
 
     def open_count(self, principal: str) -> int:
         """How many of the principal's tasks are still open."""
-        self.ensure()
         with self.state.reading() as db:
             found = db.execute(
                 f"SELECT COUNT(*) FROM mcp_tasks WHERE principal=? AND {OPEN} AND expires>?", (principal, self.clock())
@@ -198,14 +173,12 @@ class TaskStore:
 
     def row(self, task_id: str) -> TaskRow | None:
         """A task by id alone, for its runner."""
-        self.ensure()
         with self.state.reading() as db:
             found = db.execute(f"SELECT {COLUMNS} FROM mcp_tasks WHERE id=?", (task_id,)).fetchone()
         return None if found is None else _row(found)
 
     def page(self, principal: str, cursor: str | None, limit: int) -> tuple[list[TaskRow], str | None]:
         """The principal's live tasks, oldest first, `limit` at a time; ValueError for a cursor it never got."""
-        self.ensure()
         now = self.clock()
         with self.state.reading() as db:
             if cursor is None:
@@ -260,7 +233,6 @@ class TaskStore:
 
     def cancel(self, task_id: str, principal: str, message: str) -> TaskRow | None:
         """Cancel the principal's open task; None when it was not open (terminal, unknown or expired)."""
-        self.ensure()
         now = self.clock()
         with self.state.transaction() as db:
             changed = db.execute(
@@ -272,7 +244,6 @@ class TaskStore:
         return None if found is None else _row(found)
 
     def _update(self, task_id: str, assignments: str, values: tuple[Any, ...]) -> bool:
-        self.ensure()
         with self.state.transaction() as db:
             changed = db.execute(
                 f"UPDATE mcp_tasks SET {assignments}, updated=? WHERE id=? AND {OPEN} RETURNING id",
@@ -285,7 +256,6 @@ class TaskStore:
     def claim(self, task_id: str, owner: str, lease_seconds: float, endpoint: str = "") -> TaskRow | None:
         """Take over an open task of `endpoint` whose lease ran out (its runner's process stopped);
         None if another runner holds it."""
-        self.ensure()
         now = self.clock()
         with self.state.transaction() as db:
             taken = db.execute(
@@ -298,7 +268,6 @@ class TaskStore:
 
     def orphans(self, endpoint: str, limit: int = 100) -> list[str]:
         """Open tasks of this endpoint that nobody runs now."""
-        self.ensure()
         now = self.clock()
         with self.state.reading() as db:
             rows = db.execute(
@@ -309,7 +278,6 @@ class TaskStore:
         return [str(row[0]) for row in rows]
 
     def renew(self, owner: str, lease_seconds: float) -> None:
-        self.ensure()
         with self.state.transaction() as db:
             db.execute(
                 f"UPDATE mcp_tasks SET lease_until=? WHERE lease_owner=? AND {OPEN}",
@@ -318,13 +286,11 @@ class TaskStore:
 
     def release(self, owner: str) -> None:
         """Hand this runner's open tasks to whoever looks next (a clean shutdown)."""
-        self.ensure()
         with self.state.transaction() as db:
             db.execute(f"UPDATE mcp_tasks SET lease_until=0, lease_owner=NULL WHERE lease_owner=? AND {OPEN}", (owner,))
 
     def purge(self) -> int:
         """Forget tasks past their ttl."""
-        self.ensure()
         with self.state.transaction() as db:
             gone = db.execute("DELETE FROM mcp_tasks WHERE expires<=?", (self.clock(),))
         return int(gone.rowcount)
