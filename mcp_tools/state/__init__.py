@@ -1,7 +1,9 @@
 """Where the server's shared state lives: the SQLite file of one machine, or PostgreSQL for several.
 
 `open_state_store(config)` is the one place that chooses: `[state] url` (or MCP_TOOLS_STATE_URL)
-set to a `postgresql://` URL picks PostgreSQL, imported only then; unset keeps SQLite.
+set to a `postgresql://` URL picks PostgreSQL, imported only then; unset keeps SQLite. The store
+itself is `mcp_tools.state.store.StateStore`; its schema, the same for both engines, is the
+numbered files of `mcp_tools.state.migrations`.
 """
 
 from __future__ import annotations
