@@ -194,17 +194,6 @@ class Catalog:
 
     # What is served: the questions `inventory.chain` asks, and the answers built on it
 
-    def hidden_reason(self, spec: ToolSpec[Any, Any, Any]) -> str | None:
-        return self.rules.hidden_reason(spec)
-
-    def selection_reason(self, spec: ToolSpec[Any, Any, Any]) -> tuple[bool | None, str]:
-        """(True, why) selected; (False, why) left out; (None, why) excluded by `[server] tools`."""
-        if self.selection is None:
-            return True, "served"
-        if spec.name in self.selection.excluded:
-            return None, self.selection.reason(spec.name)
-        return spec.name in self.selection.chosen, self.selection.reason(spec.name)
-
     def explain(self, spec: ToolSpec[Any, Any, Any], audience: Audience = chain.EVERYONE) -> Explanation:
         """Whether this audience is served the tool, with every filter's reason."""
         return chain.explain(self, spec, audience)

@@ -19,20 +19,32 @@ the spec (with a `refusal` that words it, when it has one).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from mcp_tools.toolsets import Selection
 
 FILTERS = ("policy", "selection", "endpoint", "reach", "view", "account")
 
 
+class Hiding(Protocol):
+    """The policy's answer to "is this tool hidden" (`mcp_tools.policy.rules.RulePolicy`)."""
+
+    def hidden_reason(self, tool: Any) -> str | None: ...
+
+
 class Served(Protocol):
-    """What the chain needs of the catalog (`mcp_tools.inventory.catalog.Catalog`)."""
+    """What the chain reads of the catalog (`mcp_tools.inventory.catalog.Catalog`)."""
 
-    dynamic: bool
+    @property
+    def dynamic(self) -> bool: ...
 
-    def hidden_reason(self, spec: Any) -> str | None: ...
+    @property
+    def rules(self) -> Hiding: ...
 
-    def selection_reason(self, spec: Any) -> tuple[bool | None, str]: ...
+    @property
+    def selection(self) -> Selection | None: ...  # `[server] tools`; None: everything is selected
 
 
 class Enabled(Protocol):
@@ -60,11 +72,16 @@ EVERYONE = Audience()
 
 @dataclass(frozen=True)
 class Step:
-    """One filter's verdict on one tool."""
+    """One filter's verdict on one tool; its reason is worded when asked (a call that is served
+    never needs it)."""
 
     filter: str
     passed: bool
-    reason: str
+    why: Callable[[], str] = field(repr=False, compare=False)
+
+    @property
+    def reason(self) -> str:
+        return self.why()
 
 
 @dataclass(frozen=True)
@@ -99,51 +116,78 @@ class Explanation:
         }
 
 
+def _said(reason: str) -> Callable[[], str]:
+    return lambda: reason
+
+
 def _policy(catalog: Served, spec: Any, audience: Audience) -> Step:
-    hidden = catalog.hidden_reason(spec)
-    return Step("policy", hidden is None, f"hidden: {hidden}" if hidden else "not hidden by the policy")
+    hidden = catalog.rules.hidden_reason(spec)
+    return Step("policy", hidden is None, _said(f"hidden: {hidden}" if hidden else "not hidden by the policy"))
+
+
+def _selected(catalog: Served, spec: Any) -> bool | None:
+    """True selected, False left out, None excluded by `[server] tools`."""
+    selection = catalog.selection
+    if selection is None:
+        return True
+    if spec.name in selection.excluded:
+        return None
+    return spec.name in selection.chosen
+
+
+def _selection_reason(catalog: Served, spec: Any) -> Callable[[], str]:
+    selection = catalog.selection
+    return _said("served") if selection is None else lambda: selection.reason(spec.name)
 
 
 def _selection(catalog: Served, spec: Any, audience: Audience) -> Step:
-    chosen, reason = catalog.selection_reason(spec)
-    if chosen is None:  # excluded
-        return Step("selection", False, reason)
-    # left out: in dynamic discovery the view may still serve it, so the view decides
-    return Step("selection", chosen or catalog.dynamic, reason)
+    chosen = _selected(catalog, spec)
+    # excluded always stops; left out waits for the view in dynamic discovery
+    passed = chosen is not None and (chosen or catalog.dynamic)
+    return Step("selection", passed, _selection_reason(catalog, spec))
 
 
 def _endpoint(catalog: Served, spec: Any, audience: Audience) -> Step:
     endpoint = audience.endpoint
     if endpoint is None or spec.namespace == endpoint:
-        return Step("endpoint", True, "served on this endpoint" if endpoint else "every namespace is served here")
-    return Step("endpoint", False, f"this endpoint serves the {endpoint} namespace only (/{spec.namespace}/mcp has it)")
+        here = "served on this endpoint" if endpoint else "every namespace is served here"
+        return Step("endpoint", True, _said(here))
+    return Step(
+        "endpoint",
+        False,
+        _said(f"this endpoint serves the {endpoint} namespace only (/{spec.namespace}/mcp has it)"),
+    )
 
 
 def _reach(catalog: Served, spec: Any, audience: Audience) -> Step:
     reaches = audience.reaches
     if reaches is None:
-        return Step("reach", True, "no OAuth scopes apply")
+        return Step("reach", True, _said("no OAuth scopes apply"))
     if reaches(spec):
-        return Step("reach", True, "within the scopes this sign-in was granted")
-    refusal = getattr(reaches, "refusal", None)
-    reason = refusal(spec) if refusal is not None else None
-    return Step("reach", False, reason or "outside the scopes this sign-in was granted")
+        return Step("reach", True, _said("within the scopes this sign-in was granted"))
+
+    def why() -> str:
+        refusal = getattr(reaches, "refusal", None)
+        reason = refusal(spec) if refusal is not None else None
+        return str(reason or "outside the scopes this sign-in was granted")
+
+    return Step("reach", False, why)
 
 
 def _view(catalog: Served, spec: Any, audience: Audience) -> Step:
     if not catalog.dynamic:
-        return Step("view", True, "no dynamic discovery: every client is served the selection")
-    chosen, reason = catalog.selection_reason(spec)
-    if chosen:
-        return Step("view", True, "in the selection every client starts with")
+        return Step("view", True, _said("no dynamic discovery: every client is served the selection"))
+    if _selected(catalog, spec):
+        return Step("view", True, _said("in the selection every client starts with"))
     enabled: Collection[str] = audience.view.enabled if audience.view is not None else ()
     if spec.name in enabled:
-        return Step("view", True, "enabled by this client")
-    return Step("view", False, f"{reason}; not enabled by this client (toolsets_enable adds it)")
+        return Step("view", True, _said("enabled by this client"))
+    left_out = _selection_reason(catalog, spec)
+    return Step("view", False, lambda: f"{left_out()}; not enabled by this client (toolsets_enable adds it)")
 
 
 def _account(catalog: Served, spec: Any, audience: Audience) -> Step:
-    return Step("account", True, "every caller may use every account")
+    return Step("account", True, _said("every caller may use every account"))
 
 
 CHAIN: tuple[Callable[[Served, Any, Audience], Step], ...] = (_policy, _selection, _endpoint, _reach, _view, _account)
