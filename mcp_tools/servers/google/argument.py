@@ -46,9 +46,17 @@ class Acting:
     plans: list[Any] = field(default_factory=list)  # with `every`: each account's part (`merge.Plan`)
 
 
+_MADE: dict[Any, type[BaseModel]] = {}  # (own model, variant) -> the model with `account`
+_OWN: dict[type[BaseModel], type[BaseModel]] = {}  # a model with `account` -> the tool's own
+
+
 def input_model(model: type[BaseModel], listed: bool = True) -> type[BaseModel]:
     """The tool's arguments plus `account` (same name, title and description as the tool's own);
-    not `listed`: accepted, but left out of the schema."""
+    not `listed`: accepted, but left out of the schema. Built once per model."""
+    model = _OWN.get(model, model)
+    found = _MADE.get((model, "input", listed))
+    if found is not None:
+        return found
     namespace = {
         "__module__": model.__module__,
         "__qualname__": model.__qualname__,
@@ -58,6 +66,7 @@ def input_model(model: type[BaseModel], listed: bool = True) -> type[BaseModel]:
     }
     meta: Any = type(model)  # pydantic's model metaclass: a subclass built like a class statement
     made: type[BaseModel] = meta(model.__name__, (model,), namespace)
+    _MADE[(model, "input", listed)], _OWN[made] = made, model
     return made
 
 
@@ -68,6 +77,10 @@ def output_model(model: type[BaseModel], hits: tuple[str, type[BaseModel]] | Non
     `account` is in every result that several accounts could have answered, but not in the output
     schema: the listed definitions stay within the context budget with several accounts, and a
     listed output schema admits fields it does not name."""
+    model = _OWN.get(model, model)
+    found = _MADE.get((model, "output", hits))
+    if found is not None:
+        return found
     annotations: dict[str, Any] = {ARGUMENT: UNLISTED}
     fields: dict[str, Any] = {ARGUMENT: Field(default=None, exclude_if=lambda value: value is None)}
     if hits is not None:
@@ -84,6 +97,7 @@ def output_model(model: type[BaseModel], hits: tuple[str, type[BaseModel]] | Non
     }
     meta: Any = type(model)  # pydantic's model metaclass: a subclass built like a class statement
     made: type[BaseModel] = meta(model.__name__, (model,), namespace)
+    _MADE[(model, "output", hits)], _OWN[made] = made, model
     return made
 
 
@@ -180,13 +194,52 @@ def named(line: str, who: Acting) -> str:
     return f"as {who.shown}: {line}"
 
 
+class AccountSpec(ToolSpec[Any, Any, Any, Any]):
+    """A Google tool's spec whose models gain `account` when first asked for, not at import: building
+    a pydantic class for each of some forty tools would be paid by every start, and a server with one
+    account only lists them."""
+
+    @property
+    def input_model(self) -> type[BaseModel]:
+        made: type[BaseModel] | None = self.__dict__.get("_input_made")
+        if made is None:
+            made = input_model(self.__dict__["_input_own"], listed=self.name not in FOUND_BY_ID)
+            self.__dict__["_input_made"] = made
+        return made
+
+    @input_model.setter
+    def input_model(self, model: type[BaseModel]) -> None:
+        self.__dict__["_input_own"] = _OWN.get(model, model)
+        self.__dict__.pop("_input_made", None)
+
+    @property
+    def output_model(self) -> type[BaseModel]:
+        made: type[BaseModel] | None = self.__dict__.get("_output_made")
+        if made is None:
+            from mcp_tools.servers.google.merge import merged_for
+
+            merged = merged_for(self.name)
+            hits = (merged.hits, merged.item) if merged is not None else None
+            made = output_model(self.__dict__["_output_own"], hits)
+            self.__dict__["_output_made"] = made
+        return made
+
+    @output_model.setter
+    def output_model(self, model: type[BaseModel]) -> None:
+        self.__dict__["_output_own"] = _OWN.get(model, model)
+        self.__dict__.pop("_output_made", None)
+
+
 def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
     """One tool with the `account` argument; its own hooks run unchanged for the chosen account."""
     from mcp_tools.servers.google.merge import merged_for
 
-    inputs = input_model(spec.input_model, listed=spec.name not in FOUND_BY_ID)
     merged = merged_for(spec.name)
-    outputs = output_model(spec.output_model, (merged.hits, merged.item) if merged is not None else None)
+    made: AccountSpec | None = None
+
+    def outputs_of() -> Any:
+        assert made is not None
+        return made.output_model
 
     async def prepare(service: Any, args: Any, ctx: CallContext, *facts: Any) -> None:
         who = acting(spec, service, args)
@@ -199,11 +252,11 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
             from mcp_tools.servers.google.merge import every_account
 
             assert merged is not None
-            return await every_account(spec, merged, outputs, service, who.plans, ctx, args.limit, who.several)
+            return await every_account(spec, merged, outputs_of(), service, who.plans, ctx, args.limit, who.several)
         if spec.name in FOUND_BY_ID and not getattr(args, ARGUMENT, None) and who.several:
-            return await _found_by_id(spec, outputs, service, who, own_arguments(spec, args), ctx, facts)
+            return await _found_by_id(spec, outputs_of(), service, who, own_arguments(spec, args), ctx, facts)
         result = await spec.handler(who.service, own_arguments(spec, args), ctx, *facts)
-        return result_as(outputs, result, who.label if who.several else None)
+        return result_as(outputs_of(), result, who.label if who.several else None)
 
     def describe(args: Any, *facts: Any) -> str:
         line: str = spec.describe(own_arguments(spec, args), *facts)
@@ -229,8 +282,8 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
 
     extra = 0 if spec.facts is None else 1  # a tool with facts takes them last in every hook
     changes: dict[str, Any] = {
-        "input_model": inputs,
-        "output_model": outputs,
+        "input_model": spec.input_model,
+        "output_model": spec.output_model,
         "handler": _taking(handler, 3 + extra),
         "prepare": _taking(prepare, 3 + extra),
         "describe": _describing(describe, 1 + extra),
@@ -262,7 +315,9 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
     if spec.preview is not None:
         original_preview = spec.preview
         changes["preview"] = lambda args: original_preview(own_arguments(spec, args))
-    return dataclasses.replace(spec, **changes)
+    fields = {field.name: getattr(spec, field.name) for field in dataclasses.fields(spec)}
+    made = AccountSpec(**{**fields, **changes})
+    return made
 
 
 def _describing(function: Any, count: int) -> Any:
