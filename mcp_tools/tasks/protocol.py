@@ -138,7 +138,20 @@ class Tasks:
             made = await self._maybe_task(ctx)
             if made is not None:
                 return made
+        if ctx.method == "subscriptions/listen" and self.server.get_request_handler(ctx.method) is not None:
+            self._listen_allowed(ctx)
         return await call_next(ctx)
+
+    def _listen_allowed(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Task status notifications asked for by a client that did not declare the extension: -32021.
+        (Those that do are acknowledged without them: this server sends none; clients poll.)"""
+        notifications = (ctx.params or {}).get("notifications") if isinstance(ctx.params, dict) else None
+        if isinstance(notifications, dict) and notifications.get("taskIds") and not declares_extension(ctx):
+            raise MCPError(
+                MISSING_CLIENT_CAPABILITY,
+                "Missing required client capability",
+                {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+            )
 
     def _declared(self, result: HandlerResult) -> HandlerResult:
         """`capabilities.tasks` for a 2025-11-25 client; no other version has it."""
