@@ -22,7 +22,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import mcp_types as types
@@ -33,7 +33,6 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from pydantic import Field, ValidationError
 
-from mcp_tools.app import App
 from mcp_tools.policy.gate import Answer, Caller
 from mcp_tools.state.tasks import TaskRow
 from mcp_tools.tasks.face import Face, Progress
@@ -49,6 +48,9 @@ from mcp_tools.tasks.wire import (
     modern_task,
     related,
 )
+
+if TYPE_CHECKING:
+    from mcp_tools.app import App
 
 logger = logging.getLogger("mcp_tools.tasks")
 MISSING_CLIENT_CAPABILITY = -32021
