@@ -22,7 +22,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import mcp_types as types
@@ -33,7 +33,6 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from pydantic import Field, ValidationError
 
-from mcp_tools.composition.app import App
 from mcp_tools.policy.gate import Answer, Caller
 from mcp_tools.state.tasks import TaskRow
 from mcp_tools.tasks.face import Face, Progress
@@ -49,6 +48,9 @@ from mcp_tools.tasks.wire import (
     modern_task,
     related,
 )
+
+if TYPE_CHECKING:
+    from mcp_tools.app import App
 
 logger = logging.getLogger("mcp_tools.tasks")
 MISSING_CLIENT_CAPABILITY = -32021
@@ -138,7 +140,20 @@ class Tasks:
             made = await self._maybe_task(ctx)
             if made is not None:
                 return made
+        if ctx.method == "subscriptions/listen" and self.server.get_request_handler(ctx.method) is not None:
+            self._listen_allowed(ctx)
         return await call_next(ctx)
+
+    def _listen_allowed(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Task status notifications asked for by a client that did not declare the extension: -32021.
+        (Those that do are acknowledged without them: this server sends none; clients poll.)"""
+        notifications = (ctx.params or {}).get("notifications") if isinstance(ctx.params, dict) else None
+        if isinstance(notifications, dict) and notifications.get("taskIds") and not declares_extension(ctx):
+            raise MCPError(
+                MISSING_CLIENT_CAPABILITY,
+                "Missing required client capability",
+                {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+            )
 
     def _declared(self, result: HandlerResult) -> HandlerResult:
         """`capabilities.tasks` for a 2025-11-25 client; no other version has it."""

@@ -157,8 +157,10 @@ class TaskRunner:
             finally:
                 self._group = None
                 group.cancel_scope.cancel()
-        with contextlib.suppress(Exception):  # the next server takes them over at once
-            await anyio.to_thread.run_sync(self.tasks.release, self.owner)
+        # The next server takes them over at once; a store that does not answer soon leaves them to
+        # their leases, and a stop already under way still gets this far (shielded).
+        with anyio.move_on_after(5, shield=True), contextlib.suppress(Exception):
+            await anyio.to_thread.run_sync(self.tasks.release, self.owner, abandon_on_cancel=True)
 
     async def _keep(self) -> None:
         while True:

@@ -197,3 +197,19 @@ async def test_attack_a_token_whose_forms_the_person_does_not_see_cannot_answer_
         ("declined", "task:cancelled"),
         ("confirmed", "page"),
     ]
+
+
+async def test_a_2025_client_that_shows_forms_is_asked_on_its_open_tasks_result(served: tuple[str, Path]) -> None:
+    base, config = served
+    seen: list[dict[str, Any]] = []
+    async with over_http(base + "/mcp", PHONE, LEGACY, forms=True, answer=accept_forms(seen)) as phone:
+        task_id = (await phone.call_as_task("demo_erase", {"target": "asked-on-the-stream"}))["task"]["taskId"]
+        await phone.until(task_id, "input_required")
+        result = await phone.request("tasks/result", {"taskId": task_id})
+        assert result["structuredContent"] == {"erased": "asked-on-the-stream"}
+    [form] = seen
+    assert form["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    rows = [row for row in audit(config) if row["arguments"].get("target") == "asked-on-the-stream"]
+    assert [(row["decision"], row["answered_by"], row["principal"]) for row in rows] == [
+        ("confirmed", "elicitation:http", "phone")
+    ]

@@ -68,3 +68,13 @@ async def test_cancel_acknowledges_and_withdraws_and_the_task_survives_a_restart
     async with over_stdio(config, clock, MODERN) as peer:
         done = await peer.until(kept["taskId"], "completed")
         assert done["result"]["structuredContent"] == {"erased": "keep-waiting"}
+
+
+async def test_task_notifications_asked_without_the_extension_are_refused(tmp_path: Path, clock: Path) -> None:
+    config = demo_config(tmp_path, 'discovery = "dynamic"\n')
+    async with over_stdio(config, clock, MODERN) as peer:
+        peer.capabilities = {}
+        with pytest.raises(RpcError) as missing:
+            await peer.request("subscriptions/listen", {"notifications": {"taskIds": ["task-x"]}})
+        assert missing.value.code == -32021
+        assert missing.value.data == {"requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
