@@ -19,8 +19,7 @@ from typing import Any
 
 import anyio
 
-from mcp_tools.approvals.card import issue_ticket
-from mcp_tools.composition.app import App
+from mcp_tools.app import App
 from mcp_tools.policy.channels import OutOfBand
 from mcp_tools.policy.gate import Answer, Caller, ConfirmationRequest, approval_required
 from mcp_tools.state.store import Approval, StateStore
@@ -96,6 +95,8 @@ class UrlElicitation:
         self.channel = f"elicitation-url:{transport}"
 
     def url_for(self, approval: Approval) -> str:
+        from mcp_tools.approvals.card import issue_ticket  # loaded when a link is first made
+
         page = self.out_of_band.page_url or ""
         if self.trusted:
             return page + link_path(approval.id, issue_ticket(self.store, approval))
