@@ -40,11 +40,15 @@ from tests.processes import free_port  # noqa: E402
 
 TOKEN = "tok-bench-0123456789abcdef"
 CLIENT_TIMEOUT = 300  # seconds; a loaded machine can stall a call for tens of seconds
+# Both servers keep an idle connection this long: under load the first clients wait longer than the
+# default 5 s for the last to warm up, and a connection closed just as a call reuses it is a reset.
+KEEP_ALIVE = 120
 BARE_SERVER = BARE_FILES_READ + textwrap.dedent(
-    """
+    f"""
     import uvicorn
 
-    uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+    app = server.streamable_http_app()
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", timeout_keep_alive={KEEP_ALIVE})
     """
 )
 
@@ -128,7 +132,8 @@ async def main(clients: int, calls: int, rounds: int, against: str | None, wait:
         config = base / "config.toml"
         config.write_text(
             f'[server]\nnamespaces = ["files"]\nstate_dir = "{base / "state"}"\ndata_dir = "{base / "data"}"\n'
-            f'[files]\nroot = "{files_root}"\n[http.tokens]\nbench = "{TOKEN}"\n'
+            f'[files]\nroot = "{files_root}"\n[http]\nkeep_alive_seconds = {KEEP_ALIVE}\n'
+            f'[http.tokens]\nbench = "{TOKEN}"\n'
         )
         script = base / "bare_server.py"
         script.write_text(BARE_SERVER)
@@ -165,6 +170,11 @@ async def main(clients: int, calls: int, rounds: int, against: str | None, wait:
                 figures[name]["p95"].append(percentile(latencies, 0.95))
                 figures[name]["rate"].append(rate)
                 figures[name]["cpu"].append(cpu)
+                print(
+                    f"round {round_number + 1} {name}: p50 {percentile(latencies, 0.5) * 1000:.1f} ms, "
+                    f"p95 {percentile(latencies, 0.95) * 1000:.1f} ms, {rate:.0f} calls/s",
+                    file=sys.stderr,
+                )
                 await anyio.sleep(0.5)
 
     med = statistics.median
