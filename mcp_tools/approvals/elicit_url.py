@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 
-from mcp_tools.app import App
+from mcp_tools.composition.app import App
 from mcp_tools.policy.channels import OutOfBand
 from mcp_tools.policy.gate import Answer, Caller, ConfirmationRequest, approval_required
 from mcp_tools.state.store import Approval, StateStore

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from mcp_tools.toolsets import Selection
+    from mcp_tools.core.toolsets import Selection
 
 FILTERS = ("policy", "selection", "endpoint", "reach", "view", "account")
 

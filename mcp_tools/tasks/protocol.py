@@ -50,7 +50,7 @@ from mcp_tools.tasks.wire import (
 )
 
 if TYPE_CHECKING:
-    from mcp_tools.app import App
+    from mcp_tools.composition.app import App
 
 logger = logging.getLogger("mcp_tools.tasks")
 MISSING_CLIENT_CAPABILITY = -32021

@@ -11,9 +11,9 @@ import mcp_types as types
 import pytest
 
 from tests.harness import connect, ok
-from tests.servers.drive_fixtures import drive_settings
+from tests.servers.drive.fixtures import drive_settings
 from tests.servers.fake_google import FakeDrive, FakeGmail, FakeGoogle
-from tests.servers.gmail_fixtures import PNG, nested_with_attachments, sign_in
+from tests.servers.gmail.fixtures import PNG, nested_with_attachments, sign_in
 
 pytestmark = pytest.mark.anyio
 

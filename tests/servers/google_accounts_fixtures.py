@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.servers.fake_google import FakeGoogle
-from tests.servers.gmail_fixtures import ALL_SCOPES, sign_in
+from tests.servers.gmail.fixtures import ALL_SCOPES, sign_in
 
 WORK = "alice@corp.example"
 

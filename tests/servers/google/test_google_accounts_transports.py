@@ -12,7 +12,7 @@ from mcp import Client
 from tests.harness import failure, ok
 from tests.processes import http_server, stdio_params, write_config
 from tests.servers.fake_google import FakeGmail, FakeGoogle
-from tests.servers.gmail_fixtures import sign_in
+from tests.servers.gmail.fixtures import sign_in
 from tests.servers.google_accounts_fixtures import WORK, raw_mail, store_token
 from tests.test_http import http_client
 

@@ -17,7 +17,7 @@ from mcp_tools.core.config import load_config
 from mcp_tools.servers.google import scopes
 from mcp_tools.state.sealed import is_sealed
 from tests.servers.fake_google import FakeGmail, FakeGoogle
-from tests.servers.gmail_fixtures import ALL_SCOPES, sign_in
+from tests.servers.gmail.fixtures import ALL_SCOPES, sign_in
 from tests.servers.google_accounts_fixtures import WORK, store_token
 
 SECRET = "a-shared-state-secret-of-enough-length-0123456789"

@@ -15,7 +15,7 @@ from mcp_tools.servers.drive.tools import TOOLS as DRIVE_TOOLS
 from mcp_tools.servers.gmail.tools import TOOLS as GMAIL_TOOLS
 from tests.harness import connect, failure, ok, text_of
 from tests.servers.fake_google import FakeDrive, FakeGmail, FakeGoogle
-from tests.servers.gmail_fixtures import plain, sign_in
+from tests.servers.gmail.fixtures import plain, sign_in
 from tests.servers.google_accounts_fixtures import WORK, raw_mail, store_token, two_accounts
 
 pytestmark = pytest.mark.anyio
@@ -282,7 +282,7 @@ async def test_a_policy_rule_naming_an_account_raises_that_account_alone(
 
 async def test_tasks_of_every_account_in_one_list(tmp_path: Path, google: FakeGoogle, work: FakeGoogle):
     from tests.servers.fake_google import FakeTasks
-    from tests.servers.tasks_fixtures import BOTH
+    from tests.servers.tasks.fixtures import BOTH
 
     home, office = FakeTasks(google), FakeTasks(work)
     home.add("buy milk", due="2025-11-03T00:00:00.000Z")

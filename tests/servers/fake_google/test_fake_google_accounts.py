@@ -7,8 +7,8 @@ import urllib.request
 from typing import Any
 
 from tests.servers.fake_google import FakeDrive, FakeGmail, FakeGoogle, FakeTasks
-from tests.servers.gmail_fixtures import ALL_SCOPES, plain
-from tests.servers.test_fake_google import call
+from tests.servers.fake_google.test_fake_google import call
+from tests.servers.gmail.fixtures import ALL_SCOPES, plain
 
 DRIVE = ["https://www.googleapis.com/auth/drive"]
 TASKS = ["https://www.googleapis.com/auth/tasks"]
