@@ -96,7 +96,14 @@ class ResourceHandlers:
         ctx: Context,
     ) -> types.CallToolResult:
         """A result that saved a file into a store carries a `resource_link` to it (never its bytes)."""
+        if tool is None or outcome.is_error or not saves_into_a_store(tool):
+            return result
         link = self.documents.link(tool, arguments, outcome, self.caller_of(ctx).reaches)
         if link is None:
             return result
         return result.model_copy(update={"content": [*result.content, link]})
+
+
+def saves_into_a_store(tool: BoundTool) -> bool:
+    """Whether the tool can save a file through another namespace's write tool (`reaches`)."""
+    return any(target.endswith(".write") for target in tool.spec.reaches.values())

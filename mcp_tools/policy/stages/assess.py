@@ -44,6 +44,9 @@ class AssessRisk:
 
     def __init__(self, rules: RulePolicy) -> None:
         self.rules = rules
+        # Only a rule of the person's that names an account (`gmail.send@work`) makes a call's
+        # account matter; without one, no call looks at its account here.
+        self.names_accounts = any(rule.origin == "config" and "@" in rule.pattern for rule in rules.rules)
 
     def applies(self, tool: BoundTool, nested: bool) -> bool:
         return True
@@ -55,7 +58,8 @@ class AssessRisk:
             raised = await hooks.risk_for(spec, tool.service, call.args, call.facts)
             if raised is not None:
                 risk = effective_risk(risk, raised)
-        risk = effective_risk(risk, account_risk(self.rules, spec, call.args))  # rules naming an account
+        if self.names_accounts:
+            risk = effective_risk(risk, account_risk(self.rules, spec, call.args))
         if spec.preview is not None and risk is not Risk.DENY and spec.preview(call.args):
             risk = Risk.LOW  # a dry run changes nothing
         if risk is Risk.DENY:
