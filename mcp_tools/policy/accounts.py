@@ -12,7 +12,7 @@ import fnmatch
 from typing import Any
 
 from mcp_tools.core.tooling import Risk, ToolSpec
-from mcp_tools.policy.rules import RulePolicy
+from mcp_tools.policy.rules import RiskRule, RulePolicy
 
 
 def acting_labels(args: Any) -> list[str]:
@@ -33,10 +33,22 @@ def account_risk(rules: RulePolicy, spec: ToolSpec[Any, Any, Any], args: Any) ->
     if not labels:
         return None
     found: Risk | None = None
-    for rule in rules.rules:
-        if rule.origin != "config" or "@" not in rule.pattern:
-            continue
+    for rule in account_rules(rules):
         tool, _, account = rule.pattern.rpartition("@")
         if fnmatch.fnmatchcase(spec.name, tool) and any(fnmatch.fnmatchcase(label, account) for label in labels):
             found = rule.risk if found is None else max(found, rule.risk)
     return found
+
+
+def account_rules(rules: RulePolicy) -> list[RiskRule]:
+    """The person's rules that name an account (`TOOL_GLOB@ACCOUNT_GLOB`)."""
+    return [rule for rule in rules.rules if rule.origin == "config" and "@" in rule.pattern]
+
+
+def may_raise_to(rules: RulePolicy, spec: ToolSpec[Any, Any, Any], risk: Risk) -> bool:
+    """Whether some account's rule can raise this tool to `risk` or above (so the stages that
+    act on such a risk must stay in its chain even when its own level is lower)."""
+    return any(
+        rule.risk >= risk and fnmatch.fnmatchcase(spec.name, rule.pattern.rpartition("@")[0])
+        for rule in account_rules(rules)
+    )

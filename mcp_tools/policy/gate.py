@@ -108,7 +108,7 @@ class PolicyGate:
             Prepare(self),
             AssessRisk(rules),
             Precheck(),
-            Confirm(settings, store, out_of_band, self.audit),
+            Confirm(settings, store, out_of_band, self.audit, rules),
             Run(store, self),
         )
         self.chains: dict[tuple[int, Risk, bool], tuple[ToolSpec[Any, Any, Any], Chain]] = {}

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from mcp_tools.core.tooling import Risk, ToolFailure
 from mcp_tools.policy import hooks
-from mcp_tools.policy.accounts import account_risk
+from mcp_tools.policy.accounts import account_risk, account_rules
 from mcp_tools.policy.calls import BoundTool, Call, Decision, Verdict
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.stages import Gateway
@@ -42,11 +42,11 @@ class AssessRisk:
     """The effective risk: the configured one, raised by the tool's `dynamic_risk`, low for a dry
     run (`preview`); `deny` is refused here."""
 
-    def __init__(self, rules: RulePolicy) -> None:
+    def __init__(self, rules: RulePolicy | None = None) -> None:
         self.rules = rules
         # Only a rule of the person's that names an account (`gmail.send@work`) makes a call's
         # account matter; without one, no call looks at its account here.
-        self.names_accounts = any(rule.origin == "config" and "@" in rule.pattern for rule in rules.rules)
+        self.names_accounts = rules is not None and bool(account_rules(rules))
 
     def applies(self, tool: BoundTool, nested: bool) -> bool:
         return True
@@ -58,7 +58,7 @@ class AssessRisk:
             raised = await hooks.risk_for(spec, tool.service, call.args, call.facts)
             if raised is not None:
                 risk = effective_risk(risk, raised)
-        if self.names_accounts:
+        if self.names_accounts and self.rules is not None:
             risk = effective_risk(risk, account_risk(self.rules, spec, call.args))
         if spec.preview is not None and risk is not Risk.DENY and spec.preview(call.args):
             risk = Risk.LOW  # a dry run changes nothing

@@ -20,6 +20,7 @@ import anyio
 from mcp_tools.core.config import PolicySettings
 from mcp_tools.core.tooling import Risk, ToolFailure
 from mcp_tools.policy import hooks
+from mcp_tools.policy.accounts import may_raise_to
 from mcp_tools.policy.calls import (
     Answer,
     Asker,
@@ -43,6 +44,7 @@ from mcp_tools.util.text import utf8_safe
 
 if TYPE_CHECKING:
     from mcp_tools.policy.channels import OutOfBand
+    from mcp_tools.policy.rules import RulePolicy
 
 DECLINE_REASONS = {
     Answer.DECLINE: "the person declined it",
@@ -55,15 +57,23 @@ class Confirm:
     """High risk runs only once the person said yes; anything else is the answer instead."""
 
     def __init__(
-        self, settings: PolicySettings, store: StateStore, out_of_band: OutOfBand | None, audit: Audit
+        self,
+        settings: PolicySettings,
+        store: StateStore,
+        out_of_band: OutOfBand | None,
+        audit: Audit,
+        rules: RulePolicy | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.out_of_band = out_of_band
         self.audit = audit  # a call cancelled while it waits still leaves its row
+        self.rules = rules  # a rule naming an account can make a lower tool high for that account
 
     def applies(self, tool: BoundTool, nested: bool) -> bool:
-        return tool.configured_risk >= Risk.HIGH or tool.spec.dynamic_risk is not None
+        if tool.configured_risk >= Risk.HIGH or tool.spec.dynamic_risk is not None:
+            return True
+        return self.rules is not None and may_raise_to(self.rules, tool.spec, Risk.HIGH)
 
     async def enter(self, call: Call) -> Call | Verdict:
         if call.verdict.risk is not Risk.HIGH:
