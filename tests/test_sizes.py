@@ -17,7 +17,6 @@ CLASS_LINES = 400
 STILL_LONG: dict[str, int] = {
     "servers/calendar/google.py:GoogleCalendar": 443,
     "servers/notes/index.py:NoteIndex": 519,
-    "servers/notes/service.py:NotesService": 704,
 }
 
 
