@@ -16,7 +16,6 @@ CLASS_LINES = 400
 # Over the limit today, waiting for their split: the most lines each may have.
 STILL_LONG: dict[str, int] = {
     "servers/calendar/google.py:GoogleCalendar": 443,
-    "servers/notes/index.py:NoteIndex": 519,
 }
 
 
