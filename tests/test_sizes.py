@@ -14,9 +14,7 @@ MODULE_LINES = 800
 CLASS_LINES = 400
 
 # Over the limit today, waiting for their split: the most lines each may have.
-STILL_LONG: dict[str, int] = {
-    "servers/calendar/google.py:GoogleCalendar": 443,
-}
+STILL_LONG: dict[str, int] = {}
 
 
 def sizes() -> dict[str, int]:
