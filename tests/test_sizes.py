@@ -14,11 +14,7 @@ MODULE_LINES = 800
 CLASS_LINES = 400
 
 # Over the limit today, waiting for their split: the most lines each may have.
-STILL_LONG: dict[str, int] = {
-    "servers/calendar/google.py:GoogleCalendar": 443,
-    "servers/notes/index.py:NoteIndex": 519,
-    "servers/notes/service.py:NotesService": 704,
-}
+STILL_LONG: dict[str, int] = {}
 
 
 def sizes() -> dict[str, int]:

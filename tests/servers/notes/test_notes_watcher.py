@@ -111,6 +111,7 @@ async def test_tools_answer_while_the_first_index_runs(
 ) -> None:
     import time as time_module
 
+    from mcp_tools.servers.notes import indexing as indexing_module
     from mcp_tools.servers.notes import service as vault_module
     from tests.servers.notes.fixtures import write_vault
 
@@ -122,7 +123,7 @@ async def test_tools_answer_while_the_first_index_runs(
         return original(self, key, *args, **kwargs)
 
     monkeypatch.setattr(vault_module.NotesService, "index_path", slow_index_path)
-    monkeypatch.setattr(vault_module, "RECONCILE_BATCH", 5)
+    monkeypatch.setattr(indexing_module, "RECONCILE_BATCH", 5)
     async with connect(tmp_path, notes_settings(root)) as client:
         started = time_module.monotonic()
         early = ok(await client.call_tool("notes_search", {"query": "kiwi"}))
