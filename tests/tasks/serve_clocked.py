@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from mcp_tools.cli import main
-from mcp_tools.policy import store
 from mcp_tools.servers import CATALOG
+from mcp_tools.state import sqlite as store
 
 CATALOG["demo"] = "tests.demo_namespace"
 AHEAD = Path(os.environ["TASKS_TEST_CLOCK"])

@@ -138,6 +138,7 @@ class Confirm:
             return settle(call, exc)
         if isinstance(answer, AskLater):
             return call.ends(CallOutcome(text="", ask_later=answer))
+        by = getattr(asker, "channel", None) or by  # an asker may learn only on the answer who gave it
         if answer is Answer.ACCEPT:
             metrics.current().approval("elicitation", "approved")
             return await self.looked_again(call.deciding(decision=Decision.CONFIRMED, answered_by=by))
