@@ -18,8 +18,8 @@ import anyio
 import httpx2
 import pytest
 from mcp import Client
-from mcp_tools.policy.arguments import MAX_ARGUMENT_DEPTH, MAX_ARGUMENT_NAMES
 
+from mcp_tools.policy.stages.arguments import MAX_ARGUMENT_DEPTH, MAX_ARGUMENT_NAMES
 from tests.harness import failure, ok
 from tests.processes import bearer, demo_config, http_server, stdio_params
 from tests.test_http import http_client

@@ -143,7 +143,10 @@ async def test_attack_a_plain_token_cannot_approve_its_own_call_by_answering_the
         base + "/mcp", "tok-laptop-0123456789", mode=mode, elicitation_callback=elicitation_handler("accept", asked)
     ) as agent:
         refused = failure(await agent.call_tool("demo_erase", {"target": target}))
-        assert refused["kind"] == "approval_required" and asked == []
+        # No form to answer; a client that declares URL mode is sent the approvals page's link for
+        # this approval, which opens only in the person's signed-in browser: accepting it approves nothing.
+        assert refused["kind"] == "approval_required" and forms(asked) == []
+        assert all(ask.url.endswith(f"/approvals/a/{refused['approval_id']}") for ask in asked)  # type: ignore[union-attr]
         [row] = [row for row in audit_rows(config) if row["arguments"] == {"target": target}]
         assert (row["decision"], row["answered_by"]) == ("approval_required", None)
         # The person approves out of band; the same call then runs, and the audit says who said yes.
@@ -154,7 +157,11 @@ async def test_attack_a_plain_token_cannot_approve_its_own_call_by_answering_the
         ("approval_required", None),
         ("approved_out_of_band", "cli"),
     ]
-    assert asked == []
+    assert forms(asked) == []
+
+
+def forms(asked: list[types.ElicitRequestParams]) -> list[types.ElicitRequestParams]:
+    return [ask for ask in asked if getattr(ask, "mode", "form") != "url"]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])

@@ -261,10 +261,10 @@ def test_google_tools_declare_their_scopes_on_the_spec() -> None:
 
 # Literals that equal a tool's name without naming the tool, or that must name it as text.
 ALLOWED = {
-    ("config.py", "files.write"): "an example of [[policy.rules]] match in the config's schema",
-    ("config.py", "files.delete"): "an example of [policy] disabled in the config's schema",
-    ("http_errors.py", "http.request"): "ASGI's message type",
-    ("http_limits.py", "http.request"): "ASGI's message type",
+    ("core/config.py", "files.write"): "an example of [[policy.rules]] match in the config's schema",
+    ("core/config.py", "files.delete"): "an example of [policy] disabled in the config's schema",
+    ("transports/http_errors.py", "http.request"): "ASGI's message type",
+    ("transports/http_limits.py", "http.request"): "ASGI's message type",
     ("oauth/guard.py", "http.request"): "ASGI's message type",
     ("oauth/limits.py", "http.request"): "ASGI's message type",
     ("servers/google/scopes.py", "gmail.send"): "a Google scope's own name",
@@ -273,6 +273,16 @@ ALLOWED = {
     # store's tools by name through ctx.call_tool, each declared in its `reaches`
     ("servers/google/stored.py", "files.write"): "another namespace's tool, called through ctx.call_tool",
     ("servers/google/stored.py", "files.read"): "another namespace's tool, called through ctx.call_tool",
+    # Debt: which tools merge every account's hits, and which find an id in any account, are named
+    # in the Google plumbing; they belong on each namespace's specs.
+    **{
+        ("servers/google/merge.py", name): "the tools that merge every account's answers (to move onto their specs)"
+        for name in ("calendar.events", "drive.search", "gmail.search", "tasks.list")
+    },
+    **{
+        ("servers/google/argument.py", name): "the tools that find an id in any account (to move onto their specs)"
+        for name in ("gmail.read", "gmail.attachment", "drive.read", "docs.read", "sheets.read")
+    },
 }
 
 

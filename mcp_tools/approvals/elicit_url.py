@@ -15,14 +15,23 @@ link is never worth more to the client than the question itself.
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
-from mcp_tools.composition.app import App
 from mcp_tools.policy.channels import OutOfBand
 from mcp_tools.policy.gate import Answer, Caller, ConfirmationRequest, approval_required
 from mcp_tools.state.store import Approval, StateStore
+
+
+class Composed(Protocol):
+    """What a URL-mode asker reads of the composed app (`mcp_tools.composition.app.App`), which
+    the approvals package does not import."""
+
+    config: Any
+    store: StateStore
+    out_of_band: OutOfBand
+
 
 LINK_PREFIX = "/e/"
 MODERN = "2026-07-28"
@@ -38,7 +47,7 @@ def declares_url(ctx: Any) -> bool:
     return elicitation is not None and elicitation.url is not None
 
 
-def url_asker(ctx: Any, app: App, caller: Caller, wire_name: str, trusted: bool) -> UrlElicitation | None:
+def url_asker(ctx: Any, app: Composed, caller: Caller, wire_name: str, trusted: bool) -> UrlElicitation | None:
     """The URL-mode asker for this request, or None: the client did not declare URL mode, no
     approvals page is configured to link to, or the connection has no back channel (2026-07-28
     connections and stateless HTTP are approved out of band as before)."""

@@ -134,6 +134,10 @@ class Confirm:
             answer = await asker.ask(request)
             if watch is not None:
                 await watch.resumed(wait)
+        except ToolFailure as pending:
+            if pending.kind == "approval_required":  # the asker left an approval pending (URL mode)
+                return call.refused(pending, Decision.APPROVAL_REQUIRED)
+            return settle(call, pending)
         except Exception as exc:
             return settle(call, exc)
         if isinstance(answer, AskLater):

@@ -8,6 +8,7 @@ from mcp_tools.core.tooling import MAX_PAGE_CHARS, ResourceBody, ResourceHook, R
 from mcp_tools.servers.files.backend import MAX_LISTED
 from mcp_tools.servers.files.common import mime_type_of
 from mcp_tools.servers.files.service import FilesService
+from mcp_tools.servers.files.tools import READ
 
 
 async def items(service: FilesService, root: str, after: str | None, limit: int) -> tuple[list[ResourceItem], bool]:
@@ -53,7 +54,7 @@ RESOURCES: ResourceHook[FilesService] = ResourceHook(
     roots=lambda service: ("",),
     items=items,
     version=version,
-    read_tool="files.read",
+    read_tool=READ.name,
     body=body,
     read_arguments={"max_chars": MAX_PAGE_CHARS},
     title="A file of the files store",

@@ -10,6 +10,7 @@ import anyio
 
 from mcp_tools.core.tooling import MAX_PAGE_CHARS, ResourceBody, ResourceHook, ResourceItem, ToolFailure
 from mcp_tools.servers.notes.config import DEFAULT_VAULT
+from mcp_tools.servers.notes.tools import READ
 
 if TYPE_CHECKING:  # the service loads with the namespace's first use, not at start-up
     from mcp_tools.servers.notes.service import NotesService
@@ -68,7 +69,7 @@ RESOURCES: ResourceHook[NotesService] = ResourceHook(
     roots=roots,
     items=items,
     version=version,
-    read_tool="notes.read",
+    read_tool=READ.name,
     body=body,
     read_arguments={"max_chars": MAX_PAGE_CHARS},
     root_argument="vault",

@@ -7,6 +7,10 @@ from mcp_tools.servers import CATALOG
 from mcp_tools.transports import budget
 from tests.test_budget import DEFAULT_FULL_TOKENS_PER_TOOL
 
+# What the listed `account` may add to the full definition's average with two accounts signed in
+# (measured 273.7 against 272 with one); the model-visible limit is the same as with one account.
+TWO_ACCOUNTS_FULL_EXTRA = 2
+
 # the namespaces that sign in with a Google account by default (calendar speaks CalDAV unless told otherwise)
 GOOGLE = {"gmail", "drive", "docs", "sheets", "tasks", "contacts"}
 
@@ -44,7 +48,8 @@ def test_the_default_selection_with_two_accounts_stays_within_the_budget() -> No
     assert {cost.namespace for cost in costs} == set(CATALOG)
     visible, full = per_tool(costs)
     assert visible <= budget.MAX_VISIBLE_TOKENS_PER_TOOL, f"{visible:.2f} tokens per tool, model-visible"
-    assert round(full) <= DEFAULT_FULL_TOKENS_PER_TOOL, f"{full:.2f} tokens per tool, full definition"
+    # The full definition also carries each Google tool's listed `account` (about 2 tokens a tool).
+    assert round(full) <= DEFAULT_FULL_TOKENS_PER_TOOL + TWO_ACCOUNTS_FULL_EXTRA, f"{full:.2f} tokens per tool, full"
 
 
 def test_every_tool_with_two_accounts_stays_within_the_budget() -> None:
