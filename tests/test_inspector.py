@@ -150,11 +150,6 @@ def check_tool_list(inspector: Inspector, connection: list[str], target: list[st
 def test_over_stdio_the_inspector_lists_tools_and_shows_errors(inspector: Inspector, config: Path, era: str) -> None:
     connection = ["--protocol-era", era]
     check_tool_list(inspector, connection, stdio_target(config))
-    if era == "modern":
-        pytest.skip(
-            "known regression: since MCP tasks, a high-risk call from the 2026-07-28 Inspector over "
-            "stdio does not come back with approval_required (it waits); over HTTP it does"
-        )
     check_error_results(inspector, config, connection, stdio_target(config))
 
 

@@ -9,7 +9,8 @@ the client that made the task; the related-task `_meta` on the result and the fo
 
 2026-07-28 (`io.modelcontextprotocol/tasks`): the server lists the extension in `server/discover`;
 a `tools/call` of a tool that may wait, from a client that declares the extension in the request's
-capabilities, returns a `CreateTaskResult` (`resultType: "task"`); `tasks/get` carries the result,
+capabilities, returns a `CreateTaskResult` (`resultType: "task"`) where the person can answer it
+while it waits (`Tasks.person_answers_task`); `tasks/get` carries the result,
 the error or the outstanding form inline; `tasks/update` answers the form; `tasks/cancel` is an
 acknowledgement. `tasks/result` and `tasks/list` do not exist there (-32601).
 
@@ -131,6 +132,23 @@ class Tasks:
         """Whether this client's answer to a confirmation form is the person's own (as for a live call)."""
         return self.face.can_elicit_form(ctx) and self.face.forms_reach_person(ctx)
 
+    def person_answers_task(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether a task that waits for the person's approval can be answered while it waits.
+
+        On 2026-07-28 the server decides which calls become tasks. A task waits as long as its
+        approval lives, and the model learns nothing of it until it ends; so a call becomes one
+        only where the person can answer it there: the client shows them the form, a channel tells
+        them (Telegram, the notify hook, a configured page), or the approvals page is served.
+        Otherwise (stdio with no channel, say) the plain call answers `approval_required` at once,
+        and the model tells the person what to approve.
+        """
+        if self.forms_answered(ctx):
+            return True
+        out_of_band = self.app.out_of_band
+        if self.app.config.policy.on_no_elicitation == "deny":
+            return False
+        return out_of_band.reaches_person or bool(out_of_band.page_url)
+
     # -- the gate of every request --------------------------------------------------------
 
     async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -212,6 +230,8 @@ class Tasks:
                     "call it without the task field",
                 )
             return None  # the server decides: this one answers at once
+        if not legacy and not self.person_answers_task(ctx):
+            return None  # nobody would learn that it waits: `approval_required` at once tells the model
         principal = self.face.principal_of(ctx, "local")
         if await anyio.to_thread.run_sync(self.runner.tasks.open_count, principal) >= MAX_OPEN_TASKS:
             raise MCPError(
