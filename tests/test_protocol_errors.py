@@ -72,6 +72,50 @@ def test_an_unknown_protocol_version_header_is_named_in_the_400(base: str, sent:
     assert "MCP-Protocol-Version" in error["message"] and sent in error["message"]
     assert "_meta" not in error["message"]
     assert VERSION in error["data"]["supported"] and error["data"]["requested"] == sent
+    assert response.json()["id"] == 1  # the client matches the error to its request
+
+
+MODERN = "2026-07-28"
+
+
+def modern(method: str, version: str, request_id: int | str) -> dict[str, Any]:
+    meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {"_meta": meta}}
+
+
+def modern_headers(version: str, method: str) -> dict[str, str]:
+    return bearer(TOKEN, **MCP_HEADERS, **{"MCP-Protocol-Version": version, "Mcp-Method": method})
+
+
+def test_a_2026_request_in_a_version_not_served_gets_the_versions_discover_lists(base: str) -> None:
+    """2026-07-28: -32022 UnsupportedProtocolVersionError, 400, with the request's id and
+    `data.supported` as `server/discover` lists them, and `data.requested` echoing the version."""
+    discovered = httpx2.post(
+        f"{base}/mcp", json=modern("server/discover", MODERN, 1), headers=modern_headers(MODERN, "server/discover")
+    )
+    assert discovered.status_code == 200, discovered.text
+    versions = answer_of(discovered)["result"]["supportedVersions"]
+    for request_id in (301, "probe-301"):
+        refused = httpx2.post(
+            f"{base}/mcp",
+            json=modern("server/discover", "v999.0.0", request_id),
+            headers=modern_headers("v999.0.0", "server/discover"),
+        )
+        assert refused.status_code == 400
+        answer = refused.json()
+        assert answer["id"] == request_id and answer["error"]["code"] == -32022
+        assert answer["error"]["data"] == {"supported": versions, "requested": "v999.0.0"}
+
+
+def test_a_version_header_that_differs_from_the_body_is_a_header_mismatch_with_its_id(base: str) -> None:
+    refused = httpx2.post(
+        f"{base}/mcp",
+        json=modern("tools/list", MODERN, 302),
+        headers=modern_headers("v999.0.0", "tools/list"),
+    )
+    assert refused.status_code == 400
+    answer = refused.json()
+    assert answer["id"] == 302 and answer["error"]["code"] == -32020
 
 
 def test_a_known_protocol_version_header_still_reaches_the_server(base: str) -> None:

@@ -32,7 +32,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_tools.composition.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.core.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
-from mcp_tools.transports.http_errors import BodyTooLargeExplained, InvalidRequestExplained, LoneSurrogatesAnswered
+from mcp_tools.transports.http_errors import (
+    BodyTooLargeExplained,
+    InvalidRequestExplained,
+    LoneSurrogatesAnswered,
+    ProtocolVersionCheck,
+)
 from mcp_tools.transports.http_limits import Admission, BusyLimit, Load
 from mcp_tools.transports.http_sessions import SessionOwners
 from mcp_tools.transports.mcp_server import CALL_BUDGET_SCOPE_KEY, FORMS_SCOPE_KEY, PRINCIPAL_SCOPE_KEY, build_server
@@ -378,35 +383,6 @@ class _DuplexResponse(StreamingResponse):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.stream_response(send)
-
-
-class ProtocolVersionCheck:
-    """A `MCP-Protocol-Version` header naming no version we speak is refused with 400, saying so.
-
-    Left to the SDK, an unknown value is read as a 2026-era request and refused for its missing
-    `params._meta`, which sends the client looking in the wrong place.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
-        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-
-        supported = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
-        sent = Request(scope).headers.get("mcp-protocol-version")
-        if sent is None or sent in supported:
-            await self.app(scope, receive, send)
-            return
-        shown = sent if len(sent) <= 40 and sent.isprintable() else f"{sent[:40]!r}..."
-        error = {
-            "code": UNSUPPORTED_PROTOCOL_VERSION,
-            "message": f"unsupported MCP-Protocol-Version header {shown!r}: send one of {', '.join(supported)}",
-            "data": {"supported": supported, "requested": sent[:100]},
-        }
-        body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error})
-        await Response(body, status_code=400, media_type="application/json")(scope, receive, send)
 
 
 class StreamsEndCleanly:

@@ -1,5 +1,6 @@
 """JSON-RPC errors the SDK's HTTP transport gives in its own words, said so a client and a model
-can act on them: what was wrong and what to send instead."""
+can act on them: what was wrong and what to send instead; and the refusal of a protocol version
+header that names no version this server speaks."""
 
 from __future__ import annotations
 
@@ -215,3 +216,97 @@ def surrogate_answer(body: bytes) -> bytes | None:
         message = f"Invalid params: {where} is not valid Unicode text (it holds a lone surrogate); send UTF-8 text"
         answer["error"] = {"code": INVALID_PARAMS, "message": message}
     return json.dumps(answer).encode()
+
+
+class ProtocolVersionCheck:
+    """A `MCP-Protocol-Version` header naming no version we speak is refused with 400, saying so,
+    with the request's own id (a client matches the error to what it sent).
+
+    A 2026-07-28 request (its `params._meta` names a protocol version) goes on to the SDK, which
+    answers as that version's spec says: a header that differs from the body's version is -32020
+    HeaderMismatch, a version it does not serve is -32022 UnsupportedProtocolVersionError whose
+    `data.supported` lists what `server/discover` lists, with `data.requested`. Anything else with
+    such a header (a 2025-era request, say) is answered here: left to the SDK it would be read as a
+    2026-era request and refused for its missing `params._meta`, which sends the client looking
+    in the wrong place.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+        supported = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
+        sent = header_of(scope, b"mcp-protocol-version")
+        if scope["type"] != "http" or sent is None or sent in supported:
+            await self.app(scope, receive, send)
+            return
+        buffered: list[Message] = []
+        size, more = 0, scope.get("method") == "POST"
+        while more and size <= _MOST_BUFFERED:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            buffered.append(message)
+            size += len(message.get("body", b""))
+            more = bool(message.get("more_body", False))
+        request = None if more else parsed(b"".join(message.get("body", b"") for message in buffered))
+        if request is not None and names_version(request):
+            await self.app(scope, replaying(buffered, receive), send)
+            return
+        body = json.dumps(unsupported_version(sent, supported, request)).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 400, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def header_of(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def parsed(body: bytes) -> dict[str, Any] | None:
+    try:
+        request = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return request if isinstance(request, dict) else None
+
+
+def names_version(request: dict[str, Any]) -> bool:
+    """Whether a request is written as a 2026-07-28 one: its `params._meta` names its protocol version."""
+    params = request.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta
+
+
+def replaying(buffered: list[Message], receive: Receive) -> Receive:
+    """The request's body as it came: the messages already read, then the rest."""
+    waiting = list(buffered)
+
+    async def replayed() -> Message:
+        return waiting.pop(0) if waiting else await receive()
+
+    return replayed
+
+
+def unsupported_version(sent: str, supported: list[str], request: dict[str, Any] | None) -> dict[str, Any]:
+    """-32022 for an unknown `MCP-Protocol-Version` header, with the request's id where it has one."""
+    from mcp_types.jsonrpc import UNSUPPORTED_PROTOCOL_VERSION
+
+    shown = sent if len(sent) <= 40 and sent.isprintable() else f"{sent[:40]!r}..."
+    request_id = request.get("id") if request is not None else None
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        request_id = None
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {
+            "code": UNSUPPORTED_PROTOCOL_VERSION,
+            "message": f"unsupported MCP-Protocol-Version header {shown!r}: send one of {', '.join(supported)}",
+            "data": {"supported": supported, "requested": sent[:100]},
+        },
+    }
