@@ -79,6 +79,10 @@ RUN_ON_ITS_OWN = {"server-stateless"}
 STATELESS_NEEDS_FIXTURE = {
     "sep-2575-server-rejects-undeclared-capability": f"{FIXTURE} tool test_missing_capability",
     "sep-2575-missing-capability-http-400": f"{FIXTURE} tool test_missing_capability (its -32021 answer's status)",
+    # subscriptions/listen is served (documents, and tool list changes in dynamic discovery), so the
+    # SDK declares every listChanged on 2026-07-28; these checks change the lists through fixture tools
+    "sep-2575-server-sends-prompts-list-changed-on-subscription": f"{FIXTURE} tool test_trigger_prompt_change",
+    "sep-2575-server-sends-tools-list-changed-on-subscription": f"{FIXTURE} tool test_trigger_tool_change",
 }
 NOT_ACTIVE = {
     "caching",
@@ -254,6 +258,9 @@ def test_the_stateless_scenario_passes_every_check_that_applies(proxied_server: 
         "sep-2575-http-server-header-mismatch-400",
         "sep-2575-http-server-error-jsonrpc-id",
         "sep-2575-server-implements-discover",
+        "sep-2575-server-sends-subscription-ack",
+        "sep-2575-server-tags-subscription-id",
+        "sep-2575-server-honors-notification-filter",
     } <= passed
 
 

@@ -67,16 +67,31 @@ class ResourceHandlers:
 
     async def subscribe(self, ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
         try:
-            address = address_of(params.uri)
+            address_of(params.uri)
         except BadAddress as exc:
             raise MCPError(INVALID_PARAMS, f"invalid resource URI: {exc}", {"uri": params.uri[:200]}) from None
-        offered = self.documents.source_of(address, self.caller_of(ctx).reaches) is not None
-        if not offered or await self.documents.version(params.uri) is None:  # contained as a read is
+        if not await self.admits(ctx, params.uri):
             raise MCPError(INVALID_PARAMS, f"there is no resource {params.uri[:200]} to subscribe to")
         connection = getattr(ctx.session, "_connection", ctx.session)
         if not await self.subscriptions.subscribe(connection, ctx.session, params.uri):
             raise MCPError(INVALID_PARAMS, f"at most {MAX_PER_CONNECTION} subscriptions a connection; unsubscribe one")
         return types.EmptyResult()
+
+    async def admits(self, ctx: Context, uri: str) -> bool:
+        """Whether the caller may subscribe to a document: it is served to them and exists (contained as a read is)."""
+        try:
+            address = address_of(uri)
+        except BadAddress:
+            return False
+        if self.documents.source_of(address, self.caller_of(ctx).reaches) is None:
+            return False
+        return await self.documents.version(uri) is not None
+
+    def listen(self, bus: Callable[[str], Any]) -> Any:
+        """The `subscriptions/listen` handler (2026-07-28); `bus(principal)` carries its tool list changes."""
+        from mcp_tools.resources.listen import Listen
+
+        return Listen(self.subscriptions, self.admits, bus, lambda ctx: self.caller_of(ctx).principal)
 
     async def unsubscribe(self, ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         self.subscriptions.unsubscribe(getattr(ctx.session, "_connection", ctx.session), params.uri)

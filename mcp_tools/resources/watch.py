@@ -1,6 +1,7 @@
-"""`resources/subscribe`: a subscribed document is looked at every second while anyone is
-subscribed, and each connection subscribed to it gets `notifications/resources/updated` when it
-changes (written through a tool, or by anything else), disappears or appears.
+"""`resources/subscribe` (and, on 2026-07-28, `subscriptions/listen`: `mcp_tools.resources.listen`):
+a subscribed document is looked at every second while anyone is subscribed, and each connection
+(or listen stream) subscribed to it gets `notifications/resources/updated` when it changes
+(written through a tool, or by anything else), disappears or appears.
 
 Only documents the caller could read are watched (the subscribe request is checked like a
 read, without reading); a connection holds at most `MAX_PER_CONNECTION` subscriptions.
@@ -49,6 +50,10 @@ class Subscriptions:
         entry = self.by_connection.get(connection)
         if entry is not None:
             entry[1].discard(uri)
+
+    def forget(self, connection: Any) -> None:
+        """Everything a connection (a 2026-07-28 listen stream) subscribed to, once it ends."""
+        self.by_connection.pop(connection, None)
 
     def watched(self) -> set[str]:
         return {uri for _, uris in list(self.by_connection.values()) for uri in uris}

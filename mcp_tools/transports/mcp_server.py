@@ -495,7 +495,6 @@ class ClientStates:
         # by principal on the app, where calls written as text see the same set (`Catalog.view`)
         self.by_principal = app.enabled_toolsets
         self.namespace = namespace
-        self.listeners: dict[str, Any] = {}
         self.buses: dict[str, Any] = {}
         # On SQLite each process is its own server (stdio clients each start one): "local" in
         # one is not "local" in another, so the set stays in the process.
@@ -532,18 +531,6 @@ class ClientStates:
         from mcp.server.subscriptions import InMemorySubscriptionBus
 
         return self.buses.setdefault(principal, InMemorySubscriptionBus())
-
-    async def listen(
-        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
-    ) -> types.SubscriptionsListenResult:
-        from mcp.server.subscriptions import ListenHandler
-
-        principal = principal_of(ctx, "local")
-        handler = self.listeners.get(principal)
-        if handler is None:
-            handler = self.listeners[principal] = ListenHandler(self.bus(principal), max_subscriptions=16)
-        result: types.SubscriptionsListenResult = await handler(ctx, params)
-        return result
 
     async def notify_changed(self, ctx: ServerRequestContext[Any, Any]) -> None:
         from mcp.server.subscriptions import ToolsListChanged
@@ -779,7 +766,7 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             lifespan=resources.lifespan,
             on_list_prompts=list_prompts,
             on_set_logging_level=set_logging_level,
-            on_subscriptions_listen=clients.listen if dynamic else None,
+            on_subscriptions_listen=resources.listen(clients.bus),
             tools_change=dynamic,
         )
     security = request_state_security(app.config, ttl=float(settings.elicitation_timeout_seconds))

@@ -3,6 +3,7 @@ note that changes is announced with `notifications/resources/updated`."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -12,6 +13,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 from mcp_tools.composition.app import build_app
 from mcp_tools.transports.mcp_server import build_server
@@ -107,3 +109,43 @@ async def test_a_deleted_file_is_news_too(tmp_path: Path) -> None:
         await client.subscribe_resource("files:///a.txt")
         (tmp_path / "data" / "files" / "a.txt").unlink()
         assert await updates.next() == "files:///a.txt"
+
+
+@asynccontextmanager
+async def modern_client_over(transport: str, config: Path) -> AsyncIterator[Client]:
+    if transport == "stdio":
+        async with Client(stdio_params(config), mode="2026-07-28") as client:
+            yield client
+    else:
+        with http_server(config) as base:
+            async with http_client(base + "/mcp", mode="2026-07-28") as client:
+                yield client
+
+
+async def next_event(subscription: Any, timeout: float = 20) -> Any:
+    with anyio.fail_after(timeout):
+        return await subscription.__anext__()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_on_2026_07_28_a_listen_stream_carries_the_documents_it_names(tmp_path: Path, transport: str) -> None:
+    """2026-07-28 has no resources/subscribe: the documents come on a `subscriptions/listen` stream,
+    which acknowledges only those the caller could read, and ends with the client's cancel."""
+    from mcp.shared.subscriptions import ResourceUpdated
+
+    config = config_file(tmp_path)
+    (tmp_path / "outside.txt").write_text("not served\n", encoding="utf-8")
+    asked = ["files:///report.txt", "notes:///Plan.md", "files:///missing.txt", "files:///../outside.txt"]
+    async with modern_client_over(transport, config) as client:
+        async with client.listen(resource_subscriptions=asked) as subscription:
+            assert subscription.honored.resource_subscriptions == ["files:///report.txt", "notes:///Plan.md"]
+            assert not subscription.honored.prompts_list_changed
+            edit = {"path": "report.txt", "edits": [{"old_string": "draft", "new_string": "final"}]}
+            ok(await client.call_tool("files_edit", edit))
+            assert await next_event(subscription) == ResourceUpdated(uri="files:///report.txt")
+            (tmp_path / "vault" / "Plan.md").write_text("# Plan\n\nChanged elsewhere.\n", encoding="utf-8")
+            assert await next_event(subscription) == ResourceUpdated(uri="notes:///Plan.md")
+        with pytest.raises(MCPError) as removed, warnings.catch_warnings():  # the 2025 method, gone on 2026-07-28
+            warnings.simplefilter("ignore")
+            await client.subscribe_resource("files:///report.txt")
+        assert removed.value.error.code == -32601
