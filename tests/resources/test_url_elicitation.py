@@ -181,3 +181,54 @@ async def test_http_client_gets_the_approvals_page_which_wants_a_signed_in_brows
     [asked] = person.asked
     assert asked.url == f"{base}/approvals/a/{approvals(config, '--all')[0]['id']}"
     assert ran == {"erased": "remote"} and person.completed == [asked.elicitation_id]
+
+
+@asynccontextmanager
+async def modern_stdio_client(config: Path, person: Person, port: int) -> AsyncIterator[Client]:
+    with page_process(config, port):
+        async with Client(stdio_params(config), mode="2026-07-28", elicitation_callback=person.elicit) as client:
+            yield client
+
+
+async def test_on_2026_07_28_the_link_is_an_input_request_over_stdio(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2026-07-28 has no elicitation/create request: the link comes in the call's InputRequiredResult,
+    the client retries with the person's consent, and the retried call waits for the page's answer."""
+    port = free_port()
+    config = page_config(tmp_path, port)
+    approving, denying, refusing = Person("approve"), Person("deny"), Person(consent="decline")
+    with url_only(monkeypatch):
+        async with modern_stdio_client(config, approving, port) as client:
+            ran = ok(await client.call_tool("demo_erase", {"target": "a"}))
+        async with modern_stdio_client(config, denying, port) as client:
+            refused = failure(await client.call_tool("demo_erase", {"target": "b"}))
+        async with modern_stdio_client(config, refusing, port) as client:
+            withdrawn = failure(await client.call_tool("demo_erase", {"target": "c"}))
+    assert ran == {"erased": "a"}
+    assert refused["kind"] == "declined_by_user" and withdrawn["kind"] == "declined_by_user"
+    [asked] = approving.asked
+    assert re.fullmatch(rf"http://127\.0\.0\.1:{port}/approvals/e/apr-[a-z0-9-]+/[\w-]{{40,}}", asked.url)
+    assert "Erase 'a'" in asked.message
+    assert approving.pages[0].status_code == 200 and approving.pages[1].status_code == 403  # single use
+    rows = [(row["tool"], row["decision"], row["outcome"]) for row in audit(config)]
+    assert rows == [  # approved on the page before the client retried: the retry uses the approval
+        ("demo.erase", "approved_out_of_band", "ok"),
+        ("demo.erase", "declined", "declined_by_user"),
+        ("demo.erase", "declined", "declined_by_user"),
+    ]
+    statuses = sorted(item["status"] for item in approvals(config, "--all"))
+    assert statuses == ["consumed", "denied", "withdrawn"]
+
+
+async def test_on_2026_07_28_an_http_client_gets_the_approvals_page_as_an_input_request(tmp_path: Path) -> None:
+    port = free_port()
+    config = page_config(tmp_path, port)
+    person = Person(sign_in=lambda: cli_in_process(config, "approvals", "login").stdout.strip())
+    with http_server(config, port=port) as base:
+        async with http_client(base + "/mcp", mode="2026-07-28", elicitation_callback=person.elicit) as client:
+            ran = ok(await client.call_tool("demo_erase", {"target": "remote"}))
+    [asked] = person.asked
+    assert asked.url == f"{base}/approvals/a/{approvals(config, '--all')[0]['id']}"
+    assert ran == {"erased": "remote"}
+    assert [(row["decision"], row["principal"]) for row in audit(config)] == [("approved_out_of_band", "laptop")]
