@@ -58,6 +58,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             *package("mcp_tools.util"),  # the small utilities at the bottom
             "mcp_tools.oauth.settings",  # the [http.oauth] config model
             "mcp_tools.inventory.grammar",  # the one entry grammar of [server] tools and [http.oauth] scopes
+            "mcp_tools.inventory.chain",  # the filters and their reasons; the gate asks them too
         ),
     ),
 )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_tools.core.config import PolicySettings
 from mcp_tools.core.tooling import Risk, ToolFailure, ToolSpec
+from mcp_tools.inventory.chain import call_refusal
 from mcp_tools.policy.calls import (
     Answer,
     Asker,
@@ -127,10 +128,8 @@ class PolicyGate:
         target = self.tools.get(name)
         if target is None:
             return ToolFailure("not_configured", f"{name} is not running here (its namespace is off)")
-        hidden = self.rules.hidden_reason(target.spec)
-        if hidden:
-            return ToolFailure("denied_by_policy", hidden)
-        return None
+        hidden = call_refusal(self.rules, target.spec)
+        return None if hidden is None else ToolFailure("denied_by_policy", hidden.denial)
 
     async def refuse(self, name: str, failure: ToolFailure, caller: Caller, raw_args: Any = None) -> CallOutcome:
         """A call the catalog found no tool for (`mcp_tools.inventory.catalog`): its audit row, and the
