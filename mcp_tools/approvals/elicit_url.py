@@ -15,6 +15,7 @@ link is never worth more to the client than the question itself.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio
@@ -47,28 +48,35 @@ def declares_url(ctx: Any) -> bool:
     return elicitation is not None and elicitation.url is not None
 
 
-def url_asker(ctx: Any, app: Composed, caller: Caller, wire_name: str, trusted: bool) -> UrlElicitation | None:
+def url_asker(
+    ctx: Any, app: Composed, caller: Callable[[], Caller], wire_name: str, trusted: bool
+) -> UrlElicitation | None:
     """The URL-mode asker for this request, or None: the client did not declare URL mode, no
     approvals page is configured to link to, or the connection has no back channel (2026-07-28
-    connections and stateless HTTP are approved out of band as before)."""
+    connections and stateless HTTP are approved out of band as before).
+
+    `caller` builds who asks (principal, client, progress, transport), read only once an asker is made.
+    """
     from mcp_types.version import is_version_at_least
 
-    modern = bool(ctx.protocol_version) and is_version_at_least(ctx.protocol_version, MODERN)
-    if modern or not declares_url(ctx) or not app.out_of_band.page_url or not ctx.session.can_send_request:
+    if not app.out_of_band.page_url or not declares_url(ctx) or not ctx.session.can_send_request:
+        return None
+    if ctx.protocol_version and is_version_at_least(ctx.protocol_version, MODERN):
         return None
     settings = app.config.policy
+    asking = caller()
     return UrlElicitation(
         ctx,
         app.store,
         app.out_of_band,
         ttl_seconds=settings.approval_ttl_seconds,
         wait_seconds=app.out_of_band.wait_seconds or settings.elicitation_timeout_seconds,
-        principal=caller.principal,
+        principal=asking.principal,
         wire_name=wire_name,
-        transport=caller.transport,
-        client=caller.client,
+        transport=asking.transport,
+        client=asking.client,
         trusted=trusted,
-        progress=caller.progress,
+        progress=asking.progress,
     )
 
 
