@@ -112,14 +112,15 @@ class PolicyGate:
             Confirm(settings, store, out_of_band, self.audit, rules),
             Run(store, self),
         )
-        self.chains: dict[tuple[int, Risk, bool], tuple[ToolSpec[Any, Any, Any], Chain]] = {}
+        self.chains: dict[tuple[int, Risk, bool, bool], tuple[ToolSpec[Any, Any, Any], Chain]] = {}
 
-    def chain(self, tool: BoundTool, nested: bool = False) -> Chain:
-        """The stages a call of `tool` passes, composed once per tool: those that do nothing for it left out."""
-        key = (id(tool.spec), tool.configured_risk, nested)
+    def chain(self, tool: BoundTool, nested: bool = False, scoped: bool = False) -> Chain:
+        """The stages a call of `tool` passes, composed once per tool: those that do nothing for it
+        (or for a caller without OAuth scopes, unless `scoped`) left out."""
+        key = (id(tool.spec), tool.configured_risk, nested, scoped)
         known = self.chains.get(key)
         if known is None or known[0] is not tool.spec:
-            known = tool.spec, Chain.of(self.stages, tool, nested)
+            known = tool.spec, Chain.of(self.stages, tool, nested, scoped)
             self.chains[key] = known
         return known[1]
 
@@ -156,7 +157,7 @@ class PolicyGate:
 
         `name` is the name the call was written with; the catalog resolved it to `tool`.
         """
-        chain = self.chain(tool, via is not None)
+        chain = self.chain(tool, via is not None, caller.reaches is not None)
         args = raw_args if isinstance(raw_args, dict) else {}  # what the row says of them until validated
         call = Call(tool, tool.spec.name, caller, raw_args, time.perf_counter(), via, Verdict(args=args))
         try:

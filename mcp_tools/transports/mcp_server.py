@@ -724,9 +724,9 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         return result
 
     def caller_for(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams | None) -> Caller:
-        asker = _asker(ctx, params) if params is not None else None
+        asking = (lambda: _asker(ctx, params)) if params is not None else None  # built when a call asks
         reaches, client, progress = reach_of(ctx), client_of(ctx), progress_reporter(ctx)
-        return Caller(transport, principal_of(ctx, "local"), asker, client, progress, reaches)
+        return Caller(transport, principal_of(ctx, "local"), None, client, progress, reaches, asking=asking)
 
     def _asker(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         if not can_elicit_form(ctx) or not forms_reach_person(ctx):

@@ -22,7 +22,7 @@ class Prepare:
     def __init__(self, gate: Gateway) -> None:
         self.gate = gate
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return tool.spec.prepare is not None
 
     async def enter(self, call: Call) -> Call | Verdict:
@@ -42,8 +42,9 @@ class AssessRisk:
         # Only a rule of the person's that names an account (`gmail.send@work`) and the tool makes a
         # call's account matter; without one, no call looks at its account here.
         self.accounts = AccountRules.of(rules) if rules is not None else None
+        self.names_accounts = bool(self.accounts)
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return True
 
     async def enter(self, call: Call) -> Call | Verdict:
@@ -53,7 +54,7 @@ class AssessRisk:
             raised = await hooks.risk_for(spec, tool.service, call.args, call.facts)
             if raised is not None:
                 risk = effective_risk(risk, raised)
-        if self.accounts:
+        if self.names_accounts and self.accounts is not None:
             risk = effective_risk(risk, self.accounts.risk(spec, call.args))
         if spec.preview is not None and risk is not Risk.DENY and spec.preview(call.args):
             risk = Risk.LOW  # a dry run changes nothing
@@ -67,7 +68,7 @@ class AssessRisk:
 class Precheck:
     """The tool's `precheck`: a failed precondition is the answer, before anyone is asked."""
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return tool.spec.precheck is not None
 
     async def enter(self, call: Call) -> Call | Verdict:

@@ -71,7 +71,7 @@ class Confirm:
         # a rule naming an account can make a lower tool high for that account
         self.accounts = AccountRules.of(rules) if rules is not None else None
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         if tool.configured_risk >= Risk.HIGH or tool.spec.dynamic_risk is not None:
             return True
         return self.accounts is not None and self.accounts.may_raise_to(tool.spec, Risk.HIGH)
@@ -95,8 +95,9 @@ class Confirm:
         if consumed is not None:
             by = consumed.decided_by or "out_of_band"
             return call.deciding(decision=Decision.APPROVED_OUT_OF_BAND, approval_id=consumed.id, answered_by=by)
-        if caller.asker is not None:
-            return await self.ask(call, caller.asker, request)
+        asker = caller.asker_now()
+        if asker is not None:
+            return await self.ask(call, asker, request)
         denial = prior.denial
         if denial is not None:
             failure = ToolFailure(

@@ -22,8 +22,9 @@ class Visibility:
     def __init__(self, rules: RulePolicy) -> None:
         self.rules = rules
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
-        return True
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
+        """For a caller whose scopes limit it, or a tool the policy hides: nothing else is refused here."""
+        return scoped or call_refusal(self.rules, tool.spec) is not None
 
     def why_not(self, tool: BoundTool, caller: Caller) -> str | None:
         """Why `caller` may not call `tool`, or None when it may: the chain's first refusal."""
@@ -44,7 +45,7 @@ class ArgumentReach:
     def __init__(self, gate: Gateway) -> None:
         self.gate = gate
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return bool(tool.spec.reaches)
 
     async def enter(self, call: Call) -> Call | Verdict:
