@@ -46,7 +46,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the out-of-band approval channels composition builds (the approvals page is a face)
     ("channels", ("mcp_tools.approvals.telegram", "mcp_tools.approvals.hook")),
     ("inventory", package("mcp_tools.inventory")),  # the catalog and the dynamic view
-    ("policy", package("mcp_tools.policy")),
+    # the inventory's chain of filters sits with the policy: the gate asks it who may call a tool
+    ("policy", (*package("mcp_tools.policy"), "mcp_tools.inventory.chain")),
     ("namespaces", ("mcp_tools.servers.*",)),
     ("state", package("mcp_tools.state")),
     (

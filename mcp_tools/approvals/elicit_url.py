@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import anyio
@@ -59,17 +60,23 @@ def declares_url(ctx: Any) -> bool:
     return elicitation is not None and elicitation.url is not None
 
 
-def url_asker(ctx: Any, app: Composed, caller: Caller, wire_name: str, trusted: bool) -> UrlElicitation | None:
+def url_asker(
+    ctx: Any, app: Composed, caller: Callable[[], Caller], wire_name: str, trusted: bool
+) -> UrlElicitation | None:
     """The URL-mode asker for this request, or None: the client did not declare URL mode, no
     approvals page is configured to link to, or a 2025-era connection has no back channel
     (stateless HTTP is approved out of band as before). On 2026-07-28 the link is an input request
-    (`InputRequiredUrlElicitation`)."""
+    (`InputRequiredUrlElicitation`).
+
+    `caller` builds who asks (principal, client, progress, transport), read only once an asker is made.
+    """
     from mcp_types.version import is_version_at_least
 
     modern = bool(ctx.protocol_version) and is_version_at_least(ctx.protocol_version, MODERN)
-    if not declares_url(ctx) or not app.out_of_band.page_url or not (modern or ctx.session.can_send_request):
+    if not app.out_of_band.page_url or not declares_url(ctx) or not (modern or ctx.session.can_send_request):
         return None
     settings = app.config.policy
+    asking = caller()
     kind = InputRequiredUrlElicitation if modern else UrlElicitation
     return kind(
         ctx,
@@ -77,12 +84,12 @@ def url_asker(ctx: Any, app: Composed, caller: Caller, wire_name: str, trusted: 
         app.out_of_band,
         ttl_seconds=settings.approval_ttl_seconds,
         wait_seconds=app.out_of_band.wait_seconds or settings.elicitation_timeout_seconds,
-        principal=caller.principal,
+        principal=asking.principal,
         wire_name=wire_name,
-        transport=caller.transport,
-        client=caller.client,
+        transport=asking.transport,
+        client=asking.client,
         trusted=trusted,
-        progress=caller.progress,
+        progress=asking.progress,
     )
 
 

@@ -12,8 +12,14 @@ when the chain serves it, else the refusal names the filter and its reason), `mc
     view       dynamic discovery: what this client enabled besides the selection
     account    which account a caller may use (every caller may use every account today)
 
-This module knows the catalog only as what `Served` asks of it, and OAuth only as a function of
-the spec (with a `refusal` that words it, when it has one).
+A call that reaches the gate answers to the filters that say who may call (`CALLING`: policy,
+reach, account); the others chose what its name resolved to. A namespace's documents (resources)
+are offered where its read tool is served to a reader (`Audience.documents`). Each refusal is worded
+here once: as the filter's reason (`Step.reason`) and as a refused call is told it (`Step.denial`).
+
+This module knows the catalog only as what `Served` asks of it, the policy only as `Hiding`, and
+OAuth only as a function of the spec (with a `refusal` that words it, when it has one). It imports
+nothing of the package, so the gate below the inventory asks it too (tests/layers.py).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ if TYPE_CHECKING:
     from mcp_tools.core.toolsets import Selection
 
 FILTERS = ("policy", "selection", "endpoint", "reach", "view", "account")
+CALLING = ("policy", "reach", "account")  # what a call answers to at the gate
 
 
 class Hiding(Protocol):
@@ -61,6 +68,9 @@ class Audience:
     namespace: str | None = None  # a namespace's own endpoint; None: the whole server
     reaches: Callable[[Any], bool] | None = None  # None: no OAuth scopes apply (stdio, a static token)
     view: Enabled | None = None  # dynamic discovery: this client's view; None: a client that enabled nothing
+    # A namespace's documents (resources): its read tool is offered unless the selection excludes
+    # it; leaving it out, or the dynamic view, decides what `tools/list` shows, not what a read reaches.
+    documents: bool = False
 
     @property
     def endpoint(self) -> str | None:
@@ -78,10 +88,16 @@ class Step:
     filter: str
     passed: bool
     why: Callable[[], str] = field(repr=False, compare=False)
+    told: Callable[[], str] | None = field(default=None, repr=False, compare=False)
 
     @property
     def reason(self) -> str:
         return self.why()
+
+    @property
+    def denial(self) -> str:
+        """The refusal as a call it stops is told it (the gate's `denied_by_policy`)."""
+        return self.told() if self.told is not None else self.why()
 
 
 @dataclass(frozen=True)
@@ -122,7 +138,9 @@ def _said(reason: str) -> Callable[[], str]:
 
 def _policy(catalog: Served, spec: Any, audience: Audience) -> Step:
     hidden = catalog.rules.hidden_reason(spec)
-    return Step("policy", hidden is None, _said(f"hidden: {hidden}" if hidden else "not hidden by the policy"))
+    if hidden is None:
+        return Step("policy", True, _said("not hidden by the policy"))
+    return Step("policy", False, _said(f"hidden: {hidden}"), _said(hidden))
 
 
 def _selected(catalog: Served, spec: Any) -> bool | None:
@@ -142,8 +160,8 @@ def _selection_reason(catalog: Served, spec: Any) -> Callable[[], str]:
 
 def _selection(catalog: Served, spec: Any, audience: Audience) -> Step:
     chosen = _selected(catalog, spec)
-    # excluded always stops; left out waits for the view in dynamic discovery
-    passed = chosen is not None and (chosen or catalog.dynamic)
+    # excluded always stops; left out waits for the view in dynamic discovery, and offers documents
+    passed = chosen is not None and (chosen or catalog.dynamic or audience.documents)
     return Step("selection", passed, _selection_reason(catalog, spec))
 
 
@@ -171,7 +189,7 @@ def _reach(catalog: Served, spec: Any, audience: Audience) -> Step:
         reason = refusal(spec) if refusal is not None else None
         return str(reason or "outside the scopes this sign-in was granted")
 
-    return Step("reach", False, why)
+    return Step("reach", False, why, lambda: f"{spec.name} is {why()}")
 
 
 def _view(catalog: Served, spec: Any, audience: Audience) -> Step:
@@ -179,6 +197,8 @@ def _view(catalog: Served, spec: Any, audience: Audience) -> Step:
         return Step("view", True, _said("no dynamic discovery: every client is served the selection"))
     if _selected(catalog, spec):
         return Step("view", True, _said("in the selection every client starts with"))
+    if audience.documents:
+        return Step("view", True, _said("its documents are offered to every client the tool could be called by"))
     enabled: Collection[str] = audience.view.enabled if audience.view is not None else ()
     if spec.name in enabled:
         return Step("view", True, _said("enabled by this client"))
@@ -194,9 +214,11 @@ CHAIN: tuple[Callable[[Served, Any, Audience], Step], ...] = (_policy, _selectio
 assert tuple(f.__name__.lstrip("_") for f in CHAIN) == FILTERS
 
 
-def steps(catalog: Served, spec: Any, audience: Audience, skip: Collection[str] = ()) -> Iterator[Step]:
+def steps(
+    catalog: Served, spec: Any, audience: Audience, skip: Collection[str] = (), only: Collection[str] = FILTERS
+) -> Iterator[Step]:
     for name, check in zip(FILTERS, CHAIN, strict=True):
-        if name not in skip:
+        if name in only and name not in skip:
             yield check(catalog, spec, audience)
 
 
@@ -205,6 +227,24 @@ def explain(catalog: Served, spec: Any, audience: Audience = EVERYONE) -> Explan
     return Explanation(spec.name, tuple(steps(catalog, spec, audience)))
 
 
-def first_refusal(catalog: Served, spec: Any, audience: Audience, skip: Collection[str] = ()) -> Step | None:
+def first_refusal(
+    catalog: Served, spec: Any, audience: Audience, skip: Collection[str] = (), only: Collection[str] = FILTERS
+) -> Step | None:
     """The first filter that keeps the tool from this audience (the rest are not asked)."""
-    return next((step for step in steps(catalog, spec, audience, skip) if not step.passed), None)
+    return next((step for step in steps(catalog, spec, audience, skip, only) if not step.passed), None)
+
+
+@dataclass(frozen=True)
+class Ruled:
+    """The catalog as the gate reads it: a call answers only to the filters of `CALLING`, and of
+    the catalog those read only the policy's hiding (the same `RulePolicy` the catalog holds)."""
+
+    rules: Hiding
+    dynamic: bool = False
+    selection: Selection | None = None
+
+
+def call_refusal(rules: Hiding, spec: Any, reaches: Callable[[Any], bool] | None = None) -> Step | None:
+    """Why a call of the tool stops at the gate (hidden by the policy, outside the caller's
+    scopes), or None when it may go on; `Step.denial` words it for the caller."""
+    return first_refusal(Ruled(rules), spec, Audience(reaches=reaches), only=CALLING)

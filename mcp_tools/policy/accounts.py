@@ -4,15 +4,21 @@ A rule's `match` is `TOOL_GLOB@ACCOUNT_GLOB`; it never matches a tool name alone
 holds "@"), so only this check reads it. The account is the one the call acts as, as the Google
 family resolved it before the risk is computed (each account of an `account: "all"` call). Such
 a rule only raises a tool's risk, never lowers it.
+
+The rules are compiled once per rule set (`AccountRules.of`), and matched against a tool's name
+once per tool: the gate's `AssessRisk` (a call's risk for its accounts) and `Confirm` (whether a
+tool can be raised to high at all) read the same table.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools.core.tooling import Risk, ToolSpec
-from mcp_tools.policy.rules import RiskRule, RulePolicy
+from mcp_tools.policy.rules import RulePolicy
 
 
 def acting_labels(args: Any) -> list[str]:
@@ -27,28 +33,73 @@ def acting_labels(args: Any) -> list[str]:
     return [acting.label]
 
 
+@dataclass(frozen=True)
+class AccountRule:
+    """One rule of the person's that names an account, split at its last `@`."""
+
+    tools: str  # a glob over canonical tool names
+    accounts: str  # a glob over account labels
+    risk: Risk
+
+    def covers(self, labels: list[str]) -> bool:
+        return any(fnmatch.fnmatchcase(label, self.accounts) for label in labels)
+
+
+class AccountRules:
+    """The person's account rules of one rule set, compiled once; per tool, the ones its name matches."""
+
+    def __init__(self, rules: RulePolicy) -> None:
+        self.rules = tuple(
+            AccountRule(rule.pattern.rpartition("@")[0], rule.pattern.rpartition("@")[2], rule.risk)
+            for rule in rules.rules
+            if rule.origin == "config" and "@" in rule.pattern
+        )
+        self._by_tool: dict[str, tuple[AccountRule, ...]] = {}
+
+    @classmethod
+    def of(cls, rules: RulePolicy) -> AccountRules:
+        """The table of this rule set, compiled on first use and shared by every stage that asks."""
+        table = _COMPILED.get(rules)
+        if table is None:
+            table = _COMPILED[rules] = cls(rules)
+        return table
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def for_tool(self, spec: ToolSpec[Any, Any, Any]) -> tuple[AccountRule, ...]:
+        """The rules whose tool glob matches this tool's name (matched once per tool)."""
+        found = self._by_tool.get(spec.name)
+        if found is None:
+            found = self._by_tool[spec.name] = tuple(
+                rule for rule in self.rules if fnmatch.fnmatchcase(spec.name, rule.tools)
+            )
+        return found
+
+    def risk(self, spec: ToolSpec[Any, Any, Any], args: Any) -> Risk | None:
+        """The strictest risk these rules give this call, or None when none applies."""
+        matching = self.for_tool(spec)
+        if not matching:
+            return None
+        labels = acting_labels(args)
+        if not labels:
+            return None
+        return max((rule.risk for rule in matching if rule.covers(labels)), default=None)
+
+    def may_raise_to(self, spec: ToolSpec[Any, Any, Any], risk: Risk) -> bool:
+        """Whether some account's rule can raise this tool to `risk` or above (so the stages that
+        act on such a risk must stay in its chain even when its own level is lower)."""
+        return any(rule.risk >= risk for rule in self.for_tool(spec))
+
+
+_COMPILED: weakref.WeakKeyDictionary[RulePolicy, AccountRules] = weakref.WeakKeyDictionary()
+
+
 def account_risk(rules: RulePolicy, spec: ToolSpec[Any, Any, Any], args: Any) -> Risk | None:
     """The strictest risk the person's account rules give this call, or None when none applies."""
-    labels = acting_labels(args)
-    if not labels:
-        return None
-    found: Risk | None = None
-    for rule in account_rules(rules):
-        tool, _, account = rule.pattern.rpartition("@")
-        if fnmatch.fnmatchcase(spec.name, tool) and any(fnmatch.fnmatchcase(label, account) for label in labels):
-            found = rule.risk if found is None else max(found, rule.risk)
-    return found
-
-
-def account_rules(rules: RulePolicy) -> list[RiskRule]:
-    """The person's rules that name an account (`TOOL_GLOB@ACCOUNT_GLOB`)."""
-    return [rule for rule in rules.rules if rule.origin == "config" and "@" in rule.pattern]
+    return AccountRules.of(rules).risk(spec, args)
 
 
 def may_raise_to(rules: RulePolicy, spec: ToolSpec[Any, Any, Any], risk: Risk) -> bool:
-    """Whether some account's rule can raise this tool to `risk` or above (so the stages that
-    act on such a risk must stay in its chain even when its own level is lower)."""
-    return any(
-        rule.risk >= risk and fnmatch.fnmatchcase(spec.name, rule.pattern.rpartition("@")[0])
-        for rule in account_rules(rules)
-    )
+    """Whether some account's rule can raise this tool to `risk` or above."""
+    return AccountRules.of(rules).may_raise_to(spec, risk)

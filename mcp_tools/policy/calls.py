@@ -118,6 +118,14 @@ class Caller:
     spend: Callable[[str], float | None] | None = None
     # Told when the call waits for the person and when it goes on (`ConfirmationWatch`).
     watch: ConfirmationWatch | None = None
+    # Builds the transport's asker when a call first needs the person asked (most never do).
+    asking: Callable[[], Asker | None] | None = None
+
+    def asker_now(self) -> Asker | None:
+        """The asker, built now if the transport left it to be built when needed."""
+        if self.asker is None and self.asking is not None:
+            self.asker, self.asking = self.asking(), None
+        return self.asker
 
 
 @dataclass

@@ -13,6 +13,7 @@ reverse what follows it (U+202E), or hide characters (zero-width, invisible sepa
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -107,6 +108,7 @@ def _json_escape(char: str) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
+@functools.lru_cache(maxsize=256)  # asked for every call of a client
 def client_name(name: str | None, title: str | None = None) -> str | None:
     """A client's own name from its clientInfo, in the words people know it by."""
     raw = (title or "").strip() or (name or "").strip()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_tools.core.config import PolicySettings
 from mcp_tools.core.tooling import Risk, ToolFailure, ToolSpec
+from mcp_tools.inventory.chain import call_refusal
 from mcp_tools.policy.calls import (
     Answer,
     Asker,
@@ -111,14 +112,15 @@ class PolicyGate:
             Confirm(settings, store, out_of_band, self.audit, rules),
             Run(store, self),
         )
-        self.chains: dict[tuple[int, Risk, bool], tuple[ToolSpec[Any, Any, Any], Chain]] = {}
+        self.chains: dict[tuple[int, Risk, bool, bool], tuple[ToolSpec[Any, Any, Any], Chain]] = {}
 
-    def chain(self, tool: BoundTool, nested: bool = False) -> Chain:
-        """The stages a call of `tool` passes, composed once per tool: those that do nothing for it left out."""
-        key = (id(tool.spec), tool.configured_risk, nested)
+    def chain(self, tool: BoundTool, nested: bool = False, scoped: bool = False) -> Chain:
+        """The stages a call of `tool` passes, composed once per tool: those that do nothing for it
+        (or for a caller without OAuth scopes, unless `scoped`) left out."""
+        key = (id(tool.spec), tool.configured_risk, nested, scoped)
         known = self.chains.get(key)
         if known is None or known[0] is not tool.spec:
-            known = tool.spec, Chain.of(self.stages, tool, nested)
+            known = tool.spec, Chain.of(self.stages, tool, nested, scoped)
             self.chains[key] = known
         return known[1]
 
@@ -127,10 +129,8 @@ class PolicyGate:
         target = self.tools.get(name)
         if target is None:
             return ToolFailure("not_configured", f"{name} is not running here (its namespace is off)")
-        hidden = self.rules.hidden_reason(target.spec)
-        if hidden:
-            return ToolFailure("denied_by_policy", hidden)
-        return None
+        hidden = call_refusal(self.rules, target.spec)
+        return None if hidden is None else ToolFailure("denied_by_policy", hidden.denial)
 
     async def refuse(self, name: str, failure: ToolFailure, caller: Caller, raw_args: Any = None) -> CallOutcome:
         """A call the catalog found no tool for (`mcp_tools.inventory.catalog`): its audit row, and the
@@ -157,7 +157,7 @@ class PolicyGate:
 
         `name` is the name the call was written with; the catalog resolved it to `tool`.
         """
-        chain = self.chain(tool, via is not None)
+        chain = self.chain(tool, via is not None, caller.reaches is not None)
         args = raw_args if isinstance(raw_args, dict) else {}  # what the row says of them until validated
         call = Call(tool, tool.spec.name, caller, raw_args, time.perf_counter(), via, Verdict(args=args))
         try:

@@ -1,10 +1,11 @@
 """`resources/list`, `resources/templates/list`, `resources/read` and `resources/subscribe` in MCP terms.
 
 The documents are the namespaces' (`ResourceHook`); a namespace's resources are offered where its
-read tool is: running, not hidden by the policy or the selection's exclusions, and within the
-caller's OAuth scopes. A read is a call of that tool through the policy gate, with its rules,
-containment (traversal, symlinks, the vault's hidden folders) and audit row; only the listing and
-the change watch use the service directly, and they show only what a read would reach.
+read tool is: running, and served by the inventory's chain to a reader of documents (not hidden by
+the policy nor excluded by the selection, within the caller's OAuth scopes: `Audience.documents`).
+A read is a call of that tool through the policy gate, with its rules, containment (traversal,
+symlinks, the vault's hidden folders) and audit row; only the listing and the change watch use the
+service directly, and they show only what a read would reach.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mcp_types.version import is_version_at_least
 
 from mcp_tools.composition.app import App
 from mcp_tools.core.tooling import ResourceHook, ToolFailure
+from mcp_tools.inventory.chain import Audience
 from mcp_tools.policy.gate import BoundTool, Caller, CallOutcome
 from mcp_tools.resources.icons import icon
 from mcp_tools.resources.uris import Address, BadAddress, address_of, decode_cursor, encode_cursor
@@ -45,6 +47,7 @@ class Documents:
 
     def __init__(self, app: App, namespace: str | None = None) -> None:
         self.app = app
+        self.namespace = namespace
         self.sources: dict[str, Source] = {}
         for name, declared in app.namespaces.items():
             hook = declared.resources
@@ -54,13 +57,10 @@ class Documents:
             self.sources[name] = Source(name, hook, app.services[name], reader)
 
     def offered(self, reaches: Callable[[Any], bool] | None) -> list[Source]:
-        """The sources whose read tool this caller could call."""
+        """The sources whose read tool the inventory's chain offers this caller's documents through."""
         catalog = self.app.catalog
-        return [
-            source
-            for source in self.sources.values()
-            if catalog.may_serve(source.reader.spec) and (reaches is None or reaches(source.reader.spec))
-        ]
+        audience = Audience(self.namespace, reaches, documents=True)
+        return [source for source in self.sources.values() if catalog.refusal(source.reader.spec, audience) is None]
 
     def source_of(self, address: Address, reaches: Callable[[Any], bool] | None) -> Source | None:
         return next((source for source in self.offered(reaches) if source.namespace == address.namespace), None)

@@ -711,15 +711,13 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         return result
 
     def caller_for(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams | None) -> Caller:
-        asker = _asker(ctx, params) if params is not None else None
+        asking = (lambda: _asker(ctx, params)) if params is not None else None  # built when a call asks
         reaches, client, progress = reach_of(ctx), client_of(ctx), progress_reporter(ctx)
-        return Caller(transport, principal_of(ctx, "local"), asker, client, progress, reaches)
+        return Caller(transport, principal_of(ctx, "local"), None, client, progress, reaches, asking=asking)
 
     def _asker(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         if not can_elicit_form(ctx) or not forms_reach_person(ctx):
-            if not app.out_of_band.page_url:  # no approvals page to link to: no URL-mode asker
-                return None
-            return url_asker(ctx, app, caller_for(ctx, None), params.name, forms_reach_person(ctx))
+            return url_asker(ctx, app, lambda: caller_for(ctx, None), params.name, forms_reach_person(ctx))
         channel = f"elicitation:{transport}"
         if is_modern(ctx):
             # A nonce must outlive the sealed state that carries it, or a replay after it is

@@ -108,11 +108,23 @@ async def test_the_chain_of_a_tool_leaves_out_the_stages_it_does_not_need(app: A
         tool: [type(stage).__name__ for stage in app.gate.chain(app.gate.tools[tool], nested).entering]
         for tool, nested in (("files.list", False), ("files.delete", False))
     }
-    assert names["files.list"] == ["Visibility", "Shape", "UnicodeText", "Validate", "AssessRisk", "Run"]
+    assert names["files.list"] == ["Shape", "UnicodeText", "Validate", "AssessRisk", "Run"]
     assert names["files.delete"][-2:] == ["Confirm", "Run"]  # high risk: the person is asked first
     out = [type(stage).__name__ for stage in app.gate.chain(app.gate.tools["files.list"]).leaving]
     nested = [type(stage).__name__ for stage in app.gate.chain(app.gate.tools["files.list"], True).leaving]
     assert (out, nested) == (["Scrub", "Budget", "Audit"], ["Audit"])  # a nested result is the outer call's to scrub
+    # a caller whose OAuth scopes limit it is asked whether they reach the tool
+    scoped = [type(stage).__name__ for stage in app.gate.chain(app.gate.tools["files.list"], scoped=True).entering]
+    assert scoped[0] == "Visibility"
+
+
+async def test_a_tool_the_policy_hides_keeps_visibility_in_every_chain(tmp_path: Path) -> None:
+    (tmp_path / "files").mkdir()
+    settings = {"files": {"root": str(tmp_path / "files")}, "policy": {"disabled": ["files.list"]}}
+    built = build_app(make_config(tmp_path, settings))
+    built.store.close()
+    chain = built.gate.chain(built.gate.tools["files.list"])
+    assert type(chain.entering[0]).__name__ == "Visibility"
 
 
 async def test_visibility_refuses_a_tool_outside_the_sign_ins_scopes(app: App) -> None:

@@ -2,17 +2,18 @@
 
 The shape is the SDK's server middleware and Starlette's middleware list: one ordered list,
 outermost first, that `PolicyGate` composes once per tool (`Chain.of`, leaving out the stages
-that do nothing for it) and runs every call through (`PolicyGate.call`). On the way in, each stage `enter`s the call
-as it stands and either hands it on, perhaps as a new `Call` with what it learned, or answers
-with a `Verdict` (a refusal, a question the person declined, the handler's result: `Run` always
-answers). On the way out, the answer passes the stages that `leave` it, innermost first.
+that do nothing for it, or for a caller without OAuth scopes) and runs every call through
+(`PolicyGate.call`). On the way in, each stage `enter`s the call as it stands and either hands it
+on, perhaps as a new `Call` with what it learned, or answers with a `Verdict` (a refusal, a
+question the person declined, the handler's result: `Run` always answers). On the way out, the
+answer passes the stages that `leave` it, innermost first.
 
 | stage | module | way | concern |
 | --- | --- | --- | --- |
 | `Audit` | `audit` | out | one audit row per call, built from its verdict |
 | `Budget` | `outgoing` | out | the result within `[server] max_result_tokens` (not for nested calls) |
 | `Scrub` | `outgoing` | out | valid UTF-8, no known secret, no URL credentials (not for nested calls) |
-| `Visibility` | `reach` | in | hidden by the policy, outside the sign-in's scopes |
+| `Visibility` | `reach` | in | hidden by the policy, outside the sign-in's scopes (the inventory's chain) |
 | `Shape` | `arguments` | in | a JSON object, within the size limits |
 | `UnicodeText` | `arguments` | in | no lone surrogate in any text |
 | `Validate` | `arguments` | in | the tool's input model; the canonical arguments |
@@ -55,8 +56,9 @@ logger = logging.getLogger("mcp_tools.policy")
 class Stage(Protocol):
     """One step of a call through the gate (the table above); it enters, or leaves, or both."""
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
-        """Whether a call of `tool` needs this stage at all (`nested`: made through `ctx.call_tool`)."""
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
+        """Whether a call of `tool` needs this stage at all (`nested`: made through `ctx.call_tool`;
+        `scoped`: by a caller whose OAuth scopes limit what it reaches)."""
         ...
 
 
@@ -95,8 +97,8 @@ class Chain:
     leaving: tuple[Leaving, ...]
 
     @classmethod
-    def of(cls, stages: Sequence[Stage], tool: BoundTool, nested: bool) -> Chain:
-        used = [stage for stage in stages if stage.applies(tool, nested)]
+    def of(cls, stages: Sequence[Stage], tool: BoundTool, nested: bool, scoped: bool = False) -> Chain:
+        used = [stage for stage in stages if stage.applies(tool, nested, scoped)]
         entering = tuple(stage for stage in used if isinstance(stage, Entering))
         leaving = tuple(stage for stage in reversed(used) if isinstance(stage, Leaving))
         return cls(entering, leaving)

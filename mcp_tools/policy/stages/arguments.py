@@ -196,7 +196,7 @@ class Shape:
     """Arguments are a JSON object within the size limits (`shape_refusal`);
     the audit row keeps nothing of arguments refused for their size."""
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return True
 
     async def enter(self, call: Call) -> Call | Verdict:
@@ -212,7 +212,7 @@ class UnicodeText:
     """No text in the arguments holds a lone surrogate (which no UTF-8 text can hold); the
     answer names where it sits, and the audit row keeps nothing of them."""
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return True
 
     async def enter(self, call: Call) -> Call | Verdict:
@@ -226,7 +226,7 @@ class Validate:
     """The arguments as the tool's input model, or a refusal that says what to fix; from here on
     the audit row records the canonical arguments."""
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return True
 
     async def enter(self, call: Call) -> Call | Verdict:

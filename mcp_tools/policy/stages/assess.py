@@ -5,18 +5,14 @@ call acts on, gathered once into its facts), the effective risk (`dynamic_risk`,
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from mcp_tools.core.tooling import Risk, ToolFailure
 from mcp_tools.policy import hooks
-from mcp_tools.policy.accounts import account_risk, account_rules
+from mcp_tools.policy.accounts import AccountRules
 from mcp_tools.policy.calls import BoundTool, Call, Decision, Verdict
 from mcp_tools.policy.rules import RulePolicy, effective_risk
 from mcp_tools.policy.stages import Gateway
 from mcp_tools.policy.stages.run import context_for
-
-if TYPE_CHECKING:
-    pass
 
 
 class Prepare:
@@ -26,7 +22,7 @@ class Prepare:
     def __init__(self, gate: Gateway) -> None:
         self.gate = gate
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return tool.spec.prepare is not None
 
     async def enter(self, call: Call) -> Call | Verdict:
@@ -43,12 +39,12 @@ class AssessRisk:
     run (`preview`); `deny` is refused here."""
 
     def __init__(self, rules: RulePolicy | None = None) -> None:
-        self.rules = rules
-        # Only a rule of the person's that names an account (`gmail.send@work`) makes a call's
-        # account matter; without one, no call looks at its account here.
-        self.names_accounts = rules is not None and bool(account_rules(rules))
+        # Only a rule of the person's that names an account (`gmail.send@work`) and the tool makes a
+        # call's account matter; without one, no call looks at its account here.
+        self.accounts = AccountRules.of(rules) if rules is not None else None
+        self.names_accounts = bool(self.accounts)
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return True
 
     async def enter(self, call: Call) -> Call | Verdict:
@@ -58,8 +54,8 @@ class AssessRisk:
             raised = await hooks.risk_for(spec, tool.service, call.args, call.facts)
             if raised is not None:
                 risk = effective_risk(risk, raised)
-        if self.names_accounts and self.rules is not None:
-            risk = effective_risk(risk, account_risk(self.rules, spec, call.args))
+        if self.names_accounts and self.accounts is not None:
+            risk = effective_risk(risk, self.accounts.risk(spec, call.args))
         if spec.preview is not None and risk is not Risk.DENY and spec.preview(call.args):
             risk = Risk.LOW  # a dry run changes nothing
         if risk is Risk.DENY:
@@ -72,7 +68,7 @@ class AssessRisk:
 class Precheck:
     """The tool's `precheck`: a failed precondition is the answer, before anyone is asked."""
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return tool.spec.precheck is not None
 
     async def enter(self, call: Call) -> Call | Verdict:

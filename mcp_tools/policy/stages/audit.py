@@ -24,6 +24,7 @@ from mcp_tools.state.store import AuditRow, StateStore, StateStoreUnavailable
 from mcp_tools.util import metrics
 
 logger = logging.getLogger("mcp_tools.policy")
+LABELS = {risk: risk.label for risk in Risk}  # the audit row's words for each risk, made once
 
 CANCELLED = {"error": {"kind": "cancelled"}}
 
@@ -37,7 +38,7 @@ class Audit:
         self.settings = settings
         self.store = store
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return True
 
     async def leave(self, call: Call, verdict: Verdict) -> Verdict:
@@ -79,7 +80,7 @@ class Audit:
         answer = verdict.outcome
         error = answer.structured.get("error") if answer and answer.is_error and answer.structured else None
         outcome = error["kind"] if error else "ok"
-        risk = verdict.risk.label if verdict.risk else None
+        risk = LABELS[verdict.risk] if verdict.risk else None
         elapsed = time.perf_counter() - started
         metrics.current().call(tool, risk, outcome, elapsed)
         return AuditRow(

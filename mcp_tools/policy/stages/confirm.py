@@ -20,7 +20,7 @@ import anyio
 from mcp_tools.core.config import PolicySettings
 from mcp_tools.core.tooling import Risk, ToolFailure
 from mcp_tools.policy import hooks
-from mcp_tools.policy.accounts import may_raise_to
+from mcp_tools.policy.accounts import AccountRules
 from mcp_tools.policy.calls import (
     Answer,
     Asker,
@@ -68,12 +68,13 @@ class Confirm:
         self.store = store
         self.out_of_band = out_of_band
         self.audit = audit  # a call cancelled while it waits still leaves its row
-        self.rules = rules  # a rule naming an account can make a lower tool high for that account
+        # a rule naming an account can make a lower tool high for that account
+        self.accounts = AccountRules.of(rules) if rules is not None else None
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         if tool.configured_risk >= Risk.HIGH or tool.spec.dynamic_risk is not None:
             return True
-        return self.rules is not None and may_raise_to(self.rules, tool.spec, Risk.HIGH)
+        return self.accounts is not None and self.accounts.may_raise_to(tool.spec, Risk.HIGH)
 
     async def enter(self, call: Call) -> Call | Verdict:
         if call.verdict.risk is not Risk.HIGH:
@@ -94,8 +95,9 @@ class Confirm:
         if consumed is not None:
             by = consumed.decided_by or "out_of_band"
             return call.deciding(decision=Decision.APPROVED_OUT_OF_BAND, approval_id=consumed.id, answered_by=by)
-        if caller.asker is not None:
-            return await self.ask(call, caller.asker, request)
+        asker = caller.asker_now()
+        if asker is not None:
+            return await self.ask(call, asker, request)
         denial = prior.denial
         if denial is not None:
             failure = ToolFailure(

@@ -24,7 +24,7 @@ class Budget:
     def __init__(self, max_result_tokens: int) -> None:
         self.max_result_tokens = max_result_tokens
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return not nested
 
     async def leave(self, call: Call, verdict: Verdict) -> Verdict:
@@ -87,7 +87,7 @@ class Budget:
 class Scrub:
     """Every result and error leaves valid UTF-8, without a known secret (`outgoing`)."""
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return not nested
 
     async def leave(self, call: Call, verdict: Verdict) -> Verdict:

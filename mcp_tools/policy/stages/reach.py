@@ -1,11 +1,14 @@
 """Who may reach what: the tool itself (hidden by the policy, outside the sign-in's scopes),
-and the tools its arguments act through. Each refuses with `denied` and says why."""
+and the tools its arguments act through. Each refuses with `denied` and says why, in the words of
+the inventory's chain (`mcp_tools.inventory.chain`): the filters a call answers to, which are the
+ones `tools/list`, text calls, resources and `mcp-tools tools --explain` ask too."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from mcp_tools.core.tooling import ToolFailure
+from mcp_tools.inventory.chain import call_refusal
 from mcp_tools.policy.calls import BoundTool, Call, Caller, Verdict
 from mcp_tools.policy.rules import RulePolicy
 from mcp_tools.policy.stages import Gateway
@@ -19,17 +22,14 @@ class Visibility:
     def __init__(self, rules: RulePolicy) -> None:
         self.rules = rules
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
-        return True
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
+        """For a caller whose scopes limit it, or a tool the policy hides: nothing else is refused here."""
+        return scoped or call_refusal(self.rules, tool.spec) is not None
 
     def why_not(self, tool: BoundTool, caller: Caller) -> str | None:
-        """Why `caller` may not call `tool`, or None when it may."""
-        hidden = self.rules.hidden_reason(tool.spec)
-        if hidden:
-            return hidden
-        if caller.reaches is not None and not caller.reaches(tool.spec):
-            return f"{tool.spec.name} is outside the scopes this sign-in was granted"
-        return None
+        """Why `caller` may not call `tool`, or None when it may: the chain's first refusal."""
+        refusal = call_refusal(self.rules, tool.spec, caller.reaches)
+        return None if refusal is None else refusal.denial
 
     async def enter(self, call: Call) -> Call | Verdict:
         refusal = self.why_not(call.tool, call.caller)
@@ -45,7 +45,7 @@ class ArgumentReach:
     def __init__(self, gate: Gateway) -> None:
         self.gate = gate
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return bool(tool.spec.reaches)
 
     async def enter(self, call: Call) -> Call | Verdict:

@@ -38,7 +38,7 @@ class Run:
         self.store = store
         self.gate = gate
 
-    def applies(self, tool: BoundTool, nested: bool) -> bool:
+    def applies(self, tool: BoundTool, nested: bool, scoped: bool = False) -> bool:
         return True
 
     async def enter(self, call: Call) -> Call | Verdict:

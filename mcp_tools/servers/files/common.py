@@ -14,8 +14,8 @@ from mcp_tools.util.sandbox import check_key
 TEXT_SNIFF_BYTES = 8192
 
 
-def key_arg(service: FilesService, value: str, field: str = "path", *, allow_empty: bool = False) -> str:
-    return service.check_path(value, field, allow_empty=allow_empty)
+# `key_arg(service, value, field="path", *, allow_empty=False)`: a path argument under the store's name rule
+key_arg = FilesService.check_path
 
 
 def source_and_destination(

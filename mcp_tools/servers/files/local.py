@@ -10,6 +10,7 @@ import secrets
 import stat as stat_module
 import threading
 from collections.abc import Iterator
+from operator import attrgetter
 from pathlib import Path
 
 from mcp_tools.core.tooling import ToolFailure
@@ -153,8 +154,8 @@ class LocalBackend:
                             f"{folder or 'the root'} holds more than {MAX_LISTED} entries",
                             "list a smaller folder, or without recursive",
                         )
-        found.sort(key=lambda entry: entry.sort_key)
-        return iter([entry for entry in found if after is None or entry.sort_key > after])
+        found.sort(key=attrgetter("sort_key"))
+        return iter(found if after is None else [entry for entry in found if entry.sort_key > after])
 
     def mkdir(self, key: str, *, parents: bool) -> bool:
         return self.sandbox.mkdir(key, parents=parents)

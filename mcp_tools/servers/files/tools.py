@@ -21,7 +21,6 @@ from mcp_tools.servers.files.backend import (
     compile_glob,
     decode_cursor,
     encode_cursor,
-    matches,
 )
 from mcp_tools.servers.files.changes import (
     delete_file,
@@ -96,7 +95,7 @@ async def list_files(service: FilesService, args: ListArgs, ctx: CallContext) ->
         page: list[StoredEntry] = []
         for examined, stored in enumerate(service.store.entries(folder, recursive=deep, after=after), start=1):
             relative = stored.key[len(folder) + 1 :] if folder else stored.key
-            if matches(pattern, relative):
+            if pattern is None or pattern.match(relative) is not None:
                 if len(page) == args.limit:
                     return page, True
                 page.append(stored)
