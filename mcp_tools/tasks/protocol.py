@@ -36,7 +36,7 @@ from pydantic import Field, ValidationError
 from mcp_tools.policy.gate import Answer, Caller
 from mcp_tools.state.tasks import TaskRow
 from mcp_tools.tasks.face import Face, Progress
-from mcp_tools.tasks.runner import TaskAsker, TaskRunner, may_wait, task_ttl_ms
+from mcp_tools.tasks.runner import TaskAsker, TaskRunner, runs_as_task, task_ttl_ms
 from mcp_tools.tasks.wire import (
     CLIENT_CAPABILITIES,
     EXTENSION,
@@ -204,7 +204,7 @@ class Tasks:
             reaches=reaches,
         )
         tool = found.tool
-        if tool is None or not may_wait(tool):
+        if tool is None or not runs_as_task(tool, found.arguments or {}, legacy):
             if legacy:  # taskSupport absent means forbidden: the spec's answer is -32601
                 raise MCPError(
                     METHOD_NOT_FOUND,

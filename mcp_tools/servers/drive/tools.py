@@ -67,7 +67,8 @@ def _is_text(mime: str) -> bool:
 
 
 def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | None]:
-    """The result, and with save_to the bytes to store (the handler stores them through files.write)."""
+    """The result, and with save_to an export's bytes to store (a file's own are downloaded by the
+    handler, in chunks with progress); the handler stores them through files.write."""
     from mcp_tools.servers.drive.service import EXPORTS, FOLDER, SHEET, file_info
     from mcp_tools.servers.google.text import page
 
@@ -91,7 +92,7 @@ def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | No
     common: dict[str, Any] = {"file": info, "sheets": [], "warnings": []}
     if args.save_to:
         exported = mime in EXPORTS
-        data = service.read_text(meta, args.sheet or "")[0].encode("utf-8") if exported else service.download(file_id)
+        data = service.read_text(meta, args.sheet or "")[0].encode("utf-8") if exported else None
         saved = ReadResult(**common, encoding="saved", content="", offset=0, total_chars=0, next_offset=None)
         return saved, data
     if _is_text(mime):
@@ -132,6 +133,10 @@ async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadR
         check_key(args.save_to, "unicode", field="save_to")
     read_result: tuple[ReadResult, bytes | None] = await service.run(READ_TOOL, _read, service, args)
     result, data = read_result
+    if args.save_to and data is None:
+        from mcp_tools.servers.drive.transfer import download
+
+        data = await download(service, READ_TOOL, result.file.id, result.file.size, ctx)
     if data is not None and args.save_to:
         from mcp_tools.servers.google.stored import save
 
@@ -187,8 +192,10 @@ def _written(item: dict[str, Any]) -> WriteResult:
     return WriteResult(file=FileInfo.model_validate(file_info(item)), link=_link(item))
 
 
-def _create(service: DriveService, args: CreateArgs) -> WriteResult:
+def _create(service: DriveService, args: CreateArgs) -> WriteResult | tuple[dict[str, Any], bytes, str]:
+    """The folder or small file created; for content larger than a chunk, what to upload."""
     from mcp_tools.servers.drive.service import CONVERSIONS, FOLDER
+    from mcp_tools.servers.drive.transfer import CHUNK_BYTES
 
     metadata: dict[str, Any] = {"name": args.name}
     if args.folder:
@@ -207,12 +214,24 @@ def _create(service: DriveService, args: CreateArgs) -> WriteResult:
         metadata["name"] = re.sub(r"\.(md|markdown|txt|html?|csv)$", "", args.name, flags=re.IGNORECASE) or args.name
     else:
         metadata["mimeType"] = mime
+    if len(data) > CHUNK_BYTES:
+        return metadata, data, mime
     return _written(service.create(metadata, data, mime))
 
 
 async def create(service: DriveService, args: CreateArgs, ctx: CallContext, facts: SharingFacts) -> WriteResult:
-    created: WriteResult = await service.run(CREATE_TOOL, _create, service, args)
-    return created
+    created: WriteResult | tuple[dict[str, Any], bytes, str] = await service.run(CREATE_TOOL, _create, service, args)
+    if isinstance(created, WriteResult):
+        return created
+    from mcp_tools.servers.drive.service import FILE_FIELDS
+    from mcp_tools.servers.drive.transfer import upload
+
+    metadata, data, mime = created
+
+    def request(drive: Any, media: Any) -> Any:
+        return drive.files().create(body=metadata, media_body=media, fields=FILE_FIELDS, supportsAllDrives=True)
+
+    return _written(await upload(service, CREATE_TOOL, request, data, mime, ctx))
 
 
 async def create_risk(service: DriveService, args: CreateArgs, facts: SharingFacts) -> Risk:
@@ -281,15 +300,32 @@ def describe_update(args: UpdateArgs, facts: UpdateFacts) -> str:
     return told(f"Drive file {name!r} (id {args.id}): " + " and ".join(what), facts)
 
 
-def _update(service: DriveService, args: UpdateArgs) -> WriteResult:
+def _update(service: DriveService, args: UpdateArgs) -> WriteResult | tuple[dict[str, Any], bytes, str]:
+    """The file updated; for content larger than a chunk, what to upload."""
+    from mcp_tools.servers.drive.transfer import CHUNK_BYTES
+
     _, data, mime = _prepare_update(service, args)  # again: the file may have changed while the person was asked
     metadata = {"name": args.name} if args.name else {}
+    if data is not None and len(data) > CHUNK_BYTES:
+        return metadata, data, mime
     return _written(service.update(args.id, metadata, data, mime))
 
 
 async def update(service: DriveService, args: UpdateArgs, ctx: CallContext, facts: UpdateFacts) -> WriteResult:
-    updated: WriteResult = await service.run(UPDATE_TOOL, _update, service, args)
-    return updated
+    updated: WriteResult | tuple[dict[str, Any], bytes, str] = await service.run(UPDATE_TOOL, _update, service, args)
+    if isinstance(updated, WriteResult):
+        return updated
+    from mcp_tools.servers.drive.service import FILE_FIELDS
+    from mcp_tools.servers.drive.transfer import upload
+
+    metadata, data, mime = updated
+
+    def request(drive: Any, media: Any) -> Any:
+        return drive.files().update(
+            fileId=args.id, body=metadata, media_body=media, fields=FILE_FIELDS, supportsAllDrives=True
+        )
+
+    return _written(await upload(service, UPDATE_TOOL, request, data, mime, ctx))
 
 
 # --- delete and share --------------------------------------------------------------------------
@@ -440,6 +476,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="core",
         render_text=render_read,
         reaches={"save_to": "files.write"},
+        task_support="optional",  # a large file saved to the files store downloads chunk by chunk
+        long_call=lambda arguments: bool(arguments.get("save_to")),
     ),
     ToolSpec(
         name=CREATE_TOOL,
