@@ -30,6 +30,7 @@ from mcp_tools.state.tasks import TaskRow, TaskStore
 
 if TYPE_CHECKING:
     from mcp_tools.composition.app import App
+    from mcp_tools.resources.face import Documents
     from mcp_tools.tasks.face import Face
 
 logger = logging.getLogger("mcp_tools.tasks")
@@ -58,6 +59,11 @@ def may_wait(tool: BoundTool) -> bool:
     from mcp_tools.core.tooling import Risk
 
     return tool.configured_risk >= Risk.HIGH or tool.spec.dynamic_risk is not None
+
+
+def _amount(value: float) -> str:
+    """A progress count as a person reads it: `1,048,576`, not `1.04858e+06`."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
 
 
 def runs_as_task(tool: BoundTool, arguments: Mapping[str, Any], asked: bool) -> bool:
@@ -160,6 +166,16 @@ class TaskRunner:
         self._running_scopes: dict[str, anyio.CancelScope] = {}
         self._stoppable: dict[str, anyio.CancelScope] = {}  # tasks whose tool is running: cancelling stops it
         self._group: anyio.abc.TaskGroup | None = None
+        self._documents: Documents | None = None
+
+    @property
+    def documents(self) -> Documents:
+        """The stored documents a task's result links to (a download saved to the files store)."""
+        if self._documents is None:
+            from mcp_tools.resources.face import Documents
+
+            self._documents = Documents(self.app, self.namespace)
+        return self._documents
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[TaskRunner]:
@@ -279,7 +295,7 @@ class TaskRunner:
             stepped = fraction >= 0 and (fraction - last[1] >= PROGRESS_STEP or fraction >= 1.0 > last[1])
             if message and (now - last[0] >= PROGRESS_EVERY_SECONDS or stepped):
                 last[0], last[1] = now, fraction
-                shown = f"{message} ({done:g}/{total:g})" if total else message
+                shown = f"{message} ({_amount(done)}/{_amount(total)})" if total else message
                 await anyio.to_thread.run_sync(self.tasks.note, task_id, shown)
 
         return progress
@@ -300,7 +316,11 @@ class TaskRunner:
     async def _call(self, task_id: str, tool: BoundTool, name: str, arguments: dict[str, Any], caller: Caller) -> None:
         try:
             outcome = await self.app.gate.call(tool, name, arguments, caller)
-            result = self.face.call_result(outcome).model_dump(mode="json", by_alias=True, exclude_none=True)
+            answer = self.face.call_result(outcome)
+            link = self.documents.link(tool, arguments, outcome, caller.reaches)  # a file it saved, as for a call
+            if link is not None:
+                answer = answer.model_copy(update={"content": [*answer.content, link]})
+            result = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
             error = outcome.error or {}
             if outcome.is_error:
                 message = f"{error.get('kind', 'error')}: {error.get('message', outcome.text)}"

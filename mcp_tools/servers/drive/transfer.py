@@ -89,10 +89,10 @@ async def download(service: DriveService, tool: str, file_id: str, size: int | N
         data: bytes = await anyio.to_thread.run_sync(service.download, file_id)
         return data
     step = _Download(file_id)
-    await ctx.report_progress(0, size, "Downloading from Drive")
+    await ctx.report_progress(0, size, "Bytes downloaded from Drive")
     while True:
         done, total, finished = await anyio.to_thread.run_sync(lambda: service.call(tool, step.bind))
-        await ctx.report_progress(done, total or size, "Downloading from Drive")
+        await ctx.report_progress(done, total or size, "Bytes downloaded from Drive")
         if finished:
             return step.buffer.getvalue()
 
@@ -107,14 +107,14 @@ async def upload(
     media = MediaIoBaseUpload(io.BytesIO(data), mimetype=mime, chunksize=CHUNK_BYTES, resumable=True)
     step = _Upload(lambda drive: build(drive, media), service.client.fix_upload)
     total = len(data)
-    await ctx.report_progress(0, total, "Uploading to Drive")
+    await ctx.report_progress(0, total, "Bytes uploaded to Drive")
     try:
         while True:
             sent: tuple[int, dict[str, Any] | None] = await anyio.to_thread.run_sync(
                 lambda: service.call(tool, step.bind)
             )
             done, body = sent
-            await ctx.report_progress(done, total, "Uploading to Drive")
+            await ctx.report_progress(done, total, "Bytes uploaded to Drive")
             if body is not None:
                 return body
     except BaseException:

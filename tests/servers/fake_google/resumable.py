@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ class ResumableUploads:
         self.finished: list[str] = []  # method ids of the sessions that ended with a file
         self.dropped: list[str] = []  # session ids a DELETE dropped
         self.chunks: list[int] = []  # the size of every chunk received
+        self.dropping = threading.Event()  # set once a DELETE has dropped a session
 
     @staticmethod
     def asked(query: dict[str, list[str]]) -> bool:
@@ -90,6 +92,7 @@ class ResumableUploads:
             with self.google.lock:
                 self.sessions.pop(session_id, None)
                 self.dropped.append(session_id)
+            self.dropping.set()
             return Response(499, b"")
         if verb != "PUT":
             self.google.violations.append(f"{verb} to an upload session")
