@@ -288,6 +288,8 @@ class TaskRunner:
             if scope is not None:
                 self._stoppable[task_id] = scope
                 await self._stop_if_cancelled(task_id)  # cancelled here or through another replica
+                if scope.cancel_called:
+                    return  # no progress of a cancelled task reaches the client
             if report is not None:
                 with contextlib.suppress(Exception):
                     await report(done, total, message)
