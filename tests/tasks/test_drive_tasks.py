@@ -214,3 +214,26 @@ async def test_a_tasks_result_over_the_result_budget_is_cut(
     assert len(text) + len(json.dumps(result["structuredContent"])) <= 4000  # 1,000 tokens
     assert "result budget" in text
     assert (tmp_path / "data" / "files" / "in" / "report.bin").stat().st_size == 5000
+
+
+@pytest.mark.parametrize(("transport", "version"), MODES)
+async def test_a_large_upload_from_the_files_store_runs_as_a_task_then_completes(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive, transport: str, version: str
+) -> None:
+    data = payload(SIZE)  # over [http] max_body_bytes in base64: only from the store can it go up
+    gate = Turnstile(google, "drive.files.create:put")
+    statuses: list[str] = []
+    async with serving(tmp_path, google, transport, version) as peer:
+        (tmp_path / "data" / "files" / "film.bin").write_bytes(data)
+        task_id = await call_as_task(peer, "drive_create", {"name": "film.bin", "from_path": "film.bin"})
+        for _ in range(4):
+            await gate.next()
+            statuses.append((await peer.get(task_id))["statusMessage"])
+            gate.let_through()
+        result = await result_of(peer, task_id)
+    assert statuses == [
+        f"Bytes uploaded to Drive ({done:,}/{SIZE:,})" for done in (0, CHUNK_BYTES, 2 * CHUNK_BYTES, 3 * CHUNK_BYTES)
+    ]
+    created = result["structuredContent"]["file"]
+    assert drive.files[created["id"]].content == data and created["size"] == SIZE
+    assert google.resumable.finished == ["drive.files.create"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mcp_tools.servers.drive.transfer import CHUNK_BYTES
-from tests.harness import connect, ok
+from tests.harness import connect, failure, ok
 from tests.servers.drive.fixtures import drive_settings
 from tests.servers.fake_google import FakeDrive, FakeGoogle
 
@@ -85,3 +85,26 @@ async def test_a_large_upload_goes_through_a_resumable_session_with_progress(
     assert replaced["file"]["version"] != created["file"]["version"]
     assert [done for done, _ in steps] == [0, CHUNK_BYTES, 2 * CHUNK_BYTES, 3 * CHUNK_BYTES, SIZE]
     assert {total for _, total in steps} == {SIZE}
+
+
+async def test_a_file_of_the_files_store_uploads_to_drive_with_from_path(
+    tmp_path: Path, google: FakeGoogle, drive: FakeDrive
+) -> None:
+    data = payload(2 * CHUNK_BYTES + 99)
+    store = tmp_path / "data" / "files" / "out"
+    store.mkdir(parents=True)
+    (store / "film.bin").write_bytes(data)
+    (store / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    async with connect(tmp_path, drive_settings(tmp_path, google)) as client:
+        created = ok(await client.call_tool("drive_create", {"name": "film.bin", "from_path": "out/film.bin"}))
+        small = ok(await client.call_tool("drive_create", {"name": "Notes", "from_path": "out/notes.md"}))
+        replaced = ok(await client.call_tool("drive_update", {"id": small["file"]["id"], "from_path": "out/film.bin"}))
+        missing = failure(await client.call_tool("drive_create", {"name": "x", "from_path": "out/none.bin"}))
+        both = failure(await client.call_tool("drive_create", {"name": "x", "content": "a", "from_path": "out/a"}))
+    assert drive.files[created["file"]["id"]].content == data and created["file"]["size"] == len(data)
+    assert google.resumable.chunks[:3] == [CHUNK_BYTES, CHUNK_BYTES, 99]
+    assert drive.files[replaced["file"]["id"]].content == data  # through a resumable session too
+    assert google.resumable.finished == ["drive.files.create", "drive.files.update"]
+    assert [upload["media_type"] for upload in drive.uploads if "file" not in upload][-1] == "text/markdown"
+    assert missing["kind"] == "not_found" and "out/none.bin" in missing["message"]
+    assert both["kind"] == "invalid_arguments" and "from_path" in both["message"]
