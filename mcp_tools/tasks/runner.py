@@ -279,8 +279,8 @@ class TaskRunner:
     def progress(
         self, task_id: str, report: Callable[[float, float | None, str | None], Awaitable[None]] | None
     ) -> Callable[[float, float | None, str | None], Awaitable[None]]:
-        """Progress of a task's call: in its status message (at most once a second), and to the
-        client that made it while it listens."""
+        """Progress of a task's call: in its status message (at most once a second, or every tenth of
+        the way), and to the client that made it while it listens. A task cancelled meanwhile stops here."""
         last = [0.0, -1.0]  # when the status message was last written, and what fraction it said
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
