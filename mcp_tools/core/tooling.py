@@ -365,8 +365,13 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT, FactsT]):
     # What an account upstream must grant for the tool to run (a Google tool's OAuth scopes and
     # the API methods it calls); None for a tool that signs in nowhere.
     scopes: UpstreamScopes | None = None
-    # Whether a call may run as an MCP task. Not listed yet: every tool answers in the call.
+    # Whether a call may run as an MCP task although it never waits for the person: "optional" for
+    # a tool whose calls may take long (a large transfer), listed as `execution.taskSupport`. A
+    # tool that may wait for the person (high risk, or raised by its arguments) is listed so anyway.
     task_support: TaskSupport = "forbidden"
+    # Which calls of such a tool take long (`{"save_to": ...}` set): those a 2026-07-28 client that
+    # declared tasks gets as a task unasked; None means every call. A 2025-11-25 client asks itself.
+    long_call: Callable[[Mapping[str, Any]], bool] | None = None
 
     def new_facts(self) -> FactsT | None:
         """A fresh facts object for one call (None for a tool without facts)."""

@@ -37,7 +37,7 @@ from pydantic import Field, ValidationError
 from mcp_tools.policy.gate import Answer, Caller
 from mcp_tools.state.tasks import TaskRow
 from mcp_tools.tasks.face import Face, Progress
-from mcp_tools.tasks.runner import TaskAsker, TaskRunner, may_wait, task_ttl_ms
+from mcp_tools.tasks.runner import TaskAsker, TaskRunner, may_wait, runs_as_task, task_ttl_ms
 from mcp_tools.tasks.wire import (
     CLIENT_CAPABILITIES,
     EXTENSION,
@@ -222,7 +222,7 @@ class Tasks:
             reaches=reaches,
         )
         tool = found.tool
-        if tool is None or not may_wait(tool):
+        if tool is None or not runs_as_task(tool, found.arguments or {}, legacy):
             if legacy:  # taskSupport absent means forbidden: the spec's answer is -32601
                 raise MCPError(
                     METHOD_NOT_FOUND,
@@ -230,7 +230,7 @@ class Tasks:
                     "call it without the task field",
                 )
             return None  # the server decides: this one answers at once
-        if not legacy and not self.person_answers_task(ctx):
+        if not legacy and may_wait(tool) and not self.person_answers_task(ctx):
             return None  # nobody would learn that it waits: `approval_required` at once tells the model
         principal = self.face.principal_of(ctx, "local")
         if await anyio.to_thread.run_sync(self.runner.tasks.open_count, principal) >= MAX_OPEN_TASKS:

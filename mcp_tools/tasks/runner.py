@@ -17,7 +17,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +30,15 @@ from mcp_tools.state.tasks import TaskRow, TaskStore
 
 if TYPE_CHECKING:
     from mcp_tools.composition.app import App
+    from mcp_tools.resources.face import Documents
     from mcp_tools.tasks.face import Face
 
 logger = logging.getLogger("mcp_tools.tasks")
 LEASE_SECONDS = 30.0
 KEEP_SECONDS = 10.0  # how often leases are renewed, expired tasks forgotten and orphans taken over
 CHANGE_POLL_SECONDS = 0.5  # a waiter's fallback for changes made by another replica
-PROGRESS_EVERY_SECONDS = 1.0  # progress is written to the task's status message at most this often
+PROGRESS_EVERY_SECONDS = 1.0  # progress is written to the task's status message at most this often,
+PROGRESS_STEP = 0.1  # or when it has gone another tenth of the way (and at the end)
 RESULT_KEEP_SECONDS = 3600  # how long a finished task's result is kept after the approval could have lived
 MAX_EXTRA_SECONDS = 24 * 3600
 
@@ -57,6 +59,23 @@ def may_wait(tool: BoundTool) -> bool:
     from mcp_tools.core.tooling import Risk
 
     return tool.configured_risk >= Risk.HIGH or tool.spec.dynamic_risk is not None
+
+
+def _amount(value: float) -> str:
+    """A progress count as a person reads it: `1,048,576`, not `1.04858e+06`."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+def runs_as_task(tool: BoundTool, arguments: Mapping[str, Any], asked: bool) -> bool:
+    """Whether this call becomes a task: one that may wait for the person, or one of a tool that
+    lists task support because its calls may take long, where the client asked (2025-11-25) or,
+    unasked (2026-07-28), where these arguments make a long call."""
+    if may_wait(tool):
+        return True
+    spec = tool.spec
+    if spec.task_support == "forbidden":
+        return False
+    return asked or spec.long_call is None or spec.long_call(arguments)
 
 
 class TaskAsker:
@@ -144,7 +163,19 @@ class TaskRunner:
         self.running: set[str] = set()
         self.notifiers: dict[str, Notify] = {}
         self._events: dict[str, anyio.Event] = {}
+        self._running_scopes: dict[str, anyio.CancelScope] = {}
+        self._stoppable: dict[str, anyio.CancelScope] = {}  # tasks whose tool is running: cancelling stops it
         self._group: anyio.abc.TaskGroup | None = None
+        self._documents: Documents | None = None
+
+    @property
+    def documents(self) -> Documents:
+        """The stored documents a task's result links to (a download saved to the files store)."""
+        if self._documents is None:
+            from mcp_tools.resources.face import Documents
+
+            self._documents = Documents(self.app, self.namespace)
+        return self._documents
 
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[TaskRunner]:
@@ -176,6 +207,7 @@ class TaskRunner:
     # -- waking whoever waits on a task ---------------------------------------------------
 
     async def changed(self, task_id: str) -> None:
+        await self._stop_if_cancelled(task_id)
         event = self._events.pop(task_id, None)
         if event is not None:
             event.set()
@@ -185,6 +217,16 @@ class TaskRunner:
             if row is not None:
                 with contextlib.suppress(Exception):  # a client gone away needs no notice
                     await notify(row)
+
+    async def _stop_if_cancelled(self, task_id: str) -> None:
+        """A task cancelled while its tool runs (it reported progress) stops there: a transfer between
+        two chunks, a command killed. One still waiting for the person ends through its approval."""
+        scope = self._stoppable.get(task_id)
+        if scope is None:
+            return
+        row = await anyio.to_thread.run_sync(self.tasks.row, task_id)
+        if row is None or row.status == "cancelled":
+            scope.cancel()
 
     async def wait_for_change(self, task_id: str, timeout: float = CHANGE_POLL_SECONDS) -> None:
         event = self._events.setdefault(task_id, anyio.Event())
@@ -237,26 +279,50 @@ class TaskRunner:
     def progress(
         self, task_id: str, report: Callable[[float, float | None, str | None], Awaitable[None]] | None
     ) -> Callable[[float, float | None, str | None], Awaitable[None]]:
-        """Progress of a task's call: in its status message (at most once a second), and to the
-        client that made it while it listens."""
-        last = [0.0]
+        """Progress of a task's call: in its status message (at most once a second, or every tenth of
+        the way), and to the client that made it while it listens. A task cancelled meanwhile stops here."""
+        last = [0.0, -1.0]  # when the status message was last written, and what fraction it said
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
+            scope = self._running_scopes.get(task_id)
+            if scope is not None:
+                self._stoppable[task_id] = scope
+                await self._stop_if_cancelled(task_id)  # cancelled here or through another replica
+                if scope.cancel_called:
+                    return  # no progress of a cancelled task reaches the client
             if report is not None:
                 with contextlib.suppress(Exception):
                     await report(done, total, message)
-            now = time.monotonic()
-            if message and now - last[0] >= PROGRESS_EVERY_SECONDS:
-                last[0] = now
-                shown = f"{message} ({done:g}/{total:g})" if total else message
+            now, fraction = time.monotonic(), (done / total if total else -1.0)
+            stepped = fraction >= 0 and (fraction - last[1] >= PROGRESS_STEP or fraction >= 1.0 > last[1])
+            if message and (now - last[0] >= PROGRESS_EVERY_SECONDS or stepped):
+                last[0], last[1] = now, fraction
+                shown = f"{message} ({_amount(done)}/{_amount(total)})" if total else message
                 await anyio.to_thread.run_sync(self.tasks.note, task_id, shown)
 
         return progress
 
     async def _run(self, task_id: str, tool: BoundTool, name: str, arguments: dict[str, Any], caller: Caller) -> None:
+        with anyio.CancelScope() as scope:
+            self._running_scopes[task_id] = scope
+            try:
+                await self._call(task_id, tool, name, arguments, caller)
+            finally:
+                self._running_scopes.pop(task_id, None)
+                self._stoppable.pop(task_id, None)
+        if scope.cancelled_caught:
+            logger.info("task %s stopped: it was cancelled while %s ran", task_id, name)
+        await self.changed(task_id)
+        self.notifiers.pop(task_id, None)
+
+    async def _call(self, task_id: str, tool: BoundTool, name: str, arguments: dict[str, Any], caller: Caller) -> None:
         try:
             outcome = await self.app.gate.call(tool, name, arguments, caller)
-            result = self.face.call_result(outcome).model_dump(mode="json", by_alias=True, exclude_none=True)
+            answer = self.face.call_result(outcome)
+            link = self.documents.link(tool, arguments, outcome, caller.reaches)  # a file it saved, as for a call
+            if link is not None:
+                answer = answer.model_copy(update={"content": [*answer.content, link]})
+            result = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
             error = outcome.error or {}
             if outcome.is_error:
                 message = f"{error.get('kind', 'error')}: {error.get('message', outcome.text)}"
@@ -273,5 +339,3 @@ class TaskRunner:
                 await self._fail(task_id, f"{name} failed unexpectedly; the details are in the server log")
         finally:
             self.running.discard(task_id)
-        await self.changed(task_id)
-        self.notifiers.pop(task_id, None)

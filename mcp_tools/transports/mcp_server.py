@@ -83,7 +83,9 @@ def tool_definition(tool: BoundTool) -> types.Tool:
         input_schema=compact_schema(input_schema),
         output_schema=compact_output_schema(output_schema),
         annotations=tool_annotations(spec.read_only, destructive, spec.idempotent or spec.read_only, spec.open_world),
-        execution=types.ToolExecution(task_support="optional") if risk >= Risk.HIGH or spec.dynamic_risk else None,
+        execution=types.ToolExecution(task_support="optional")
+        if risk >= Risk.HIGH or spec.dynamic_risk or spec.task_support != "forbidden"
+        else None,
     )
 
 

@@ -126,6 +126,7 @@ class ContentArgs(Arguments):
     content: Annotated[str | None, _at_most(2_000_000)] = None
     content_base64: Annotated[str | None, _at_most(30_000_000)] = None
     mime_type: Annotated[str | None, AfterValidator(_mime)] = None
+    from_path: Annotated[str | None, _at_most(500)] = Field(default=None, description="Upload a files-store file.")
     nul_allowed = frozenset({"content"})
 
     def data(self, limit: int) -> bytes | None:
@@ -153,9 +154,14 @@ class ContentArgs(Arguments):
 
     @model_validator(mode="after")
     def _one_content(self) -> ContentArgs:
-        if self.content and self.content_base64:
-            raise ValueError("give content or content_base64, not both")
+        if sum(bool(given) for given in (self.content, self.content_base64, self.from_path)) > 1:
+            raise ValueError("give one of content, content_base64 or from_path")
         return self
+
+    @property
+    def replaces(self) -> bool:
+        """Whether the call sends content (inline or from the files store)."""
+        return bool(self.content or self.content_base64 or self.from_path)
 
 
 class CreateArgs(ContentArgs):
@@ -166,7 +172,7 @@ class CreateArgs(ContentArgs):
 
     @model_validator(mode="after")
     def _check(self) -> CreateArgs:
-        if self.type == "folder" and (self.content or self.content_base64 or self.convert):
+        if self.type == "folder" and (self.replaces or self.convert):
             raise ValueError("a folder takes no content or convert")
         return self
 
@@ -183,8 +189,8 @@ class UpdateArgs(ContentArgs):
 
     @model_validator(mode="after")
     def _something(self) -> UpdateArgs:
-        if not (self.name or self.content or self.content_base64):
-            raise ValueError("name, content or content_base64: say what to change")
+        if not (self.name or self.replaces):
+            raise ValueError("name, content, content_base64 or from_path: say what to change")
         return self
 
 

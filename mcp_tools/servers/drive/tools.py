@@ -67,7 +67,8 @@ def _is_text(mime: str) -> bool:
 
 
 def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | None]:
-    """The result, and with save_to the bytes to store (the handler stores them through files.write)."""
+    """The result, and with save_to an export's bytes to store (a file's own are downloaded by the
+    handler, in chunks with progress); the handler stores them through files.write."""
     from mcp_tools.servers.drive.service import EXPORTS, FOLDER, SHEET, file_info
     from mcp_tools.servers.google.text import page
 
@@ -91,7 +92,7 @@ def _read(service: DriveService, args: ReadArgs) -> tuple[ReadResult, bytes | No
     common: dict[str, Any] = {"file": info, "sheets": [], "warnings": []}
     if args.save_to:
         exported = mime in EXPORTS
-        data = service.read_text(meta, args.sheet or "")[0].encode("utf-8") if exported else service.download(file_id)
+        data = service.read_text(meta, args.sheet or "")[0].encode("utf-8") if exported else None
         saved = ReadResult(**common, encoding="saved", content="", offset=0, total_chars=0, next_offset=None)
         return saved, data
     if _is_text(mime):
@@ -132,6 +133,10 @@ async def read(service: DriveService, args: ReadArgs, ctx: CallContext) -> ReadR
         check_key(args.save_to, "unicode", field="save_to")
     read_result: tuple[ReadResult, bytes | None] = await service.run(READ_TOOL, _read, service, args)
     result, data = read_result
+    if args.save_to and data is None:
+        from mcp_tools.servers.drive.transfer import download
+
+        data = await download(service, READ_TOOL, result.file.id, result.file.size, ctx)
     if data is not None and args.save_to:
         from mcp_tools.servers.google.stored import save
 
@@ -187,8 +192,31 @@ def _written(item: dict[str, Any]) -> WriteResult:
     return WriteResult(file=FileInfo.model_validate(file_info(item)), link=_link(item))
 
 
-def _create(service: DriveService, args: CreateArgs) -> WriteResult:
+@dataclass
+class CreateFacts(SharingFacts):
+    """The files-store file to upload (`from_path`), as `prepare` read it."""
+
+    upload: bytes | None = None
+
+
+async def load_upload(service: DriveService, args: CreateArgs | UpdateArgs, ctx: CallContext, facts: Any) -> None:
+    """`from_path`: the file read from the files store through `files.read`, before anyone is asked."""
+    if args.from_path:
+        from mcp_tools.servers.google.stored import load
+
+        facts.upload = await load(ctx, args.from_path, service.config.max_upload_bytes)
+
+
+def _content(service: DriveService, args: CreateArgs | UpdateArgs, upload: bytes | None) -> bytes | None:
+    return upload if args.from_path else args.data(service.config.max_upload_bytes)
+
+
+def _create(
+    service: DriveService, args: CreateArgs, upload: bytes | None = None
+) -> WriteResult | tuple[dict[str, Any], bytes, str]:
+    """The folder or small file created; for content larger than a chunk, what to upload."""
     from mcp_tools.servers.drive.service import CONVERSIONS, FOLDER
+    from mcp_tools.servers.drive.transfer import CHUNK_BYTES
 
     metadata: dict[str, Any] = {"name": args.name}
     if args.folder:
@@ -196,8 +224,8 @@ def _create(service: DriveService, args: CreateArgs) -> WriteResult:
     if args.type == "folder":
         metadata["mimeType"] = FOLDER
         return _written(service.create(metadata, None, ""))
-    data = args.data(service.config.max_upload_bytes) or b""
-    mime = args.content_type(args.name)
+    data = _content(service, args, upload) or b""
+    mime = args.content_type(args.from_path or args.name)
     if args.convert:
         if mime not in CONVERSIONS:
             raise ToolFailure(
@@ -207,12 +235,26 @@ def _create(service: DriveService, args: CreateArgs) -> WriteResult:
         metadata["name"] = re.sub(r"\.(md|markdown|txt|html?|csv)$", "", args.name, flags=re.IGNORECASE) or args.name
     else:
         metadata["mimeType"] = mime
+    if len(data) > CHUNK_BYTES:
+        return metadata, data, mime
     return _written(service.create(metadata, data, mime))
 
 
-async def create(service: DriveService, args: CreateArgs, ctx: CallContext, facts: SharingFacts) -> WriteResult:
-    created: WriteResult = await service.run(CREATE_TOOL, _create, service, args)
-    return created
+async def create(service: DriveService, args: CreateArgs, ctx: CallContext, facts: CreateFacts) -> WriteResult:
+    created: WriteResult | tuple[dict[str, Any], bytes, str] = await service.run(
+        CREATE_TOOL, _create, service, args, facts.upload
+    )
+    if isinstance(created, WriteResult):
+        return created
+    from mcp_tools.servers.drive.service import FILE_FIELDS
+    from mcp_tools.servers.drive.transfer import upload
+
+    metadata, data, mime = created
+
+    def request(drive: Any, media: Any) -> Any:
+        return drive.files().create(body=metadata, media_body=media, fields=FILE_FIELDS, supportsAllDrives=True)
+
+    return _written(await upload(service, CREATE_TOOL, request, data, mime, ctx))
 
 
 async def create_risk(service: DriveService, args: CreateArgs, facts: SharingFacts) -> Risk:
@@ -233,21 +275,23 @@ def _check_version(service: DriveService, tool: str, file_id: str, version: str 
 
 
 async def update_risk(service: DriveService, args: UpdateArgs, facts: UpdateFacts) -> Risk:
-    replaces = bool(args.content or args.content_base64)
+    replaces = args.replaces
     base = Risk.HIGH if replaces and not args.version else Risk.MEDIUM
     return await exposure_risk(service, UPDATE_TOOL, args.id, facts, base)
 
 
-def _prepare_update(service: DriveService, args: UpdateArgs) -> tuple[dict[str, Any], bytes | None, str]:
+def _prepare_update(
+    service: DriveService, args: UpdateArgs, upload: bytes | None = None
+) -> tuple[dict[str, Any], bytes | None, str]:
     """The file as it is now, the bytes to send and their type; every refusal found before writing."""
     from mcp_tools.servers.drive.service import CONVERSIONS, EXPORTS, FOLDER
 
     current = _check_version(service, UPDATE_TOOL, args.id, args.version)
-    data = args.data(service.config.max_upload_bytes)
+    data = _content(service, args, upload)
     kind = current.get("mimeType", "")
     imports = {target: source for source, target in reversed(CONVERSIONS.items())}  # Doc <- Markdown, Sheet <- CSV
     default = imports.get(kind) if kind in EXPORTS else (kind if data is not None else "")
-    mime = args.mime_type or default or args.content_type(current.get("name", ""))
+    mime = args.mime_type or default or args.content_type(args.from_path or current.get("name", ""))
     if data is not None and (kind == FOLDER or kind.startswith("application/vnd.google-apps.")) and kind not in EXPORTS:
         raise ToolFailure("invalid_arguments", f"{current.get('name', args.id)!r} ({kind}) has no content to replace")
     if data is not None and kind in EXPORTS and CONVERSIONS.get(mime) != kind:
@@ -265,31 +309,59 @@ class UpdateFacts(SharingFacts):
     """The file as the precheck found it, for the line the person reads and the handler."""
 
     current: dict[str, Any] | None = None
+    upload: bytes | None = None  # the files-store file to upload (`from_path`), as `prepare` read it
 
 
 async def precheck_update(service: DriveService, args: UpdateArgs, facts: UpdateFacts) -> None:
-    facts.current = (await service.run(UPDATE_TOOL, _prepare_update, service, args))[0]
+    facts.current = (await service.run(UPDATE_TOOL, _prepare_update, service, args, facts.upload))[0]
 
 
 def describe_update(args: UpdateArgs, facts: UpdateFacts) -> str:
     name = (facts.current or {}).get("name", args.id)
     what = []
-    if args.content or args.content_base64:
-        what.append("replace the content" + ("" if args.version else " (not checked against a version read)"))
+    if args.replaces:
+        what.append(
+            "replace the content"
+            + (f" with {args.from_path} from the files store" if args.from_path else "")
+            + ("" if args.version else " (not checked against a version read)")
+        )
     if args.name:
         what.append(f"rename to {args.name!r}")
     return told(f"Drive file {name!r} (id {args.id}): " + " and ".join(what), facts)
 
 
-def _update(service: DriveService, args: UpdateArgs) -> WriteResult:
-    _, data, mime = _prepare_update(service, args)  # again: the file may have changed while the person was asked
+def _update(
+    service: DriveService, args: UpdateArgs, upload: bytes | None = None
+) -> WriteResult | tuple[dict[str, Any], bytes, str]:
+    """The file updated; for content larger than a chunk, what to upload."""
+    from mcp_tools.servers.drive.transfer import CHUNK_BYTES
+
+    _, data, mime = _prepare_update(
+        service, args, upload
+    )  # again: the file may have changed while the person was asked
     metadata = {"name": args.name} if args.name else {}
+    if data is not None and len(data) > CHUNK_BYTES:
+        return metadata, data, mime
     return _written(service.update(args.id, metadata, data, mime))
 
 
 async def update(service: DriveService, args: UpdateArgs, ctx: CallContext, facts: UpdateFacts) -> WriteResult:
-    updated: WriteResult = await service.run(UPDATE_TOOL, _update, service, args)
-    return updated
+    updated: WriteResult | tuple[dict[str, Any], bytes, str] = await service.run(
+        UPDATE_TOOL, _update, service, args, facts.upload
+    )
+    if isinstance(updated, WriteResult):
+        return updated
+    from mcp_tools.servers.drive.service import FILE_FIELDS
+    from mcp_tools.servers.drive.transfer import upload
+
+    metadata, data, mime = updated
+
+    def request(drive: Any, media: Any) -> Any:
+        return drive.files().update(
+            fileId=args.id, body=metadata, media_body=media, fields=FILE_FIELDS, supportsAllDrives=True
+        )
+
+    return _written(await upload(service, UPDATE_TOOL, request, data, mime, ctx))
 
 
 # --- delete and share --------------------------------------------------------------------------
@@ -440,6 +512,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         tier="core",
         render_text=render_read,
         reaches={"save_to": "files.write"},
+        task_support="optional",  # a large file saved to the files store downloads chunk by chunk
+        long_call=lambda arguments: bool(arguments.get("save_to")),
     ),
     ToolSpec(
         name=CREATE_TOOL,
@@ -455,7 +529,9 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         risk=Risk.MEDIUM,
         describe=lambda args, facts: told(f"create Drive {args.type} {args.name!r}", facts),
         dynamic_risk=create_risk,
-        facts=SharingFacts,
+        facts=CreateFacts,
+        reaches={"from_path": "files.read"},
+        prepare=load_upload,
         open_world=True,
         tier="extended",
         destructive=False,
@@ -476,6 +552,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         dynamic_risk=update_risk,
         precheck=precheck_update,
         facts=UpdateFacts,
+        reaches={"from_path": "files.read"},
+        prepare=load_upload,
         open_world=True,
         tier="extended",
         destructive=True,

@@ -86,7 +86,9 @@ class GoogleClient:
         import httplib2
         from googleapiclient.discovery import build
 
-        http = google_auth_httplib2.AuthorizedHttp(credentials, http=httplib2.Http(timeout=self.config.timeout_seconds))
+        raw = httplib2.Http(timeout=self.config.timeout_seconds)
+        raw.redirect_codes = raw.redirect_codes - {308}  # a resumable upload's "Resume Incomplete", as build_http does
+        http = google_auth_httplib2.AuthorizedHttp(credentials, http=raw)
         options = {"api_endpoint": self.endpoint(api, version)} if self.config.api_endpoint else None
         service = build(api, version, http=http, static_discovery=True, cache_discovery=False, client_options=options)
         cache[(api, version)] = (credentials, service)

@@ -296,6 +296,7 @@ class FakeDrive:
         self.root = "0A" + secrets.token_hex(8)
         self.uploads: list[dict[str, Any]] = []  # metadata and media type of each upload, for tests
         self.queries: list[str] = []  # every q received
+        self.ranges: list[tuple[int, int]] = []  # the byte ranges of every ranged download
         self.exporters: dict[str, Callable[[FakeFile, str], bytes]] = {
             DOC: _export_doc,
             SHEET: _export_sheet,
@@ -468,7 +469,16 @@ class FakeDrive:
                     "Only files with binary content can be downloaded. Use Export with Docs Editors files.",
                     "fileNotDownloadable",
                 )
-            return Response(200, item.content, {"Content-Type": item.mime_type})
+            ranged = re.fullmatch(r"bytes=(\d+)-(\d*)", headers.get("range", ""))
+            if ranged is None:
+                return Response(200, item.content, {"Content-Type": item.mime_type})
+            size = len(item.content)
+            start, end = int(ranged.group(1)), min(int(ranged.group(2) or size - 1), size - 1)
+            if start >= size:
+                return Response(416, b"", {"Content-Range": f"bytes */{size}"})
+            self.ranges.append((start, end))
+            headers_out = {"Content-Type": item.mime_type, "Content-Range": f"bytes {start}-{end}/{size}"}
+            return Response(206, item.content[start : end + 1], headers_out)
         return self.resource(item)
 
     def do_files_export(self, path: dict, params: dict, body: Any, token: Token, media: Any, headers: dict) -> Any:

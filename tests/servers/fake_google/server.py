@@ -24,6 +24,7 @@ import secrets
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
@@ -31,6 +32,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from tests.processes import STOP_POLL_SECONDS
 from tests.servers.fake_google.discovery import Discovery, Rejected
+from tests.servers.fake_google.resumable import ResumableUploads
 
 SCOPE_PREFIX = "https://www.googleapis.com/auth/"
 ERROR_STATUS = {
@@ -191,6 +193,10 @@ class FakeGoogle:
         self.token_requests: list[dict[str, str]] = []
         self.revoked: list[str] = []  # tokens sent to the revocation endpoint
         self.access_token_seconds = 3600
+        # Called with the method id and headers before each API call is answered (a resumable
+        # upload's chunks as "<method id>:put"), outside the fake's lock: a test may block in it.
+        self.hold: Callable[[str, dict[str, str]], None] | None = None
+        self.resumable = ResumableUploads(self)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -361,6 +367,8 @@ class FakeGoogle:
         self, verb: str, path: str, query: dict[str, list[str]], headers: dict[str, str], body: bytes
     ) -> Response:
         lowered = {key.lower(): value for key, value in headers.items()}
+        if "upload_id" in query:
+            return self.resumable.chunk(verb, query["upload_id"][0], lowered, body)
         override = lowered.pop("x-http-method-override", None)
         if override is not None:
             # googleapiclient sends a GET whose address passes 2,048 characters as a POST with
@@ -384,7 +392,7 @@ class FakeGoogle:
                 raise ApiError(404, f"Method not found: {verb} {path}", "notFound")
             method, path_params = found
             self.calls.append(method.id)
-            token = self._check_token(lowered.get("authorization", ""), method.scopes)
+            token = self.check_token(lowered.get("authorization", ""), method.scopes)
             self.requests.append((token.account, method.id))
             try:
                 discovery.check_query(method, query, path_params)
@@ -408,6 +416,12 @@ class FakeGoogle:
                 key: values if method.parameters.get(key, {}).get("repeated") else values[0]
                 for key, values in query.items()
             }
+            if self.hold is not None:
+                self.hold(method.id, lowered)
+            if method.upload and self.resumable.asked(query):
+                return self.resumable.start(
+                    handler, method.id, path, path_params, params, payload, lowered, method.scopes
+                )
             with self.lock:
                 result = handler.handle(
                     method.id, path_params, params, payload, token, body if method.upload else None, lowered
@@ -426,8 +440,10 @@ class FakeGoogle:
         kind = (query.get("uploadType") or [""])[0]
         if kind == "media":
             return None, body, headers.get("content-type", "")
+        if kind == "resumable":  # the metadata now, the media in the session's chunks
+            return json.loads(body or b"{}"), b"", headers.get("x-upload-content-type", "")
         if kind != "multipart":
-            raise Rejected(f"uploadType {kind!r} is not served by this fake (media or multipart)")
+            raise Rejected(f"uploadType {kind!r} is not served by this fake (media, multipart or resumable)")
         content_type = headers.get("content-type", "")
         if not content_type.startswith("multipart/related"):
             raise Rejected("a multipart upload must be multipart/related")
@@ -455,7 +471,7 @@ class FakeGoogle:
             token = self.tokens.get(authorization[7:]) if authorization.startswith("Bearer ") else None
         return token.account if token is not None else None
 
-    def _check_token(self, authorization: str, accepted: list[str]) -> Token:
+    def check_token(self, authorization: str, accepted: list[str]) -> Token:
         if not authorization.startswith("Bearer "):
             raise ApiError(401, "Request is missing required authentication credential.", "required")
         with self.lock:
