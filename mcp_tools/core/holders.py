@@ -47,5 +47,21 @@ def holders(config: Any) -> Callable[[str], str]:
     return holder
 
 
+CALLBACK_PATH = "/google/callback"
+
+
+def callback_url(config: Any) -> str | None:
+    """Where Google sends a principal's sign-in back to: this server's own address (the origin of
+    `[http.oauth] resource`) and `/google/callback`; None where there are no principals."""
+    from urllib.parse import urlsplit
+
+    oauth = config.http.oauth
+    if oauth is None or oauth.embedded:
+        return None
+    parts = urlsplit(oauth.resource)
+    base = parts.path.rstrip("/").removesuffix("/mcp")
+    return f"{parts.scheme}://{parts.netloc}{base}{CALLBACK_PATH}"
+
+
 def _owner(principal: str) -> str:
     return OWNER

@@ -490,6 +490,8 @@ class Environment:
     state_store: Any = None
     # principal -> whose Google accounts its calls use (`mcp_tools.core.holders`); None: the person's own.
     holder_of: Callable[[str], str] | None = None
+    # The server's own address Google sends a principal's sign-in back to (None: no principals).
+    google_callback: str | None = None
 
     def namespace_state_dir(self, namespace: str) -> Path:
         path = self.state_dir / namespace

@@ -65,6 +65,36 @@ class GoogleTokens(StoreBase):
             changed = db.execute("DELETE FROM google_tokens WHERE principal=? AND label=?", (principal, label))
             return changed.rowcount == 1
 
+    def begin_google_sign_in(
+        self, state_sha256: str, principal: str, label: str, data: str, ttl_seconds: float, most: int = 5
+    ) -> None:
+        """Keep a sign-in in progress; beyond `most` waiting for one principal, its oldest go."""
+        now = self.clock()
+        with self._transaction() as db:
+            db.execute("DELETE FROM google_sign_ins WHERE expires<?", (now,))
+            count = int(
+                db.execute("SELECT COUNT(*) FROM google_sign_ins WHERE principal=?", (principal,)).fetchone()[0]
+            )
+            if count >= most:
+                db.execute(
+                    "DELETE FROM google_sign_ins WHERE state_sha256 IN (SELECT state_sha256 FROM google_sign_ins "
+                    "WHERE principal=? ORDER BY expires LIMIT ?)",
+                    (principal, count - most + 1),
+                )
+            db.execute(
+                "INSERT INTO google_sign_ins (state_sha256, principal, label, data, expires) VALUES (?, ?, ?, ?, ?)",
+                (state_sha256, principal, label, data, now + ttl_seconds),
+            )
+
+    def take_google_sign_in(self, state_sha256: str) -> tuple[str, str, str] | None:
+        """(principal, label, data) of a live sign-in, once: a second use (on any replica) finds nothing."""
+        with self._reading() as db:
+            row = db.execute(
+                "DELETE FROM google_sign_ins WHERE state_sha256=? AND expires>? RETURNING principal, label, data",
+                (state_sha256, self.clock()),
+            ).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]), str(row[2]))
+
 
 class SealedTokens:
     """Tokens as dicts: sealed under `key` (from `[state] secret`) on the way in, opened on the way out."""
@@ -72,6 +102,9 @@ class SealedTokens:
     def __init__(self, store: GoogleTokens, key: bytes | None) -> None:
         self.store = store
         self.key = key
+
+    def sealed_text(self, data: dict[str, Any]) -> str:
+        return self._sealed(data)
 
     def _sealed(self, data: dict[str, Any]) -> str:
         return json.dumps(seal(data, self.key) if self.key is not None else data)

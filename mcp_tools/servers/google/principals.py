@@ -10,6 +10,8 @@ holder `OWNER` and keeps every account, exactly as without principals.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from mcp_tools.core.holders import OWNER, calling
 
 __all__ = ["OWNER", "holder", "not_connected", "reachable", "resolve", "whose"]
@@ -51,7 +53,7 @@ def resolve(config: GoogleConfig, env: Environment, principal: str, wanted: str 
     known = list(found)
     if wanted is None or not wanted.strip():
         if not known:
-            raise not_connected(env, principal)
+            raise ToolFailure("not_configured", "no Google account is connected for you on this server")
         if len(known) == 1:
             return known[0]
         if DEFAULT_ACCOUNT in known:
@@ -75,12 +77,22 @@ def resolve(config: GoogleConfig, env: Environment, principal: str, wanted: str 
     raise ToolFailure("not_found", f"no Google account {wanted.strip()[:64]!r} here; yours: {listing}")
 
 
-def not_connected(env: Environment, principal: str) -> ToolFailure:
-    """A principal with no account: what connects one."""
+def not_connected(config: GoogleConfig, env: Environment, principal: str, scopes: Sequence[str]) -> ToolFailure:
+    """A principal with no account: `not_configured`, with the link that connects one."""
+    from mcp_tools.servers.google.connect import sign_in_link
+
+    link = sign_in_link(config, env, principal, scopes)
+    if link is None:
+        return ToolFailure(
+            "not_configured",
+            "no Google account is connected for you on this server",
+            "the person who runs it can share one with you ([google.accounts.LABEL] shared_with)",
+        )
     return ToolFailure(
         "not_configured",
         "no Google account is connected for you on this server",
-        "connect one: the person who runs the server can share one with you in [google.accounts.LABEL] shared_with",
+        "open sign_in_url in a browser to connect yours (the link works once, for 10 minutes), then call again",
+        details={"sign_in_url": link},
     )
 
 

@@ -11,3 +11,13 @@ CREATE TABLE google_tokens (
     updated DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (principal, label)
 );
+-- A principal's sign-in to Google in progress: the sha256 of its single-use `state`, whose it is,
+-- the label it signs in, and its PKCE verifier (sealed under [state] secret), until it expires.
+CREATE TABLE google_sign_ins (
+    state_sha256 TEXT PRIMARY KEY,
+    principal TEXT NOT NULL,
+    label TEXT NOT NULL,
+    data TEXT NOT NULL,
+    expires DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX google_sign_ins_by_principal ON google_sign_ins (principal);
