@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import anyio
 import httpx2
+import mcp_types as types
 import pytest
 
+from tests.approvals.helpers import http_client
 from tests.harness import failure, ok
 from tests.oauth.test_oauth import Provider, client_with, new_key, running_provider
 from tests.processes import free_port, http_server
@@ -96,3 +100,55 @@ async def test_two_principals_each_connect_their_own_account_and_the_callback_re
     assert stored_accounts(tmp_path) == ["default"]  # the person's own, untouched
     for text in (page.text, replayed.text, forged.text, refused.text):
         assert "ya29." not in text and "1//" not in text and robot not in text
+
+
+class Browser:
+    """The client's URL-mode callback: the person follows the link to Google's consent and back."""
+
+    def __init__(self, google: FakeGoogle, account: str, action: str = "accept") -> None:
+        self.google, self.account, self.action = google, account, action
+        self.asked: list[types.ElicitRequestURLParams] = []
+        self.completed: list[str] = []
+        self.pages: list[httpx2.Response] = []
+
+    async def elicit(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        assert isinstance(params, types.ElicitRequestURLParams), "a URL-mode request, never a form"
+        self.asked.append(params)
+        if self.action == "accept":
+            back = await anyio.to_thread.run_sync(consent, self.google, params.url, self.account)
+            self.pages.append(await anyio.to_thread.run_sync(httpx2.get, back))
+        return types.ElicitResult(action=self.action)  # type: ignore[arg-type]
+
+    async def notified(self, message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            self.completed.append(message.params.elicitation_id)
+
+
+async def test_a_url_mode_client_connects_by_url_elicitation_and_the_link_never_reaches_the_model(
+    tmp_path: Path, google: FakeGoogle, gmail: FakeGmail, provider: Provider
+) -> None:
+    FakeGmail(google.add_account(ROBOT_MAIL)).add(plain(subject="Robot's mail", to=ROBOT_MAIL))
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    robot = Browser(google, ROBOT_MAIL)
+    other = Browser(google, OTHER_MAIL, action="decline")
+    with http_server(config_for(tmp_path, google, provider, resource), port=port) as base:
+        async with http_client(
+            base + "/mcp", provider.token(resource), elicitation_callback=robot.elicit, message_handler=robot.notified
+        ) as client:
+            found = await client.call_tool("gmail_search", {})
+        async with http_client(
+            base + "/mcp",
+            provider.token(resource, client="other-robot"),
+            elicitation_callback=other.elicit,
+            message_handler=other.notified,
+        ) as client:
+            declined = await client.call_tool("gmail_search", {})
+    assert [m["subject"] for m in ok(found)["messages"]] == ["Robot's mail"]  # the call ran once connected
+    [asked] = robot.asked
+    assert asked.url.startswith(google.url + "o/oauth2/auth?") and "code_challenge_method=S256" in asked.url
+    assert robot.pages[0].status_code == 200 and robot.completed == [asked.elicitation_id]
+    error = failure(declined)
+    assert error["kind"] == "not_configured" and "sign_in_url" not in error and other.completed == []
+    assert "oauth2/auth" not in str(declined.content) and "state=" not in str(declined.content)
+    assert stored_accounts(tmp_path, f"other-robot@{provider.issuer}") == []
