@@ -147,3 +147,20 @@ def test_a_refresh_on_one_replica_is_used_by_the_other_without_refreshing_again(
     assert one.credentials().token != access
     assert other.credentials().token == one.credentials().token  # loaded from the store, not refreshed
     assert len([r for r in google.token_requests if r["grant_type"] == "refresh_token"]) == 1
+
+
+def test_a_sign_in_state_is_taken_once_on_any_replica_and_not_after_it_expires(open_store: OpenStore) -> None:
+    """ATTACK: the callback's state replayed on another replica, or used after it expired."""
+    now = [1000.0]
+    first, second = open_store(clock=lambda: now[0]), open_store(clock=lambda: now[0])
+    first.begin_google_sign_in("a" * 64, "bob@https://idp.example", "default", "{}", 600)
+    assert second.take_google_sign_in("a" * 64) == ("bob@https://idp.example", "default", "{}")
+    assert first.take_google_sign_in("a" * 64) is None and second.take_google_sign_in("a" * 64) is None
+    first.begin_google_sign_in("b" * 64, "bob@https://idp.example", "default", "{}", 600)
+    now[0] += 601
+    assert second.take_google_sign_in("b" * 64) is None  # expired: nothing to take
+    for index in range(7):  # a principal keeps at most five waiting: the oldest go
+        first.begin_google_sign_in(f"{index}" * 64, "eve@https://idp.example", "default", "{}", 600 + index)
+    assert [second.take_google_sign_in(f"{index}" * 64) is not None for index in range(7)] == [False, False] + [
+        True
+    ] * 5
