@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-class StateStore(Approvals, Sessions, EnabledTools, Limits, AuditLog, GoogleTokens):
+class StateStore(Approvals, Sessions, EnabledTools, Limits, GoogleTokens, AuditLog):
     """Approvals, sign-ins, enabled tools, limits, audit rows and Google tokens; safe to share between threads
     and processes.
 
