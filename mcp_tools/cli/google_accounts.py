@@ -34,15 +34,19 @@ def environment(config: Config) -> Environment:
     opened = _OPENED.get(id(config))
     if opened is not None and opened[0] is config:
         return opened[1]
+    import atexit
+
     from mcp_tools.state import open_state_store
 
+    store = open_state_store(config)
+    atexit.register(store.close)  # a PostgreSQL pool's connections end with the command
     made = Environment(
         config.data_dir(),
         config.state_dir(),
         config.environ,
         sections=config.sections,
         state_secret=config.state_secret(),
-        state_store=open_state_store(config),
+        state_store=store,
     )
     _OPENED[id(config)] = (config, made)
     return made
