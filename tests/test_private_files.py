@@ -106,9 +106,6 @@ async def test_another_user_can_read_no_state_the_server_writes(
                 await app.services["inbox"].ingest(simple(), via="smtp")
                 assert ok(await client.call_tool("inbox_search", {}))
                 ok(await client.call_tool("files_write", {"path": "a.txt", "content": "x"}))
-                from mcp_tools.servers.google.account import write_private
-
-                write_private(reachable / "state" / "google" / "token.json", {"refresh_token": "r"})
                 from mcp_tools.state.store import AuditRow
 
                 assert app.store.spool_audit(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_tools.core.config import Config, validate_section
-from mcp_tools.servers.google.config import GoogleConfig, auth_command
+from mcp_tools.servers.google.config import GoogleConfig, auth_command, signed_in
 from mcp_tools.servers.google.scopes import NAMESPACES, access_levels, missing_scopes, requested_scopes, short
 
 
@@ -56,19 +56,8 @@ def _missing(tool: str, granted: list[str], access: dict[str, str]) -> list[str]
     return missing_scopes(tool, granted, access.get(tool.split(".")[0], "app"))
 
 
-def _google(config: Config) -> tuple[GoogleConfig, Any]:
-    from mcp_tools.core.tooling import Environment
-    from mcp_tools.servers.google.config import token_path
-
-    google = validate_section("google", GoogleConfig, config.sections.get("google", {}))
-    environment = Environment(
-        config.data_dir(),
-        config.state_dir(),
-        config.environ,
-        sections=config.sections,
-        state_secret=config.state_secret(),
-    )
-    return google, token_path(google, environment)
+def _google(config: Config) -> GoogleConfig:
+    return validate_section("google", GoogleConfig, config.sections.get("google", {}))
 
 
 def _profile(google: GoogleConfig) -> Callable[[Any], str | None]:
@@ -97,9 +86,9 @@ def auth_google(
     from mcp_tools.cli import google_accounts
     from mcp_tools.servers.google.account import SignInError, sign_in
     from mcp_tools.servers.google.config import DEFAULT_ACCOUNT, check_label
-    from mcp_tools.state import credentials_key
+    from mcp_tools.servers.google.tokens import TokenSlot
 
-    google, token_file = _google(config)
+    google = _google(config)
     if google.service_account_file is not None:
         say("[google] uses a service account (domain-wide delegation); there is nothing to sign in.")
         return 0
@@ -115,10 +104,6 @@ def auth_google(
         return google_accounts.list_accounts(config, google, say)
     if removing:
         return google_accounts.remove_account(config, google, removing, say)
-    if label != DEFAULT_ACCOUNT:
-        from mcp_tools.servers.google.accounts import token_file as account_file
-
-        token_file = account_file(google, google_accounts.environment(config), label)
     if getattr(args, "import_file", None):
         return google_accounts.import_account(config, google, label, args.import_file, say, _profile(google))
     tools = account_tools(config, google, label)
@@ -132,9 +117,8 @@ def auth_google(
     try:
         data = sign_in(
             google,
-            token_file,
+            TokenSlot(google_accounts.environment(config), label).write,
             scopes,
-            key=credentials_key(config.state_secret()),
             no_browser=getattr(args, "no_browser", False),
             open_url=open_url,
             read_line=read_line,
@@ -145,7 +129,7 @@ def auth_google(
         print(f"mcp-tools: {error}", file=sys.stderr)
         return 1
     named = "" if label == DEFAULT_ACCOUNT else f" ({label})"
-    say(f"Signed in{named} as {data.get('account') or 'an unknown account'}; token saved to {token_file} (mode 0600).")
+    say(f"Signed in{named} as {data.get('account') or 'an unknown account'}; token saved in the state store.")
     lacking = {tool: missing for tool in tools if (missing := _missing(tool, data["scopes"], access))}
     for tool, missing in lacking.items():
         say(f"warning: {tool} will not work: not granted {', '.join(short(s) for s in missing)}")
@@ -154,12 +138,15 @@ def auth_google(
 
 def doctor_lines(config: Config) -> list[str]:
     """Account, granted scopes, token expiry and what the enabled tools lack; no network."""
+    from mcp_tools.cli.google_accounts import environment
     from mcp_tools.core.config import ConfigError
-    from mcp_tools.servers.google.account import read_client_secrets, read_token
-    from mcp_tools.state import credentials_key
+    from mcp_tools.servers.google.account import read_client_secrets
+    from mcp_tools.servers.google.config import DEFAULT_ACCOUNT
+    from mcp_tools.servers.google.tokens import TokenSlot
+    from mcp_tools.state.errors import StateStoreError
 
     try:
-        google, token_file = _google(config)
+        google = _google(config)
     except ConfigError as error:
         return [f"google:    {error}"]
     tools = enabled_tools(config)
@@ -177,9 +164,14 @@ def doctor_lines(config: Config) -> list[str]:
     except Exception as error:
         lines.append(f"google:    {error}")
     try:
-        data = read_token(token_file, credentials_key(config.state_secret()))
-    except (OSError, ValueError):
-        return [*lines, f"google:    not signed in: run `{auth_command()}`", *_other_accounts(config, google)]
+        env = environment(config)
+        signed = signed_in(google, env)
+    except (ConfigError, StateStoreError) as error:
+        return [*lines, f"google:    the state store cannot be read: {error}"]
+    try:
+        data = TokenSlot(env, DEFAULT_ACCOUNT).read()
+    except (LookupError, ValueError):
+        return [*lines, f"google:    not signed in: run `{auth_command()}`", *_other_accounts(env, google, signed)]
     granted = data.get("scopes") or []
     expiry = data.get("expiry")
     if expiry:
@@ -191,7 +183,7 @@ def doctor_lines(config: Config) -> list[str]:
             else f"{int(left.total_seconds() // 60)} min left"
         )
         expiry = f"{expiry} ({state})"
-    lines.append(f"google:    signed in as {data.get('account') or 'unknown'}; token {token_file}")
+    lines.append(f"google:    signed in as {data.get('account') or 'unknown'}; token in the state store")
     lines.append("           granted: " + (", ".join(short(s) for s in granted) or "nothing"))
     lines.append(
         f"           access token expires: {expiry or 'unknown'}; refresh token: "
@@ -201,25 +193,21 @@ def doctor_lines(config: Config) -> list[str]:
     for tool, missing in lacking.items():
         shown = ", ".join(short(s) for s in missing)
         lines.append(f"           missing for {tool}: {shown} (run `{auth_command()}`)")
-    return lines + _other_accounts(config, google)
+    return lines + _other_accounts(env, google, signed)
 
 
-def _other_accounts(config: Config, google: GoogleConfig) -> list[str]:
+def _other_accounts(env: Any, google: GoogleConfig, signed: list[str]) -> list[str]:
     """A line for each account signed in under a label of its own (`auth google --account`)."""
-    from mcp_tools.cli.google_accounts import environment
-    from mcp_tools.servers.google.account import read_token
-    from mcp_tools.servers.google.accounts import signed_in, token_file
     from mcp_tools.servers.google.config import DEFAULT_ACCOUNT
-    from mcp_tools.state import credentials_key
+    from mcp_tools.servers.google.tokens import TokenSlot
 
-    env = environment(config)
     lines = []
-    for label in signed_in(google, env):
+    for label in signed:
         if label == DEFAULT_ACCOUNT:
             continue
         try:
-            data = read_token(token_file(google, env, label), credentials_key(config.state_secret()))
-        except (OSError, ValueError):
+            data = TokenSlot(env, label).read()
+        except (LookupError, ValueError):
             lines.append(f"google:    account {label}: its token cannot be read (run `{auth_command(label)}`)")
             continue
         granted = ", ".join(short(s) for s in data.get("scopes") or []) or "nothing"

@@ -26,14 +26,30 @@ class ImportRefused(Exception):
     """The authorized-user file cannot be used; the message says what is wrong with it."""
 
 
+_OPENED: dict[int, tuple[Config, Environment]] = {}
+
+
 def environment(config: Config) -> Environment:
-    return Environment(
+    """The Google namespaces' environment for this config, over its state store (opened once)."""
+    opened = _OPENED.get(id(config))
+    if opened is not None and opened[0] is config:
+        return opened[1]
+    import atexit
+
+    from mcp_tools.state import open_state_store
+
+    store = open_state_store(config)
+    atexit.register(store.close)  # a PostgreSQL pool's connections end with the command
+    made = Environment(
         config.data_dir(),
         config.state_dir(),
         config.environ,
         sections=config.sections,
         state_secret=config.state_secret(),
+        state_store=store,
     )
+    _OPENED[id(config)] = (config, made)
+    return made
 
 
 def read_authorized_user(path: Path) -> dict[str, str]:
@@ -115,9 +131,7 @@ def import_account(
     """Store an authorized-user file as `label`, once Google has taken its refresh token."""
     import datetime as dt
 
-    from mcp_tools.servers.google.account import write_private
-    from mcp_tools.servers.google.accounts import token_file
-    from mcp_tools.state import credentials_key
+    from mcp_tools.servers.google.tokens import TokenSlot
 
     try:
         found = read_authorized_user(source)
@@ -146,7 +160,7 @@ def import_account(
             data["account"] = profile(Credentials(token=answer["access_token"]))  # type: ignore[no-untyped-call]
         except Exception:  # the address is for display only
             data["account"] = None
-    write_private(token_file(google, environment(config), label), data, credentials_key(config.state_secret()))
+    TokenSlot(environment(config), label).write(data)
     shown = data["account"] or "an unknown address"
     say(f"Imported {label} ({shown}); granted: {', '.join(short(s) for s in granted) or 'nothing'}.")
     return 0
@@ -154,25 +168,24 @@ def import_account(
 
 def list_accounts(config: Config, google: GoogleConfig, say: Callable[[str], None]) -> int:
     """Each account: its label, address, the scopes granted, and whether Google takes its refresh token."""
-    from mcp_tools.servers.google.account import GoogleAccount, read_token
-    from mcp_tools.servers.google.accounts import labels, token_file
-    from mcp_tools.state import credentials_key
+    from mcp_tools.servers.google.account import GoogleAccount
+    from mcp_tools.servers.google.accounts import labels
+    from mcp_tools.servers.google.tokens import TokenSlot
 
     env = environment(config)
-    key = credentials_key(config.state_secret())
     known = labels(google, env)
     if not known:
         say(f"No Google account is signed in: run `{auth_command()}`.")
         return 0
     default = google.default_account or (known[0] if len(known) == 1 else DEFAULT_ACCOUNT)
     for label in known:
-        path = token_file(google, env, label)
+        slot = TokenSlot(env, label)
         try:
-            data = read_token(path, key)
-        except (OSError, ValueError):
+            data = slot.read()
+        except (LookupError, ValueError):
             say(f"{label}: not signed in (run `{auth_command(label)}`)")
             continue
-        account = GoogleAccount(google, path, [], key, None if label == DEFAULT_ACCOUNT else label)
+        account = GoogleAccount(google, slot, [], None if label == DEFAULT_ACCOUNT else label)
         try:
             account.credentials()
             account.invalidate()
@@ -188,20 +201,20 @@ def list_accounts(config: Config, google: GoogleConfig, say: Callable[[str], Non
 
 def remove_account(config: Config, google: GoogleConfig, label: str, say: Callable[[str], None]) -> int:
     """Revoke the account's refresh token at Google, then forget it here."""
-    from mcp_tools.servers.google.account import read_token
-    from mcp_tools.servers.google.accounts import token_file
-    from mcp_tools.state import credentials_key
+    from mcp_tools.servers.google.config import signed_in
+    from mcp_tools.servers.google.tokens import TokenSlot
 
-    path = token_file(google, environment(config), label)
+    env = environment(config)
+    if label not in signed_in(google, env):
+        print(f"mcp-tools: no Google account {label!r} is signed in here", file=sys.stderr)
+        return 2
+    slot = TokenSlot(env, label)
     try:
-        data = read_token(path, credentials_key(config.state_secret()))
-    except (OSError, ValueError):
-        if not path.exists():
-            print(f"mcp-tools: no Google account {label!r} is signed in here", file=sys.stderr)
-            return 2
+        data = slot.read()
+    except (LookupError, ValueError):
         data = {}
     revoked = _revoke(str(data.get("refresh_token") or ""), str(data.get("token_uri") or GOOGLE_TOKEN_URI))
-    path.unlink(missing_ok=True)
+    slot.forget()
     if revoked is None:
         say(f"Removed {label} ({data.get('account') or 'unknown address'}); Google revoked its access.")
         return 0

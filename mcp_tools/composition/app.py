@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_tools.core.config import Config, ConfigError, validate_section
+from mcp_tools.core.holders import callback_url, holders
 from mcp_tools.core.tooling import (
     Environment,
     Namespace,
@@ -230,6 +231,9 @@ def build_app(
         state_secret=config.state_secret(),
         config_file=config.source,
         config_paths=config.named_paths(),
+        state_store=store,
+        holder_of=holders(config),
+        google_callback=callback_url(config),
     )
     rules = RulePolicy(config.policy)
     app = App(

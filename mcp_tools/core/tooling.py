@@ -490,6 +490,13 @@ class Environment:
     # sandbox must keep out of reach.
     config_file: Path | None = None
     config_paths: Sequence[Path] = ()
+    # The server's state store (`mcp_tools.state.store.StateStore`), where the Google accounts'
+    # tokens live; None: the SQLite file in `state_dir`.
+    state_store: Any = None
+    # principal -> whose Google accounts its calls use (`mcp_tools.core.holders`); None: the person's own.
+    holder_of: Callable[[str], str] | None = None
+    # The server's own address Google sends a principal's sign-in back to (None: no principals).
+    google_callback: str | None = None
 
     def namespace_state_dir(self, namespace: str) -> Path:
         path = self.state_dir / namespace

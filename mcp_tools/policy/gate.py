@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from mcp_tools.core.config import PolicySettings
+from mcp_tools.core.holders import calling_as
 from mcp_tools.core.tooling import Risk, ToolFailure, ToolSpec
 from mcp_tools.inventory.chain import call_refusal
 from mcp_tools.policy.calls import (
@@ -157,6 +158,12 @@ class PolicyGate:
 
         `name` is the name the call was written with; the catalog resolved it to `tool`.
         """
+        with calling_as(caller.principal):  # whose accounts its hooks use (`mcp_tools.core.holders`)
+            return await self._call(tool, name, raw_args, caller, via)
+
+    async def _call(
+        self, tool: BoundTool, name: str, raw_args: Any, caller: Caller, via: BoundTool | None
+    ) -> CallOutcome:
         chain = self.chain(tool, via is not None, caller.reaches is not None)
         args = raw_args if isinstance(raw_args, dict) else {}  # what the row says of them until validated
         call = Call(tool, tool.spec.name, caller, raw_args, time.perf_counter(), via, Verdict(args=args))

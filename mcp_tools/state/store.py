@@ -2,7 +2,8 @@
 
 It is composed of one part per thing kept: approvals and their events (`approvals`), sign-ins and
 approval-card tickets (`sessions`), the tools each principal enabled (`enabled`), counters of calls
-and requestState nonces (`limits`) and the audit log (`audit`). The OAuth server's tables have
+and requestState nonces (`limits`), the audit log (`audit`) and the Google accounts each
+principal signed in (`google_tokens`). The OAuth server's tables have
 their own interface over the same store (`mcp_tools.state.oauth`). An engine supplies the
 connections: `mcp_tools.state.sqlite.PolicyStore` (one SQLite file, the default) or
 `mcp_tools.state.postgres.PostgresStateStore` (a database several replicas share). Both build
@@ -16,6 +17,7 @@ from mcp_tools.state.audit import AuditLog, AuditRow, iso_time
 from mcp_tools.state.base import Connection, Cursor
 from mcp_tools.state.enabled import EnabledTools
 from mcp_tools.state.errors import StateStoreError, StateStoreUnavailable
+from mcp_tools.state.google_tokens import GoogleTokens
 from mcp_tools.state.limits import Limits
 from mcp_tools.state.sessions import MAX_LIVE_TICKETS, Sessions, TicketRefused
 
@@ -36,8 +38,8 @@ __all__ = [
 ]
 
 
-class StateStore(Approvals, Sessions, EnabledTools, Limits, AuditLog):
-    """Approvals, sign-ins, enabled tools, limits and audit rows; safe to share between threads
+class StateStore(Approvals, Sessions, EnabledTools, Limits, GoogleTokens, AuditLog):
+    """Approvals, sign-ins, enabled tools, limits, audit rows and Google tokens; safe to share between threads
     and processes.
 
     Queries are written once, with `?` placeholders; an implementation supplies connections

@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_tools.composition.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.core.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
+from mcp_tools.transports.google_callback import google_callback_routes
 from mcp_tools.transports.http_errors import (
     BodyTooLargeExplained,
     InvalidRequestExplained,
@@ -58,8 +59,9 @@ PUBLIC_PATHS = ("/healthz", "/readyz")
 READY_TIMEOUT_SECONDS = 3.0
 READY_CHECK_KEPT_SECONDS = 1.0
 # Paths with their own authentication: the approvals page (its sign-in and session cookie) and
-# the Telegram webhook (Telegram's secret token header). Host/Origin checks still apply.
-OWN_AUTH_PREFIXES = ("/approvals", "/telegram/webhook")
+# the Telegram webhook (Telegram's secret token header), Google's answer to a principal's sign-in
+# (its single-use state). Host/Origin checks still apply.
+OWN_AUTH_PREFIXES = ("/approvals", "/telegram/webhook", "/google/callback")
 
 
 def resolve_tokens(app: App, host: str) -> dict[str, str]:
@@ -537,6 +539,7 @@ def build_http_app(app: App, host: str, port: int | None = None) -> Starlette:
 
     consent = oauth.embedded if oauth is not None else None
     routes.extend(approval_routes(app, host, app.config.http.port if port is None else port, settings, consent))
+    routes.extend(google_callback_routes(app))
     mount("/mcp", None)
     for name, namespace in app.namespaces.items():
         mount(f"/{name}/mcp", name)

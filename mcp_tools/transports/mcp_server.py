@@ -44,6 +44,7 @@ from mcp_tools.resources.icons import icon
 from mcp_tools.state import request_state_security
 from mcp_tools.state.store import StateStore, StateStoreUnavailable
 from mcp_tools.tasks import serve_tasks
+from mcp_tools.transports.google_elicit import connect_by_url
 
 INPUT_REQUIRED_VERSION = "2026-07-28"
 CONFIRM_KEY = "mcp_tools_confirm"
@@ -700,7 +701,11 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
             assert found.failure is not None
             outcome = await app.gate.refuse(found.name, found.failure, caller, arguments)
         else:
-            outcome = await app.gate.call(found.tool, params.name, arguments, caller)
+            tool = found.tool
+            outcome = await app.gate.call(tool, params.name, arguments, caller)
+            if outcome.is_error:  # a Google sign-in link: to a URL-mode client's person, not the model
+                again = functools.partial(app.gate.call, tool, params.name, arguments, caller)
+                outcome = await connect_by_url(ctx, app, caller.principal, outcome, again)
         if client is not None and client.changed:
             await anyio.to_thread.run_sync(clients.keep, ctx, client.enabled)
             await clients.notify_changed(ctx)

@@ -1,7 +1,7 @@
 """The signed-in Google account: its stored token, refreshing it, and signing in.
 
-Tokens live in `<state_dir>/google/token.json` (mode 0600, written atomically). An access
-token about to expire is refreshed before the call that needs it and the new one stored at
+Tokens live in the state store (`mcp_tools.servers.google.tokens`), sealed under `[state] secret`
+where one is set. An access token about to expire is refreshed before the call that needs it and the new one stored at
 once, so nobody signs in again while the refresh token is good. A refused refresh token
 (`invalid_grant`) becomes `not_configured` with the command that fixes it.
 """
@@ -12,20 +12,22 @@ import datetime as dt
 import json
 import os
 import secrets
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from mcp_tools.core.tooling import ToolFailure
 from mcp_tools.servers.google.config import GoogleConfig, auth_command
 from mcp_tools.util.net import is_loopback
 from mcp_tools.util.secrets import known_secrets
+
+if TYPE_CHECKING:
+    from mcp_tools.servers.google.tokens import TokenSlot
 
 REFRESH_MARGIN = dt.timedelta(minutes=5)
 TESTING_NOTE = (
@@ -41,43 +43,6 @@ def reauth_hint(account: str | None = None) -> str:
 
 class SignInError(Exception):
     """Signing in failed; the message says why, without secrets."""
-
-
-def write_private(path: Path, data: dict[str, Any], key: bytes | None = None) -> None:
-    """Atomic write, mode 0600 from the first byte, in a folder only the owner can enter;
-    with `key` (from `[state] secret`) the contents are encrypted."""
-    if key is not None:
-        from mcp_tools.state.sealed import seal
-
-        data = seal(data, key)
-    if not path.parent.exists():
-        path.parent.mkdir(parents=True, mode=0o700)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-def read_token(path: Path, key: bytes | None) -> dict[str, Any]:
-    """The token file's contents, decrypted where it was written under `[state] secret`.
-
-    Raises OSError or ValueError when it cannot be read (missing, broken, or sealed under
-    another secret or with none configured here)."""
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    from mcp_tools.state.sealed import is_sealed, unseal
-
-    if is_sealed(data):
-        if key is None:
-            raise ValueError("the token file is encrypted: set the same [state] secret as the replica that wrote it")
-        return unseal(data, key)
-    return data
 
 
 def read_client_secrets(path: Path) -> dict[str, Any]:
@@ -111,24 +76,22 @@ class GoogleAccount:
     def __init__(
         self,
         config: GoogleConfig,
-        token_file: Path,
+        slot: TokenSlot | None,
         scopes: Sequence[str],
-        key: bytes | None = None,
         label: str | None = None,
     ) -> None:
         self.config = config
         self.label = label  # the account's label (None: the one `mcp-tools auth google` signs in)
-        self.token_file = token_file
-        self.key = key  # encrypts the token file where replicas share `[state] secret`
+        self.slot = slot  # where its token is stored (None: a service account)
         self.scopes = list(scopes)  # what the enabled tools need (asked for by a service account)
         self._lock = threading.Lock()
         self._credentials: Any = None
         self._stored: dict[str, Any] = {}
         self._persisted_token: str | None = None
-        self._loaded_stamp: tuple[int, int] | None = None
+        self._loaded_stamp: int | None = None
 
     def __repr__(self) -> str:
-        return f"GoogleAccount(token_file={str(self.token_file)!r})"
+        return f"GoogleAccount(label={self.label!r})"
 
     @property
     def is_service_account(self) -> bool:
@@ -136,12 +99,12 @@ class GoogleAccount:
 
     # --- what doctor and the tools may know -------------------------------------------------
     def stored(self) -> dict[str, Any]:
-        """The token file's contents (secrets included: never show them)."""
-        if self.is_service_account:
+        """The stored token (secrets included: never show them)."""
+        if self.is_service_account or self.slot is None:
             return {}
         try:
-            return read_token(self.token_file, self.key)
-        except (OSError, ValueError):
+            return self.slot.read()
+        except (LookupError, ValueError):
             return {}
 
     def granted_scopes(self) -> list[str]:
@@ -184,17 +147,14 @@ class GoogleAccount:
             known_secrets.add_all(self.secrets())  # scrubbed from every result, audit row and log line
             return credentials
 
-    def _stamp(self) -> tuple[int, int] | None:
-        if self.is_service_account:
+    def _stamp(self) -> int | None:
+        if self.is_service_account or self.slot is None:
             return None
-        try:
-            info = self.token_file.stat()
-        except OSError:
-            return None
-        return (info.st_mtime_ns, info.st_ino)
+        return self.slot.version()
 
     def _signed_in_again(self) -> bool:
-        """`mcp-tools auth google` replaced the token file while this server runs: use the new one."""
+        """The stored token changed while this server runs (`mcp-tools auth google`, another
+        replica's refresh): use the new one."""
         return not self.is_service_account and self._stamp() != self._loaded_stamp
 
     def invalidate(self) -> None:
@@ -280,10 +240,10 @@ class GoogleAccount:
     def _persist(self, credentials: Any) -> None:
         data = dict(self._stored or self.stored())
         data.update(token=credentials.token, expiry=_expiry_text(credentials.expiry))
-        write_private(self.token_file, data, self.key)
+        assert self.slot is not None
+        self._loaded_stamp = self.slot.write(data)
         self._stored = data
         self._persisted_token = credentials.token
-        self._loaded_stamp = self._stamp()
 
 
 def refresh_failure(error: Exception, service_account: bool = False, account: str | None = None) -> ToolFailure:
@@ -371,10 +331,9 @@ def _free_port() -> int:
 
 def sign_in(
     config: GoogleConfig,
-    token_file: Path,
+    save: Callable[[dict[str, Any]], Any],
     scopes: Sequence[str],
     *,
-    key: bytes | None = None,
     no_browser: bool = False,
     open_url: Callable[[str], Any] | None = None,
     read_line: Callable[[str], str] = input,
@@ -461,5 +420,5 @@ def sign_in(
             data["account"] = profile(credentials)
         except Exception:  # the account name is for display only
             data["account"] = None
-    write_private(token_file, data, key)
+    save(data)
     return data

@@ -1,15 +1,11 @@
-"""The signed-in Google accounts by label: where each one's token lives, and finding one by name.
+"""The signed-in Google accounts by label, and finding one by name.
 
-The account `mcp-tools auth google` signs in without `--account` is `default`, and its token stays
-where it always was (`[google] token_file`, else `<state_dir>/google/token.json`): a server set up
-before labels existed keeps working unchanged. Every other label's token is
-`<state_dir>/google/accounts/LABEL.json`, written the same way (mode 0600, sealed under
-`[state] secret` where one is set). A tool's `account` names one by label or by its address.
+The account `mcp-tools auth google` signs in without `--account` is `default`; others sign in
+under labels of their own. Each one's token is a row of the state store
+(`mcp_tools.servers.google.tokens`). A tool's `account` names one by label or by its address.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from mcp_tools.core.tooling import Environment, ToolFailure
 from mcp_tools.servers.google.config import (
@@ -18,20 +14,19 @@ from mcp_tools.servers.google.config import (
     GoogleConfig,
     auth_command,
     signed_in,
-    token_path,
 )
 
-__all__ = ["labels", "resolve", "several", "shown", "signed_in", "stored_email", "token_file"]
-
-
-def token_file(config: GoogleConfig, env: Environment, label: str) -> Path:
-    if label == DEFAULT_ACCOUNT:
-        return token_path(config, env)
-    return (env.state_dir / "google" / "accounts" / f"{label}.json").expanduser()
+__all__ = ["labels", "resolve", "several", "shown", "signed_in", "stored_email"]
 
 
 def labels(config: GoogleConfig, env: Environment) -> list[str]:
-    """Every account a tool may name: those signed in and those `[google.accounts]` sets up."""
+    """Every account a tool may name: those signed in and those `[google.accounts]` sets up (for a
+    principal with accounts of its own: those it connected and those shared with it)."""
+    from mcp_tools.servers.google import principals
+
+    principal = principals.holder(env)
+    if principal != principals.OWNER:
+        return list(principals.reachable(config, env, principal))
     found = signed_in(config, env)
     extra = sorted(label for label in config.accounts if label not in found)
     if DEFAULT_ACCOUNT in extra:
@@ -42,19 +37,23 @@ def labels(config: GoogleConfig, env: Environment) -> list[str]:
 
 def stored_email(config: GoogleConfig, env: Environment, label: str) -> str | None:
     """The address the account signed in as (as stored at sign-in), or None."""
-    from mcp_tools.servers.google.account import read_token
-    from mcp_tools.state import credentials_key
+    from mcp_tools.servers.google.principals import whose
+    from mcp_tools.servers.google.tokens import TokenSlot
 
     try:
-        data = read_token(token_file(config, env, label), credentials_key(env.state_secret))
-    except (OSError, ValueError):
+        data = TokenSlot(env, label, whose(config, env, label)).read()
+    except (LookupError, ValueError):
         return None
     email = data.get("account")
     return email if isinstance(email, str) and email else None
 
 
 def several(config: GoogleConfig, env: Environment) -> bool:
-    return config.service_account_file is None and len(labels(config, env)) > 1
+    """Whether the tool list names accounts (the person's own: the list is the same for every caller)."""
+    from mcp_tools.core.holders import calling_as
+
+    with calling_as("local"):
+        return config.service_account_file is None and len(labels(config, env)) > 1
 
 
 def shown(config: GoogleConfig, env: Environment, label: str) -> str:
@@ -67,7 +66,13 @@ def resolve(config: GoogleConfig, env: Environment, wanted: str | None) -> str:
     """The label of the account a call names (by label or address), or of the default one.
 
     Without a name: `[google] default_account`, else the only account, else `default`. An
-    unknown name is `invalid_arguments` naming the accounts there are."""
+    unknown name is `invalid_arguments` naming the accounts there are (for a principal with
+    accounts of its own, `mcp_tools.servers.google.principals.resolve`)."""
+    from mcp_tools.servers.google import principals
+
+    principal = principals.holder(env)
+    if principal != principals.OWNER:
+        return principals.resolve(config, env, principal, wanted)
     known = labels(config, env)
     if wanted is None or not wanted.strip():
         if config.default_account is not None:

@@ -176,6 +176,11 @@ def _google_acting(spec: ToolSpec[Any, Any, Any], service: Any, wanted: str | No
                 "name one account",
             )
         return Acting(ALL_ACCOUNTS, "every account", listed, service, True, plans(spec, merged, service, own))
+    from mcp_tools.servers.google import principals
+
+    principal = principals.holder(env)
+    if principal != principals.OWNER and not principals.reachable(config, env, principal):
+        raise principals.not_connected(config, env, principal, service.scopes)
     label = accounts.resolve(config, env, wanted)
     refuse_if_read_only(config, label, spec.name, spec.read_only)
     return Acting(label, accounts.shown(config, env, label), listed, service.for_account(label))

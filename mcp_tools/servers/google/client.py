@@ -12,13 +12,16 @@ import random
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_tools.core.tooling import ErrorKind, ToolFailure
 from mcp_tools.servers.google.account import GoogleAccount, refresh_failure
 from mcp_tools.servers.google.config import GoogleConfig
 from mcp_tools.servers.google.errors import is_retryable, map_http_error, missing_scope_failure, parse_error
 from mcp_tools.servers.google.scopes import missing_scopes
+
+if TYPE_CHECKING:
+    from mcp_tools.servers.google.tokens import TokenSlot
 
 T = TypeVar("T")
 Key = TypeVar("Key", bound=Hashable)  # what a caller names each request of a batch by
@@ -280,27 +283,26 @@ class _BatchCall:
         self.batch.execute()
 
 
-_SHARED: dict[tuple[str, str], GoogleClient] = {}
+_SHARED: dict[tuple[Any, str], GoogleClient] = {}
 _SHARED_LOCK = threading.Lock()
 
 
 def shared_client(
     config: GoogleConfig,
-    token_file: Any,
+    slot: TokenSlot | None,
     scopes: Sequence[str],
-    token_key: bytes | None = None,
     label: str | None = None,
 ) -> GoogleClient:
     """One client per Google account in the process, shared by every Google namespace.
 
     gmail, drive and the rest then refresh one token under one lock and store it once; each
-    account (each token file) has its own client, so one account's refusal touches no other.
+    account (each stored token) has its own client, so one account's refusal touches no other.
     """
-    key = (str(token_file), str(config.service_account_file or ""))
+    key = (slot.identity if slot is not None else None, str(config.service_account_file or ""))
     with _SHARED_LOCK:
         client = _SHARED.get(key)
         if client is None or client.config != config:
-            client = GoogleClient(GoogleAccount(config, token_file, scopes, token_key, label), config)
+            client = GoogleClient(GoogleAccount(config, slot, scopes, label), config)
             _SHARED[key] = client
         else:
             client.account.scopes = sorted(set(client.account.scopes) | set(scopes))

@@ -7,7 +7,6 @@ labels of their own (`--account work`), and `[google.accounts.LABEL]` narrows wh
 from __future__ import annotations
 
 import importlib.util
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -15,19 +14,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mcp_tools.core.tooling import Environment, NotConfigured
+from mcp_tools.servers.google.labels import ALL_ACCOUNTS, DEFAULT_ACCOUNT, LABEL, check_label
 
-DEFAULT_ACCOUNT = "default"  # the label of the account `mcp-tools auth google` signs in without --account
-ALL_ACCOUNTS = "all"  # what a reading tool's `account` says to ask every account at once
-LABEL = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-
-
-def check_label(label: str) -> str:
-    """A label as stored and typed: lower-case letters, digits, - and _, at most 32 characters."""
-    if not LABEL.match(label) or label == ALL_ACCOUNTS:
-        raise ValueError(
-            f"{label!r} cannot name an account: use 1-32 lower-case letters, digits, - or _ (and not 'all')"
-        )
-    return label
+__all__ = ["ALL_ACCOUNTS", "DEFAULT_ACCOUNT", "LABEL", "check_label"]
 
 
 def auth_command(account: str | None = None) -> str:
@@ -59,6 +48,12 @@ class AccountSettings(BaseModel):
         default=None, description="As [gmail] allowed_recipients, for mail sent from this account."
     )
     drive: AccountDrive | None = Field(default=None, description="This account's own Drive access level.")
+    shared_with: list[str] = Field(
+        default_factory=list,
+        description="With [http.oauth] and an outside issuer: principals (as the audit log names them) that may "
+        "use this account of the person's too.",
+        examples=[["bob@https://auth.example.org"]],
+    )
 
     @field_validator("allowed_recipients")
     @classmethod
@@ -91,7 +86,9 @@ class GoogleConfig(BaseModel):
         default=None, description="Service-account key, for Workspace domain-wide delegation instead of OAuth."
     )
     subject: str | None = Field(default=None, description="The user a service account acts as.")
-    token_file: Path | None = Field(default=None, description="Where the OAuth token lives (default state dir).")
+    token_file: Path | None = Field(
+        default=None, description="A token file of an older version, moved into the state store when found."
+    )
     api_endpoint: str | None = Field(default=None, description="Another API root (a proxy, a test server).")
     retry_seconds: float = Field(default=20.0, ge=0, le=300, description="Total wait for retries of one call.")
     timeout_seconds: float = Field(default=60.0, gt=0, le=600, description="Most one API request may take.")
@@ -145,19 +142,11 @@ def google_config(env: Environment) -> GoogleConfig:
     return validate_section("google", GoogleConfig, env.sections.get("google", {}))
 
 
-def token_path(config: GoogleConfig, env: Environment) -> Path:
-    return (config.token_file or env.state_dir / "google" / "token.json").expanduser()
-
-
 def signed_in(config: GoogleConfig, env: Environment) -> list[str]:
-    """Labels with a stored token: `default` first, then the others by name."""
-    found = [DEFAULT_ACCOUNT] if token_path(config, env).is_file() else []
-    folder = (env.state_dir / "google" / "accounts").expanduser()
-    if folder.is_dir():
-        for path in sorted(folder.glob("*.json")):
-            if LABEL.match(path.stem) and path.stem != DEFAULT_ACCOUNT and path.is_file():
-                found.append(path.stem)
-    return found
+    """The person's labels with a stored token: `default` first, then the others by name."""
+    from mcp_tools.servers.google.tokens import signed_in as stored
+
+    return stored(config, env)
 
 
 def require_libraries(extra: str) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_tools.core.tooling import Environment, ToolFailure
-from mcp_tools.servers.google.config import DEFAULT_ACCOUNT, GoogleConfig, token_path
+from mcp_tools.servers.google.config import DEFAULT_ACCOUNT, GoogleConfig
 
 if TYPE_CHECKING:
     from mcp_tools.servers.google.client import GoogleClient
@@ -44,10 +44,11 @@ class GoogleService:
         self.scopes = scopes
         self.access = access
         self.account_label: str | None = None  # None: the default account, resolved on first use
+        self.account_holder = ""  # whose account (`mcp_tools.core.holders`): "" is the person's own
         self.listed_several: bool | None = None  # the tool list names accounts (set as it is built)
         self._client: GoogleClient | None = None
         self._lock = threading.Lock()
-        self._twins: dict[str, GoogleService] = {}
+        self._twins: dict[tuple[str, str], GoogleService] = {}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -56,27 +57,33 @@ class GoogleService:
     def label(self) -> str:
         """The label of the account this service acts as."""
         if self.account_label is None:
+            from mcp_tools.core.holders import calling_as
             from mcp_tools.servers.google.accounts import resolve
 
             try:
-                return resolve(self.google_config, self.env, None)
+                with calling_as("local"):  # the service `create` built acts as the person's default account
+                    return resolve(self.google_config, self.env, None)
             except ToolFailure:
                 return DEFAULT_ACCOUNT
         return self.account_label
 
     def for_account(self, label: str) -> Any:
-        """This namespace's service acting as the account `label` (this one for its own account)."""
-        if label == self.label:
+        """This namespace's service acting as the account `label` of the caller (this one for the
+        person's own default account)."""
+        from mcp_tools.servers.google.principals import whose
+
+        holder = whose(self.google_config, self.env, label)
+        if label == self.label and holder == self.account_holder:
             return self
         with self._lock:
-            twin = self._twins.get(label)
+            twin = self._twins.get((holder, label))
             if twin is None:
                 args, kwargs = self._made_with
                 from mcp_tools.servers.google.policy import narrowed
 
                 twin = type(self)(*narrowed(args, self.google_config, label, self.NAMESPACE), **kwargs)
-                twin.account_label = label
-                self._twins[label] = twin
+                twin.account_label, twin.account_holder = label, holder
+                self._twins[(holder, label)] = twin
             return twin
 
     @property
@@ -86,17 +93,13 @@ class GoogleService:
                 from mcp_tools.servers.google.client import shared_client
 
                 label = self.label
-                if self.google_config.service_account_file is not None:
-                    token_file = token_path(self.google_config, self.env)
-                else:
-                    from mcp_tools.servers.google.accounts import token_file as account_file
+                slot = None
+                if self.google_config.service_account_file is None:
+                    from mcp_tools.servers.google.tokens import TokenSlot
 
-                    token_file = account_file(self.google_config, self.env, label)
-                from mcp_tools.state import credentials_key
-
-                key = credentials_key(self.env.state_secret)
+                    slot = TokenSlot(self.env, label, self.account_holder)
                 shown = None if label == DEFAULT_ACCOUNT else label
-                self._client = shared_client(self.google_config, token_file, self.scopes, key, shown)
+                self._client = shared_client(self.google_config, slot, self.scopes, shown)
                 self._client.access[self.NAMESPACE] = self.access
             return self._client
 

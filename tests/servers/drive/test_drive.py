@@ -16,6 +16,7 @@ from tests.servers.drive.fixtures import drive_settings, markdown_doc
 from tests.servers.fake_google import FakeDrive, FakeGoogle
 from tests.servers.fake_google.drive import DOC, EXPORT_LIMIT, FOLDER, SHEET, SLIDES, FakeFile, Query
 from tests.servers.fake_google.server import ApiError
+from tests.servers.google_accounts_fixtures import stored_token
 
 pytestmark = pytest.mark.anyio
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
@@ -722,7 +723,7 @@ def test_signing_in_asks_the_scopes_of_the_chosen_access(tmp_path: Path, google:
     said: list[str] = []
     code = auth_google(load_config(config, {}), argparse.Namespace(no_browser=False), open_url=agree, say=said.append)
     assert code == 0
-    granted = json.loads((tmp_path / "state" / "google" / "token.json").read_text())["scopes"]
+    granted = stored_token(tmp_path)["scopes"]
     assert granted == sorted([scopes.DRIVE_FILE, scopes.DRIVE_READONLY])
     assert "Asking for: drive.file, drive.readonly" in said
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import stat
 import subprocess
 import sys
 import urllib.request
@@ -20,12 +19,13 @@ from mcp_tools.servers.google import scopes
 from tests.harness import connect, failure, make_config, ok, text_of
 from tests.servers.fake_google import FakeGmail, FakeGoogle
 from tests.servers.gmail.fixtures import plain, sign_in
+from tests.servers.google_accounts_fixtures import put_token, stored_accounts, stored_token
 
 pytestmark = pytest.mark.anyio
 
 
 def token_data(tmp_path: Path) -> dict[str, Any]:
-    return json.loads((tmp_path / "state" / "google" / "token.json").read_text())
+    return stored_token(tmp_path)
 
 
 # --- tokens --------------------------------------------------------------------------------------
@@ -45,9 +45,7 @@ async def test_a_token_near_expiry_is_refreshed_first_and_persisted(
     assert len(refreshes) == 1 and refreshes[0]["refresh_token"] == before["refresh_token"]
     assert after["token"] != before["token"] and after["token"] in google.tokens
     assert after["refresh_token"] == before["refresh_token"] and after["expiry"] > before["expiry"]
-    token_file = tmp_path / "state" / "google" / "token.json"
-    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
-    assert [p.name for p in token_file.parent.iterdir()] == ["token.json"]  # no temp files left
+    assert not (tmp_path / "state" / "google" / "token.json").exists()  # moved into the state store, read once
 
 
 async def test_a_revoked_access_token_is_refreshed_once_and_the_call_succeeds(
@@ -92,8 +90,8 @@ async def test_a_403_for_scopes_from_google_is_mapped_too(tmp_path: Path, google
     stored = gmail.add(plain())
     settings = sign_in(tmp_path, google, granted=[scopes.GMAIL_READONLY])
     data = token_data(tmp_path)
-    data["scopes"] = sorted(scopes.TOOLS and [scopes.GMAIL_READONLY, scopes.GMAIL_MODIFY])  # the file claims more
-    (tmp_path / "state" / "google" / "token.json").write_text(json.dumps(data))
+    data["scopes"] = sorted(scopes.TOOLS and [scopes.GMAIL_READONLY, scopes.GMAIL_MODIFY])  # the token claims more
+    (tmp_path / "state" / "google" / "token.json").write_text(json.dumps(data))  # a file of an older version
     async with connect(tmp_path, settings) as client:
         error = failure(await client.call_tool("gmail_trash", {"ids": [stored.id]}))
     assert error["kind"] == "not_configured" and "gmail.modify" in error["message"]
@@ -248,9 +246,7 @@ def test_the_oauth_flow_end_to_end_with_pkce_and_a_loopback_redirect(
     assert data["scopes"] == sorted(
         [scopes.GMAIL_COMPOSE, scopes.GMAIL_MODIFY, scopes.GMAIL_READONLY, scopes.GMAIL_SEND]
     )
-    token_file = tmp_path / "state" / "google" / "token.json"
-    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
-    assert stat.S_IMODE(token_file.parent.stat().st_mode) == 0o700
+    assert not (tmp_path / "state" / "google" / "token.json").exists()  # in the state store, not a file
     [exchange] = [r for r in google.token_requests if r["grant_type"] == "authorization_code"]
     assert exchange["code_verifier"] and exchange["redirect_uri"].startswith("http://127.0.0.1:")
     client_secret = json.loads(secrets_file.read_text())["installed"]["client_secret"]
@@ -303,6 +299,7 @@ def test_a_pasted_address_with_another_state_is_refused(tmp_path: Path, google: 
         say=lambda text: None,
     )
     assert code == 1 and not (tmp_path / "state" / "google" / "token.json").exists()
+    assert not stored_accounts(tmp_path)
     assert not any(r.get("grant_type") == "authorization_code" for r in google.token_requests)
 
 
@@ -373,8 +370,7 @@ async def test_signing_in_again_is_picked_up_without_a_restart(tmp_path: Path, g
         assert failure(await client.call_tool("gmail_search", {}))["kind"] == "not_configured"
         data = token_data(tmp_path)
         data["token"], data["refresh_token"] = google.issue(sorted(data["scopes"]))
-        token_file = tmp_path / "state" / "google" / "token.json"
-        token_file.write_text(json.dumps(data))  # what `mcp-tools auth google` leaves behind
+        put_token(tmp_path, data)  # what `mcp-tools auth google` leaves behind
         ok(await client.call_tool("gmail_search", {}))
 
 
@@ -474,13 +470,18 @@ async def test_gmail_over_stdio_in_a_real_server_process(tmp_path: Path, google:
 
 
 def test_google_namespaces_share_one_client_per_account(tmp_path: Path):
+    from mcp_tools.core.tooling import Environment
     from mcp_tools.servers.google.client import shared_client
     from mcp_tools.servers.google.config import GoogleConfig
+    from mcp_tools.servers.google.tokens import TokenSlot
 
     config = GoogleConfig(client_secrets=tmp_path / "cs.json")
-    first = shared_client(config, tmp_path / "token.json", [scopes.GMAIL_READONLY])
-    second = shared_client(config, tmp_path / "token.json", [scopes.GMAIL_SEND])
-    other = shared_client(config, tmp_path / "other.json", [scopes.GMAIL_SEND])
+    env = Environment(tmp_path / "data", tmp_path / "state")
+    first = shared_client(config, TokenSlot(env, "default"), [scopes.GMAIL_READONLY])
+    second = shared_client(config, TokenSlot(env, "default"), [scopes.GMAIL_SEND])
+    other = shared_client(config, TokenSlot(env, "work"), [scopes.GMAIL_SEND])
+    someone_else = shared_client(config, TokenSlot(env, "default", "https://idp.example|bob"), [scopes.GMAIL_SEND])
+    assert someone_else is not first and someone_else is not other
     assert first is second and other is not first
     assert first.account.scopes == sorted([scopes.GMAIL_READONLY, scopes.GMAIL_SEND])
 

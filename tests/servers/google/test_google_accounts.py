@@ -16,7 +16,7 @@ from mcp_tools.servers.gmail.tools import TOOLS as GMAIL_TOOLS
 from tests.harness import connect, failure, ok, text_of
 from tests.servers.fake_google import FakeDrive, FakeGmail, FakeGoogle
 from tests.servers.gmail.fixtures import plain, sign_in
-from tests.servers.google_accounts_fixtures import WORK, raw_mail, store_token, two_accounts
+from tests.servers.google_accounts_fixtures import WORK, raw_mail, store_token, stored_token, two_accounts
 
 pytestmark = pytest.mark.anyio
 
@@ -186,7 +186,7 @@ async def test_a_revoked_account_fails_alone_with_the_command_that_fixes_it(
         merged = ok(await client.call_tool("gmail_search", {"account": "all"}))
         assert [m["subject"] for m in merged["messages"]] == ["Still here"]
         assert merged["account"].startswith("all; not answering: work (not_configured")
-    stored = json.loads((tmp_path / "state" / "google" / "accounts" / "work.json").read_text())
+    stored = stored_token(tmp_path, "work")
     assert stored["refresh_token"] not in json.dumps(merged)
 
 
@@ -205,7 +205,7 @@ async def test_two_calls_at_once_refresh_the_token_once(
             group.start_soon(search)
             group.start_soon(search)
     assert all(ok(result)["account"] == "work" for result in results) and len(results) == 2
-    work_refresh = json.loads((tmp_path / "state" / "google" / "accounts" / "work.json").read_text())["refresh_token"]
+    work_refresh = stored_token(tmp_path, "work")["refresh_token"]
     refreshes = [r for r in google.token_requests if r.get("refresh_token") == work_refresh]
     assert len(refreshes) == 1
 
@@ -317,7 +317,7 @@ async def test_an_account_with_its_own_drive_access_reads_its_whole_drive(
     async with connect(tmp_path, settings) as client:
         mine = ok(await client.call_tool("drive_search", {}))
         theirs = ok(await client.call_tool("drive_search", {"account": "work"}))
-        store_token(tmp_path, work, "work", DRIVE_SCOPES)  # signed in again without the read scope
+        store_token(tmp_path, work, "work", DRIVE_SCOPES, running=True)  # signed in again without the read scope
         lacking = failure(await client.call_tool("drive_search", {"account": "work"}))
     assert mine["files"] == [] and [f["name"] for f in theirs["files"]] == ["handbook.txt"]
     assert lacking["kind"] == "not_configured" and lacking["missing_scopes"] == ["drive.readonly"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import stat
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,10 @@ from mcp_tools.cli.main import build_parser
 from mcp_tools.core.config import load_config
 from mcp_tools.servers.google import scopes
 from mcp_tools.state.sealed import is_sealed
+from mcp_tools.state.sqlite import PolicyStore
 from tests.servers.fake_google import FakeGmail, FakeGoogle
 from tests.servers.gmail.fixtures import ALL_SCOPES, sign_in
-from tests.servers.google_accounts_fixtures import WORK, store_token
+from tests.servers.google_accounts_fixtures import WORK, store_token, stored_accounts, stored_token
 
 SECRET = "a-shared-state-secret-of-enough-length-0123456789"
 
@@ -66,11 +66,11 @@ def test_signing_in_a_second_account_keeps_the_first(tmp_path: Path, google: Fak
     assert _run(config, said) == 0
     google.signed_in_as = WORK  # the browser's Google session is now the work account
     assert _run(config, said, account="work") == 0
-    default = json.loads((tmp_path / "state" / "google" / "token.json").read_text())
-    mine = json.loads(_work_file(tmp_path).read_text())
+    default = stored_token(tmp_path)
+    mine = stored_token(tmp_path, "work")
     assert default["account"] == "me@example.com" and mine["account"] == WORK
     assert google.refresh_accounts[mine["refresh_token"]] == WORK
-    assert stat.S_IMODE(_work_file(tmp_path).stat().st_mode) == 0o600
+    assert stored_accounts(tmp_path) == ["default", "work"] and not _work_file(tmp_path).exists()
     assert any(line.startswith(f"Signed in (work) as {WORK}") for line in said)
     for line in said:
         assert mine["refresh_token"] not in line and mine["token"] not in line
@@ -80,9 +80,9 @@ def test_a_read_only_account_is_asked_for_the_read_scope_only(tmp_path: Path, go
     config = _config(tmp_path, google, "[google.accounts.work]\nread_only = true\n")
     said: list[str] = []
     assert _run(config, said, account="work") == 0
-    assert json.loads(_work_file(tmp_path).read_text())["scopes"] == [scopes.GMAIL_READONLY]
+    assert stored_token(tmp_path, "work")["scopes"] == [scopes.GMAIL_READONLY]
     assert _run(config, said) == 0
-    assert len(json.loads((tmp_path / "state" / "google" / "token.json").read_text())["scopes"]) == 4
+    assert len(stored_token(tmp_path)["scopes"]) == 4
 
 
 def test_a_bad_label_is_refused(tmp_path: Path, google: FakeGoogle, capsys: pytest.CaptureFixture[str]):
@@ -117,9 +117,14 @@ def test_importing_an_authorized_user_file_seals_it_under_the_state_secret(
     source = _authorized_user(tmp_path, work)
     said: list[str] = []
     assert _run(config, said, account="work", import_file=source) == 0, capsys.readouterr().err
-    stored = json.loads(_work_file(tmp_path).read_text())
     refresh = json.loads(source.read_text())["refresh_token"]
-    assert is_sealed(stored) and refresh not in _work_file(tmp_path).read_text()
+    store = PolicyStore(tmp_path / "state" / "policy.sqlite3")
+    found = store.google_token("", "work")
+    store.close()
+    assert found is not None and is_sealed(json.loads(found[0])) and refresh not in found[0]
+    assert stored_token(tmp_path, "work", secret=SECRET)["refresh_token"] == refresh
+    for path in (tmp_path / "state").rglob("*"):  # the database and its journal hold no token in the clear
+        assert not path.is_file() or refresh.encode() not in path.read_bytes(), path
     assert said == [f"Imported work ({WORK}); granted: {', '.join(scopes.short(s) for s in sorted(ALL_SCOPES))}."]
     listed: list[str] = []
     assert _run(config, listed, list=True) == 0
@@ -142,7 +147,7 @@ def test_an_unusable_import_file_says_what_is_wrong(
     source = _authorized_user(tmp_path, google, **changes)
     assert _run(config, [], account="work", import_file=source) == 2
     assert words in capsys.readouterr().err
-    assert not _work_file(tmp_path).exists()
+    assert "work" not in stored_accounts(tmp_path)
 
 
 def test_an_import_whose_refresh_token_google_refuses_stores_nothing(
@@ -153,7 +158,7 @@ def test_an_import_whose_refresh_token_google_refuses_stores_nothing(
     google.revoke_refresh_tokens()
     assert _run(config, [], account="work", import_file=source) == 1
     assert "invalid_grant: the refresh token was revoked" in capsys.readouterr().err
-    assert not _work_file(tmp_path).exists()
+    assert "work" not in stored_accounts(tmp_path)
     (tmp_path / "broken.json").write_text("{not json")
     assert _run(config, [], account="work", import_file=tmp_path / "broken.json") == 2
     assert "is not JSON" in capsys.readouterr().err
@@ -173,7 +178,7 @@ def test_list_says_which_refresh_tokens_work_and_remove_revokes(tmp_path: Path, 
     assert said[3].startswith("    scopes: gmail.")
     said.clear()
     assert _run(config, said, remove="work") == 0
-    assert stored["refresh_token"] in google.revoked and not _work_file(tmp_path).exists()
+    assert stored["refresh_token"] in google.revoked and stored_accounts(tmp_path) == ["default"]
     assert said == [f"Removed work ({WORK}); Google revoked its access."]
     assert _run(config, said, remove="work") == 2
 
@@ -183,7 +188,7 @@ def test_an_account_with_its_own_drive_access_is_asked_for_that_scope(tmp_path: 
     config.write_text(config.read_text().replace('servers = ["gmail"]', 'servers = ["drive"]'))
     assert _run(config, [], account="work") == 0
     assert _run(config, []) == 0
-    work = json.loads(_work_file(tmp_path).read_text())["scopes"]
-    default = json.loads((tmp_path / "state" / "google" / "token.json").read_text())["scopes"]
+    work = stored_token(tmp_path, "work")["scopes"]
+    default = stored_token(tmp_path)["scopes"]
     assert scopes.DRIVE_READONLY in work and scopes.DRIVE_READONLY not in default
     assert default == [scopes.DRIVE_FILE]

@@ -12,6 +12,7 @@ from mcp_tools.servers.google import scopes
 from tests.harness import connect, failure, ok, text_of
 from tests.servers.fake_google import FakeGoogle, FakeSheets
 from tests.servers.fake_google.sheets import Formula
+from tests.servers.google_accounts_fixtures import stored_token
 from tests.servers.sheets.fixtures import sheets_settings
 
 pytestmark = pytest.mark.anyio
@@ -505,7 +506,7 @@ def test_auth_google_asks_for_the_scopes_of_the_access_level(
         load_config(config_file, {}), argparse.Namespace(no_browser=False), open_url=browser, say=said.append
     )
     assert code == 0
-    token = json.loads((tmp_path / "state" / "google" / "token.json").read_text())
+    token = stored_token(tmp_path)
     assert token["scopes"] == sorted(expected)
     assert said[0] == "Asking for: " + ", ".join(scopes.short(scope) for scope in sorted(expected))
 

@@ -1,0 +1,145 @@
+"""Connecting a principal's own Google account from a hosted client, with no loopback port or copy-paste.
+
+A principal of `[http.oauth]` (an outside issuer) that calls a Google tool with no account gets a
+sign-in link: Google's consent for the OAuth client of `[google] client_secrets`, with PKCE (S256)
+and a single-use `state` kept in the state store beside the principal it was made for and the
+PKCE verifier (sealed). Google sends the browser back to the server's own `/google/callback`
+(`mcp_tools.transports.google_callback`), which takes the state once, exchanges the code with the
+verifier, and stores the token as that principal's. A state replayed, forged or expired finds
+nothing; a code from another sign-in (another principal's) does not exchange with this verifier.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import secrets
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+from mcp_tools.core.tooling import Environment
+from mcp_tools.servers.google.labels import DEFAULT_ACCOUNT
+
+TTL_SECONDS = 600.0  # how long a sign-in link works
+GOOGLE_AUTH_URI = "https://accounts.google.com/o/oauth2/auth"
+GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"
+
+
+class SignInRefused(Exception):
+    """The callback cannot finish a sign-in; the message says why, without secrets."""
+
+
+def _digest(state: str) -> str:
+    return hashlib.sha256(state.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _client(config: Any) -> dict[str, Any] | None:
+    from mcp_tools.servers.google.account import SignInError, read_client_secrets
+
+    if config.client_secrets is None:
+        return None
+    try:
+        return read_client_secrets(config.client_secrets)
+    except SignInError:
+        return None
+
+
+def sign_in_link(
+    config: Any, env: Environment, principal: str, scopes: Sequence[str], label: str = DEFAULT_ACCOUNT
+) -> str | None:
+    """Google's consent address for `principal` to connect an account under `label`; None where
+    this server cannot offer one (no address of its own, no OAuth client)."""
+    from mcp_tools.servers.google.tokens import vault
+
+    client = _client(config)
+    if env.google_callback is None or client is None:
+        return None
+    state, verifier = secrets.token_urlsafe(32), secrets.token_urlsafe(64)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    tokens = vault(env)
+    sealed = tokens.sealed_text({"verifier": verifier, "scopes": sorted(scopes)})
+    tokens.store.begin_google_sign_in(_digest(state), principal, label, sealed, TTL_SECONDS)
+    query = {
+        "client_id": client["client_id"],
+        "redirect_uri": env.google_callback,
+        "response_type": "code",
+        "scope": " ".join(sorted(scopes)),
+        "state": state,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "access_type": "offline",
+        "prompt": "consent",
+    }
+    return f"{client.get('auth_uri') or GOOGLE_AUTH_URI}?{urlencode(query)}"
+
+
+def finish(config: Any, env: Environment, state: str, code: str | None) -> tuple[str, str]:
+    """Take the sign-in `state` names (once) and, with `code`, store its principal's token;
+    (principal, label). Blocking: run it in a worker thread."""
+    from mcp_tools.servers.google.tokens import TokenSlot, vault
+
+    tokens = vault(env)
+    found = tokens.store.take_google_sign_in(_digest(state)) if state else None
+    if found is None:
+        raise SignInRefused("this sign-in link is unknown, already used or expired: ask for a new one")
+    principal, label, sealed = found
+    if not code:
+        raise SignInRefused("Google did not sign you in; ask for a new link to try again")
+    client = _client(config)
+    if client is None or env.google_callback is None:
+        raise SignInRefused("this server has no Google OAuth client set up")
+    try:
+        pending = tokens.open(sealed)
+    except ValueError:
+        raise SignInRefused("this sign-in cannot be finished here (another [state] secret)") from None
+    token_uri = client.get("token_uri") or GOOGLE_TOKEN_URI
+    answer = _exchange(token_uri, client, code, str(pending["verifier"]), env.google_callback)
+    refresh = answer.get("refresh_token")
+    if not isinstance(refresh, str) or not refresh:
+        raise SignInRefused(
+            "Google returned no refresh token; remove the app's access in your Google account and retry"
+        )
+    granted = answer.get("scope")
+    lifetime = answer.get("expires_in")
+    TokenSlot(env, label, principal).write(
+        {
+            "token": answer.get("access_token"),
+            "refresh_token": refresh,
+            "token_uri": token_uri,
+            "client_id": client["client_id"],
+            "scopes": sorted(granted.split() if isinstance(granted, str) else pending.get("scopes") or []),
+            "expiry": (
+                dt.datetime.now(dt.UTC) + dt.timedelta(seconds=lifetime if isinstance(lifetime, int) else 3600)
+            ).isoformat(),
+            "account": None,
+        }
+    )
+    return principal, label
+
+
+def _exchange(token_uri: str, client: dict[str, Any], code: str, verifier: str, redirect: str) -> dict[str, Any]:
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "code_verifier": verifier,
+        "redirect_uri": redirect,
+        "client_id": client["client_id"],
+        "client_secret": client["client_secret"],
+    }
+    request = urllib.request.Request(token_uri, data=urlencode(form).encode(), method="POST")
+    request.add_header("Content-Type", "application/x-www-form-urlencoded")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            answer = json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        raise SignInRefused(f"Google refused the sign-in (status {error.code}); ask for a new link") from None
+    except (OSError, ValueError) as error:
+        raise SignInRefused(f"cannot reach Google's token endpoint ({type(error).__name__})") from None
+    if not isinstance(answer, dict) or not isinstance(answer.get("access_token"), str):
+        raise SignInRefused("Google's token endpoint answered without a token")
+    return answer
