@@ -16,7 +16,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -27,14 +26,8 @@ KEPT_CURSORS = 512  # merged cursors a server remembers (oldest forgotten first)
 CURSOR_PREFIX = "all."
 
 
-def _mail_date(hit: Any) -> float:
-    try:
-        return parsedate_to_datetime(hit.date).timestamp()
-    except (TypeError, ValueError, IndexError):
-        return 0.0
-
-
-def _moment(text: str | None) -> float:
+def moment(text: str | None) -> float:
+    """An ISO 8601 date or time as seconds (0 when absent or unreadable): the order of most hits."""
     if not text:
         return 0.0
     try:
@@ -46,7 +39,9 @@ def _moment(text: str | None) -> float:
 
 @dataclass(frozen=True)
 class Merged:
-    """How one tool's answers merge: its list of hits, its cursor and limit, and the order."""
+    """How one tool's answers merge: its list of hits, its cursor and limit, and the order.
+
+    A namespace declares it for each of its listing tools (`with_accounts(TOOLS, merged=...)`)."""
 
     hits: str  # the result's list field
     item: type[BaseModel]  # the model of one hit
@@ -55,32 +50,6 @@ class Merged:
     key: Callable[[Any], float]  # larger first
     first_page: Any = None  # what the cursor argument is on the first page
     defaults: dict[str, Any] = field(default_factory=dict)  # arguments every account's call needs here
-
-
-MERGED_TOOLS = ("calendar.events", "drive.search", "gmail.search", "tasks.list")
-
-
-def merged_for(tool: str) -> Merged | None:
-    """How `tool` merges every account's answers (None: it acts as one account at a time).
-
-    Only the model of that tool's hits is imported."""
-    if tool == "gmail.search":
-        from mcp_tools.servers.gmail.models import Hit
-
-        return Merged("messages", Hit, "cursor", "next_cursor", _mail_date, "")
-    if tool == "drive.search":
-        from mcp_tools.servers.drive.models import FileInfo
-
-        return Merged("files", FileInfo, "page_token", "next_page_token", lambda f: _moment(f.modified))
-    if tool == "tasks.list":
-        from mcp_tools.servers.tasks.models import ListedTask
-
-        return Merged("tasks", ListedTask, "cursor", "next_cursor", lambda t: _moment(t.due), "", {"list": "@default"})
-    if tool == "calendar.events":
-        from mcp_tools.servers.calendar.models import Event
-
-        return Merged("events", Event, "cursor", "next_cursor", lambda e: -_moment(e.start))
-    return None
 
 
 def result_as(model: type[BaseModel], result: Any, label: str | None) -> Any:
