@@ -50,23 +50,23 @@ _MADE: dict[Any, type[BaseModel]] = {}  # (own model, variant) -> the model with
 _OWN: dict[type[BaseModel], type[BaseModel]] = {}  # a model with `account` -> the tool's own
 
 
-def input_model(model: type[BaseModel], listed: bool = True) -> type[BaseModel]:
-    """The tool's arguments plus `account` (same name, title and description as the tool's own);
-    not `listed`: accepted, but left out of the schema. Built once per model."""
+def input_model(model: type[BaseModel]) -> type[BaseModel]:
+    """The tool's arguments plus `account` (same name, title and description as the tool's own).
+    Built once per model."""
     model = _OWN.get(model, model)
-    found = _MADE.get((model, "input", listed))
+    found = _MADE.get((model, "input"))
     if found is not None:
         return found
     namespace = {
         "__module__": model.__module__,
         "__qualname__": model.__qualname__,
         "__doc__": model.__doc__,
-        "__annotations__": {ARGUMENT: str if listed else SkipJsonSchema[str]},
+        "__annotations__": {ARGUMENT: str},
         ARGUMENT: Field(default=""),  # listed as {"type": "string"}: every character is paid on every tool
     }
     meta: Any = type(model)  # pydantic's model metaclass: a subclass built like a class statement
     made: type[BaseModel] = meta(model.__name__, (model,), namespace)
-    _MADE[(model, "input", listed)], _OWN[made] = made, model
+    _MADE[(model, "input")], _OWN[made] = made, model
     return made
 
 
@@ -217,7 +217,7 @@ class AccountSpec(ToolSpec[Any, Any, Any, Any]):
     `merged`: how `account: "all"` merges every account's answers (None: one account at a time).
     `found_by_id`: a reading tool that opens an id another
     tool returned; without `account` it asks the account the id came from (the default first, then
-    the others), so the argument is accepted but not listed on it."""
+    the others), so it may leave the argument out even with several accounts."""
 
     merged: Merged | None = field(default=None, hash=False)
     found_by_id: bool = False
@@ -227,7 +227,7 @@ class AccountSpec(ToolSpec[Any, Any, Any, Any]):
     def input_model(self) -> type[BaseModel]:
         made: type[BaseModel] | None = self.__dict__.get("_input_made")
         if made is None:
-            made = input_model(self.__dict__["_input_own"], listed=not self.found_by_id)
+            made = input_model(self.__dict__["_input_own"])
             self.__dict__["_input_made"] = made
         return made
 
