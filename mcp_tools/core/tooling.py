@@ -367,6 +367,10 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT, FactsT]):
     scopes: UpstreamScopes | None = None
     # Whether a call may run as an MCP task. Not listed yet: every tool answers in the call.
     task_support: TaskSupport = "forbidden"
+    # The upstream accounts a call acts as (their labels, never a credential), from its validated
+    # arguments once its hooks have resolved them: policy rules may name them and its audit row
+    # records them. None for a tool without accounts.
+    accounts: Callable[[Any], Sequence[str]] | None = field(default=None, compare=False)
 
     def new_facts(self) -> FactsT | None:
         """A fresh facts object for one call (None for a tool without facts)."""

@@ -158,6 +158,17 @@ def acting_of(args: Any) -> Acting | None:
     return _ACTING.get(id(args))
 
 
+def labels_of(args: Any) -> list[str]:
+    """`ToolSpec.accounts` of a Google tool: the labels a call acts as (each account of an
+    `account: "all"` call; none before its hooks ran, or on a backend without Google accounts)."""
+    who = acting_of(args)
+    if who is None or who.label is None:
+        return []
+    if who.every:
+        return [plan.label for plan in who.plans]
+    return [who.label]
+
+
 def _google_acting(
     spec: ToolSpec[Any, Any, Any],
     service: Any,
@@ -312,6 +323,7 @@ def with_account(
         "prepare": _taking(prepare, 3 + extra),
         "describe": _describing(describe, 1 + extra),
         "render_text": render if spec.render_text is not None else None,
+        "accounts": labels_of,
     }
     if spec.dynamic_risk is not None:
         original_risk = spec.dynamic_risk
