@@ -273,16 +273,6 @@ ALLOWED = {
     # store's tools by name through ctx.call_tool, each declared in its `reaches`
     ("servers/google/stored.py", "files.write"): "another namespace's tool, called through ctx.call_tool",
     ("servers/google/stored.py", "files.read"): "another namespace's tool, called through ctx.call_tool",
-    # Debt: which tools merge every account's hits, and which find an id in any account, are named
-    # in the Google plumbing; they belong on each namespace's specs.
-    **{
-        ("servers/google/merge.py", name): "the tools that merge every account's answers (to move onto their specs)"
-        for name in ("calendar.events", "drive.search", "gmail.search", "tasks.list")
-    },
-    **{
-        ("servers/google/argument.py", name): "the tools that find an id in any account (to move onto their specs)"
-        for name in ("gmail.read", "gmail.attachment", "drive.read", "docs.read", "sheets.read")
-    },
 }
 
 

@@ -78,20 +78,6 @@ def crossings() -> set[tuple[str, str, str]]:
     }
 
 
-# Debt: the Google plumbing reads the model of each merged search's hits (account "all") from its
-# namespace, lazily and for that alone; each namespace should hand its own over instead.
-MERGED_MODELS = {
-    ("google", "mcp_tools.servers.gmail.models"),
-    ("google", "mcp_tools.servers.drive.models"),
-    ("google", "mcp_tools.servers.tasks.models"),
-    ("google", "mcp_tools.servers.calendar.models"),
-}
-
-
-def merged_model(owner: str, module: str) -> bool:
-    return any(owner == who and (module == name or module.startswith(name + ".")) for who, name in MERGED_MODELS)
-
-
 def test_no_namespace_imports_or_builds_another_namespace():
     owners = {owner for owner, _ in sources()}
     assert set(CATALOG) <= owners  # every namespace was read, inbox, docs, files and search included
@@ -100,7 +86,7 @@ def test_no_namespace_imports_or_builds_another_namespace():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for module in imported_modules(tree):
             other = namespace_of(module)
-            if other is not None and other != owner and not merged_model(owner, module):
+            if other is not None and other != owner:
                 findings.append(f"{path.relative_to(SERVERS)} imports {module} (namespace {other})")
         uses_loader = "load_namespace" in imported_modules(tree) or any(
             m.endswith(".load_namespace") for m in imported_modules(tree)

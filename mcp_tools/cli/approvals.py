@@ -220,8 +220,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
             arguments = arguments[:79] + "…"
         approval = f" {shown['approval_id']}" if item["approval_id"] else ""
         approval += f" by {shown['answered_by']}" if item["answered_by"] else ""
+        tool = f"{shown['tool']}@{shown['account']}" if item["account"] else shown["tool"]
         print(
-            f"{shown['time']} {shown['transport']:<5} {shown['principal']:<8} {shown['tool']:<22} "
+            f"{shown['time']} {shown['transport']:<5} {shown['principal']:<8} {tool:<22} "
             f"{shown['risk'] or '-':<6} {shown['decision']}{approval} -> {shown['outcome']} "
             f"({item['duration_ms']} ms) {arguments}"
         )

@@ -372,6 +372,10 @@ class ToolSpec(Generic[ServiceT, InputT, OutputT, FactsT]):
     # Which calls of such a tool take long (`{"save_to": ...}` set): those a 2026-07-28 client that
     # declared tasks gets as a task unasked; None means every call. A 2025-11-25 client asks itself.
     long_call: Callable[[Mapping[str, Any]], bool] | None = None
+    # The upstream accounts a call acts as (their labels, never a credential), from its validated
+    # arguments once its hooks have resolved them: policy rules may name them and its audit row
+    # records them. None for a tool without accounts.
+    accounts: Callable[[Any], Sequence[str]] | None = field(default=None, compare=False)
 
     def new_facts(self) -> FactsT | None:
         """A fresh facts object for one call (None for a tool without facts)."""

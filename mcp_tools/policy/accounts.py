@@ -1,9 +1,9 @@
 """Policy rules that name an account: `match = "gmail.send@work"` raises that tool for that account.
 
 A rule's `match` is `TOOL_GLOB@ACCOUNT_GLOB`; it never matches a tool name alone (no tool name
-holds "@"), so only this check reads it. The account is the one the call acts as, as the Google
-family resolved it before the risk is computed (each account of an `account: "all"` call). Such
-a rule only raises a tool's risk, never lowers it.
+holds "@"), so only this check reads it. The accounts are those the call acts as, as the tool
+resolved them before the risk is computed (`ToolSpec.accounts`: each account of an `account:
+"all"` call). Such a rule only raises a tool's risk, never lowers it.
 
 The rules are compiled once per rule set (`AccountRules.of`), and matched against a tool's name
 once per tool: the gate's `AssessRisk` (a call's risk for its accounts) and `Confirm` (whether a
@@ -21,16 +21,17 @@ from mcp_tools.core.tooling import Risk, ToolSpec
 from mcp_tools.policy.rules import RulePolicy
 
 
-def acting_labels(args: Any) -> list[str]:
-    """The account labels a call acts as (none for a tool without accounts)."""
-    from mcp_tools.servers.google.argument import acting_of
-
-    acting = acting_of(args)
-    if acting is None or acting.label is None:
+def acting_labels(spec: ToolSpec[Any, Any, Any], args: Any) -> list[str]:
+    """The account labels a call acts as (none for a tool without accounts, or before they are known)."""
+    if spec.accounts is None or args is None:
         return []
-    if acting.every:
-        return [plan.label for plan in acting.plans]
-    return [acting.label]
+    return list(spec.accounts(args))
+
+
+def audited_account(spec: ToolSpec[Any, Any, Any], args: Any) -> str | None:
+    """What a call's audit row says of the accounts it acted as: `work`, `default, work`, or None."""
+    labels = acting_labels(spec, args)
+    return ", ".join(labels) if labels else None
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class AccountRules:
         matching = self.for_tool(spec)
         if not matching:
             return None
-        labels = acting_labels(args)
+        labels = acting_labels(spec, args)
         if not labels:
             return None
         return max((rule.risk for rule in matching if rule.covers(labels)), default=None)

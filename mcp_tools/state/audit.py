@@ -23,8 +23,10 @@ from mcp_tools.state.storable import storable_value
 if TYPE_CHECKING:
     from mcp_tools.state.spool import AuditSpool
 
-AUDIT_COLUMNS = "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by"
-INSERT_AUDIT = f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+AUDIT_COLUMNS = (
+    "ts, transport, principal, tool, args, risk, decision, approval_id, duration_ms, outcome, answered_by, account"
+)
+INSERT_AUDIT = f"INSERT INTO audit ({AUDIT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
 logger = logging.getLogger("mcp_tools.state")
 
 
@@ -47,6 +49,9 @@ class AuditRow:
     # The channel whose answer decided a high-risk call: `elicitation:stdio`, `terminal`, `page`,
     # `cli`, `telegram:@ada (42)`; None when nobody was asked.
     answered_by: str | None = None
+    # The upstream accounts the call acted as, by label (`work`; `default, work` for every account
+    # at once); None for a tool without accounts. A label, never an address or a credential.
+    account: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +66,7 @@ class AuditRow:
             "duration_ms": round(self.duration_ms, 2),
             "outcome": self.outcome,
             "answered_by": self.answered_by,
+            "account": self.account,
         }
 
 
@@ -77,6 +83,7 @@ def _values(row: AuditRow) -> tuple[Any, ...]:
         row.duration_ms,
         row.outcome,
         row.answered_by,
+        row.account,
     )
 
 
@@ -211,6 +218,6 @@ class AuditLog:
         with self._reading() as db:
             rows = db.execute(f"SELECT {AUDIT_COLUMNS} FROM audit ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
         return [
-            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9], r[10])
+            AuditRow(r[0], r[1], r[2], r[3], json.loads(r[4]), r[5], r[6], r[7], r[8], r[9], r[10], r[11])
             for r in reversed(rows)
         ]

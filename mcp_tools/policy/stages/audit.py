@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from mcp_tools.core.config import PolicySettings
 from mcp_tools.core.tooling import Risk
+from mcp_tools.policy.accounts import audited_account
 from mcp_tools.policy.calls import (
     BoundTool,
     Call,
@@ -44,25 +45,29 @@ class Audit:
     async def leave(self, call: Call, verdict: Verdict) -> Verdict:
         if verdict.outcome is None or verdict.outcome.ask_later is not None:
             return verdict  # asked in the transport's round trip: the retried call leaves the row
-        if not await self.append(call.caller, call.name, verdict, call.started):
+        if not await self.append(call.caller, call.name, verdict, call.started, account_of(call)):
             # Only a low call gets here with the store down (anything else checked it before it
             # ran), and a low call changes nothing: a result without its audit row is not given out.
             logger.warning("%s answered unavailable: its audit row could not be written", call.name)
             verdict = replace(verdict, outcome=failure_outcome(store_unavailable()))
         return verdict
 
-    async def append(self, caller: Caller, tool: str, verdict: Verdict, started: float) -> bool:
+    async def append(
+        self, caller: Caller, tool: str, verdict: Verdict, started: float, account: str | None = None
+    ) -> bool:
         """Write the row; False when the state store cannot keep it (nor the spool, where it may)."""
-        row = self.row(caller, tool, verdict, started)
+        row = self.row(caller, tool, verdict, started, account)
         try:
             await self.store.append_audit(row)
         except Exception as exc:
             return self.not_written(row, verdict, exc)
         return True
 
-    def record_now(self, caller: Caller, tool: str, verdict: Verdict, started: float) -> bool:
+    def record_now(
+        self, caller: Caller, tool: str, verdict: Verdict, started: float, account: str | None = None
+    ) -> bool:
         """Write the row at once (a cancelled call cannot wait for the batch)."""
-        row = self.row(caller, tool, verdict, started)
+        row = self.row(caller, tool, verdict, started, account)
         try:
             self.store.record(row)
         except Exception as exc:
@@ -73,10 +78,10 @@ class Audit:
         """The row of a call the client cancelled while the person was being asked."""
         cancelled = CallOutcome(text="", structured=CANCELLED, is_error=True)
         verdict = call.ends(cancelled, decision=Decision.WITHDRAWN, approval_id=approval_id)
-        self.record_now(call.caller, call.name, verdict, call.started)
+        self.record_now(call.caller, call.name, verdict, call.started, account_of(call))
 
-    def row(self, caller: Caller, tool: str, verdict: Verdict, started: float) -> AuditRow:
-        """The row, counted in the metrics as it is made."""
+    def row(self, caller: Caller, tool: str, verdict: Verdict, started: float, account: str | None = None) -> AuditRow:
+        """The row, counted in the metrics as it is made; `account`: the accounts the call acted as."""
         answer = verdict.outcome
         error = answer.structured.get("error") if answer and answer.is_error and answer.structured else None
         outcome = error["kind"] if error else "ok"
@@ -95,6 +100,7 @@ class Audit:
             duration_ms=(time.perf_counter() - started) * 1000,
             outcome=outcome,
             answered_by=verdict.answered_by,
+            account=account,
         )
 
     def not_written(self, row: AuditRow, verdict: Verdict, exc: Exception) -> bool:
@@ -117,3 +123,9 @@ class Audit:
         except OSError as exc:  # the disk too: the caller answers unavailable
             logger.error("could not keep the audit row of %s in the spool: %s", row.tool, exc.strerror or exc)
             return False
+
+
+def account_of(call: Call) -> str | None:
+    """The accounts a call acted as, as its tool resolved them (None before its arguments were
+    valid, or for a tool without accounts)."""
+    return audited_account(call.tool.spec, call.args)

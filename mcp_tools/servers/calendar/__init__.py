@@ -18,9 +18,12 @@ from mcp_tools.servers.calendar.config import (
     resolve_google_settings,
     resolve_settings,
 )
+from mcp_tools.servers.calendar.models import Event
+from mcp_tools.servers.calendar.service import READ_TOOL
 from mcp_tools.servers.calendar.store import CreatedEvents
 from mcp_tools.servers.calendar.tools import TOOLS
 from mcp_tools.servers.google.argument import with_accounts, withheld
+from mcp_tools.servers.google.merge import Merged, moment
 
 if TYPE_CHECKING:
     from mcp_tools.servers.calendar.service import CalendarBackend
@@ -93,7 +96,9 @@ NAMESPACE: Namespace[CalendarBackend] = Namespace(
     description="One dedicated calendar (CalDAV or Google): busy times, events, and changes the person confirms.",
     config_model=CalendarConfig,
     create=create,
-    tools=with_accounts(TOOLS),
+    tools=with_accounts(
+        TOOLS, merged={READ_TOOL: Merged("events", Event, "cursor", "next_cursor", lambda e: -moment(e.start))}
+    ),
     withheld=withheld,
     needs_account=True,
     status=status,

@@ -47,7 +47,7 @@ class AvailabilityResult(Output):
 class EventsArgs(Arguments):
     start: str | None = Field(None, max_length=40, description=MOMENT_HELP)
     end: str | None = Field(None, max_length=40, description="exclusive; a date means through that day")
-    uid: str | None = Field(None, pattern=UID_PATTERN, description="one event instead of a range")
+    uid: str | None = Field(None, pattern=UID_PATTERN, description="one event, not a range")
     limit: int = Field(50, ge=1, le=100)
     cursor: str | None = Field(None, max_length=100)
 

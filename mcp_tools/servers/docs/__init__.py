@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from mcp_tools.core.tooling import Environment, Namespace
 from mcp_tools.servers.docs.config import DocsConfig
-from mcp_tools.servers.docs.tools import TOOLS
+from mcp_tools.servers.docs.tools import READ, TOOLS
 from mcp_tools.servers.google.argument import with_accounts, withheld
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ NAMESPACE: Namespace[DocsService] = Namespace(
     description="Google Docs: read as Markdown, create and append from Markdown, find and replace.",
     config_model=DocsConfig,
     create=create,
-    tools=with_accounts(TOOLS),
+    tools=with_accounts(TOOLS, found_by_id=(READ.name,)),
     withheld=withheld,
     needs_account=True,
     status=status,

@@ -230,7 +230,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         ),
         aliases=(ToolAlias("docs_read", _ALIAS_RENAMES),),
         title="Read Google Doc",
-        description="A Google Doc as Markdown, with its revision; page with next_offset.",
+        description="A Doc as Markdown, with its revision; page with next_offset.",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read,

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_tools.core.tooling import Environment, Namespace, SearchHit, SearchHook
 from mcp_tools.servers.drive.config import DriveConfig
+from mcp_tools.servers.drive.models import FileInfo
 from mcp_tools.servers.drive.service import READ_TOOL, SEARCH_TOOL
 from mcp_tools.servers.drive.tools import TOOLS
 from mcp_tools.servers.google.argument import with_accounts, withheld
+from mcp_tools.servers.google.merge import Merged, moment
 
 if TYPE_CHECKING:
     from mcp_tools.servers.drive.service import DriveService
@@ -60,7 +62,11 @@ NAMESPACE: Namespace[DriveService] = Namespace(
     description="The person's Google Drive: search, read, create, update, trash, share.",
     config_model=DriveConfig,
     create=create,
-    tools=with_accounts(TOOLS),
+    tools=with_accounts(
+        TOOLS,
+        merged={SEARCH_TOOL: Merged("files", FileInfo, "page_token", "next_page_token", lambda f: moment(f.modified))},
+        found_by_id=(READ_TOOL,),
+    ),
     withheld=withheld,
     needs_account=True,
     instructions=(

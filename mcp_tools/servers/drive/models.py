@@ -82,7 +82,7 @@ class FileInfo(Output):
 
 
 class SearchArgs(Arguments):
-    name: Short = Field(default=None, description="A word of the name starts with this.")
+    name: Short = Field(default=None, description="A name word starts with this.")
     text: Short = Field(default=None, description="Full text.")
     type: TypeName | None = None
     folder: OptionalId = None

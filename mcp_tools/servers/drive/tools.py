@@ -500,7 +500,7 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         ),
         aliases=(ToolAlias("drive_read", _ALIAS_RENAMES),),
         title="Read Drive file",
-        description="Read a file: Docs as Markdown, Sheets as CSV, text paged; binary as base64 or save_to.",
+        description="A file: Docs as Markdown, Sheets as CSV, text paged; binary as base64 or save_to.",
         input_model=ReadArgs,
         output_model=ReadResult,
         handler=read,

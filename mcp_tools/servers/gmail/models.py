@@ -55,7 +55,7 @@ class SearchResult(Output):
 
 class ReadArgs(Arguments):
     id: GmailId = Id
-    thread: bool = Field(default=False, description="id is a thread: read all of it.")
+    thread: bool = Field(default=False, description="id names a thread.")
     offset: int = Field(default=0, ge=0)
     max_chars: int = Field(default=8000, ge=200, le=MAX_PAGE_CHARS)
 

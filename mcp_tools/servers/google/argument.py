@@ -7,13 +7,16 @@ arguments in the tool's own model, so a handler never sees the argument. With on
 in, `withheld` leaves `account` out of the listed schemas and out of every result, and the
 confirmation lines read as they always have: the tool list is what it was before accounts existed.
 With several, each result and each line the person confirms names the account acting.
+
+Each namespace says which of its tools merge every account's hits (`merged`) and which open an id
+found in any account (`found_by_id`): this module names no tool and knows no namespace's models.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import weakref
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,13 +25,10 @@ from pydantic.json_schema import SkipJsonSchema
 
 from mcp_tools.core.tooling import CallContext, Risk, ToolFailure, ToolSpec
 from mcp_tools.servers.google.config import ALL_ACCOUNTS
-from mcp_tools.servers.google.merge import result_as
+from mcp_tools.servers.google.merge import Merged, result_as
 
 ARGUMENT = "account"
-# Reading tools that open an id another tool returned: without `account` they ask the account the id
-# came from (the default first, then the others), so the argument is accepted but not listed on them.
 UNLISTED: Any = SkipJsonSchema[str | None]  # type: ignore[misc]  # in a result, never in its schema
-FOUND_BY_ID = frozenset({"gmail.read", "gmail.attachment", "drive.read", "docs.read", "sheets.read"})
 
 
 _ACTING: dict[int, Acting] = {}  # the call's arguments (by id) -> the account it acts as, while they live
@@ -50,23 +50,23 @@ _MADE: dict[Any, type[BaseModel]] = {}  # (own model, variant) -> the model with
 _OWN: dict[type[BaseModel], type[BaseModel]] = {}  # a model with `account` -> the tool's own
 
 
-def input_model(model: type[BaseModel], listed: bool = True) -> type[BaseModel]:
-    """The tool's arguments plus `account` (same name, title and description as the tool's own);
-    not `listed`: accepted, but left out of the schema. Built once per model."""
+def input_model(model: type[BaseModel]) -> type[BaseModel]:
+    """The tool's arguments plus `account` (same name, title and description as the tool's own).
+    Built once per model."""
     model = _OWN.get(model, model)
-    found = _MADE.get((model, "input", listed))
+    found = _MADE.get((model, "input"))
     if found is not None:
         return found
     namespace = {
         "__module__": model.__module__,
         "__qualname__": model.__qualname__,
         "__doc__": model.__doc__,
-        "__annotations__": {ARGUMENT: str if listed else SkipJsonSchema[str]},
+        "__annotations__": {ARGUMENT: str},
         ARGUMENT: Field(default=""),  # listed as {"type": "string"}: every character is paid on every tool
     }
     meta: Any = type(model)  # pydantic's model metaclass: a subclass built like a class statement
     made: type[BaseModel] = meta(model.__name__, (model,), namespace)
-    _MADE[(model, "input", listed)], _OWN[made] = made, model
+    _MADE[(model, "input")], _OWN[made] = made, model
     return made
 
 
@@ -123,8 +123,15 @@ def own_arguments(spec: ToolSpec[Any, Any, Any], args: Any) -> Any:
     return model.model_construct(_fields_set=set(args.model_fields_set) - {ARGUMENT}, **values)
 
 
-def acting(spec: ToolSpec[Any, Any, Any], service: Any, args: Any) -> Acting:
-    """The account this call acts as (resolved once per call and kept on its arguments)."""
+def acting(
+    spec: ToolSpec[Any, Any, Any],
+    service: Any,
+    args: Any,
+    merged: Merged | None = None,
+    merging: tuple[str, ...] = (),
+) -> Acting:
+    """The account this call acts as (resolved once per call and kept on its arguments); `merged`
+    says how the tool merges every account's answers, `merging` names the namespace's tools that do."""
     found = _ACTING.get(id(args))
     if found is not None:
         return found
@@ -140,7 +147,7 @@ def acting(spec: ToolSpec[Any, Any, Any], service: Any, args: Any) -> Acting:
             )
         found = Acting(None, "", False, service)
     else:
-        found = _google_acting(spec, service, wanted, own_arguments(spec, args))
+        found = _google_acting(spec, service, wanted, own_arguments(spec, args), merged, merging)
     _ACTING[id(args)] = found
     weakref.finalize(args, _ACTING.pop, id(args), None)  # forgotten with the call's arguments
     return found
@@ -151,7 +158,25 @@ def acting_of(args: Any) -> Acting | None:
     return _ACTING.get(id(args))
 
 
-def _google_acting(spec: ToolSpec[Any, Any, Any], service: Any, wanted: str | None, own: Any) -> Acting:
+def labels_of(args: Any) -> list[str]:
+    """`ToolSpec.accounts` of a Google tool: the labels a call acts as (each account of an
+    `account: "all"` call; none before its hooks ran, or on a backend without Google accounts)."""
+    who = acting_of(args)
+    if who is None or who.label is None:
+        return []
+    if who.every:
+        return [plan.label for plan in who.plans]
+    return [who.label]
+
+
+def _google_acting(
+    spec: ToolSpec[Any, Any, Any],
+    service: Any,
+    wanted: str | None,
+    own: Any,
+    merged: Merged | None,
+    merging: tuple[str, ...],
+) -> Acting:
     from mcp_tools.servers.google import accounts
     from mcp_tools.servers.google.policy import refuse_if_read_only
 
@@ -166,13 +191,13 @@ def _google_acting(spec: ToolSpec[Any, Any, Any], service: Any, wanted: str | No
             )
         return Acting("default", config.subject or "", False, service)
     if wanted is not None and wanted.strip().lower() == ALL_ACCOUNTS:
-        from mcp_tools.servers.google.merge import MERGED_TOOLS, merged_for, plans
+        from mcp_tools.servers.google.merge import plans
 
-        merged = merged_for(spec.name)
         if merged is None:
+            where = ", ".join(merging) if merging else "the tools that search or list"
             raise ToolFailure(
                 "invalid_arguments",
-                f'{spec.name} acts as one account at a time; account "all" is for {", ".join(MERGED_TOOLS)}',
+                f'{spec.name} acts as one account at a time; account "all" is for {where}',
                 "name one account",
             )
         return Acting(ALL_ACCOUNTS, "every account", listed, service, True, plans(spec, merged, service, own))
@@ -199,16 +224,26 @@ def named(line: str, who: Acting) -> str:
     return f"as {who.shown}: {line}"
 
 
+@dataclass(frozen=True)
 class AccountSpec(ToolSpec[Any, Any, Any, Any]):
     """A Google tool's spec whose models gain `account` when first asked for, not at import: building
     a pydantic class for each of some forty tools would be paid by every start, and a server with one
-    account only lists them."""
+    account only lists them.
 
-    @property
+    `merged`: how `account: "all"` merges every account's answers (None: one account at a time).
+    `found_by_id`: a reading tool that opens an id another
+    tool returned; without `account` it asks the account the id came from (the default first, then
+    the others), so it may leave the argument out even with several accounts."""
+
+    merged: Merged | None = field(default=None, hash=False)
+    found_by_id: bool = False
+
+    # the models are properties over the declared fields, as in ToolSpec's own `__init__`
+    @property  # type: ignore[misc]
     def input_model(self) -> type[BaseModel]:
         made: type[BaseModel] | None = self.__dict__.get("_input_made")
         if made is None:
-            made = input_model(self.__dict__["_input_own"], listed=self.name not in FOUND_BY_ID)
+            made = input_model(self.__dict__["_input_own"])
             self.__dict__["_input_made"] = made
         return made
 
@@ -217,13 +252,11 @@ class AccountSpec(ToolSpec[Any, Any, Any, Any]):
         self.__dict__["_input_own"] = _OWN.get(model, model)
         self.__dict__.pop("_input_made", None)
 
-    @property
+    @property  # type: ignore[misc]
     def output_model(self) -> type[BaseModel]:
         made: type[BaseModel] | None = self.__dict__.get("_output_made")
         if made is None:
-            from mcp_tools.servers.google.merge import merged_for
-
-            merged = merged_for(self.name)
+            merged = self.merged
             hits = (merged.hits, merged.item) if merged is not None else None
             made = output_model(self.__dict__["_output_own"], hits)
             self.__dict__["_output_made"] = made
@@ -235,11 +268,13 @@ class AccountSpec(ToolSpec[Any, Any, Any, Any]):
         self.__dict__.pop("_output_made", None)
 
 
-def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
+def with_account(
+    spec: ToolSpec[Any, Any, Any],
+    merged: Merged | None = None,
+    found_by_id: bool = False,
+    merging: tuple[str, ...] = (),
+) -> ToolSpec[Any, Any, Any]:
     """One tool with the `account` argument; its own hooks run unchanged for the chosen account."""
-    from mcp_tools.servers.google.merge import merged_for
-
-    merged = merged_for(spec.name)
     made: AccountSpec | None = None
 
     def outputs_of() -> Any:
@@ -247,18 +282,18 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
         return made.output_model
 
     async def prepare(service: Any, args: Any, ctx: CallContext, *facts: Any) -> None:
-        who = acting(spec, service, args)
+        who = acting(spec, service, args, merged, merging)
         if spec.prepare is not None and not who.every:
             await spec.prepare(who.service, own_arguments(spec, args), ctx, *facts)
 
     async def handler(service: Any, args: Any, ctx: CallContext, *facts: Any) -> Any:
-        who = acting(spec, service, args)
+        who = acting(spec, service, args, merged, merging)
         if who.every:
             from mcp_tools.servers.google.merge import every_account
 
             assert merged is not None
             return await every_account(spec, merged, outputs_of(), service, who.plans, ctx, args.limit, who.several)
-        if spec.name in FOUND_BY_ID and not getattr(args, ARGUMENT, None) and who.several:
+        if found_by_id and not getattr(args, ARGUMENT, None) and who.several:
             return await _found_by_id(spec, outputs_of(), service, who, own_arguments(spec, args), ctx, facts)
         result = await spec.handler(who.service, own_arguments(spec, args), ctx, *facts)
         return result_as(outputs_of(), result, who.label if who.several else None)
@@ -293,12 +328,13 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
         "prepare": _taking(prepare, 3 + extra),
         "describe": _describing(describe, 1 + extra),
         "render_text": render if spec.render_text is not None else None,
+        "accounts": labels_of,
     }
     if spec.dynamic_risk is not None:
         original_risk = spec.dynamic_risk
 
         async def dynamic_risk(service: Any, args: Any, *facts: Any) -> Risk:
-            who = acting(spec, service, args)
+            who = acting(spec, service, args, merged, merging)
             if who.every:
                 from mcp_tools.servers.google.merge import risk as every_risk
 
@@ -311,7 +347,7 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
         original_check = spec.precheck
 
         async def precheck(service: Any, args: Any, *facts: Any) -> None:
-            who = acting(spec, service, args)
+            who = acting(spec, service, args, merged, merging)
             if who.every:
                 return
             await original_check(who.service, own_arguments(spec, args), *facts)
@@ -321,7 +357,7 @@ def with_account(spec: ToolSpec[Any, Any, Any]) -> ToolSpec[Any, Any, Any]:
         original_preview = spec.preview
         changes["preview"] = lambda args: original_preview(own_arguments(spec, args))
     fields = {field.name: getattr(spec, field.name) for field in dataclasses.fields(spec)}
-    made = AccountSpec(**{**fields, **changes})
+    made = AccountSpec(**{**fields, **changes}, merged=merged, found_by_id=found_by_id)
     return made
 
 
@@ -390,9 +426,23 @@ async def _found_by_id(
     raise first
 
 
-def with_accounts(tools: Sequence[ToolSpec[Any, Any, Any]]) -> tuple[ToolSpec[Any, Any, Any], ...]:
-    """Every tool of a Google namespace, with the `account` argument."""
-    return tuple(with_account(spec) for spec in tools)
+def with_accounts(
+    tools: Sequence[ToolSpec[Any, Any, Any]],
+    *,
+    merged: Mapping[str, Merged] | None = None,
+    found_by_id: Collection[str] = (),
+) -> tuple[ToolSpec[Any, Any, Any], ...]:
+    """Every tool of a Google namespace, with the `account` argument.
+
+    `merged` maps each of the namespace's tools that `account: "all"` may ask of every account to how
+    its answers merge; `found_by_id` names its reading tools that find an id in any account."""
+    merged = dict(merged or {})
+    names = {spec.name for spec in tools}
+    unknown = sorted((set(merged) | set(found_by_id)) - names)
+    if unknown:
+        raise ValueError(f"not tools of this namespace: {', '.join(unknown)}")
+    merging = tuple(sorted(merged))
+    return tuple(with_account(spec, merged.get(spec.name), spec.name in found_by_id, merging) for spec in tools)
 
 
 def withheld(service: Any) -> tuple[str, ...]:

@@ -3,38 +3,25 @@
 Each account is asked for a page as the tool would ask it; the hits are merged head by head in
 the tool's own order (newest first for mail, files and tasks; soonest first for events), so
 each account's hits come in their own order and none is skipped or repeated across pages. The
-cursor names a small record kept by the server: for each account still holding hits, its own
-cursor and how many hits of that page were already given. An account that cannot answer
+cursor holds, sealed, for each account still holding hits its own cursor and how many hits of
+that page were already given (`mcp_tools.servers.google.cursor`): no server keeps it. An account that cannot answer
 (signed out, refused) is left out and named in the result's `account`; the others answer.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import secrets
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from pydantic import BaseModel
 
 from mcp_tools.core.tooling import CallContext, Risk, ToolFailure, ToolSpec
 
-KEPT_CURSORS = 512  # merged cursors a server remembers (oldest forgotten first)
-CURSOR_PREFIX = "all."
 
-
-def _mail_date(hit: Any) -> float:
-    try:
-        return parsedate_to_datetime(hit.date).timestamp()
-    except (TypeError, ValueError, IndexError):
-        return 0.0
-
-
-def _moment(text: str | None) -> float:
+def moment(text: str | None) -> float:
+    """An ISO 8601 date or time as seconds (0 when absent or unreadable): the order of most hits."""
     if not text:
         return 0.0
     try:
@@ -46,7 +33,9 @@ def _moment(text: str | None) -> float:
 
 @dataclass(frozen=True)
 class Merged:
-    """How one tool's answers merge: its list of hits, its cursor and limit, and the order."""
+    """How one tool's answers merge: its list of hits, its cursor and limit, and the order.
+
+    A namespace declares it for each of its listing tools (`with_accounts(TOOLS, merged=...)`)."""
 
     hits: str  # the result's list field
     item: type[BaseModel]  # the model of one hit
@@ -55,32 +44,6 @@ class Merged:
     key: Callable[[Any], float]  # larger first
     first_page: Any = None  # what the cursor argument is on the first page
     defaults: dict[str, Any] = field(default_factory=dict)  # arguments every account's call needs here
-
-
-MERGED_TOOLS = ("calendar.events", "drive.search", "gmail.search", "tasks.list")
-
-
-def merged_for(tool: str) -> Merged | None:
-    """How `tool` merges every account's answers (None: it acts as one account at a time).
-
-    Only the model of that tool's hits is imported."""
-    if tool == "gmail.search":
-        from mcp_tools.servers.gmail.models import Hit
-
-        return Merged("messages", Hit, "cursor", "next_cursor", _mail_date, "")
-    if tool == "drive.search":
-        from mcp_tools.servers.drive.models import FileInfo
-
-        return Merged("files", FileInfo, "page_token", "next_page_token", lambda f: _moment(f.modified))
-    if tool == "tasks.list":
-        from mcp_tools.servers.tasks.models import ListedTask
-
-        return Merged("tasks", ListedTask, "cursor", "next_cursor", lambda t: _moment(t.due), "", {"list": "@default"})
-    if tool == "calendar.events":
-        from mcp_tools.servers.calendar.models import Event
-
-        return Merged("events", Event, "cursor", "next_cursor", lambda e: -_moment(e.start))
-    return None
 
 
 def result_as(model: type[BaseModel], result: Any, label: str | None) -> Any:
@@ -104,48 +67,14 @@ class Plan:
     cursor: Any
 
 
-class Cursors:
-    """Merged cursors by id, per namespace service; each maps account -> (its cursor, hits given)."""
-
-    def __init__(self) -> None:
-        self._kept: OrderedDict[str, dict[str, tuple[Any, int]]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def keep(self, state: dict[str, tuple[Any, int]]) -> str:
-        token = CURSOR_PREFIX + secrets.token_urlsafe(12)
-        with self._lock:
-            self._kept[token] = state
-            while len(self._kept) > KEPT_CURSORS:
-                self._kept.popitem(last=False)
-        return token
-
-    def find(self, token: str) -> dict[str, tuple[Any, int]]:
-        with self._lock:
-            state = self._kept.get(token)
-        if state is None:
-            raise ToolFailure(
-                "invalid_arguments",
-                "this cursor of a search of every account is not known here (too old, or from another server)",
-                "search again without cursor",
-            )
-        return dict(state)
-
-
-def _cursors(service: Any) -> Cursors:
-    found = getattr(service, "merged_cursors", None)
-    if found is None:
-        found = Cursors()
-        service.merged_cursors = found
-    return found
-
-
 def plans(spec: ToolSpec[Any, Any, Any], merged: Merged, service: Any, args: Any) -> list[Plan]:
     """For each account still to ask: the tool's arguments for its page."""
     from mcp_tools.servers.google.accounts import labels
+    from mcp_tools.servers.google.cursor import open_cursor
 
     given = getattr(args, merged.cursor)
     if given:
-        state = _cursors(service).find(str(given))
+        state = open_cursor(service.env, spec.name, str(given))
     else:
         state = {label: (merged.first_page, 0) for label in labels(service.google_config, service.env)}
     found = []
@@ -186,6 +115,7 @@ async def every_account(
     """Every account's page, merged; the result in the listed output model (the hits saying their
     account when `labelled`: the list names accounts)."""
     from mcp_tools.servers.google.config import ALL_ACCOUNTS
+    from mcp_tools.servers.google.cursor import seal
 
     answers: dict[str, tuple[Plan, Any, list[Any]]] = {}
     failed: list[str] = []
@@ -226,7 +156,7 @@ async def every_account(
     label = ALL_ACCOUNTS if not failed else f"{ALL_ACCOUNTS}; not answering: {', '.join(failed)}"
     made = result_as(outputs, first, label if labelled else None)
     setattr(made, merged.hits, hits)
-    setattr(made, merged.next_cursor, _cursors(service).keep(state) if state else None)
+    setattr(made, merged.next_cursor, seal(service.env, spec.name, state) if state else None)
     if hasattr(made, "failed"):
         made.failed = [item for _, result, _ in answers.values() for item in getattr(result, "failed", [])]
     return made

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from mcp_tools.core.tooling import Environment, Namespace
 from mcp_tools.servers.google.argument import with_accounts, withheld
 from mcp_tools.servers.sheets.config import SheetsConfig
+from mcp_tools.servers.sheets.service import READ_TOOL
 from mcp_tools.servers.sheets.tools import TOOLS
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ NAMESPACE: Namespace[SheetsService] = Namespace(
     description="Google Sheets: read ranges, write and append rows, create spreadsheets, clear ranges.",
     config_model=SheetsConfig,
     create=create,
-    tools=with_accounts(TOOLS),
+    tools=with_accounts(TOOLS, found_by_id=(READ_TOOL,)),
     withheld=withheld,
     needs_account=True,
     status=status,

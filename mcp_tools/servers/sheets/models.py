@@ -82,9 +82,9 @@ class Cells(Arguments):
 
 class ReadArgs(Arguments):
     id: SpreadsheetId
-    range: Range = Field(default="", description="A1 range, or a sheet name for its used range; empty: first sheet.")
-    formulas: bool = Field(default=False, description="Formulas instead of their results.")
-    offset: int = Field(default=0, ge=0, le=a1.MAX_ROWS, description="Rows past the range's first row.")
+    range: Range = Field(default="", description="A1 range or sheet name; empty: the first sheet.")
+    formulas: bool = Field(default=False, description="Formulas, not values.")
+    offset: int = Field(default=0, ge=0, le=a1.MAX_ROWS, description="Rows to skip.")
 
 
 class ReadResult(Output):

@@ -69,7 +69,7 @@ async def test_each_account_reaches_its_own_mailbox_and_says_so(
     async with connect(tmp_path, two_accounts(tmp_path, google, work)) as client:
         listed = _by_name((await client.list_tools()).tools)
         assert listed["gmail_search"].input_schema["properties"]["account"] == {"type": "string"}
-        assert "account" not in listed["gmail_read"].input_schema["properties"]  # found by its id
+        assert listed["gmail_read"].input_schema["properties"]["account"] == {"type": "string"}
         default = ok(await client.call_tool("gmail_search", {}))
         assert default["account"] == "default" and [m["id"] for m in default["messages"]] == [home.id]
         assert google.calls_for(WORK) == []
