@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -237,7 +238,7 @@ def parse_links(text: str, body_start: int, masked: str) -> list[Link]:
                 raw=text[start:end],
             )
         )
-    for match in MDLINK_RE.finditer(masked) if "](" in masked else ():
+    for match in _markdown_links(masked):
         destination = match.group(2)
         if destination.startswith("<"):
             destination = destination[1:-1]
@@ -260,6 +261,18 @@ def parse_links(text: str, body_start: int, masked: str) -> list[Link]:
         )
     links.sort(key=lambda link: link.start)
     return links
+
+
+def _markdown_links(masked: str) -> Iterator[re.Match[str]]:
+    """MDLINK_RE's matches, looked for only on lines holding "](" (a match never spans lines)."""
+    find = masked.find
+    found = find("](")
+    while found >= 0:
+        line_end = find("\n", found)
+        if line_end < 0:
+            line_end = len(masked)
+        yield from MDLINK_RE.finditer(masked, masked.rfind("\n", 0, found) + 1, line_end)
+        found = find("](", line_end)
 
 
 def _mask(body: str, fences: list[tuple[int, int]]) -> str:
