@@ -25,13 +25,14 @@ FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|]*?)(?:\|([^\[\]\n]*))?\]\]")
 MDLINK_RE = re.compile(r"\[([^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*)\]\((<[^>\n]+>|[^)\s]+)(?:[ \t]+\"[^\"\n]*\")?\)")
 INLINE_TAG_RE = re.compile(r"#(?<![\w/#&\]]#)([\w\-/]*[^\W\d_][\w\-/]*)")  # "#" not after a word, /, #, & or ]
-INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+INLINE_CODE_RE = re.compile(r"`(`*)(?:(?!`\1).)+?`\1")  # a run of backticks, text, the same run
 BLOCK_ID_RE = re.compile(r"\^(?<!\S\^)([A-Za-z0-9-]+)[ \t]*\r?$", re.M)  # "^id" after a space or at a line start
 # "#" at a line start (as "^" under re.M), written so the scanner can jump to each "#"
 HEADING_LINE_RE = re.compile(r"(#(?<![^\n]#)#{0,5})[ \t]+([^\r\n]+?)[ \t]*#*[ \t]*\r?$", re.M)
 # A setext underline ("===" or "---" under a paragraph), found from its "\n" so the scanner jumps
 SETEXT_UNDERLINE_RE = re.compile(r"\n {0,3}(=+|-+)[ \t]*\r?$", re.M)
 NOT_PARAGRAPH_RE = re.compile(r" {4}|[ \t]*(?:\r?$|[-*+>#|]|\d+[.)][ \t]|`{3}|~{3})")  # lines a paragraph cannot hold
+CODE_TEXT_RE = re.compile(r"[^\r\n]+")
 URL_SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 CHUNK_CHARS = 1500
@@ -282,13 +283,17 @@ def _mask(body: str, fences: list[tuple[int, int]]) -> str:
         position = 0
         for start, end in fences:
             parts.append(body[position:start])
-            parts.append(re.sub(r"[^\r\n]", " ", body[start:end]))
+            parts.append(CODE_TEXT_RE.sub(_blank, body[start:end]))
             position = end
         parts.append(body[position:])
         body = "".join(parts)
     if "`" in body:
-        body = INLINE_CODE_RE.sub(lambda m: " " * len(m.group(0)), body)
+        body = INLINE_CODE_RE.sub(_blank, body)
     return body
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * (match.end() - match.start())
 
 
 def parse_inline_tags(body_masked: str) -> list[str]:
