@@ -128,6 +128,7 @@ class NoteIndex(IndexQueries):
         self.generation = 0  # bumped on every change; lets caches know when to refresh
         self._depth = 0
         self._counts: tuple[int, tuple[int, int]] | None = None
+        self._doc_count: tuple[int, int] | None = None
         # vector changes per committed generation, so the in-memory matrix can follow without a reload
         self._journal: list[VectorChange] = []
         self._journal_base = 0
