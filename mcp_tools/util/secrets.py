@@ -144,7 +144,10 @@ def _escape_pattern(alphabet: frozenset[str]) -> re.Pattern[str]:
     options = [r"\\\\"]
     if codes:
         hexes = "|".join(codes)
-        options.append(f"(?i:%(?:{hexes})|\\\\u00(?:{hexes}))")
+        # each option starts with "%" or "\\" outside any case-insensitive group, so the search jumps
+        # from one of those characters to the next instead of trying every position
+        options.append(f"%(?i:{hexes})")
+        options.append(f"\\\\(?i:u)00(?i:{hexes})")
     options += [
         re.escape("\\" + letter) for letter, char in _JSON_SIMPLE.items() if char in alphabet and letter != "\\"
     ]

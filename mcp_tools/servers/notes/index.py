@@ -83,6 +83,10 @@ CREATE INDEX IF NOT EXISTS links_key ON links (target_key);
 """
 
 
+# json.dumps(value, ensure_ascii=False), without making an encoder for every value
+to_json = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -124,6 +128,7 @@ class NoteIndex(IndexQueries):
         self.generation = 0  # bumped on every change; lets caches know when to refresh
         self._depth = 0
         self._counts: tuple[int, tuple[int, int]] | None = None
+        self._doc_count: tuple[int, int] | None = None
         # vector changes per committed generation, so the in-memory matrix can follow without a reload
         self._journal: list[VectorChange] = []
         self._journal_base = 0
@@ -131,6 +136,8 @@ class NoteIndex(IndexQueries):
         # names and paths whose links a bulk transaction re-resolves once, when it commits
         self._stale_keys: set[str] = set()
         self._stale_paths: set[str] = set()
+        # a bulk transaction's new links by note id, resolved and stored once, when it commits
+        self._new_links: dict[int, list[tuple[Any, ...]]] = {}
 
     # -- setup ------------------------------------------------------------------------------
 
@@ -183,7 +190,7 @@ class NoteIndex(IndexQueries):
             try:
                 yield self.db
             except BaseException:
-                self._stale_keys, self._stale_paths = set(), set()
+                self._stale_keys, self._stale_paths, self._new_links = set(), set(), {}
                 self.db.execute("ROLLBACK")
                 self.generation += 1
                 self._journal, self._journal_base = [], self.generation  # caches reload
@@ -193,6 +200,8 @@ class NoteIndex(IndexQueries):
                     keys, paths = self._stale_keys, self._stale_paths
                     self._stale_keys, self._stale_paths = set(), set()
                     self._reresolve(self.db, keys, paths)
+                if self._new_links:
+                    self._store_new_links(self.db)
                 self.db.execute("COMMIT")
                 self.generation += 1
                 self._record_vector_change()
@@ -252,9 +261,9 @@ class NoteIndex(IndexQueries):
             old_aliases: list[str] = json.loads(row[1]) if row else []
             values = (
                 parsed.title,
-                json.dumps(parsed.frontmatter, ensure_ascii=False),
-                json.dumps(parsed.tags, ensure_ascii=False),
-                json.dumps(parsed.aliases, ensure_ascii=False),
+                to_json(parsed.frontmatter),
+                to_json(parsed.tags),
+                to_json(parsed.aliases),
                 state.mtime_ns,
                 state.size,
                 state.hash,
@@ -309,26 +318,26 @@ class NoteIndex(IndexQueries):
             if is_new or sorted(old_aliases) != sorted(parsed.aliases):
                 self.resolver.remove(path)
                 self.resolver.add(path, parsed.aliases)
-            db.executemany(
-                "INSERT INTO links (source_id, source_path, kind, style, target, target_key, fragment, text, "
-                "start, end, resolved_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        doc_id,
-                        path,
-                        link.kind,
-                        link.style,
-                        link.target,
-                        target_key(link.target),
-                        link.fragment,
-                        link.text,
-                        link.start,
-                        link.end,
-                        self.resolver.resolve(path, link).path,
-                    )
-                    for link in parsed.links
-                ],
-            )
+            links = [
+                (
+                    doc_id,
+                    path,
+                    link.kind,
+                    link.style,
+                    link.target,
+                    target_key(link.target),
+                    link.fragment,
+                    link.text,
+                    link.start,
+                    link.end,
+                )
+                for link in parsed.links
+            ]
+            if self._depth > 1:  # a bulk transaction: resolved once against its final notes (see _reresolve_links)
+                self._new_links[doc_id] = links
+            else:
+                resolve = self.resolver.resolve_target
+                db.executemany(LINK_INSERT, [(*row, resolve(path, row[3], row[4]).path) for row in links])
             if is_new or sorted(old_aliases) != sorted(parsed.aliases):
                 keys = {name_key(stem_of(path)), *(name_key(a) for a in [*parsed.aliases, *old_aliases])}
                 self._reresolve_links(db, keys, path)
@@ -345,7 +354,15 @@ class NoteIndex(IndexQueries):
             self._reresolve_links(db, keys, path)
             return True
 
+    def _store_new_links(self, db: sqlite3.Connection) -> None:
+        """Store a bulk transaction's new links, each resolved against the notes as it commits them."""
+        resolve = self.resolver.resolve_target
+        rows = [(*row, resolve(row[1], row[3], row[4]).path) for links in self._new_links.values() for row in links]
+        self._new_links = {}
+        db.executemany(LINK_INSERT, rows)
+
     def _delete_children(self, db: sqlite3.Connection, doc_id: int) -> None:
+        self._new_links.pop(doc_id, None)
         self._ops += [(r[0], doc_id, None) for r in db.execute("SELECT id FROM chunks WHERE doc_id = ?", (doc_id,))]
         db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
         db.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
@@ -453,6 +470,11 @@ class NoteIndex(IndexQueries):
 
 
 JOURNAL_LIMIT = 500
+
+LINK_INSERT = (
+    "INSERT INTO links (source_id, source_path, kind, style, target, target_key, fragment, text, start, end, "
+    "resolved_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 VectorOp = tuple[int, int, bytes | None]  # (chunk id, doc id, vector); None drops the chunk

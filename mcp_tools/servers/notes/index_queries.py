@@ -83,6 +83,8 @@ class IndexQueries:
     path: str
     lock: threading.RLock
     db: sqlite3.Connection
+    generation: int  # bumped on every change
+    _doc_count: tuple[int, int] | None  # (generation, notes) as last counted
 
     def document(self, path: str) -> DocumentRow | None:
         with self.lock:
@@ -100,8 +102,12 @@ class IndexQueries:
         return {row[0]: _document(row) for row in rows}
 
     def count(self) -> int:
+        """How many notes are indexed, counted again only after a change (each search reports it)."""
         with self.lock:
-            return int(self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+            if self._doc_count is None or self._doc_count[0] != self.generation:
+                total = int(self.db.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+                self._doc_count = (self.generation, total)
+            return self._doc_count[1]
 
     def paths(self) -> list[str]:
         with self.lock:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -24,13 +25,14 @@ FENCE_RE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
 WIKILINK_RE = re.compile(r"\[\[([^\[\]\n|]*?)(?:\|([^\[\]\n]*))?\]\]")
 MDLINK_RE = re.compile(r"\[([^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*)\]\((<[^>\n]+>|[^)\s]+)(?:[ \t]+\"[^\"\n]*\")?\)")
 INLINE_TAG_RE = re.compile(r"#(?<![\w/#&\]]#)([\w\-/]*[^\W\d_][\w\-/]*)")  # "#" not after a word, /, #, & or ]
-INLINE_CODE_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+INLINE_CODE_RE = re.compile(r"`(`*)(?:(?!`\1).)+?`\1")  # a run of backticks, text, the same run
 BLOCK_ID_RE = re.compile(r"\^(?<!\S\^)([A-Za-z0-9-]+)[ \t]*\r?$", re.M)  # "^id" after a space or at a line start
 # "#" at a line start (as "^" under re.M), written so the scanner can jump to each "#"
 HEADING_LINE_RE = re.compile(r"(#(?<![^\n]#)#{0,5})[ \t]+([^\r\n]+?)[ \t]*#*[ \t]*\r?$", re.M)
 # A setext underline ("===" or "---" under a paragraph), found from its "\n" so the scanner jumps
 SETEXT_UNDERLINE_RE = re.compile(r"\n {0,3}(=+|-+)[ \t]*\r?$", re.M)
 NOT_PARAGRAPH_RE = re.compile(r" {4}|[ \t]*(?:\r?$|[-*+>#|]|\d+[.)][ \t]|`{3}|~{3})")  # lines a paragraph cannot hold
+CODE_TEXT_RE = re.compile(r"[^\r\n]+")
 URL_SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 CHUNK_CHARS = 1500
@@ -237,7 +239,7 @@ def parse_links(text: str, body_start: int, masked: str) -> list[Link]:
                 raw=text[start:end],
             )
         )
-    for match in MDLINK_RE.finditer(masked) if "](" in masked else ():
+    for match in _markdown_links(masked):
         destination = match.group(2)
         if destination.startswith("<"):
             destination = destination[1:-1]
@@ -262,6 +264,18 @@ def parse_links(text: str, body_start: int, masked: str) -> list[Link]:
     return links
 
 
+def _markdown_links(masked: str) -> Iterator[re.Match[str]]:
+    """MDLINK_RE's matches, looked for only on lines holding "](" (a match never spans lines)."""
+    find = masked.find
+    found = find("](")
+    while found >= 0:
+        line_end = find("\n", found)
+        if line_end < 0:
+            line_end = len(masked)
+        yield from MDLINK_RE.finditer(masked, masked.rfind("\n", 0, found) + 1, line_end)
+        found = find("](", line_end)
+
+
 def _mask(body: str, fences: list[tuple[int, int]]) -> str:
     """Blank out code (fenced and inline) keeping offsets, so that matches inside code are ignored."""
     if fences:
@@ -269,13 +283,17 @@ def _mask(body: str, fences: list[tuple[int, int]]) -> str:
         position = 0
         for start, end in fences:
             parts.append(body[position:start])
-            parts.append(re.sub(r"[^\r\n]", " ", body[start:end]))
+            parts.append(CODE_TEXT_RE.sub(_blank, body[start:end]))
             position = end
         parts.append(body[position:])
         body = "".join(parts)
     if "`" in body:
-        body = INLINE_CODE_RE.sub(lambda m: " " * len(m.group(0)), body)
+        body = INLINE_CODE_RE.sub(_blank, body)
     return body
+
+
+def _blank(match: re.Match[str]) -> str:
+    return " " * (match.end() - match.start())
 
 
 def parse_inline_tags(body_masked: str) -> list[str]:

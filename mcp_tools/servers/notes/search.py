@@ -52,6 +52,8 @@ def query_terms(query: str) -> list[str]:
 
 def fold(token: str) -> str:
     """Lower case without diacritics, as the FTS5 tokenizer stores terms."""
+    if token.isascii():  # nothing to decompose or compose
+        return token.lower()
     decomposed = unicodedata.normalize("NFD", token.lower())
     return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
 
@@ -121,7 +123,7 @@ def name_matches(index: NoteIndex, query: str, allowed: set[int] | None, limit: 
         # a name counts when it is most of the query, or the query part of it: "PARA" for "PARA method",
         # not "Data" for "complex data views for the data-obsessed"
         for name in names.split("\n"):
-            words = set(query_terms(name))
+            words = {fold(word) for word in TOKEN_RE.findall(name)}
             if words and ((words <= wanted and 2 * len(words) >= len(wanted)) or wanted <= words):
                 ranked.append(doc_id)
                 break
