@@ -138,7 +138,20 @@ async def compose_with_attachment(client: Any, tmp_path: Path, gmail: FakeGmail,
     return {"to": ["bob@example.org"], "subject": "Q3", "attachments": ["reports/q3.csv"]}
 
 
+async def upload_new(client: Any, tmp_path: Path, gmail: FakeGmail, drive: FakeDrive) -> dict[str, Any]:
+    put(tmp_path, "reports/q3.csv", b"region,revenue\n")
+    return {"name": "q3.csv", "from_path": "reports/q3.csv"}
+
+
+async def upload_over(client: Any, tmp_path: Path, gmail: FakeGmail, drive: FakeDrive) -> dict[str, Any]:
+    item = drive.add("q3.csv", b"old", "text/csv")
+    put(tmp_path, "reports/q3.csv", b"region,revenue\n")
+    return {"id": item.id, "from_path": "reports/q3.csv"}
+
+
 SCENARIOS: dict[tuple[str, str, str], Scenario] = {
+    ("drive.create", "from_path", "files.read"): upload_new,
+    ("drive.update", "from_path", "files.read"): upload_over,
     ("drive.read", "save_to", "files.write"): drive_save,
     ("gmail.attachment", "save", "files.write"): attachment_save,
     ("gmail.draft", "attachments", "files.read"): compose_with_attachment,

@@ -82,7 +82,7 @@ class FileInfo(Output):
 
 
 class SearchArgs(Arguments):
-    name: Short = Field(default=None, description="A name word starts with this.")
+    name: Short = Field(default=None, description="Name word prefix.")
     text: Short = Field(default=None, description="Full text.")
     type: TypeName | None = None
     folder: OptionalId = None
@@ -126,7 +126,7 @@ class ContentArgs(Arguments):
     content: Annotated[str | None, _at_most(2_000_000)] = None
     content_base64: Annotated[str | None, _at_most(30_000_000)] = None
     mime_type: Annotated[str | None, AfterValidator(_mime)] = None
-    from_path: Annotated[str | None, _at_most(500)] = Field(default=None, description="Upload a files-store file.")
+    from_path: Annotated[str | None, _at_most(500)] = Field(default=None, description="A files-store path.")
     nul_allowed = frozenset({"content"})
 
     def data(self, limit: int) -> bytes | None:
