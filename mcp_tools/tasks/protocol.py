@@ -37,7 +37,7 @@ from pydantic import Field, ValidationError
 from mcp_tools.policy.gate import Answer, Caller
 from mcp_tools.state.tasks import TaskRow
 from mcp_tools.tasks.face import Face, Progress
-from mcp_tools.tasks.runner import TaskAsker, TaskRunner, may_wait, runs_as_task, task_ttl_ms
+from mcp_tools.tasks.runner import TaskAsker, TaskRunner, is_long, may_wait, runs_as_task, task_ttl_ms
 from mcp_tools.tasks.wire import (
     CLIENT_CAPABILITIES,
     EXTENSION,
@@ -230,7 +230,8 @@ class Tasks:
                     "call it without the task field",
                 )
             return None  # the server decides: this one answers at once
-        if not legacy and may_wait(tool) and not self.person_answers_task(ctx):
+        answerable = legacy or self.person_answers_task(ctx)
+        if not answerable and may_wait(tool) and not is_long(tool, found.arguments or {}):
             return None  # nobody would learn that it waits: `approval_required` at once tells the model
         principal = self.face.principal_of(ctx, "local")
         if await anyio.to_thread.run_sync(self.runner.tasks.open_count, principal) >= MAX_OPEN_TASKS:
@@ -260,8 +261,9 @@ class Tasks:
                 scoped=reaches is not None,
             )
         )
-        if self.forms_answered(ctx) or self.app.config.policy.on_no_elicitation != "deny":
-            caller.asker = TaskAsker(self.runner, row.id, caller)
+        if answerable and (self.forms_answered(ctx) or self.app.config.policy.on_no_elicitation != "deny"):
+            caller.asker = TaskAsker(self.runner, row.id, caller)  # else a long call that turns out high
+            # answers `approval_required` at once, as the plain call would, and the task ends with it
         caller.progress = self.runner.progress(row.id, self._progress(ctx, row.id) if legacy else None)
         if legacy:
             self.runner.notifiers[row.id] = self._status_notifier(ctx)

@@ -66,6 +66,13 @@ def _amount(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
 
 
+def is_long(tool: BoundTool, arguments: Mapping[str, Any]) -> bool:
+    """Whether these arguments make a long call of a tool that lists task support for its long
+    calls (a large transfer): one worth a task whether or not it may wait for the person."""
+    spec = tool.spec
+    return spec.task_support == "optional" and (spec.long_call is None or spec.long_call(arguments))
+
+
 def runs_as_task(tool: BoundTool, arguments: Mapping[str, Any], asked: bool) -> bool:
     """Whether this call becomes a task: one that may wait for the person, or one of a tool that
     lists task support because its calls may take long, where the client asked (2025-11-25) or,

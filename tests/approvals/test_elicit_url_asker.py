@@ -1,6 +1,7 @@
 """`url_asker` decides alone whether a call gets a URL-mode asker: no approvals page to link to, a
-client that did not declare URL mode, no back channel or a 2026-07-28 connection get none, and
-who asks (principal, client, progress) is read only once an asker is made."""
+client that did not declare URL mode, or a 2025-era connection without a back channel get none;
+a 2026-07-28 connection gets the link as an input request, back channel or not; and who asks
+(principal, client, progress) is read only once an asker is made."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from mcp_tools.approvals.elicit_url import url_asker
+from mcp_tools.approvals.elicit_url import InputRequiredUrlElicitation, url_asker
 from mcp_tools.policy.gate import Caller
 
 
@@ -50,13 +51,21 @@ class Callers:
         (None, context()),  # no approvals page to link to
         ("http://127.0.0.1:1/approvals", context(url=False)),  # the client did not declare URL mode
         ("http://127.0.0.1:1/approvals", context(back_channel=False)),  # stateless HTTP
-        ("http://127.0.0.1:1/approvals", context(version="2026-07-28")),  # approved out of band as before
+        ("http://127.0.0.1:1/approvals", context(url=False, version="2026-07-28")),
     ],
 )
 def test_no_url_asker_and_no_caller_built_where_no_link_can_be_offered(page_url: str | None, ctx: Any) -> None:
     callers = Callers()
     assert url_asker(ctx, composed(page_url), callers, "files_delete", trusted=True) is None
     assert callers.built == 0
+
+
+@pytest.mark.parametrize("back_channel", [True, False])
+def test_a_2026_07_28_connection_gets_the_link_as_an_input_request(back_channel: bool) -> None:
+    callers = Callers()
+    ctx = context(back_channel=back_channel, version="2026-07-28")
+    asker = url_asker(ctx, composed("http://127.0.0.1:1/approvals"), callers, "files_delete", trusted=False)
+    assert isinstance(asker, InputRequiredUrlElicitation) and callers.built == 1
 
 
 def test_a_url_asker_reads_who_asks_once_it_is_made() -> None:

@@ -7,6 +7,7 @@ File content is untrusted: every text block carrying it is fenced. Writes carry 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -197,6 +198,11 @@ class CreateFacts(SharingFacts):
     """The files-store file to upload (`from_path`), as `prepare` read it."""
 
     upload: bytes | None = None
+
+
+def is_upload(arguments: Mapping[str, Any]) -> bool:
+    """Whether a create or update call moves content (the calls worth a task: they may take long)."""
+    return any(arguments.get(key) for key in ("content", "content_base64", "from_path"))
 
 
 async def load_upload(service: DriveService, args: CreateArgs | UpdateArgs, ctx: CallContext, facts: Any) -> None:
@@ -532,6 +538,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         facts=CreateFacts,
         reaches={"from_path": "files.read"},
         prepare=load_upload,
+        task_support="optional",  # an upload moves chunk by chunk, with progress
+        long_call=is_upload,
         open_world=True,
         tier="extended",
         destructive=False,
@@ -554,6 +562,8 @@ TOOLS: list[ToolSpec[Any, Any, Any]] = [
         facts=UpdateFacts,
         reaches={"from_path": "files.read"},
         prepare=load_upload,
+        task_support="optional",  # an upload moves chunk by chunk, with progress
+        long_call=is_upload,
         open_world=True,
         tier="extended",
         destructive=True,
