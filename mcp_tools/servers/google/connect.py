@@ -75,9 +75,6 @@ def sign_in_link(
         return None
     state, verifier = secrets.token_urlsafe(32), secrets.token_urlsafe(64)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    tokens = vault(env)
-    sealed = tokens.sealed_text({"verifier": verifier, "scopes": sorted(scopes)})
-    tokens.store.begin_google_sign_in(_digest(state), principal, label, sealed, TTL_SECONDS)
     query = {
         "client_id": client["client_id"],
         "redirect_uri": env.google_callback,
@@ -89,7 +86,29 @@ def sign_in_link(
         "access_type": "offline",
         "prompt": "consent",
     }
-    return f"{client.get('auth_uri') or GOOGLE_AUTH_URI}?{urlencode(query)}"
+    link = f"{client.get('auth_uri') or GOOGLE_AUTH_URI}?{urlencode(query)}"
+    tokens = vault(env)
+    # sealed with the verifier: the approvals page shows the link again to the same principal
+    sealed = tokens.sealed_text({"verifier": verifier, "scopes": sorted(scopes), "link": link})
+    tokens.store.begin_google_sign_in(_digest(state), principal, label, sealed, TTL_SECONDS)
+    return link
+
+
+def pending_links(env: Environment, principal: str) -> list[tuple[str, str, float]]:
+    """(label, link, expires) of the sign-ins `principal` may still finish, the newest first: what
+    the approvals page shows to a person signed in to it as that principal, and to nobody else."""
+    from mcp_tools.servers.google.tokens import vault
+
+    tokens = vault(env)
+    found = []
+    for label, sealed, expires in tokens.store.google_sign_ins_of(principal):
+        try:
+            link = tokens.open(sealed).get("link")
+        except ValueError:
+            continue  # sealed under another [state] secret: not this server's to show
+        if isinstance(link, str) and link:
+            found.append((label, link, expires))
+    return found
 
 
 def finish(config: Any, env: Environment, state: str, code: str | None) -> tuple[str, str]:

@@ -6,7 +6,9 @@ HTTP, with principals of a real OpenID provider and the fake Google's consent an
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -193,3 +195,59 @@ def test_the_address_is_asked_only_where_the_scopes_let_gmail_tell_it(google: Fa
     assert google.requests == [("me@example.com", "gmail.users.getProfile")]
     google.fail("gmail.users.getProfile", 500, times=1)
     assert address(config, google.issue([readonly])[0], [readonly]) is None  # the sign-in goes on without it
+
+
+def page_session(base: str, tmp_path: Path, principal: str | None) -> httpx2.Client:
+    """A browser signed in to the approvals page, for `principal` (None: the person who runs the server)."""
+    from mcp_tools.approvals.page import new_login_link
+    from mcp_tools.state.sqlite import PolicyStore
+
+    store = PolicyStore(tmp_path / "state" / "policy.sqlite3")
+    try:
+        link = new_login_link(store, f"{base}/approvals", 600, principal)
+    finally:
+        store.close()
+    browser = httpx2.Client()
+    assert browser.get(link).status_code == 200
+    return browser
+
+
+async def test_the_approvals_page_shows_a_principals_sign_in_link_to_that_principal_alone(
+    tmp_path: Path, google: FakeGoogle, gmail: FakeGmail, provider: Provider
+) -> None:
+    FakeGmail(google.add_account(ROBOT_MAIL)).add(plain(subject="Robot's mail", to=ROBOT_MAIL))
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    robot, other = f"robot@{provider.issuer}", f"other-robot@{provider.issuer}"
+    config = config_for(tmp_path, google, provider, resource)
+    config.write_text(config.read_text() + "\n[approvals.page]\nenabled = true\n")
+    with http_server(config, port=port) as base:
+        async with client_with(base, provider.token(resource)) as robot_client:
+            link = failure(await robot_client.call_tool("gmail_search", {}))["sign_in_url"]
+            state = parse_qs(urlsplit(link).query)["state"][0]
+            with (
+                closing(page_session(base, tmp_path, robot)) as mine,
+                closing(page_session(base, tmp_path, other)) as theirs,
+                closing(page_session(base, tmp_path, None)) as owners,
+            ):
+                shown = mine.get(f"{base}/approvals/")
+                assert shown.status_code == 200 and "Connect your Google account" in shown.text
+                assert html.escape(link) in shown.text  # the very link the error carried
+                refreshed = mine.get(f"{base}/approvals/fragment")
+                assert html.escape(link) in refreshed.text
+                # ATTACK: another principal's page session (and the owner's, which sees every
+                # approval) would connect its own Google account to robot by following the link
+                for page in (theirs.get(f"{base}/approvals/"), owners.get(f"{base}/approvals/")):
+                    assert page.status_code == 200 and "Waiting for you" in page.text
+                    assert state not in page.text and "Connect your Google account" not in page.text
+                    assert "oauth2/auth" not in page.text
+                assert state not in theirs.get(f"{base}/approvals/fragment").text
+
+                # the link still works once: following it from the page connects robot's account
+                assert httpx2.get(consent(google, link, ROBOT_MAIL)).status_code == 200
+                gone = mine.get(f"{base}/approvals/")
+                assert gone.status_code == 200 and state not in gone.text
+                assert "Connect your Google account" not in gone.text
+            found = ok(await robot_client.call_tool("gmail_search", {}))
+            assert [m["subject"] for m in found["messages"]] == ["Robot's mail"]
+    assert stored_accounts(tmp_path, robot) == ["default"] and stored_accounts(tmp_path, other) == []
