@@ -22,6 +22,7 @@ import html
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,8 @@ class ApprovalsPage:
         self.secure_cookie = bool(settings.url and settings.url.startswith("https://"))
         # With `[http.oauth] embedded = true`: the authorization server whose consent asks are answered here.
         self.consent: Any = None
+        # Where principals connect Google accounts: principal -> its open sign-ins (label, link, expires).
+        self.google_sign_ins: Callable[[str], list[tuple[str, str, float]]] | None = None
         self._routes = self.app()
 
     def app(self) -> Starlette:
@@ -428,6 +431,7 @@ class ApprovalsPage:
                 parts.append('<section class="focus"><h2>This approval</h2>')
                 parts.append(self._card(root, session, focused, meta.get(focused.id, {}), now))
                 parts.append(f'<p><a href="{html.escape(root)}/">All approvals</a></p></section>')
+        parts.append(self._google_section(session))
         parts.append(f'<section class="pending"><h2>Waiting for you ({count})</h2>')
         if not count:
             parts.append('<p class="empty">Nothing waits for your approval.</p>')
@@ -458,6 +462,26 @@ class ApprovalsPage:
         parts.append("</section>")
         parts.append(self._clients_section(root, session))
         return "".join(parts)
+
+    def _google_section(self, session: Session) -> str:
+        """The Google sign-in links of the principal signed in to the page, to it alone: a link
+        connects whatever Google account opens it to that principal, so the owner's view (every
+        approval) does not show them either."""
+        if self.google_sign_ins is None or session.principal is None:
+            return ""
+        links = self.google_sign_ins(session.principal)
+        if not links:
+            return ""
+        items = "".join(
+            f'<li><a href="{e(link)}" rel="noopener noreferrer" target="_blank">Connect your Google account'
+            f"</a> (as {e(label)}; until {time_html(expires)})</li>"
+            for label, link, expires in links
+        )
+        return (
+            '<section class="google"><h2>Connect Google</h2><p>A call of yours needs a Google account of '
+            f"your own. Open a link, sign in at Google, then call again; each link works once.</p><ul>{items}</ul>"
+            "</section>"
+        )
 
     def _pager(self, root: str, page: int, pages: int, count: int) -> str:
         """`Showing 21–40 of 115`, with links to the newer and older pages; nothing when one page holds all."""

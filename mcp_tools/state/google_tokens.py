@@ -86,6 +86,16 @@ class GoogleTokens(StoreBase):
                 (state_sha256, principal, label, data, now + ttl_seconds),
             )
 
+    def google_sign_ins_of(self, principal: str) -> list[tuple[str, str, float]]:
+        """(label, data, expires) of `principal`'s live sign-ins, the newest first; nothing is used up."""
+        with self._reading() as db:
+            rows = db.execute(
+                "SELECT label, data, expires FROM google_sign_ins WHERE principal=? AND expires>? "
+                "ORDER BY expires DESC",
+                (principal, self.clock()),
+            ).fetchall()
+        return [(str(row[0]), str(row[1]), float(row[2])) for row in rows]
+
     def take_google_sign_in(self, state_sha256: str) -> tuple[str, str, str] | None:
         """(principal, label, data) of a live sign-in, once: a second use (on any replica) finds nothing."""
         with self._reading() as db:

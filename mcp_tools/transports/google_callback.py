@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -51,6 +52,22 @@ def google_callback_routes(app: Any) -> list[Route]:
         )
 
     return [Route(CALLBACK_PATH, callback, methods=["GET"])]
+
+
+def google_sign_in_links(app: Any) -> Callable[[str], list[tuple[str, str, float]]] | None:
+    """principal -> its Google sign-ins still open, (label, link, expires), for the approvals page
+    (which shows them to a person signed in to it as that principal); None where principals cannot
+    connect accounts."""
+    if app.environment.google_callback is None:
+        return None
+    environment = app.environment
+
+    def links(principal: str) -> list[tuple[str, str, float]]:
+        from mcp_tools.servers.google.connect import pending_links
+
+        return pending_links(environment, principal)
+
+    return links
 
 
 def _page(status: int, title: str, text: str) -> Response:

@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_tools.composition.app import LOCAL_HTTP_TOKEN_FILE, App
 from mcp_tools.core.config import MAKE_TOKEN, ConfigError, describe_weak_tokens
-from mcp_tools.transports.google_callback import google_callback_routes
+from mcp_tools.transports.google_callback import google_callback_routes, google_sign_in_links
 from mcp_tools.transports.http_errors import (
     BodyTooLargeExplained,
     InvalidRequestExplained,
@@ -274,6 +274,7 @@ def approval_routes(
     page = serve_page_here(app.config.approvals.page, app.store, app.out_of_band, settings, url)
     if page is not None:
         page.consent = consent
+        page.google_sign_ins = google_sign_in_links(app)  # a principal's own links to connect Google
         page.login_command = mcp_tools("approvals", "login", "--http")  # the link for the page inside serve --http
         routes.append(Mount("/approvals", app=page))
     elif consent is not None:

@@ -5,7 +5,8 @@ sign-in link: Google's consent for the OAuth client of `[google] client_secrets`
 and a single-use `state` kept in the state store beside the principal it was made for and the
 PKCE verifier (sealed). Google sends the browser back to the server's own `/google/callback`
 (`mcp_tools.transports.google_callback`), which takes the state once, exchanges the code with the
-verifier, and stores the token as that principal's. A state replayed, forged or expired finds
+verifier, and stores the token as that principal's, with the account's address where the granted
+scopes let Gmail's `users.getProfile` tell it (else none). A state replayed, forged or expired finds
 nothing; a code from another sign-in (another principal's) does not exchange with this verifier.
 """
 
@@ -15,6 +16,7 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import logging
 import secrets
 import urllib.error
 import urllib.request
@@ -25,9 +27,21 @@ from urllib.parse import urlencode
 from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.google.labels import DEFAULT_ACCOUNT
 
+logger = logging.getLogger("mcp_tools.google")
 TTL_SECONDS = 600.0  # how long a sign-in link works
 GOOGLE_AUTH_URI = "https://accounts.google.com/o/oauth2/auth"
 GOOGLE_TOKEN_URI = "https://oauth2.googleapis.com/token"
+GMAIL_ROOT = "https://gmail.googleapis.com/"
+# the scopes Gmail's users.getProfile accepts (its discovery document): one of them names the address
+PROFILE_SCOPES = frozenset(
+    {
+        "https://mail.google.com/",
+        "https://www.googleapis.com/auth/gmail.compose",
+        "https://www.googleapis.com/auth/gmail.metadata",
+        "https://www.googleapis.com/auth/gmail.modify",
+        "https://www.googleapis.com/auth/gmail.readonly",
+    }
+)
 
 
 class SignInRefused(Exception):
@@ -61,9 +75,6 @@ def sign_in_link(
         return None
     state, verifier = secrets.token_urlsafe(32), secrets.token_urlsafe(64)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    tokens = vault(env)
-    sealed = tokens.sealed_text({"verifier": verifier, "scopes": sorted(scopes)})
-    tokens.store.begin_google_sign_in(_digest(state), principal, label, sealed, TTL_SECONDS)
     query = {
         "client_id": client["client_id"],
         "redirect_uri": env.google_callback,
@@ -75,7 +86,29 @@ def sign_in_link(
         "access_type": "offline",
         "prompt": "consent",
     }
-    return f"{client.get('auth_uri') or GOOGLE_AUTH_URI}?{urlencode(query)}"
+    link = f"{client.get('auth_uri') or GOOGLE_AUTH_URI}?{urlencode(query)}"
+    tokens = vault(env)
+    # sealed with the verifier: the approvals page shows the link again to the same principal
+    sealed = tokens.sealed_text({"verifier": verifier, "scopes": sorted(scopes), "link": link})
+    tokens.store.begin_google_sign_in(_digest(state), principal, label, sealed, TTL_SECONDS)
+    return link
+
+
+def pending_links(env: Environment, principal: str) -> list[tuple[str, str, float]]:
+    """(label, link, expires) of the sign-ins `principal` may still finish, the newest first: what
+    the approvals page shows to a person signed in to it as that principal, and to nobody else."""
+    from mcp_tools.servers.google.tokens import vault
+
+    tokens = vault(env)
+    found = []
+    for label, sealed, expires in tokens.store.google_sign_ins_of(principal):
+        try:
+            link = tokens.open(sealed).get("link")
+        except ValueError:
+            continue  # sealed under another [state] secret: not this server's to show
+        if isinstance(link, str) and link:
+            found.append((label, link, expires))
+    return found
 
 
 def finish(config: Any, env: Environment, state: str, code: str | None) -> tuple[str, str]:
@@ -105,6 +138,7 @@ def finish(config: Any, env: Environment, state: str, code: str | None) -> tuple
             "Google returned no refresh token; remove the app's access in your Google account and retry"
         )
     granted = answer.get("scope")
+    scopes = sorted(granted.split() if isinstance(granted, str) else pending.get("scopes") or [])
     lifetime = answer.get("expires_in")
     TokenSlot(env, label, principal).write(
         {
@@ -112,14 +146,32 @@ def finish(config: Any, env: Environment, state: str, code: str | None) -> tuple
             "refresh_token": refresh,
             "token_uri": token_uri,
             "client_id": client["client_id"],
-            "scopes": sorted(granted.split() if isinstance(granted, str) else pending.get("scopes") or []),
+            "scopes": scopes,
             "expiry": (
                 dt.datetime.now(dt.UTC) + dt.timedelta(seconds=lifetime if isinstance(lifetime, int) else 3600)
             ).isoformat(),
-            "account": None,
+            "account": address(config, str(answer["access_token"]), scopes),
         }
     )
     return principal, label
+
+
+def address(config: Any, access_token: str, scopes: Sequence[str]) -> str | None:
+    """The address of the account `access_token` acts as, from Gmail's `users.getProfile` (as
+    `mcp-tools auth google` learns it); None when the scopes do not allow that call or it fails:
+    the address is for naming the account only, and a sign-in never fails for want of it."""
+    if not PROFILE_SCOPES & set(scopes):
+        return None
+    root = (config.api_endpoint or GMAIL_ROOT).rstrip("/")
+    request = urllib.request.Request(f"{root}/gmail/v1/users/me/profile", method="GET")
+    request.add_header("Authorization", f"Bearer {access_token}")
+    try:
+        with urllib.request.urlopen(request, timeout=min(float(config.timeout_seconds), 30.0)) as response:
+            found = json.loads(response.read()).get("emailAddress")
+    except (OSError, ValueError, AttributeError) as error:
+        logger.info("the connected Google account's address is not known (%s)", type(error).__name__)
+        return None
+    return found if isinstance(found, str) and "@" in found and len(found) <= 320 else None
 
 
 def _exchange(token_uri: str, client: dict[str, Any], code: str, verifier: str, redirect: str) -> dict[str, Any]:

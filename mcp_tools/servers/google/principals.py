@@ -73,7 +73,7 @@ def resolve(config: GoogleConfig, env: Environment, principal: str, wanted: str 
                 return label
     if name == ALL_ACCOUNTS:
         raise ToolFailure("invalid_arguments", "this tool acts as one account at a time; name one")
-    listing = ", ".join(known) or "none"
+    listing = ", ".join(_shown(env, label, found[label]) for label in known) or "none"
     raise ToolFailure("not_found", f"no Google account {wanted.strip()[:64]!r} here; yours: {listing}")
 
 
@@ -94,6 +94,12 @@ def not_connected(config: GoogleConfig, env: Environment, principal: str, scopes
         "open sign_in_url in a browser to connect yours (the link works once, for 10 minutes), then call again",
         details={"sign_in_url": link},
     )
+
+
+def _shown(env: Environment, label: str, holder: str) -> str:
+    """`default (robot@partner.example)`, or the label alone when the address is not known."""
+    email = _email(env, label, holder)
+    return f"{label} ({email})" if email else label
 
 
 def _email(env: Environment, label: str, holder: str) -> str | None:

@@ -164,3 +164,20 @@ def test_a_sign_in_state_is_taken_once_on_any_replica_and_not_after_it_expires(o
     assert [second.take_google_sign_in(f"{index}" * 64) is not None for index in range(7)] == [False, False] + [
         True
     ] * 5
+
+
+def test_a_principals_open_sign_ins_are_listed_for_it_alone_and_never_used_up(open_store: OpenStore) -> None:
+    """What the approvals page shows a principal: its own live sign-ins, on any replica; listing takes none."""
+    now = [1000.0]
+    first, second = open_store(clock=lambda: now[0]), open_store(clock=lambda: now[0])
+    first.begin_google_sign_in("a" * 64, "bob@https://idp.example", "default", '{"n": 1}', 600)
+    first.begin_google_sign_in("b" * 64, "bob@https://idp.example", "work", '{"n": 2}', 900)
+    first.begin_google_sign_in("c" * 64, "eve@https://idp.example", "default", '{"n": 3}', 600)
+    listed = second.google_sign_ins_of("bob@https://idp.example")
+    assert listed == [("work", '{"n": 2}', 1900.0), ("default", '{"n": 1}', 1600.0)]
+    assert second.google_sign_ins_of("bob@https://idp.example") == listed  # nothing was used up
+    assert second.google_sign_ins_of("") == [] and second.google_sign_ins_of("nobody") == []
+    assert second.take_google_sign_in("a" * 64) is not None
+    now[0] += 700  # `default`'s was used, then `work`'s alone is live
+    assert [label for label, _, _ in first.google_sign_ins_of("bob@https://idp.example")] == ["work"]
+    assert [label for label, _, _ in first.google_sign_ins_of("eve@https://idp.example")] == []
