@@ -15,7 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from mcp_tools.core.config import PolicySettings
-from mcp_tools.core.holders import calling_as
+from mcp_tools.core.holders import CALLING
 from mcp_tools.core.tooling import Risk, ToolFailure, ToolSpec
 from mcp_tools.inventory.chain import call_refusal
 from mcp_tools.policy.calls import (
@@ -158,8 +158,11 @@ class PolicyGate:
 
         `name` is the name the call was written with; the catalog resolved it to `tool`.
         """
-        with calling_as(caller.principal):  # whose accounts its hooks use (`mcp_tools.core.holders`)
+        calling = CALLING.set(caller.principal)  # whose accounts its hooks use (`mcp_tools.core.holders`)
+        try:
             return await self._call(tool, name, raw_args, caller, via)
+        finally:
+            CALLING.reset(calling)
 
     async def _call(
         self, tool: BoundTool, name: str, raw_args: Any, caller: Caller, via: BoundTool | None

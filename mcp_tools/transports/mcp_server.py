@@ -712,7 +712,9 @@ def build_server(app: App, transport: str, namespace: str | None = None) -> Serv
         if outcome.ask_later is not None:
             payload: types.InputRequiredResult = outcome.ask_later.payload
             return payload
-        result = resources.linked(call_result(outcome), found.tool, found.arguments, outcome, ctx)
+        result = call_result(outcome)
+        if found.tool is not None and found.tool.spec.reaches:  # only such a tool saves into a store
+            result = resources.linked(result, found.tool, found.arguments, outcome, ctx)
         if carded:
             result = card.with_ticket(result, outcome)
         return result

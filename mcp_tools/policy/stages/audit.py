@@ -128,4 +128,4 @@ class Audit:
 def account_of(call: Call) -> str | None:
     """The accounts a call acted as, as its tool resolved them (None before its arguments were
     valid, or for a tool without accounts)."""
-    return audited_account(call.tool.spec, call.args)
+    return None if call.tool.spec.accounts is None else audited_account(call.tool.spec, call.args)
