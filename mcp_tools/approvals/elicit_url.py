@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import anyio
 import mcp_types as types
 
+from mcp_tools.approvals.retry import claimed_state
 from mcp_tools.policy.channels import OutOfBand
 from mcp_tools.policy.gate import Answer, AskLater, Caller, ConfirmationRequest, approval_required
 from mcp_tools.state.store import Approval, StateStore
@@ -241,21 +242,10 @@ class InputRequiredUrlElicitation(UrlElicitation):
         params = self.ctx.params if isinstance(self.ctx.params, dict) else {}
         responses = params.get("inputResponses")
         sealed = params.get("requestState")  # unsealed by the SDK's boundary: ours, unchanged
-        if not isinstance(responses, dict) or URL_KEY not in responses or not isinstance(sealed, str):
+        if not isinstance(responses, dict) or URL_KEY not in responses:
             return None
-        try:
-            state = json.loads(sealed)
-        except ValueError:
-            return None
-        if (
-            not isinstance(state, dict)
-            or state.get("tool") != request.tool
-            or state.get("args") != request.args_sha256
-            or state.get("principal") != self.principal
-            or not isinstance(state.get("approval"), str)
-        ):
-            return None
-        if not await anyio.to_thread.run_sync(self.store.use_nonce, str(state.get("nonce")), self.ttl):
+        state = await claimed_state(self.store, sealed, request, self.principal, self.ttl, named=("approval",))
+        if state is None:
             return None
         response: Any = responses[URL_KEY]
         action = response.get("action") if isinstance(response, dict) else None

@@ -33,6 +33,7 @@ from mcp_types.version import is_version_at_least
 
 from mcp_tools import __version__
 from mcp_tools.approvals.elicit_url import url_asker
+from mcp_tools.approvals.retry import claimed_state
 from mcp_tools.composition.app import App
 from mcp_tools.core.tooling import ABSENT_WHEN_NONE, Risk
 from mcp_tools.inventory.catalog import wire_name
@@ -381,21 +382,9 @@ class InputRequiredElicitation:
 
     async def _answer_for(self, request: ConfirmationRequest) -> Answer | None:
         responses = self.params.input_responses or {}
-        if not self.params.request_state or CONFIRM_KEY not in responses:
+        if CONFIRM_KEY not in responses:
             return None
-        try:
-            state = json.loads(self.params.request_state)
-        except ValueError:
-            return None
-        if (
-            not isinstance(state, dict)
-            or state.get("tool") != request.tool
-            or state.get("args") != request.args_sha256
-            or state.get("principal") != self.principal
-        ):
-            return None
-        nonce = str(state.get("nonce"))
-        if not await anyio.to_thread.run_sync(self.store.use_nonce, nonce, self.ttl):
+        if await claimed_state(self.store, self.params.request_state, request, self.principal, self.ttl) is None:
             return None
         response = responses[CONFIRM_KEY]
         if not isinstance(response, types.ElicitResult):

@@ -7,7 +7,7 @@ File content is untrusted: every text block carrying it is fenced. Writes carry 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -26,7 +26,15 @@ from mcp_tools.servers.drive.models import (
     UpdateArgs,
     WriteResult,
 )
-from mcp_tools.servers.drive.service import CREATE_TOOL, DELETE_TOOL, READ_TOOL, SEARCH_TOOL, SHARE_TOOL, UPDATE_TOOL
+from mcp_tools.servers.drive.service import (
+    CREATE_TOOL,
+    DELETE_TOOL,
+    FILE_FIELDS,
+    READ_TOOL,
+    SEARCH_TOOL,
+    SHARE_TOOL,
+    UPDATE_TOOL,
+)
 from mcp_tools.servers.google.aliases import PAGING
 from mcp_tools.servers.google.scopes import DRIVE, DRIVE_FILE, DRIVE_READONLY
 from mcp_tools.servers.google.sharing import SharingFacts, exposure_risk, told
@@ -213,13 +221,14 @@ async def load_upload(service: DriveService, args: CreateArgs | UpdateArgs, ctx:
         facts.upload = await load(ctx, args.from_path, service.config.max_upload_bytes)
 
 
+Chunked = tuple[dict[str, Any], bytes, str]  # a write too large for one request: metadata, bytes, type
+
+
 def _content(service: DriveService, args: CreateArgs | UpdateArgs, upload: bytes | None) -> bytes | None:
     return upload if args.from_path else args.data(service.config.max_upload_bytes)
 
 
-def _create(
-    service: DriveService, args: CreateArgs, upload: bytes | None = None
-) -> WriteResult | tuple[dict[str, Any], bytes, str]:
+def _create(service: DriveService, args: CreateArgs, upload: bytes | None = None) -> WriteResult | Chunked:
     """The folder or small file created; for content larger than a chunk, what to upload."""
     from mcp_tools.servers.drive.service import CONVERSIONS, FOLDER
     from mcp_tools.servers.drive.transfer import CHUNK_BYTES
@@ -247,20 +256,38 @@ def _create(
 
 
 async def create(service: DriveService, args: CreateArgs, ctx: CallContext, facts: CreateFacts) -> WriteResult:
-    created: WriteResult | tuple[dict[str, Any], bytes, str] = await service.run(
-        CREATE_TOOL, _create, service, args, facts.upload
+    return await _write(
+        service,
+        CREATE_TOOL,
+        ctx,
+        lambda files, metadata, media: files.create(
+            body=metadata, media_body=media, fields=FILE_FIELDS, supportsAllDrives=True
+        ),
+        _create,
+        args,
+        facts.upload,
     )
-    if isinstance(created, WriteResult):
-        return created
-    from mcp_tools.servers.drive.service import FILE_FIELDS
+
+
+async def _write(
+    service: DriveService,
+    tool: str,
+    ctx: CallContext,
+    send: Callable[[Any, dict[str, Any], Any], Any],
+    step: Callable[..., WriteResult | Chunked],
+    *step_args: Any,
+) -> WriteResult:
+    """Runs a write (`step`, given the service and `step_args`); one it hands back as too large for
+    one request goes up chunk by chunk, with progress (`send` makes each chunk's create or update)."""
+    done: WriteResult | Chunked = await service.run(tool, step, service, *step_args)
+    if isinstance(done, WriteResult):
+        return done
     from mcp_tools.servers.drive.transfer import upload
 
-    metadata, data, mime = created
-
-    def request(drive: Any, media: Any) -> Any:
-        return drive.files().create(body=metadata, media_body=media, fields=FILE_FIELDS, supportsAllDrives=True)
-
-    return _written(await upload(service, CREATE_TOOL, request, data, mime, ctx))
+    metadata, data, mime = done
+    return _written(
+        await upload(service, tool, lambda drive, media: send(drive.files(), metadata, media), data, mime, ctx)
+    )
 
 
 async def create_risk(service: DriveService, args: CreateArgs, facts: SharingFacts) -> Risk:
@@ -336,9 +363,7 @@ def describe_update(args: UpdateArgs, facts: UpdateFacts) -> str:
     return told(f"Drive file {name!r} (id {args.id}): " + " and ".join(what), facts)
 
 
-def _update(
-    service: DriveService, args: UpdateArgs, upload: bytes | None = None
-) -> WriteResult | tuple[dict[str, Any], bytes, str]:
+def _update(service: DriveService, args: UpdateArgs, upload: bytes | None = None) -> WriteResult | Chunked:
     """The file updated; for content larger than a chunk, what to upload."""
     from mcp_tools.servers.drive.transfer import CHUNK_BYTES
 
@@ -352,22 +377,17 @@ def _update(
 
 
 async def update(service: DriveService, args: UpdateArgs, ctx: CallContext, facts: UpdateFacts) -> WriteResult:
-    updated: WriteResult | tuple[dict[str, Any], bytes, str] = await service.run(
-        UPDATE_TOOL, _update, service, args, facts.upload
-    )
-    if isinstance(updated, WriteResult):
-        return updated
-    from mcp_tools.servers.drive.service import FILE_FIELDS
-    from mcp_tools.servers.drive.transfer import upload
-
-    metadata, data, mime = updated
-
-    def request(drive: Any, media: Any) -> Any:
-        return drive.files().update(
+    return await _write(
+        service,
+        UPDATE_TOOL,
+        ctx,
+        lambda files, metadata, media: files.update(
             fileId=args.id, body=metadata, media_body=media, fields=FILE_FIELDS, supportsAllDrives=True
-        )
-
-    return _written(await upload(service, UPDATE_TOOL, request, data, mime, ctx))
+        ),
+        _update,
+        args,
+        facts.upload,
+    )
 
 
 # --- delete and share --------------------------------------------------------------------------
