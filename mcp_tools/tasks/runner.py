@@ -70,7 +70,7 @@ def is_long(tool: BoundTool, arguments: Mapping[str, Any]) -> bool:
     """Whether these arguments make a long call of a tool that lists task support for its long
     calls (a large transfer): one worth a task whether or not it may wait for the person."""
     spec = tool.spec
-    return spec.task_support == "optional" and (spec.long_call is None or spec.long_call(arguments))
+    return spec.task_support != "forbidden" and (spec.long_call is None or spec.long_call(arguments))
 
 
 def runs_as_task(tool: BoundTool, arguments: Mapping[str, Any], asked: bool) -> bool:
@@ -79,10 +79,9 @@ def runs_as_task(tool: BoundTool, arguments: Mapping[str, Any], asked: bool) -> 
     unasked (2026-07-28), where these arguments make a long call."""
     if may_wait(tool):
         return True
-    spec = tool.spec
-    if spec.task_support == "forbidden":
-        return False
-    return asked or spec.long_call is None or spec.long_call(arguments)
+    if asked:
+        return tool.spec.task_support != "forbidden"
+    return is_long(tool, arguments)
 
 
 class TaskAsker:
