@@ -122,6 +122,9 @@ class ReadResult(Output):
     warnings: list[str]
 
 
+CONTENT_FIELDS = ("content", "content_base64", "from_path")  # what a create or update may send, one at most
+
+
 class ContentArgs(Arguments):
     content: Annotated[str | None, _at_most(2_000_000)] = None
     content_base64: Annotated[str | None, _at_most(30_000_000)] = None
@@ -154,14 +157,14 @@ class ContentArgs(Arguments):
 
     @model_validator(mode="after")
     def _one_content(self) -> ContentArgs:
-        if sum(bool(given) for given in (self.content, self.content_base64, self.from_path)) > 1:
+        if sum(bool(getattr(self, field)) for field in CONTENT_FIELDS) > 1:
             raise ValueError("give one of content, content_base64 or from_path")
         return self
 
     @property
     def replaces(self) -> bool:
         """Whether the call sends content (inline or from the files store)."""
-        return bool(self.content or self.content_base64 or self.from_path)
+        return any(getattr(self, field) for field in CONTENT_FIELDS)
 
 
 class CreateArgs(ContentArgs):

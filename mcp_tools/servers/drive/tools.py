@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_tools.core.tooling import CallContext, Risk, ToolAlias, ToolFailure, ToolSpec, UpstreamScopes
 from mcp_tools.servers.drive.models import (
+    CONTENT_FIELDS,
     CreateArgs,
     DeleteArgs,
     DeleteResult,
@@ -210,7 +211,7 @@ class CreateFacts(SharingFacts):
 
 def is_upload(arguments: Mapping[str, Any]) -> bool:
     """Whether a create or update call moves content (the calls worth a task: they may take long)."""
-    return any(arguments.get(key) for key in ("content", "content_base64", "from_path"))
+    return any(arguments.get(field) for field in CONTENT_FIELDS)
 
 
 async def load_upload(service: DriveService, args: CreateArgs | UpdateArgs, ctx: CallContext, facts: Any) -> None:
