@@ -9,6 +9,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_tools.transports.http_limits import read_at_most, replay
+
 # The SDK's answer to a body that is JSON but not one JSON-RPC message: -32602 and a validation dump.
 _SDK_NOT_A_MESSAGE = "Validation error:"
 _MOST_BUFFERED = 64 * 1024  # an error answer is small; anything larger passes as it is
@@ -242,18 +244,10 @@ class ProtocolVersionCheck:
         if scope["type"] != "http" or sent is None or sent in supported:
             await self.app(scope, receive, send)
             return
-        buffered: list[Message] = []
-        size, more = 0, scope.get("method") == "POST"
-        while more and size <= _MOST_BUFFERED:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            buffered.append(message)
-            size += len(message.get("body", b""))
-            more = bool(message.get("more_body", False))
-        request = None if more else parsed(b"".join(message.get("body", b"") for message in buffered))
+        raw, whole = await read_at_most(receive, _MOST_BUFFERED) if scope.get("method") == "POST" else (b"", True)
+        request = parsed(raw) if whole else None
         if request is not None and names_version(request):
-            await self.app(scope, replaying(buffered, receive), send)
+            await self.app(scope, replay(raw, receive), send)
             return
         body = json.dumps(unsupported_version(sent, supported, request)).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
@@ -281,16 +275,6 @@ def names_version(request: dict[str, Any]) -> bool:
     params = request.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     return isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta
-
-
-def replaying(buffered: list[Message], receive: Receive) -> Receive:
-    """The request's body as it came: the messages already read, then the rest."""
-    waiting = list(buffered)
-
-    async def replayed() -> Message:
-        return waiting.pop(0) if waiting else await receive()
-
-    return replayed
 
 
 def unsupported_version(sent: str, supported: list[str], request: dict[str, Any] | None) -> dict[str, Any]:
