@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from mcp_tools.servers.notes.markdown import Link, name_key
 
@@ -80,8 +80,7 @@ def closeness(source: str, candidate: str) -> tuple[int, int, int, str]:
     return (-shared, len(candidate_dirs), len(candidate), candidate)
 
 
-@dataclass(frozen=True)
-class Resolution:
+class Resolution(NamedTuple):  # a tuple: a first index resolves every link of the vault
     path: str | None
     method: str  # "self" | "exact" | "relative" | "root" | "suffix" | "basename" | "alias" | "none"
 
@@ -145,7 +144,8 @@ class Resolver:
 
     def _wiki(self, source: str, target: str) -> Resolution:
         bare = strip_md(target.lstrip("/"))
-        key = name_key(bare + NOTE_SUFFIX)
+        bare_key = name_key(bare)
+        key = bare_key + NOTE_SUFFIX  # name_key keeps ".md" as it is, and joins nothing across it
         if hit := self.by_key.get(key):
             return Resolution(hit, "exact")
         if "/" in bare:
@@ -155,7 +155,7 @@ class Resolver:
             if matches:
                 return Resolution(closest(source, matches), "suffix")
             return Resolution(None, "none")
-        stems = self.by_stem.get(name_key(bare))
+        stems = self.by_stem.get(bare_key)
         if stems:
             return Resolution(closest(source, stems), "basename")
         aliased = self.by_alias.get(name_key(target))
