@@ -8,19 +8,21 @@ index_queries.py.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
-import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_tools.servers.notes.index_links import LinkWriting
 from mcp_tools.servers.notes.index_queries import IndexQueries, target_key
 from mcp_tools.servers.notes.links import Resolver, stem_of
-from mcp_tools.servers.notes.markdown import ParsedNote, name_key
+from mcp_tools.servers.notes.markdown import Chunk, ParsedNote, name_key
+from mcp_tools.util.locks import WaitAwareLock
 
 SCHEMA_VERSION = "6"
 
@@ -112,12 +114,12 @@ def note_date_of(frontmatter: dict[str, Any]) -> str | None:
     return None
 
 
-class NoteIndex(IndexQueries):
+class NoteIndex(LinkWriting, IndexQueries):
     """The index database; safe to share between threads (one connection behind a lock)."""
 
     def __init__(self, path: Path | str) -> None:
         self.path = str(path)
-        self.lock = threading.RLock()
+        self.lock = WaitAwareLock()  # a bulk reconcile commits as soon as a tool waits for it
         self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self.db.execute("PRAGMA page_size=8192")  # a new database only: five vectors per page instead of two
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -133,11 +135,9 @@ class NoteIndex(IndexQueries):
         self._journal: list[VectorChange] = []
         self._journal_base = 0
         self._ops: list[VectorOp] = []
-        # names and paths whose links a bulk transaction re-resolves once, when it commits
-        self._stale_keys: set[str] = set()
-        self._stale_paths: set[str] = set()
-        # a bulk transaction's new links by note id, resolved and stored once, when it commits
-        self._new_links: dict[int, list[tuple[Any, ...]]] = {}
+        self._init_links()
+        # the next chunk id inside a transaction, known once asked (None: ask the table)
+        self._next_chunk_id: int | None = None
 
     # -- setup ------------------------------------------------------------------------------
 
@@ -190,24 +190,20 @@ class NoteIndex(IndexQueries):
             try:
                 yield self.db
             except BaseException:
-                self._stale_keys, self._stale_paths, self._new_links = set(), set(), {}
+                self._links_at_rollback()
                 self.db.execute("ROLLBACK")
                 self.generation += 1
                 self._journal, self._journal_base = [], self.generation  # caches reload
                 raise
             else:
-                if self._stale_keys or self._stale_paths:
-                    keys, paths = self._stale_keys, self._stale_paths
-                    self._stale_keys, self._stale_paths = set(), set()
-                    self._reresolve(self.db, keys, paths)
-                if self._new_links:
-                    self._store_new_links(self.db)
+                self._links_at_commit(self.db)
                 self.db.execute("COMMIT")
                 self.generation += 1
                 self._record_vector_change()
             finally:
                 self._depth = 0
                 self._ops = []
+                self._next_chunk_id = None
 
     def _record_vector_change(self) -> None:
         if self._ops:
@@ -251,14 +247,22 @@ class NoteIndex(IndexQueries):
                 (state.mtime_ns, state.size, path),
             )
 
-    def upsert(self, path: str, text: str, parsed: ParsedNote, state: FileState, created: float | None) -> None:
-        """Store one parsed note, keeping the vectors of chunks whose text did not change."""
+    def upsert(
+        self,
+        path: str,
+        text: str,
+        parsed: ParsedNote,
+        state: FileState,
+        created: float | None,
+        *,
+        new: bool = False,
+    ) -> None:
+        """Store one parsed note, keeping the vectors of chunks whose text did not change.
+
+        `new` says the caller found no entry for the note (a reconcile's first pass): the note is
+        inserted without looking for it first, and looked for only if the insert meets one."""
         assert state.hash is not None
         with self.transaction() as db:
-            row = db.execute("SELECT id, aliases FROM documents WHERE path = ?", (path,)).fetchone()
-            old_vectors: dict[str, bytes] = {}
-            is_new = row is None
-            old_aliases: list[str] = json.loads(row[1]) if row else []
             values = (
                 parsed.title,
                 to_json(parsed.frontmatter),
@@ -271,13 +275,19 @@ class NoteIndex(IndexQueries):
                 note_date_of(parsed.frontmatter),
                 created,
             )
+            doc_id: int | None = None
+            if new:
+                with contextlib.suppress(sqlite3.IntegrityError):  # the watcher indexed it since the caller looked
+                    doc_id = self._insert_document(db, path, values)
+            row = None
+            if doc_id is None:
+                row = db.execute("SELECT id, aliases FROM documents WHERE path = ?", (path,)).fetchone()
+            old_vectors: dict[str, bytes] = {}
+            is_new = row is None
+            old_aliases: list[str] = json.loads(row[1]) if row else []
             if row is None:
-                cursor = db.execute(
-                    "INSERT INTO documents (title, frontmatter, tags, aliases, mtime_ns, size, hash, words, "
-                    "note_date, created, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (*values, path),
-                )
-                doc_id = int(cursor.lastrowid or 0)
+                if doc_id is None:
+                    doc_id = self._insert_document(db, path, values)
             else:
                 doc_id = row[0]
                 db.execute(
@@ -297,15 +307,21 @@ class NoteIndex(IndexQueries):
             if parsed.tags:
                 db.executemany("INSERT OR IGNORE INTO tags VALUES (?, ?)", [(doc_id, tag) for tag in parsed.tags])
             names = note_names(path, parsed.title, parsed.aliases)
-            db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?, ?)", [(name_key(n), doc_id, k) for n, k in names])
-            db.execute("INSERT INTO names_fts (rowid, names) VALUES (?, ?)", (doc_id, "\n".join(n for n, _ in names)))
+            db.executemany("INSERT OR IGNORE INTO names VALUES (?, ?, ?)", [(key, doc_id, k) for _, k, key in names])
+            db.execute(
+                "INSERT INTO names_fts (rowid, names) VALUES (?, ?)", (doc_id, "\n".join([n for n, _, _ in names]))
+            )
             # a note without body text still gets one row, so that its title is searchable
-            chunks_rows = [(c.heading, c.text, c.start, c.end) for c in parsed.chunks] or [("", "", 0, 0)]
-            first_id = db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchone()[0]
+            chunks_rows = parsed.chunks or [Chunk("", "", 0, 0)]
+            first_id = self._next_chunk_id
+            if first_id is None:
+                first_id = db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchone()[0]
+            self._next_chunk_id = first_id + len(chunks_rows)
             chunk_rows, fts_rows, reused = [], [], []
+            title_part = f"{parsed.title}\x00"
             for order, (heading, body, start, end) in enumerate(chunks_rows):
                 chunk_id = first_id + order
-                digest = sha256_hex(f"{parsed.title}\x00{heading}\x00{body}".encode())
+                digest = sha256_hex(f"{title_part}{heading}\x00{body}".encode())
                 chunk_rows.append((chunk_id, doc_id, order, heading, start, end, digest))
                 fts_rows.append((chunk_id, parsed.title, heading, body))
                 if digest in old_vectors:
@@ -319,28 +335,21 @@ class NoteIndex(IndexQueries):
                 self.resolver.remove(path)
                 self.resolver.add(path, parsed.aliases)
             links = [
-                (
-                    doc_id,
-                    path,
-                    link.kind,
-                    link.style,
-                    link.target,
-                    target_key(link.target),
-                    link.fragment,
-                    link.text,
-                    link.start,
-                    link.end,
-                )
-                for link in parsed.links
+                (doc_id, path, kind, style, target, target_key(target), fragment, link_text, start, end)
+                for kind, style, target, fragment, link_text, start, end, _ in parsed.links
             ]
-            if self._depth > 1:  # a bulk transaction: resolved once against its final notes (see _reresolve_links)
-                self._new_links[doc_id] = links
-            else:
-                resolve = self.resolver.resolve_target
-                db.executemany(LINK_INSERT, [(*row, resolve(path, row[3], row[4]).path) for row in links])
+            self._keep_links(db, doc_id, path, links)
             if is_new or sorted(old_aliases) != sorted(parsed.aliases):
                 keys = {name_key(stem_of(path)), *(name_key(a) for a in [*parsed.aliases, *old_aliases])}
                 self._reresolve_links(db, keys, path)
+
+    def _insert_document(self, db: sqlite3.Connection, path: str, values: tuple[Any, ...]) -> int:
+        cursor = db.execute(
+            "INSERT INTO documents (title, frontmatter, tags, aliases, mtime_ns, size, hash, words, "
+            "note_date, created, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*values, path),
+        )
+        return int(cursor.lastrowid or 0)
 
     def remove(self, path: str) -> bool:
         with self.transaction() as db:
@@ -354,15 +363,9 @@ class NoteIndex(IndexQueries):
             self._reresolve_links(db, keys, path)
             return True
 
-    def _store_new_links(self, db: sqlite3.Connection) -> None:
-        """Store a bulk transaction's new links, each resolved against the notes as it commits them."""
-        resolve = self.resolver.resolve_target
-        rows = [(*row, resolve(row[1], row[3], row[4]).path) for links in self._new_links.values() for row in links]
-        self._new_links = {}
-        db.executemany(LINK_INSERT, rows)
-
     def _delete_children(self, db: sqlite3.Connection, doc_id: int) -> None:
-        self._new_links.pop(doc_id, None)
+        self._forget_links(doc_id)
+        self._next_chunk_id = None  # the deleted chunks may have held the highest ids
         self._ops += [(r[0], doc_id, None) for r in db.execute("SELECT id FROM chunks WHERE doc_id = ?", (doc_id,))]
         db.execute("DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
         db.execute("DELETE FROM vectors WHERE chunk_id IN (SELECT id FROM chunks WHERE doc_id = ?)", (doc_id,))
@@ -371,37 +374,6 @@ class NoteIndex(IndexQueries):
         db.execute("DELETE FROM links WHERE source_id = ?", (doc_id,))
         db.execute("DELETE FROM names WHERE doc_id = ?", (doc_id,))
         db.execute("DELETE FROM names_fts WHERE rowid = ?", (doc_id,))
-
-    def _reresolve_links(self, db: sqlite3.Connection, keys: Iterable[str], path: str) -> None:
-        """Links that may now resolve differently: named like the note, or pointing at it.
-
-        Inside a bulk transaction (a reconcile batch) this waits for the commit and runs once for
-        every note the batch touched: a link resolves by the notes its name can mean, so resolving
-        it against the batch's final state gives what resolving it after each note would."""
-        if self._depth > 1:
-            self._stale_keys.update(keys)
-            self._stale_paths.add(path)
-            return
-        self._reresolve(db, set(keys), {path})
-
-    def _reresolve(self, db: sqlite3.Connection, keys: set[str], paths: set[str]) -> None:
-        rows: dict[int, tuple[str, str, str, str | None]] = {}
-        for column, values in (("target_key", sorted(keys)), ("resolved_path", sorted(paths))):
-            for start in range(0, len(values), 500):
-                part = values[start : start + 500]
-                marks = ",".join("?" * len(part))
-                for link_id, *rest in db.execute(
-                    f"SELECT id, source_path, style, target, resolved_path FROM links WHERE {column} IN ({marks})",
-                    part,
-                ):
-                    rows[link_id] = tuple(rest)
-        updates = []
-        for link_id in sorted(rows):
-            source, style, target, current = rows[link_id]
-            resolved = self.resolver.resolve_target(source, style, target).path
-            if resolved != current:
-                updates.append((resolved, link_id))
-        db.executemany("UPDATE links SET resolved_path = ? WHERE id = ?", updates)
 
     # -- vectors ----------------------------------------------------------------------------
 
@@ -471,12 +443,6 @@ class NoteIndex(IndexQueries):
 
 JOURNAL_LIMIT = 500
 
-LINK_INSERT = (
-    "INSERT INTO links (source_id, source_path, kind, style, target, target_key, fragment, text, start, end, "
-    "resolved_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
 VectorOp = tuple[int, int, bytes | None]  # (chunk id, doc id, vector); None drops the chunk
 
 
@@ -486,15 +452,17 @@ class VectorChange:
     ops: list[VectorOp]
 
 
-def note_names(path: str, title: str, aliases: Sequence[str]) -> list[tuple[str, int]]:
-    """What a person may call a note, each once with its kind: file name (0), title (1), alias (2)."""
-    names: list[tuple[str, int]] = []
+def note_names(path: str, title: str, aliases: Sequence[str]) -> list[tuple[str, int, str]]:
+    """What a person may call a note, each once: (name, kind, key); kind is the file name (0), the
+    title (1) or an alias (2), and key the name as notes compare names (`name_key`)."""
+    names: list[tuple[str, int, str]] = []
     seen: set[str] = set()
     for name, kind in ((stem_of(path), 0), (title, 1), *((alias, 2) for alias in aliases)):
         name = " ".join(str(name).split())
-        if name and name_key(name) not in seen:
-            seen.add(name_key(name))
-            names.append((name, kind))
+        key = name_key(name)
+        if name and key not in seen:
+            seen.add(key)
+            names.append((name, kind, key))
     return names
 
 

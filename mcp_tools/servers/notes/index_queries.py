@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from mcp_tools.servers.notes.links import strip_md
 from mcp_tools.servers.notes.markdown import name_key
+from mcp_tools.util.locks import WaitAwareLock
 
 
 def target_key(target: str) -> str:
@@ -81,7 +81,7 @@ class IndexQueries:
     """The read-only queries of `NoteIndex` (typed by the connection and lock it provides)."""
 
     path: str
-    lock: threading.RLock
+    lock: WaitAwareLock
     db: sqlite3.Connection
     generation: int  # bumped on every change
     _doc_count: tuple[int, int] | None  # (generation, notes) as last counted

@@ -12,6 +12,7 @@ import os
 import posixpath
 import stat as stat_module
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,15 @@ from mcp_tools.servers.notes.markdown import parse_note
 from mcp_tools.util.sandbox import TEMP_SUFFIX, Sandbox, escape_name, read_nofollow
 
 EMBED_BATCH = 64
-RECONCILE_BATCH = 100
+# A reconcile commits in large batches (a commit flushes and merges the full-text index, so fewer
+# is faster) but never makes anyone wait long: a batch ends when a tool of this process waits for
+# the index, and lasts at most COMMIT_SECONDS, well inside the 5 s another process sharing the
+# index waits to write.
+RECONCILE_BATCH = 5000
+COMMIT_SECONDS = 1.0
+clock = time.monotonic  # how a batch tells its age (a test's fake clock may stand in)
+DEFER_LINKS_FROM = 200  # new notes in one reconcile from which their links wait for its end
+CHECKPOINT_AFTER = 100  # notes changed by a reconcile before it folds the write-ahead log back
 BUILT_KEY = "built_for_vault"  # meta: the vault a full pass finished for
 
 Progress = Callable[[int, int], None]
@@ -211,7 +220,7 @@ class NoteIndexing:
             index.touch(key, state)
             return "unchanged", None
         parsed = parse_note(text, posixpath.basename(key)[: -len(NOTE_SUFFIX)])
-        index.upsert(key, text, parsed, state, created=info.st_mtime_ns / 1e9)
+        index.upsert(key, text, parsed, state, created=info.st_mtime_ns / 1e9, new=new)
         return "indexed", None
 
     def _state_of(self, key: str) -> FileState | None:
@@ -229,22 +238,14 @@ class NoteIndexing:
             files = list(self.scan())
             state.total = len(files)
             state.done = 0
-            present = set()
-            for start in range(0, len(files), RECONCILE_BATCH):
+            present: set[str] = set()
+            added = sum(key not in known for key, _ in files)
+            # many new notes: their links are stored once, at the end (index_links.py says why)
+            deferring = self.index.links_deferred() if added >= DEFER_LINKS_FROM else contextlib.nullcontext()
+            with deferring:
+                self._reconcile_files(files, known, present, progress)
                 if self.stopping.is_set():
                     return state
-                # one commit per batch; tools wait at most one batch
-                with self.index.transaction(), FolderReader(self.sandbox) as folders:
-                    for key, info in files[start : start + RECONCILE_BATCH]:
-                        present.add(key)
-                        outcome = self.index_path(key, known.get(key), info=info, new=key not in known, folders=folders)
-                        if outcome == "skipped":
-                            state.skipped.append(key)
-                        else:
-                            setattr(state, outcome, getattr(state, outcome) + 1)
-                        state.done += 1
-                if progress:
-                    progress(state.done, state.total)
             for key in set(known) - present:
                 if self.index.remove(key):
                     state.removed += 1
@@ -255,11 +256,41 @@ class NoteIndexing:
             if not self._built:
                 self.index.set_meta(BUILT_KEY, str(self.root))
                 self._built = True
-            if state.indexed + state.removed > RECONCILE_BATCH:
+            if state.indexed + state.removed > CHECKPOINT_AFTER:
                 self.index.checkpoint()
             return state
         finally:
             state.running = False
+
+    def _reconcile_files(
+        self,
+        files: list[tuple[str, os.stat_result]],
+        known: dict[str, FileState],
+        present: set[str],
+        progress: Progress | None,
+    ) -> None:
+        """Index what changed among `files`, in batches, until done or stopping."""
+        state = self.progress
+        waited_for = self.index.lock.waiting.is_set
+        position = 0
+        while position < len(files) and not self.stopping.is_set():
+            # One commit per batch. A batch ends as soon as a tool waits for the index, so tools
+            # wait at most one note; otherwise after COMMIT_SECONDS or RECONCILE_BATCH notes.
+            ends = clock() + COMMIT_SECONDS
+            with self.index.transaction(), FolderReader(self.sandbox) as folders:
+                for key, info in files[position : position + RECONCILE_BATCH]:
+                    position += 1
+                    present.add(key)
+                    outcome = self.index_path(key, known.get(key), info=info, new=key not in known, folders=folders)
+                    if outcome == "skipped":
+                        state.skipped.append(key)
+                    else:
+                        setattr(state, outcome, getattr(state, outcome) + 1)
+                    state.done += 1
+                    if waited_for() or clock() > ends or self.stopping.is_set():
+                        break
+            if progress:
+                progress(state.done, state.total)
 
     def refresh(self) -> None:
         """A quick pass for edits the watcher has not reported yet (only stat calls for unchanged notes)."""

@@ -1,0 +1,149 @@
+"""Storing a note's links and keeping their resolution right as notes come and go.
+
+A link is stored with the note it resolves to. Inside a bulk transaction (a reconcile batch) the
+links of the notes it stores wait for its commit and are resolved once, against the notes as the
+batch leaves them. A whole reconcile can wait longer still (`links_deferred`): the links of the
+notes it adds are stored once, when it ends, instead of being stored at one batch's commit and
+resolved again at every later batch that adds a note they name.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+from mcp_tools.servers.notes.links import Resolver
+from mcp_tools.util.locks import WaitAwareLock
+
+LINK_INSERT = (
+    "INSERT INTO links (source_id, source_path, kind, style, target, target_key, fragment, text, start, end, "
+    "resolved_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+# meta: while a reconcile defers links, the first note id whose links it holds. Found when the
+# index opens, it means a process died before storing them: those notes are indexed again.
+DEFERRED_FROM_KEY = "links_deferred_from"
+
+LinkRow = tuple[Any, ...]  # (source id, source path, kind, style, target, target key, fragment, text, start, end)
+
+
+class LinkWriting:
+    """The link bookkeeping of `NoteIndex` (typed by the connection, lock and resolver it provides)."""
+
+    db: sqlite3.Connection
+    lock: WaitAwareLock
+    resolver: Resolver
+    _depth: int  # transaction nesting: above 1 inside a bulk transaction
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def _init_links(self) -> None:
+        # names and paths whose links a bulk transaction re-resolves once, when it commits
+        self._stale_keys: set[str] = set()
+        self._stale_paths: set[str] = set()
+        # a bulk transaction's new links by note id, resolved and stored once, when it commits
+        self._new_links: dict[int, list[LinkRow]] = {}
+        # links held back by `links_deferred`: of notes with ids from `_deferred_from` on
+        self._deferred: dict[int, list[LinkRow]] = {}
+        self._deferred_from: int | None = None
+        self._recover_deferred()
+
+    def _recover_deferred(self) -> None:
+        """A reconcile that died holding links: index its notes again (their text is needed)."""
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,)).fetchone()
+            if row is None:
+                return
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("UPDATE documents SET mtime_ns = -1, hash = '' WHERE id >= ?", (int(row[0]),))
+            self.db.execute("DELETE FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,))
+            self.db.execute("COMMIT")
+
+    @contextmanager
+    def links_deferred(self) -> Iterator[None]:
+        """Hold back the links of the notes added inside, and store them once, when it ends."""
+        with self.transaction() as db:
+            first = int(db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM documents").fetchone()[0])
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (DEFERRED_FROM_KEY, str(first)))
+        self._deferred_from = first
+        try:
+            yield
+        finally:
+            self._deferred_from = None
+            with self.transaction() as db:
+                if self._deferred:
+                    self._insert_resolved(db, self._deferred)
+                    self._deferred = {}
+                db.execute("DELETE FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,))
+
+    def _keep_links(self, db: sqlite3.Connection, doc_id: int, path: str, links: list[LinkRow]) -> None:
+        """Store a note's new links now, or at the bulk transaction's commit."""
+        if self._depth > 1:  # a bulk transaction: resolved once against its final notes (see _reresolve_links)
+            self._new_links[doc_id] = links
+        else:
+            self._insert_resolved(db, {doc_id: links})
+
+    def _forget_links(self, doc_id: int) -> None:
+        """A note's links waiting to be stored, dropped with the note (its stored ones are deleted)."""
+        self._new_links.pop(doc_id, None)
+        self._deferred.pop(doc_id, None)
+
+    def _links_at_commit(self, db: sqlite3.Connection) -> None:
+        if self._stale_keys or self._stale_paths:
+            keys, paths = self._stale_keys, self._stale_paths
+            self._stale_keys, self._stale_paths = set(), set()
+            self._reresolve(db, keys, paths)
+        if not self._new_links:
+            return
+        batch, self._new_links = self._new_links, {}
+        if self._deferred_from is not None:
+            held = {doc_id: links for doc_id, links in batch.items() if doc_id >= self._deferred_from}
+            self._deferred.update(held)
+            batch = {doc_id: links for doc_id, links in batch.items() if doc_id not in held}
+        if batch:
+            self._insert_resolved(db, batch)
+
+    def _links_at_rollback(self) -> None:
+        self._stale_keys, self._stale_paths, self._new_links = set(), set(), {}
+
+    def _insert_resolved(self, db: sqlite3.Connection, by_note: dict[int, list[LinkRow]]) -> None:
+        """Store links, each resolved against the notes as they are now."""
+        resolve = self.resolver.resolve_target
+        db.executemany(
+            LINK_INSERT,
+            [(*row, resolve(row[1], row[3], row[4]).path) for links in by_note.values() for row in links],
+        )
+
+    def _reresolve_links(self, db: sqlite3.Connection, keys: Iterable[str], path: str) -> None:
+        """Links that may now resolve differently: named like the note, or pointing at it.
+
+        Inside a bulk transaction (a reconcile batch) this waits for the commit and runs once for
+        every note the batch touched: a link resolves by the notes its name can mean, so resolving
+        it against the batch's final state gives what resolving it after each note would."""
+        if self._depth > 1:
+            self._stale_keys.update(keys)
+            self._stale_paths.add(path)
+            return
+        self._reresolve(db, set(keys), {path})
+
+    def _reresolve(self, db: sqlite3.Connection, keys: set[str], paths: set[str]) -> None:
+        rows: dict[int, tuple[str, str, str, str | None]] = {}
+        for column, values in (("target_key", sorted(keys)), ("resolved_path", sorted(paths))):
+            for start in range(0, len(values), 500):
+                part = values[start : start + 500]
+                marks = ",".join("?" * len(part))
+                for link_id, *rest in db.execute(
+                    f"SELECT id, source_path, style, target, resolved_path FROM links WHERE {column} IN ({marks})",
+                    part,
+                ):
+                    rows[link_id] = tuple(rest)
+        updates = []
+        for link_id in sorted(rows):
+            source, style, target, current = rows[link_id]
+            resolved = self.resolver.resolve_target(source, style, target).path
+            if resolved != current:
+                updates.append((resolved, link_id))
+        db.executemany("UPDATE links SET resolved_path = ? WHERE id = ?", updates)
