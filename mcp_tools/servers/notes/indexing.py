@@ -271,7 +271,8 @@ class NoteIndexing:
     ) -> None:
         """Index what changed among `files`, in batches, until done or stopping."""
         state = self.progress
-        waited_for = self.index.lock.waiting.is_set
+        lock = self.index.lock
+        waited_for = lock.waiting.is_set
         position = 0
         while position < len(files) and not self.stopping.is_set():
             # One commit per batch. A batch ends as soon as a tool waits for the index, so tools
@@ -289,6 +290,8 @@ class NoteIndexing:
                     state.done += 1
                     if waited_for() or clock() > ends or self.stopping.is_set():
                         break
+            if waited_for():  # let the tool in before the next batch takes the index again
+                lock.let_waiters_in(COMMIT_SECONDS)
             if progress:
                 progress(state.done, state.total)
 

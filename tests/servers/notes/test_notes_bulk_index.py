@@ -1,0 +1,241 @@
+"""A first index of a whole vault: large commits that still let tools in, and links stored once.
+
+However a reconcile batches its work, and whether it holds the links of new notes back to its
+end, the index it leaves is the one indexing the notes one at a time would leave, row for row.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_tools.core.tooling import Environment
+from mcp_tools.servers.notes import indexing as indexing_module
+from mcp_tools.servers.notes.config import NotesConfig
+from mcp_tools.servers.notes.index import FileState, sha256_hex
+from mcp_tools.servers.notes.index_links import DEFERRED_FROM_KEY
+from mcp_tools.servers.notes.markdown import parse_note
+from mcp_tools.servers.notes.models import SearchArgs
+from mcp_tools.servers.notes.service import NotesService
+from tests.servers.notes.fixtures import VAULT, write_vault
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def linked_vault(path: Path) -> Path:
+    """The shared vault plus notes that link forwards, backwards, by alias, by path and to nothing,
+    and two notes of one name in different folders (which the closest one wins)."""
+    notes = dict(VAULT)
+    for number in range(24):
+        folder = ("Daily", "Work/Deep", "Work")[number % 3]
+        notes[f"{folder}/Log {number:02d}.md"] = (
+            f"---\naliases: [L{number}]\n---\n# Log {number}\n\n"
+            f"Next: [[Log {number + 1:02d}]]; before: [[L{number - 1}]]; "
+            f"[[Work/Log {number + 3:02d}]] and [md](../Home.md) and [[Nowhere {number}]].\n"
+            f"See [[Shared]] and ![[Shared#Part]].\n"
+        )
+    notes["Daily/Shared.md"] = "# Shared (daily)\n\n## Part\n\nx\n"
+    notes["Work/Deep/Shared.md"] = "# Shared (work)\n\n[[Log 01]]\n"
+    return write_vault(path, notes)
+
+
+def service_at(state: Path, vault: Path) -> NotesService:
+    return NotesService(NotesConfig(vault=str(vault), watch=False), Environment(state, state))
+
+
+def tables(service: NotesService) -> dict[str, list[tuple[Any, ...]]]:
+    index = service.index
+    with index.lock:
+        return {
+            table: index.db.execute(f"SELECT * FROM {table} ORDER BY rowid").fetchall()
+            for table in ("documents", "chunks", "chunks_fts", "names", "names_fts", "tags", "links")
+        }
+
+
+def without_times(rows: dict[str, list[tuple[Any, ...]]]) -> dict[str, list[tuple[Any, ...]]]:
+    """The documents' mtime and creation time differ between copies of one vault."""
+    return rows | {"documents": [row[:6] + row[8:11] for row in rows["documents"]]}
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    return linked_vault(tmp_path / "vault")
+
+
+@pytest.fixture
+def one_at_a_time(tmp_path: Path, vault: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """The index left by indexing each note alone, in the order a reconcile finds them."""
+    service = service_at(tmp_path / "alone", vault)
+    try:
+        for key, info in service.scan():
+            assert service.index_path(key, info=info) == "indexed"
+        return tables(service)
+    finally:
+        service.close()
+
+
+@pytest.mark.parametrize(
+    ("batch", "defer_from"),
+    [(5000, 1), (3, 1), (3, 10**9), (1, 10**9)],
+    ids=["one-batch-links-held", "small-batches-links-held", "small-batches-links-at-each-commit", "note-by-note"],
+)
+def test_a_reconcile_leaves_the_index_indexing_one_note_at_a_time_leaves(
+    tmp_path: Path,
+    vault: Path,
+    one_at_a_time: dict[str, list[tuple[Any, ...]]],
+    monkeypatch: pytest.MonkeyPatch,
+    batch: int,
+    defer_from: int,
+) -> None:
+    monkeypatch.setattr(indexing_module, "RECONCILE_BATCH", batch)
+    monkeypatch.setattr(indexing_module, "DEFER_LINKS_FROM", defer_from)
+    service = service_at(tmp_path / "bulk", vault)
+    try:
+        done = service.reconcile()
+        assert (done.indexed, done.skipped) == (len(one_at_a_time["documents"]), [])
+        assert tables(service) == one_at_a_time
+        resolved = {row[5]: row[11] for row in one_at_a_time["links"] if row[2] == "Daily/Log 03.md"}
+        assert resolved["Log 04"] == "Work/Deep/Log 04.md" and resolved["L2"] == "Work/Log 02.md"  # forward, alias
+        assert resolved["Shared"] == "Daily/Shared.md" and resolved["Nowhere 3"] is None
+        assert service.index.get_meta(DEFERRED_FROM_KEY) is None
+    finally:
+        service.close()
+
+
+def test_a_reconcile_commits_as_soon_as_a_tool_waits_for_the_index(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing_module, "COMMIT_SECONDS", 3600.0)  # only a waiting tool ends a batch
+    service = service_at(tmp_path / "state", vault)
+    total = len(list(service.scan()))
+    seen: list[int] = []
+    original = NotesService.index_path
+
+    def index_path(self: NotesService, key: str, *args: Any, **kwargs: Any) -> str:
+        outcome = original(self, key, *args, **kwargs)
+        if self.progress.done == 9:  # the 10th note: a tool asks for the index now
+            tool = threading.Thread(target=lambda: seen.append(self.index.count()))
+            tool.start()
+            assert self.index.lock.waiting.wait(5)
+        return outcome
+
+    monkeypatch.setattr(NotesService, "index_path", index_path)
+    progress: list[tuple[int, int]] = []
+    try:
+        service.reconcile(lambda done, of: progress.append((done, of)))
+        assert seen == [10]  # it got in right after the note it waited on
+        assert progress == [(10, total), (total, total)]
+        assert service.index.count() == total
+    finally:
+        service.close()
+
+
+def test_a_batch_ends_after_commit_seconds(tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ticks = iter(range(1, 10**6))
+    monkeypatch.setattr(indexing_module, "clock", lambda: next(ticks) * 0.4)  # 0.4 s a look at the clock
+    service = service_at(tmp_path / "state", vault)
+    total = len(list(service.scan()))
+    progress: list[tuple[int, int]] = []
+    try:
+        service.reconcile(lambda done, of: progress.append((done, of)))
+        # a batch starts at t, ends at t + 1.0: after the notes seen at t + 0.4, 0.8 and 1.2
+        assert progress == [(min(done, total), total) for done in range(3, total + 3, 3)]
+        assert service.index.count() == total
+    finally:
+        service.close()
+
+
+def test_a_reconcile_told_to_stop_stores_the_links_it_held(
+    tmp_path: Path, vault: Path, one_at_a_time: dict[str, list[tuple[Any, ...]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing_module, "DEFER_LINKS_FROM", 1)
+    service = service_at(tmp_path / "state", vault)
+    original = NotesService.index_path
+
+    def index_path(self: NotesService, key: str, *args: Any, **kwargs: Any) -> str:
+        if self.progress.done == 12:
+            self.stopping.set()
+        return original(self, key, *args, **kwargs)
+
+    monkeypatch.setattr(NotesService, "index_path", index_path)
+    try:
+        service.reconcile()
+        rows = tables(service)
+        assert len(rows["documents"]) == 13
+        indexed = {row[1] for row in rows["documents"]}
+        linking = {row[2] for row in one_at_a_time["links"] if row[2] in indexed}
+        assert {row[2] for row in rows["links"]} == linking and len(linking) > 5
+        assert service.index.get_meta(DEFERRED_FROM_KEY) is None
+    finally:
+        service.close()
+
+
+CHILD = """
+import os, sys
+from pathlib import Path
+from mcp_tools.core.tooling import Environment
+from mcp_tools.servers.notes import indexing
+from mcp_tools.servers.notes.config import NotesConfig
+from mcp_tools.servers.notes.service import NotesService
+
+indexing.DEFER_LINKS_FROM = 1
+indexing.COMMIT_SECONDS = 0.0  # every note its own commit: the notes are stored, their links held
+state, vault = Path(sys.argv[1]), sys.argv[2]
+service = NotesService(NotesConfig(vault=vault, watch=False), Environment(state, state))
+original = NotesService.index_path
+
+def index_path(self, key, *args, **kwargs):
+    if self.progress.done == 20:
+        os._exit(9)  # the process dies: no finally runs
+    return original(self, key, *args, **kwargs)
+
+NotesService.index_path = index_path
+service.reconcile()
+"""
+
+
+def test_a_reconcile_that_dies_holding_links_has_its_notes_indexed_again(
+    tmp_path: Path, vault: Path, one_at_a_time: dict[str, list[tuple[Any, ...]]]
+) -> None:
+    state = tmp_path / "state"
+    environment = os.environ | {"PYTHONPATH": str(ROOT)}
+    died = subprocess.run([sys.executable, "-c", CHILD, str(state), str(vault)], env=environment, timeout=120)
+    assert died.returncode == 9
+    service = service_at(state, vault)
+    try:
+        with service.index.lock:
+            assert service.index.db.execute("SELECT COUNT(*) FROM links").fetchone()[0] == 0  # held, then lost
+        assert service.index.get_meta(DEFERRED_FROM_KEY) is None  # opening the index took note
+        done = service.reconcile()
+        assert (done.indexed, done.unchanged) == (len(one_at_a_time["documents"]), 0)  # the 20 again too
+
+        def comparable(rows: dict[str, list[tuple[Any, ...]]]) -> Iterator[tuple[str, list[Any]]]:
+            for table, found in without_times(rows).items():  # ids of re-indexed rows may differ
+                yield table, sorted(repr(row[1:] if table in ("chunks", "links") else row) for row in found)
+
+        assert dict(comparable(tables(service))) == dict(comparable(one_at_a_time))
+        assert [r.path for r in service.search(SearchArgs(query="Shared work")).results][:1] == ["Work/Deep/Shared.md"]
+    finally:
+        service.close()
+
+
+def test_a_new_note_the_watcher_indexed_meanwhile_is_updated_not_doubled(tmp_path: Path, vault: Path) -> None:
+    service = service_at(tmp_path / "state", vault)
+    try:
+        service.index_path("Home.md")
+        text = "# Home again\n\n[[Projects/Beta]]\n"
+        data = text.encode()
+        state = FileState(1, len(data), sha256_hex(data))
+        service.index.upsert("Home.md", text, parse_note(text, "Home"), state, None, new=True)  # told it is new
+        rows = tables(service)
+        assert [row[1:3] for row in rows["documents"]] == [("Home.md", "Home again")]
+        assert [(row[2], row[11]) for row in rows["links"]] == [("Home.md", None)]  # Beta is not indexed
+    finally:
+        service.close()
