@@ -111,11 +111,9 @@ class LinkWriting:
 
     def _insert_resolved(self, db: sqlite3.Connection, by_note: dict[int, list[LinkRow]]) -> None:
         """Store links, each resolved against the notes as they are now."""
-        resolve = self.resolver.resolve_target
-        db.executemany(
-            LINK_INSERT,
-            [(*row, resolve(row[1], row[3], row[4]).path) for links in by_note.values() for row in links],
-        )
+        rows = [row for links in by_note.values() for row in links]
+        paths = self.resolver.resolve_paths([(row[1], row[3], row[4]) for row in rows])
+        db.executemany(LINK_INSERT, [(*row, path) for row, path in zip(rows, paths, strict=True)])
 
     def _reresolve_links(self, db: sqlite3.Connection, keys: Iterable[str], path: str) -> None:
         """Links that may now resolve differently: named like the note, or pointing at it.

@@ -116,6 +116,24 @@ class Resolver:
             else:
                 table.pop(key, None)
 
+    def resolve_paths(self, links: Iterable[tuple[str, str, str]]) -> list[str | None]:
+        """The note each (source, style, target) resolves to, for storing many links at once.
+
+        A link resolves by its source's folder, never the source's name (but a link to the note
+        itself, `[[#Heading]]`), and a vault's links name the same notes from the same folders
+        over and over: each folder's answer for a target is found once."""
+        found: dict[tuple[str, str, str], str | None] = {}
+        paths: list[str | None] = []
+        for source, style, target in links:
+            if not target.strip():
+                paths.append(source)
+                continue
+            key = (source.rpartition("/")[0], style, target)
+            if key not in found:
+                found[key] = self.resolve_target(source, style, target).path
+            paths.append(found[key])
+        return paths
+
     def resolve(self, source: str, link: Link) -> Resolution:
         return self.resolve_target(source, link.style, link.target)
 

@@ -21,6 +21,7 @@ from mcp_tools.servers.notes import indexing as indexing_module
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.index import FileState, sha256_hex
 from mcp_tools.servers.notes.index_links import DEFERRED_FROM_KEY
+from mcp_tools.servers.notes.links import Resolver
 from mcp_tools.servers.notes.markdown import parse_note
 from mcp_tools.servers.notes.models import SearchArgs
 from mcp_tools.servers.notes.service import NotesService
@@ -239,3 +240,22 @@ def test_a_new_note_the_watcher_indexed_meanwhile_is_updated_not_doubled(tmp_pat
         assert [(row[2], row[11]) for row in rows["links"]] == [("Home.md", None)]  # Beta is not indexed
     finally:
         service.close()
+
+
+def test_resolving_many_links_at_once_answers_what_resolving_each_alone_does(vault: Path) -> None:
+    notes = {str(p.relative_to(vault)): p.read_text(encoding="utf-8") for p in sorted(vault.rglob("*.md"))}
+    resolver = Resolver(notes, {path: parse_note(text, Path(path).stem).aliases for path, text in notes.items()})
+    asked = [
+        (source, link.style, link.target)
+        for source, text in notes.items()
+        for link in parse_note(text, Path(source).stem).links
+    ]
+    # the same targets from other folders and names, and links to the note itself
+    asked += [
+        (f"{folder}/Other.md", style, target) for folder in ("Daily", "Work", "Work/Deep") for _, style, target in asked
+    ]
+    asked += [("Daily/Log 00.md", "wiki", ""), ("Work/Log 02.md", "wiki", " "), ("Home.md", "markdown", "")]
+    expected = [resolver.resolve_target(*link).path for link in asked]
+    assert resolver.resolve_paths(asked) == expected
+    assert expected.count("Daily/Shared.md") and expected.count("Work/Deep/Shared.md")  # the folder decides
+    assert expected[-3:] == ["Daily/Log 00.md", "Work/Log 02.md", "Home.md"]
