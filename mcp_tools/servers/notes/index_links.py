@@ -5,10 +5,17 @@ links of the notes it stores wait for its commit and are resolved once, against 
 batch leaves them. A whole reconcile can wait longer still (`links_deferred`): the links of the
 notes it adds are stored once, when it ends, instead of being stored at one batch's commit and
 resolved again at every later batch that adds a note they name.
+
+Links held in memory die with their process. While it holds them, a reconcile keeps a mark in
+the index (the first note id whose links it holds) and an exclusive lock on a file beside it.
+A mark nobody holds the lock for was left by a process that died: `recover_lost_links` has
+those notes indexed again. One process at a time holds links; another reconcile, meanwhile,
+stores its own at each commit. Where the platform has no `flock` (Windows), none are held.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -22,9 +29,9 @@ LINK_INSERT = (
     "resolved_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
-# meta: while a reconcile defers links, the first note id whose links it holds. Found when the
-# index opens, it means a process died before storing them: those notes are indexed again.
+# meta: while a reconcile defers links, the first note id whose links it holds
 DEFERRED_FROM_KEY = "links_deferred_from"
+HOLDER_SUFFIX = ".links-held"  # the file beside the index whose lock the holder keeps
 
 LinkRow = tuple[Any, ...]  # (source id, source path, kind, style, target, target key, fragment, text, start, end)
 
@@ -32,6 +39,7 @@ LinkRow = tuple[Any, ...]  # (source id, source path, kind, style, target, targe
 class LinkWriting:
     """The link bookkeeping of `NoteIndex` (typed by the connection, lock and resolver it provides)."""
 
+    path: str  # the index database's file
     db: sqlite3.Connection
     lock: WaitAwareLock
     resolver: Resolver
@@ -49,35 +57,48 @@ class LinkWriting:
         # links held back by `links_deferred`: of notes with ids from `_deferred_from` on
         self._deferred: dict[int, list[LinkRow]] = {}
         self._deferred_from: int | None = None
-        self._recover_deferred()
 
-    def _recover_deferred(self) -> None:
-        """A reconcile that died holding links: index its notes again (their text is needed)."""
-        with self.lock:
-            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,)).fetchone()
+    def recover_lost_links(self) -> bool:
+        """Links a dead process held: have its notes indexed again (their text is needed).
+
+        True when there were some; the notes look changed to the next reconcile."""
+        with self.transaction() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,)).fetchone()
             if row is None:
-                return
-            self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute("UPDATE documents SET mtime_ns = -1, hash = '' WHERE id >= ?", (int(row[0]),))
-            self.db.execute("DELETE FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,))
-            self.db.execute("COMMIT")
+                return False
+            holder = _hold(self.path + HOLDER_SUFFIX)
+            if holder is None:  # its process is alive and still holds them
+                return False
+            try:
+                db.execute("UPDATE documents SET mtime_ns = -1, hash = '' WHERE id >= ?", (int(row[0]),))
+                db.execute("DELETE FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,))
+            finally:
+                os.close(holder)
+            return True
 
     @contextmanager
     def links_deferred(self) -> Iterator[None]:
         """Hold back the links of the notes added inside, and store them once, when it ends."""
-        with self.transaction() as db:
-            first = int(db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM documents").fetchone()[0])
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (DEFERRED_FROM_KEY, str(first)))
-        self._deferred_from = first
-        try:
+        holder = _hold(self.path + HOLDER_SUFFIX)
+        if holder is None:  # another process holds links now (or no flock here): store at each commit
             yield
-        finally:
-            self._deferred_from = None
+            return
+        try:
             with self.transaction() as db:
-                if self._deferred:
-                    self._insert_resolved(db, self._deferred)
-                    self._deferred = {}
-                db.execute("DELETE FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,))
+                first = int(db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM documents").fetchone()[0])
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (DEFERRED_FROM_KEY, str(first)))
+            self._deferred_from = first
+            try:
+                yield
+            finally:
+                self._deferred_from = None
+                with self.transaction() as db:
+                    if self._deferred:
+                        self._insert_resolved(db, self._deferred)
+                        self._deferred = {}
+                    db.execute("DELETE FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,))
+        finally:
+            os.close(holder)  # the lock goes with it
 
     def _keep_links(self, db: sqlite3.Connection, doc_id: int, path: str, links: list[LinkRow]) -> None:
         """Store a note's new links now, or at the bulk transaction's commit."""
@@ -145,3 +166,18 @@ class LinkWriting:
             if resolved != current:
                 updates.append((resolved, link_id))
         db.executemany("UPDATE links SET resolved_path = ? WHERE id = ?", updates)
+
+
+def _hold(path: str) -> int | None:
+    """A descriptor holding `path`'s exclusive lock, or None when another holds it or there is no flock."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return None
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd

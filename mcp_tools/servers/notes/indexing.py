@@ -234,6 +234,7 @@ class NoteIndexing:
         state.indexed = state.unchanged = state.removed = 0
         state.skipped = []
         try:
+            self.index.recover_lost_links()  # a process that died holding links: its notes again
             known = self.index.file_states()
             files = list(self.scan())
             state.total = len(files)

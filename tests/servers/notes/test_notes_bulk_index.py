@@ -213,9 +213,10 @@ def test_a_reconcile_that_dies_holding_links_has_its_notes_indexed_again(
     try:
         with service.index.lock:
             assert service.index.db.execute("SELECT COUNT(*) FROM links").fetchone()[0] == 0  # held, then lost
-        assert service.index.get_meta(DEFERRED_FROM_KEY) is None  # opening the index took note
+        assert service.index.get_meta(DEFERRED_FROM_KEY) == "1"  # the mark it left
         done = service.reconcile()
         assert (done.indexed, done.unchanged) == (len(one_at_a_time["documents"]), 0)  # the 20 again too
+        assert service.index.get_meta(DEFERRED_FROM_KEY) is None
 
         def comparable(rows: dict[str, list[tuple[Any, ...]]]) -> Iterator[tuple[str, list[Any]]]:
             for table, found in without_times(rows).items():  # ids of re-indexed rows may differ
@@ -259,3 +260,31 @@ def test_resolving_many_links_at_once_answers_what_resolving_each_alone_does(vau
     assert resolver.resolve_paths(asked) == expected
     assert expected.count("Daily/Shared.md") and expected.count("Work/Deep/Shared.md")  # the folder decides
     assert expected[-3:] == ["Daily/Log 00.md", "Work/Log 02.md", "Home.md"]
+
+
+def test_links_another_live_process_holds_are_not_taken_for_lost(
+    tmp_path: Path, vault: Path, one_at_a_time: dict[str, list[tuple[Any, ...]]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing_module, "DEFER_LINKS_FROM", 1)
+    monkeypatch.setattr(indexing_module, "COMMIT_SECONDS", 0.0)  # a commit after every note
+    holder = service_at(tmp_path / "state", vault)
+    other = service_at(tmp_path / "state", vault)  # a second server on the same index
+    looked: list[tuple[bool, str | None, int]] = []
+
+    def meanwhile(done: int, total: int) -> None:
+        if done == 10:  # ten notes stored, their links held
+            recovered = other.index.recover_lost_links()
+            with other.index.links_deferred():  # it cannot hold links too, so it leaves the mark alone
+                mark = other.index.get_meta(DEFERRED_FROM_KEY)
+            with other.index.lock:
+                wiped = other.index.db.execute("SELECT COUNT(*) FROM documents WHERE hash = ''").fetchone()[0]
+            looked.append((recovered, mark, wiped))
+
+    try:
+        holder.reconcile(meanwhile)
+        assert looked == [(False, "1", 0)]
+        assert tables(holder) == one_at_a_time  # every link once
+        assert other.index.recover_lost_links() is False and holder.index.get_meta(DEFERRED_FROM_KEY) is None
+    finally:
+        other.close()
+        holder.close()
