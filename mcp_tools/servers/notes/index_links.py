@@ -62,6 +62,9 @@ class LinkWriting:
         """Links a dead process held: have its notes indexed again (their text is needed).
 
         True when there were some; the notes look changed to the next reconcile."""
+        with self.lock:  # the common case, no mark: no write transaction
+            if self.db.execute("SELECT 1 FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,)).fetchone() is None:
+                return False
         with self.transaction() as db:
             row = db.execute("SELECT value FROM meta WHERE key = ?", (DEFERRED_FROM_KEY,)).fetchone()
             if row is None:
