@@ -34,7 +34,6 @@ EMBED_BATCH = 64
 RECONCILE_BATCH = 5000
 COMMIT_SECONDS = 1.0
 clock = time.monotonic  # how a batch tells its age (a test's fake clock may stand in)
-DEFER_LINKS_FROM = 200  # new notes in one reconcile from which their links wait for its end
 CHECKPOINT_AFTER = 100  # notes changed by a reconcile before it folds the write-ahead log back
 BUILT_KEY = "built_for_vault"  # meta: the vault a full pass finished for
 
@@ -234,19 +233,14 @@ class NoteIndexing:
         state.indexed = state.unchanged = state.removed = 0
         state.skipped = []
         try:
-            self.index.recover_lost_links()  # a process that died holding links: its notes again
             known = self.index.file_states()
             files = list(self.scan())
             state.total = len(files)
             state.done = 0
             present: set[str] = set()
-            added = sum(key not in known for key, _ in files)
-            # many new notes: their links are stored once, at the end (index_links.py says why)
-            deferring = self.index.links_deferred() if added >= DEFER_LINKS_FROM else contextlib.nullcontext()
-            with deferring:
-                self._reconcile_files(files, known, present, progress)
-                if self.stopping.is_set():
-                    return state
+            self._reconcile_files(files, known, present, progress)
+            if self.stopping.is_set():
+                return state
             for key in set(known) - present:
                 if self.index.remove(key):
                     state.removed += 1

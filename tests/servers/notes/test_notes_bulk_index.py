@@ -1,16 +1,12 @@
-"""A first index of a whole vault: large commits that still let tools in, and links stored once.
+"""A first index of a whole vault: large commits that still let tools in.
 
-However a reconcile batches its work, and whether it holds the links of new notes back to its
-end, the index it leaves is the one indexing the notes one at a time would leave, row for row.
+However a reconcile batches its work, the index it leaves is the one indexing the notes one at
+a time would leave, row for row.
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +16,10 @@ from mcp_tools.core.tooling import Environment
 from mcp_tools.servers.notes import indexing as indexing_module
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.index import FileState, sha256_hex
-from mcp_tools.servers.notes.index_links import DEFERRED_FROM_KEY
 from mcp_tools.servers.notes.links import Resolver
 from mcp_tools.servers.notes.markdown import parse_note
-from mcp_tools.servers.notes.models import SearchArgs
 from mcp_tools.servers.notes.service import NotesService
 from tests.servers.notes.fixtures import VAULT, write_vault
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def linked_vault(path: Path) -> Path:
@@ -60,11 +52,6 @@ def tables(service: NotesService) -> dict[str, list[tuple[Any, ...]]]:
         }
 
 
-def without_times(rows: dict[str, list[tuple[Any, ...]]]) -> dict[str, list[tuple[Any, ...]]]:
-    """The documents' mtime and creation time differ between copies of one vault."""
-    return rows | {"documents": [row[:6] + row[8:11] for row in rows["documents"]]}
-
-
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     return linked_vault(tmp_path / "vault")
@@ -82,21 +69,15 @@ def one_at_a_time(tmp_path: Path, vault: Path) -> dict[str, list[tuple[Any, ...]
         service.close()
 
 
-@pytest.mark.parametrize(
-    ("batch", "defer_from"),
-    [(5000, 1), (3, 1), (3, 10**9), (1, 10**9)],
-    ids=["one-batch-links-held", "small-batches-links-held", "small-batches-links-at-each-commit", "note-by-note"],
-)
+@pytest.mark.parametrize("batch", [5000, 3, 1], ids=["one-batch", "small-batches", "note-by-note"])
 def test_a_reconcile_leaves_the_index_indexing_one_note_at_a_time_leaves(
     tmp_path: Path,
     vault: Path,
     one_at_a_time: dict[str, list[tuple[Any, ...]]],
     monkeypatch: pytest.MonkeyPatch,
     batch: int,
-    defer_from: int,
 ) -> None:
     monkeypatch.setattr(indexing_module, "RECONCILE_BATCH", batch)
-    monkeypatch.setattr(indexing_module, "DEFER_LINKS_FROM", defer_from)
     service = service_at(tmp_path / "bulk", vault)
     try:
         done = service.reconcile()
@@ -105,7 +86,6 @@ def test_a_reconcile_leaves_the_index_indexing_one_note_at_a_time_leaves(
         resolved = {row[5]: row[11] for row in one_at_a_time["links"] if row[2] == "Daily/Log 03.md"}
         assert resolved["Log 04"] == "Work/Deep/Log 04.md" and resolved["L2"] == "Work/Log 02.md"  # forward, alias
         assert resolved["Shared"] == "Daily/Shared.md" and resolved["Nowhere 3"] is None
-        assert service.index.get_meta(DEFERRED_FROM_KEY) is None
     finally:
         service.close()
 
@@ -153,10 +133,9 @@ def test_a_batch_ends_after_commit_seconds(tmp_path: Path, vault: Path, monkeypa
         service.close()
 
 
-def test_a_reconcile_told_to_stop_stores_the_links_it_held(
+def test_a_reconcile_told_to_stop_leaves_the_notes_it_indexed_with_their_links(
     tmp_path: Path, vault: Path, one_at_a_time: dict[str, list[tuple[Any, ...]]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexing_module, "DEFER_LINKS_FROM", 1)
     service = service_at(tmp_path / "state", vault)
     original = NotesService.index_path
 
@@ -173,57 +152,6 @@ def test_a_reconcile_told_to_stop_stores_the_links_it_held(
         indexed = {row[1] for row in rows["documents"]}
         linking = {row[2] for row in one_at_a_time["links"] if row[2] in indexed}
         assert {row[2] for row in rows["links"]} == linking and len(linking) > 5
-        assert service.index.get_meta(DEFERRED_FROM_KEY) is None
-    finally:
-        service.close()
-
-
-CHILD = """
-import os, sys
-from pathlib import Path
-from mcp_tools.core.tooling import Environment
-from mcp_tools.servers.notes import indexing
-from mcp_tools.servers.notes.config import NotesConfig
-from mcp_tools.servers.notes.service import NotesService
-
-indexing.DEFER_LINKS_FROM = 1
-indexing.COMMIT_SECONDS = 0.0  # every note its own commit: the notes are stored, their links held
-state, vault = Path(sys.argv[1]), sys.argv[2]
-service = NotesService(NotesConfig(vault=vault, watch=False), Environment(state, state))
-original = NotesService.index_path
-
-def index_path(self, key, *args, **kwargs):
-    if self.progress.done == 20:
-        os._exit(9)  # the process dies: no finally runs
-    return original(self, key, *args, **kwargs)
-
-NotesService.index_path = index_path
-service.reconcile()
-"""
-
-
-def test_a_reconcile_that_dies_holding_links_has_its_notes_indexed_again(
-    tmp_path: Path, vault: Path, one_at_a_time: dict[str, list[tuple[Any, ...]]]
-) -> None:
-    state = tmp_path / "state"
-    environment = os.environ | {"PYTHONPATH": str(ROOT)}
-    died = subprocess.run([sys.executable, "-c", CHILD, str(state), str(vault)], env=environment, timeout=120)
-    assert died.returncode == 9
-    service = service_at(state, vault)
-    try:
-        with service.index.lock:
-            assert service.index.db.execute("SELECT COUNT(*) FROM links").fetchone()[0] == 0  # held, then lost
-        assert service.index.get_meta(DEFERRED_FROM_KEY) == "1"  # the mark it left
-        done = service.reconcile()
-        assert (done.indexed, done.unchanged) == (len(one_at_a_time["documents"]), 0)  # the 20 again too
-        assert service.index.get_meta(DEFERRED_FROM_KEY) is None
-
-        def comparable(rows: dict[str, list[tuple[Any, ...]]]) -> Iterator[tuple[str, list[Any]]]:
-            for table, found in without_times(rows).items():  # ids of re-indexed rows may differ
-                yield table, sorted(repr(row[1:] if table in ("chunks", "links") else row) for row in found)
-
-        assert dict(comparable(tables(service))) == dict(comparable(one_at_a_time))
-        assert [r.path for r in service.search(SearchArgs(query="Shared work")).results][:1] == ["Work/Deep/Shared.md"]
     finally:
         service.close()
 
@@ -260,31 +188,3 @@ def test_resolving_many_links_at_once_answers_what_resolving_each_alone_does(vau
     assert resolver.resolve_paths(asked) == expected
     assert expected.count("Daily/Shared.md") and expected.count("Work/Deep/Shared.md")  # the folder decides
     assert expected[-3:] == ["Daily/Log 00.md", "Work/Log 02.md", "Home.md"]
-
-
-def test_links_another_live_process_holds_are_not_taken_for_lost(
-    tmp_path: Path, vault: Path, one_at_a_time: dict[str, list[tuple[Any, ...]]], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(indexing_module, "DEFER_LINKS_FROM", 1)
-    monkeypatch.setattr(indexing_module, "COMMIT_SECONDS", 0.0)  # a commit after every note
-    holder = service_at(tmp_path / "state", vault)
-    other = service_at(tmp_path / "state", vault)  # a second server on the same index
-    looked: list[tuple[bool, str | None, int]] = []
-
-    def meanwhile(done: int, total: int) -> None:
-        if done == 10:  # ten notes stored, their links held
-            recovered = other.index.recover_lost_links()
-            with other.index.links_deferred():  # it cannot hold links too, so it leaves the mark alone
-                mark = other.index.get_meta(DEFERRED_FROM_KEY)
-            with other.index.lock:
-                wiped = other.index.db.execute("SELECT COUNT(*) FROM documents WHERE hash = ''").fetchone()[0]
-            looked.append((recovered, mark, wiped))
-
-    try:
-        holder.reconcile(meanwhile)
-        assert looked == [(False, "1", 0)]
-        assert tables(holder) == one_at_a_time  # every link once
-        assert other.index.recover_lost_links() is False and holder.index.get_meta(DEFERRED_FROM_KEY) is None
-    finally:
-        other.close()
-        holder.close()
