@@ -45,7 +45,10 @@ else:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.append(BENCH)  # last, so no bench script shadows a standard module
 
-from mcp_tools.core.tooling import Environment
+try:
+    from mcp_tools.core.tooling import Environment
+except ImportError:  # a revision from before the folders by layer (--against ffd6307)
+    from mcp_tools.tooling import Environment  # type: ignore[no-redef]
 from mcp_tools.servers.notes import models as m
 from mcp_tools.servers.notes.config import NotesConfig
 from mcp_tools.servers.notes.service import NotesService
