@@ -216,6 +216,11 @@ def split_fragment(target: str) -> tuple[str, str]:
     return target[:index], target[index:]
 
 
+def _embed_mark(masked: str, start: int) -> int:
+    """1 when the link at `start` is an embed ("!" right before it), else 0."""
+    return 1 if start and masked[start - 1] == "!" else 0
+
+
 def parse_links(text: str, body_start: int, masked: str) -> list[Link]:
     """Links found in `masked` (the body with code blanked out), with offsets into `text`."""
     links: list[Link] = []
@@ -225,7 +230,7 @@ def parse_links(text: str, body_start: int, masked: str) -> list[Link]:
         if not target and not fragment:
             continue
         found_at, found_end = match.span()
-        bang = 1 if found_at and masked[found_at - 1] == "!" else 0  # an embed
+        bang = _embed_mark(masked, found_at)
         start, end = body_start + found_at - bang, body_start + found_end
         text_of = alias.strip() if alias else ""
         kind = "embed" if bang else "wikilink"
@@ -239,7 +244,7 @@ def parse_links(text: str, body_start: int, masked: str) -> list[Link]:
             continue
         target, fragment = split_fragment(destination)
         found_at, found_end = match.span()
-        bang = 1 if found_at and masked[found_at - 1] == "!" else 0
+        bang = _embed_mark(masked, found_at)
         start, end = body_start + found_at - bang, body_start + found_end
         kind = "embed" if bang else "markdown"
         links.append(Link(kind, "markdown", unquote(target), unquote(fragment), label, start, end, text[start:end]))
