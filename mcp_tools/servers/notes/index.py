@@ -338,7 +338,7 @@ class NoteIndex(LinkWriting, IndexQueries):
                 (doc_id, path, kind, style, target, target_key(target), fragment, link_text, start, end)
                 for kind, style, target, fragment, link_text, start, end, _ in parsed.links
             ]
-            self._keep_links(db, doc_id, path, links)
+            self._keep_links(db, doc_id, links)
             if is_new or sorted(old_aliases) != sorted(parsed.aliases):
                 keys = {name_key(stem_of(path)), *(name_key(a) for a in [*parsed.aliases, *old_aliases])}
                 self._reresolve_links(db, keys, path)

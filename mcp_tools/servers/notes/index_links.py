@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from contextlib import AbstractContextManager
 from typing import Any
 
 from mcp_tools.servers.notes.links import Resolver
-from mcp_tools.util.locks import WaitAwareLock
 
 LINK_INSERT = (
     "INSERT INTO links (source_id, source_path, kind, style, target, target_key, fragment, text, start, end, "
@@ -26,15 +24,10 @@ LinkRow = tuple[Any, ...]  # (source id, source path, kind, style, target, targe
 
 
 class LinkWriting:
-    """The link bookkeeping of `NoteIndex` (typed by the connection, lock and resolver it provides)."""
+    """The link bookkeeping of `NoteIndex` (typed by the resolver and transaction depth it provides)."""
 
-    db: sqlite3.Connection
-    lock: WaitAwareLock
     resolver: Resolver
     _depth: int  # transaction nesting: above 1 inside a bulk transaction
-
-    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
 
     def _init_links(self) -> None:
         # names and paths whose links a bulk transaction re-resolves once, when it commits
@@ -43,7 +36,7 @@ class LinkWriting:
         # a bulk transaction's new links by note id, resolved and stored once, when it commits
         self._new_links: dict[int, list[LinkRow]] = {}
 
-    def _keep_links(self, db: sqlite3.Connection, doc_id: int, path: str, links: list[LinkRow]) -> None:
+    def _keep_links(self, db: sqlite3.Connection, doc_id: int, links: list[LinkRow]) -> None:
         """Store a note's new links now, or at the bulk transaction's commit."""
         if self._depth > 1:  # a bulk transaction: resolved once against its final notes (see _reresolve_links)
             self._new_links[doc_id] = links
