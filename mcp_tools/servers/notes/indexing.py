@@ -237,8 +237,7 @@ class NoteIndexing:
             files = list(self.scan())
             state.total = len(files)
             state.done = 0
-            present: set[str] = set()
-            self._reconcile_files(files, known, present, progress)
+            present = self._reconcile_files(files, known, progress)
             if self.stopping.is_set():
                 return state
             for key in set(known) - present:
@@ -261,11 +260,11 @@ class NoteIndexing:
         self,
         files: list[tuple[str, os.stat_result]],
         known: dict[str, FileState],
-        present: set[str],
         progress: Progress | None,
-    ) -> None:
-        """Index what changed among `files`, in batches, until done or stopping."""
+    ) -> set[str]:
+        """Index what changed among `files`, in batches, until done or stopping; the notes it saw."""
         state = self.progress
+        present: set[str] = set()
         lock = self.index.lock
         waited_for = lock.waiting.is_set
         position = 0
@@ -289,6 +288,7 @@ class NoteIndexing:
                 lock.let_waiters_in(COMMIT_SECONDS)
             if progress:
                 progress(state.done, state.total)
+        return present
 
     def refresh(self) -> None:
         """A quick pass for edits the watcher has not reported yet (only stat calls for unchanged notes)."""
